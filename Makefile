@@ -1,0 +1,75 @@
+# attnlab — build, test, serve.
+#   make            native library + CLI (build/attnlab)
+#   make wasm       the WebAssembly module (web/dist/attnlab.wasm)
+#   make test       install what is missing, build everything, run every test
+#   make serve      build and serve the page on the built-in model
+#   make bench      benchmarks (figures go to docs/BENCHMARKS.md by hand)
+SHELL := /bin/bash
+CC      ?= gcc
+CFLAGS  ?= -O3 -march=native
+CFLAGS  += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src
+LDLIBS  += -lm
+EMCC    ?= emcc
+export NODE_PATH ?= /usr/share/nodejs
+
+B := build
+CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/ops.c \
+            c/src/gpt2.c c/src/analysis.c
+NATIVE_SRC := $(CORE_SRC) c/src/io.c
+CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
+NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
+TEST_SRC := $(wildcard tests/c/test_*.c)
+TEST_BIN := $(patsubst tests/c/%.c,$(B)/tests/%,$(TEST_SRC))
+
+.PHONY: all wasm test test-c test-js deps serve bench clean model fixtures
+all: $(B)/attnlab $(B)/libattnlab.a
+
+$(B)/obj/%.o: c/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libattnlab.a: $(NATIVE_OBJ)
+	ar rcs $@ $^
+
+$(B)/attnlab: c/cli/attnlab.c $(B)/libattnlab.a
+	$(CC) $(CFLAGS) -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $< $(B)/libattnlab.a $(LDLIBS) -o $@
+
+$(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c $< $(B)/libattnlab.a -lcmocka $(LDLIBS) -o $@
+
+# ---- WebAssembly -----------------------------------------------------------
+WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
+              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sSTACK_SIZE=1MB \
+              -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+wasm: web/dist/attnlab.wasm
+web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json
+	@mkdir -p $(dir $@)
+	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
+
+# ---- tests -----------------------------------------------------------------
+deps:
+	bash scripts/install-deps.sh
+
+test: deps
+	$(MAKE) all wasm $(TEST_BIN)
+	$(MAKE) test-c
+	$(MAKE) test-js
+
+test-c: $(TEST_BIN)
+	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
+
+test-js: wasm
+	npx vitest run
+
+# ---- serve -----------------------------------------------------------------
+PORT ?= 8080
+serve: deps
+	$(MAKE) wasm
+	node scripts/serve.mjs --port $(PORT)
+
+bench: all wasm
+	bash scripts/bench.sh
+
+clean:
+	rm -rf $(B) web/dist

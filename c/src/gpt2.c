@@ -1,0 +1,646 @@
+/* gpt2.c — the GPT-2 model: config, weights, activations, the forward pass
+ * with attention capture and interventions, top-k and generation.
+ *
+ * Reads top to bottom: config → weights → activations → attention (where the
+ * do-operations live) → forward → results → generation.
+ *
+ * Legend: T tokens, C channels (n_embd), NH heads, HS head size (C/NH),
+ * L layers, V vocabulary, P positions (n_positions).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "json.h"
+#include "ops.h"
+#include "safetensors.h"
+
+/* ------------------------------------------------------------------------ */
+/* The model                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const float *ln1_w, *ln1_b;       /* (C)                */
+    const float *attn_w, *attn_b;     /* (C, 3C), (3C)      */
+    const float *proj_w, *proj_b;     /* (C, C), (C)        */
+    const float *ln2_w, *ln2_b;       /* (C)                */
+    const float *fc_w, *fc_b;         /* (C, 4C), (4C)      */
+    const float *fcproj_w, *fcproj_b; /* (4C, C), (C)       */
+} layer_weights;
+
+typedef struct {
+    int T_cap;         /* the largest T these buffers hold */
+    float *x;          /* (T, C) residual stream          */
+    float *h;          /* (T, C) layernorm / projection out */
+    float *qkv;        /* (T, 3C)                          */
+    float *y;          /* (T, C) attention output, heads concatenated */
+    float *fc;         /* (T, 4C)                          */
+    float *att;        /* (L, NH, T, T) the capture        */
+    float *q, *k;      /* (T, HS) captured head            */
+    float *lnf;        /* (C) final layernorm of the last position */
+    float *logits;     /* (V)                              */
+    void *block;       /* the one allocation the above point into */
+} activations;
+
+struct alab_model {
+    alab_config cfg;
+    alab_bpe *bpe;
+    const float *wte, *wpe;   /* (V, C), (P, C) */
+    const float *lnf_w, *lnf_b;
+    layer_weights *layers;    /* (L) */
+    void *file;               /* the safetensors buffer, while weights borrow from it */
+    float *converted;         /* weights that could not be borrowed (f16, bf16, unaligned) */
+    activations acts;
+    int T;                    /* of the last run, 0 if none */
+    int has_qk;
+};
+
+const alab_config *alab_model_config(const alab_model *m) { return m ? &m->cfg : NULL; }
+const alab_bpe *alab_model_bpe(const alab_model *m) { return m ? m->bpe : NULL; }
+
+/* ------------------------------------------------------------------------ */
+/* config.json                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int config_int(int *out, const json_value *root, const char *key, int lo, int hi) {
+    const json_value *v = json_get(root, key);
+    int64_t x;
+    if (!v) return alab_fail(ALAB_ECONFIG, "config.json: missing \"%s\"", key);
+    if (json_int64(v, &x) != 0)
+        return alab_fail(ALAB_ECONFIG, "config.json: \"%s\" must be an integer", key);
+    if (x < lo || x > hi)
+        return alab_fail(ALAB_ECONFIG, "config.json: \"%s\" = %lld is outside [%d, %d]", key, (long long)x, lo, hi);
+    *out = (int)x;
+    return ALAB_OK;
+}
+
+static int parse_config(alab_config *cfg, const char *text, size_t len) {
+    json_doc doc;
+    int rc = json_parse(&doc, text, len, (size_t)1 << 20);
+    if (rc != ALAB_OK) {
+        rc = alab_fail(rc, "config.json: %s", doc.err);
+        json_free(&doc);
+        return rc;
+    }
+    const json_value *root = doc.root;
+    if (root->type != JSON_OBJECT) {
+        json_free(&doc);
+        return alab_fail(ALAB_ECONFIG, "config.json: not a JSON object");
+    }
+    memset(cfg, 0, sizeof *cfg);
+    if ((rc = config_int(&cfg->vocab_size, root, "vocab_size", 1, ALAB_MAX_VOCAB)) ||
+        (rc = config_int(&cfg->n_positions, root, "n_positions", 1, ALAB_MAX_POSITIONS)) ||
+        (rc = config_int(&cfg->n_embd, root, "n_embd", 1, ALAB_MAX_EMBD)) ||
+        (rc = config_int(&cfg->n_layer, root, "n_layer", 1, ALAB_MAX_LAYERS)) ||
+        (rc = config_int(&cfg->n_head, root, "n_head", 1, ALAB_MAX_HEADS))) {
+        json_free(&doc);
+        return rc;
+    }
+    cfg->layer_norm_epsilon = 1e-5f;
+    const json_value *v;
+    if ((v = json_get(root, "layer_norm_epsilon"))) {
+        if (v->type != JSON_NUMBER || !(v->u.num > 0) || v->u.num > 1) {
+            json_free(&doc);
+            return alab_fail(ALAB_ECONFIG, "config.json: \"layer_norm_epsilon\" must be a number in (0, 1]");
+        }
+        cfg->layer_norm_epsilon = (float)v->u.num;
+    }
+    if ((v = json_get(root, "activation_function")) &&
+        (v->type != JSON_STRING || strcmp(v->u.str, "gelu_new") != 0)) {
+        json_free(&doc);
+        return alab_fail(ALAB_ECONFIG, "config.json: activation_function must be \"gelu_new\" (GPT-2's)");
+    }
+    if ((v = json_get(root, "n_inner")) && v->type != JSON_NULL) {
+        int64_t inner;
+        if (json_int64(v, &inner) != 0 || inner != 4 * (int64_t)cfg->n_embd) {
+            json_free(&doc);
+            return alab_fail(ALAB_ECONFIG, "config.json: n_inner must be null or 4 * n_embd");
+        }
+    }
+    if ((v = json_get(root, "model_type")) && (v->type != JSON_STRING || strcmp(v->u.str, "gpt2") != 0)) {
+        json_free(&doc);
+        return alab_fail(ALAB_ECONFIG, "config.json: model_type must be \"gpt2\"");
+    }
+    json_free(&doc);
+    if (cfg->n_embd % cfg->n_head != 0)
+        return alab_fail(ALAB_ECONFIG, "config.json: n_embd (%d) is not a multiple of n_head (%d)",
+                         cfg->n_embd, cfg->n_head);
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Weights: find, check, borrow or convert                                    */
+/* ------------------------------------------------------------------------ */
+
+/* One weight the model needs: where its pointer goes and the shape it must have. */
+typedef struct {
+    char name[64];
+    const float **dst;
+    int ndim;
+    int64_t shape[2];
+    const st_tensor *t;
+} weight_spec;
+
+static const st_tensor *find_weight(const st_file *st, const char *name) {
+    const st_tensor *t = st_find(st, name);
+    if (t) return t;
+    char prefixed[80];
+    snprintf(prefixed, sizeof prefixed, "transformer.%s", name);
+    return st_find(st, prefixed);
+}
+
+static int weight_is_borrowable(const st_tensor *t) {
+    return t->dtype == ST_F32 && ((uintptr_t)t->data % sizeof(float)) == 0;
+}
+
+static void add_spec(weight_spec *s, int *n, const float **dst, int64_t d0, int64_t d1, const char *fmt, int layer) {
+    weight_spec *w = &s[(*n)++];
+    snprintf(w->name, sizeof w->name, fmt, layer);
+    w->dst = dst;
+    w->ndim = d1 ? 2 : 1;
+    w->shape[0] = d0;
+    w->shape[1] = d1;
+    w->t = NULL;
+}
+
+static int bind_weights(alab_model *m, const st_file *st) {
+    const alab_config *c = &m->cfg;
+    const int64_t C = c->n_embd, V = c->vocab_size, P = c->n_positions;
+    int n_specs = 4 + 12 * c->n_layer, n = 0;
+    weight_spec *specs = calloc((size_t)n_specs, sizeof *specs);
+    if (!specs) return alab_fail(ALAB_ENOMEM, "out of memory");
+    add_spec(specs, &n, &m->wte, V, C, "wte.weight", 0);
+    add_spec(specs, &n, &m->wpe, P, C, "wpe.weight", 0);
+    add_spec(specs, &n, &m->lnf_w, C, 0, "ln_f.weight", 0);
+    add_spec(specs, &n, &m->lnf_b, C, 0, "ln_f.bias", 0);
+    for (int l = 0; l < c->n_layer; l++) {
+        layer_weights *lw = &m->layers[l];
+        add_spec(specs, &n, &lw->ln1_w, C, 0, "h.%d.ln_1.weight", l);
+        add_spec(specs, &n, &lw->ln1_b, C, 0, "h.%d.ln_1.bias", l);
+        add_spec(specs, &n, &lw->attn_w, C, 3 * C, "h.%d.attn.c_attn.weight", l);
+        add_spec(specs, &n, &lw->attn_b, 3 * C, 0, "h.%d.attn.c_attn.bias", l);
+        add_spec(specs, &n, &lw->proj_w, C, C, "h.%d.attn.c_proj.weight", l);
+        add_spec(specs, &n, &lw->proj_b, C, 0, "h.%d.attn.c_proj.bias", l);
+        add_spec(specs, &n, &lw->ln2_w, C, 0, "h.%d.ln_2.weight", l);
+        add_spec(specs, &n, &lw->ln2_b, C, 0, "h.%d.ln_2.bias", l);
+        add_spec(specs, &n, &lw->fc_w, C, 4 * C, "h.%d.mlp.c_fc.weight", l);
+        add_spec(specs, &n, &lw->fc_b, 4 * C, 0, "h.%d.mlp.c_fc.bias", l);
+        add_spec(specs, &n, &lw->fcproj_w, 4 * C, C, "h.%d.mlp.c_proj.weight", l);
+        add_spec(specs, &n, &lw->fcproj_b, C, 0, "h.%d.mlp.c_proj.bias", l);
+    }
+
+    /* Pass 1: every tensor is there, with a float dtype and the right shape;
+     * count what must be converted into one allocation. */
+    int rc = ALAB_OK;
+    size_t convert_floats = 0;
+    int borrowed = 0;
+    for (int i = 0; i < n && rc == ALAB_OK; i++) {
+        weight_spec *w = &specs[i];
+        const st_tensor *t = find_weight(st, w->name);
+        if (!t) { rc = alab_fail(ALAB_EMISSING, "model.safetensors: missing tensor \"%s\" (or \"transformer.%s\")", w->name, w->name); break; }
+        if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16) {
+            rc = alab_fail(ALAB_EDTYPE, "model.safetensors: tensor \"%s\" has dtype %s; F32, F16 or BF16 expected",
+                           t->name, st_dtype_name(t->dtype));
+            break;
+        }
+        int shape_ok = t->ndim == w->ndim && t->shape[0] == w->shape[0] && (w->ndim == 1 || t->shape[1] == w->shape[1]);
+        if (!shape_ok) {
+            char got[96] = "";
+            size_t p = 0;
+            for (int d = 0; d < t->ndim && p < sizeof got - 24; d++)
+                p += (size_t)snprintf(got + p, sizeof got - p, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+            if (w->ndim == 2)
+                rc = alab_fail(ALAB_ESHAPE, "model.safetensors: tensor \"%s\" has shape [%s], expected [%lld,%lld] from config.json",
+                               t->name, got, (long long)w->shape[0], (long long)w->shape[1]);
+            else
+                rc = alab_fail(ALAB_ESHAPE, "model.safetensors: tensor \"%s\" has shape [%s], expected [%lld] from config.json",
+                               t->name, got, (long long)w->shape[0]);
+            break;
+        }
+        w->t = t;
+        if (weight_is_borrowable(t)) borrowed++;
+        else convert_floats += t->nbytes / st_dtype_size(t->dtype);
+    }
+
+    /* Pass 2: point at the file or convert; reject non-finite weights. */
+    if (rc == ALAB_OK && convert_floats) {
+        size_t bytes;
+        if (alab_mul_size(&bytes, convert_floats, sizeof(float)) != 0 || !(m->converted = malloc(bytes)))
+            rc = alab_fail(ALAB_ENOMEM, "cannot allocate %zu floats for converted weights", convert_floats);
+    }
+    float *dst = m->converted;
+    for (int i = 0; i < n && rc == ALAB_OK; i++) {
+        const st_tensor *t = specs[i].t;
+        size_t count = t->nbytes / st_dtype_size(t->dtype);
+        const float *p;
+        if (weight_is_borrowable(t)) {
+            p = (const float *)(const void *)t->data;
+        } else {
+            for (size_t j = 0; j < count; j++) {
+                uint16_t h16;
+                if (t->dtype == ST_F32) { memcpy(&dst[j], t->data + 4 * j, 4); continue; }
+                memcpy(&h16, t->data + 2 * j, 2); /* little-endian host (x86, wasm) */
+                dst[j] = t->dtype == ST_F16 ? alab_f16_to_f32(h16) : alab_bf16_to_f32(h16);
+            }
+            p = dst;
+            dst += count;
+        }
+        for (size_t j = 0; j < count; j++)
+            if (!isfinite(p[j])) {
+                rc = alab_fail(ALAB_ENAN, "model.safetensors: tensor \"%s\" holds a non-finite value at index %zu", t->name, j);
+                break;
+            }
+        *specs[i].dst = p;
+    }
+    free(specs);
+    if (rc == ALAB_OK && borrowed == 0) { /* nothing points into the file: let it go */
+        free(m->file);
+        m->file = NULL;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Build / free                                                               */
+/* ------------------------------------------------------------------------ */
+
+void alab_model_free(alab_model *m) {
+    if (!m) return;
+    alab_bpe_free(m->bpe);
+    free(m->layers);
+    free(m->file);
+    free(m->converted);
+    free(m->acts.block);
+    free(m);
+}
+
+int alab_model_load_buffers(alab_model **out, const char *config_json, size_t config_len,
+                            void *safetensors, size_t safetensors_len, const char *vocab_json,
+                            size_t vocab_len, const char *merges, size_t merges_len) {
+    if (!out) { free(safetensors); return alab_fail(ALAB_EINVAL, "alab_model_load_buffers: NULL out"); }
+    *out = NULL;
+    if (!config_json || !safetensors || !vocab_json || !merges) {
+        free(safetensors);
+        return alab_fail(ALAB_EINVAL, "alab_model_load_buffers: a buffer is NULL");
+    }
+    alab_clear_error();
+    alab_model *m = calloc(1, sizeof *m);
+    if (!m) { free(safetensors); return alab_fail(ALAB_ENOMEM, "out of memory"); }
+    m->file = safetensors;
+
+    int rc = parse_config(&m->cfg, config_json, config_len);
+    if (rc == ALAB_OK) rc = alab_bpe_load(&m->bpe, vocab_json, vocab_len, merges, merges_len);
+    if (rc == ALAB_OK && alab_bpe_vocab_size(m->bpe) > m->cfg.vocab_size)
+        rc = alab_fail(ALAB_EVOCAB, "vocab.json has ids up to %d but config.json says vocab_size %d",
+                       alab_bpe_vocab_size(m->bpe) - 1, m->cfg.vocab_size);
+    if (rc == ALAB_OK && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers)))
+        rc = alab_fail(ALAB_ENOMEM, "out of memory");
+    if (rc == ALAB_OK) {
+        st_file st;
+        rc = st_parse(&st, safetensors, safetensors_len);
+        if (rc == ALAB_OK) {
+            rc = bind_weights(m, &st);
+            st_free(&st);
+        }
+    }
+    if (rc != ALAB_OK) {
+        alab_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Activations: one block, grown when a longer text comes                     */
+/* ------------------------------------------------------------------------ */
+
+static int ensure_activations(alab_model *m, int T) {
+    activations *a = &m->acts;
+    if (a->block && T <= a->T_cap) return ALAB_OK;
+    const size_t C = (size_t)m->cfg.n_embd, L = (size_t)m->cfg.n_layer, NH = (size_t)m->cfg.n_head;
+    const size_t HS = C / NH, V = (size_t)m->cfg.vocab_size, t = (size_t)T;
+    size_t sizes[10] = {t * C, t * C, t * 3 * C, t * C, t * 4 * C, L * NH * t * t, t * HS, t * HS, C, V};
+    size_t total = 0;
+    for (int i = 0; i < 10; i++) total += (sizes[i] + 15) & ~(size_t)15; /* keep each 64-byte aligned */
+    float *block = aligned_alloc(64, total * sizeof(float));
+    if (!block) return alab_fail(ALAB_ENOMEM, "cannot allocate %zu MB of activations for %d tokens", total * 4 >> 20, T);
+    free(a->block);
+    a->block = block;
+    float **ptrs[10] = {&a->x, &a->h, &a->qkv, &a->y, &a->fc, &a->att, &a->q, &a->k, &a->lnf, &a->logits};
+    float *p = block;
+    for (int i = 0; i < 10; i++) {
+        *ptrs[i] = p;
+        p += (sizes[i] + 15) & ~(size_t)15;
+    }
+    a->T_cap = T;
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                    */
+/* ------------------------------------------------------------------------ */
+
+void alab_run_opts_init(alab_run_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->mask = ALAB_MASK_CAUSAL;
+    o->capture_layer = -1;
+    o->capture_head = -1;
+}
+
+static int check_mask(int mode, int window, const char *where) {
+    if (mode != ALAB_MASK_CAUSAL && mode != ALAB_MASK_FULL && mode != ALAB_MASK_WINDOW)
+        return alab_fail(ALAB_EINVAL, "%s: unknown mask mode %d", where, mode);
+    if (mode == ALAB_MASK_WINDOW && window < 1)
+        return alab_fail(ALAB_ERANGE, "%s: window must be at least 1 (got %d)", where, window);
+    return ALAB_OK;
+}
+
+static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
+    const int L = m->cfg.n_layer, NH = m->cfg.n_head;
+    int rc;
+    if (o->n_interventions < 0 || (o->n_interventions > 0 && !o->interventions))
+        return alab_fail(ALAB_EINVAL, "n_interventions is %d with %s interventions", o->n_interventions,
+                         o->interventions ? "an array of" : "no");
+    if (o->n_interventions > ALAB_MAX_INTERVENTIONS)
+        return alab_fail(ALAB_ELIMIT, "%d interventions, the limit is %d", o->n_interventions, ALAB_MAX_INTERVENTIONS);
+    for (int i = 0; i < o->n_interventions; i++) {
+        const alab_intervention *v = &o->interventions[i];
+        if (v->kind != ALAB_DO_HARD && v->kind != ALAB_DO_SOFT && v->kind != ALAB_ABLATE)
+            return alab_fail(ALAB_EINVAL, "intervention %d: unknown kind %d", i, v->kind);
+        if (v->layer < 0 || v->layer >= L)
+            return alab_fail(ALAB_ERANGE, "intervention %d: layer %d is outside [0, %d)", i, v->layer, L);
+        if (v->head < ALAB_ALL_HEADS || v->head >= NH)
+            return alab_fail(ALAB_ERANGE, "intervention %d: head %d is outside [0, %d) (or -1 for all heads)", i, v->head, NH);
+        if (v->kind == ALAB_ABLATE) continue;
+        if (v->row < 0 || v->row >= T)
+            return alab_fail(ALAB_ERANGE, "intervention %d: row %d is outside [0, %d)", i, v->row, T);
+        if (v->col < 0 || v->col >= T)
+            return alab_fail(ALAB_ERANGE, "intervention %d: col %d is outside [0, %d)", i, v->col, T);
+        if (v->kind == ALAB_DO_SOFT && !isfinite(v->lambda))
+            return alab_fail(ALAB_ENAN, "intervention %d: lambda is not a finite number", i);
+    }
+    if ((rc = check_mask(o->mask, o->window, "mask"))) return rc;
+    if (o->layer_mask)
+        for (int l = 0; l < L; l++)
+            if ((rc = check_mask(o->layer_mask[l], o->layer_window ? o->layer_window[l] : o->window, "layer mask")))
+                return rc;
+    if (o->scale_override && !isfinite(o->scale))
+        return alab_fail(ALAB_ENAN, "scale is not a finite number");
+    if (o->capture_layer != -1 || o->capture_head != -1) {
+        if (o->capture_layer < 0 || o->capture_layer >= L)
+            return alab_fail(ALAB_ERANGE, "capture layer %d is outside [0, %d)", o->capture_layer, L);
+        if (o->capture_head < 0 || o->capture_head >= NH)
+            return alab_fail(ALAB_ERANGE, "capture head %d is outside [0, %d)", o->capture_head, NH);
+    }
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Attention, with the do-operations                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Interventions grouped by (layer, row) for O(1) lookup in the inner loop;
+ * ablations as a per-(layer, head) flag. Built once per forward. */
+typedef struct {
+    int *start;          /* (L*T + 1) offsets into idx */
+    int *idx;            /* intervention indices, grouped */
+    unsigned char *ablated; /* (L*NH) */
+    void *block;
+} intervention_index;
+
+static int build_index(intervention_index *ix, const alab_run_opts *o, int L, int NH, int T) {
+    size_t groups = (size_t)L * T;
+    size_t n = (size_t)o->n_interventions;
+    size_t bytes = (groups + 1) * sizeof(int) + (n + 1) * sizeof(int) + (size_t)L * NH;
+    ix->block = calloc(1, bytes);
+    if (!ix->block) return alab_fail(ALAB_ENOMEM, "out of memory");
+    ix->start = ix->block;
+    ix->idx = ix->start + groups + 1;
+    ix->ablated = (unsigned char *)(ix->idx + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        const alab_intervention *v = &o->interventions[i];
+        if (v->kind == ALAB_ABLATE) {
+            for (int h = 0; h < NH; h++)
+                if (v->head == ALAB_ALL_HEADS || v->head == h) ix->ablated[v->layer * NH + h] = 1;
+        } else {
+            ix->start[(size_t)v->layer * T + v->row + 1]++;
+        }
+    }
+    for (size_t g = 0; g < groups; g++) ix->start[g + 1] += ix->start[g];
+    int *fill = calloc(groups + 1, sizeof(int));
+    if (!fill) { free(ix->block); return alab_fail(ALAB_ENOMEM, "out of memory"); }
+    for (size_t i = 0; i < n; i++) { /* stable: kept in the order given */
+        const alab_intervention *v = &o->interventions[i];
+        if (v->kind == ALAB_ABLATE) continue;
+        size_t g = (size_t)v->layer * T + v->row;
+        ix->idx[ix->start[g] + fill[g]++] = (int)i;
+    }
+    free(fill);
+    return ALAB_OK;
+}
+
+/* The positions row i may attend to: [*lo, *hi). */
+static void mask_range(int *lo, int *hi, int mode, int window, int i, int T) {
+    switch (mode) {
+    case ALAB_MASK_FULL: *lo = 0; *hi = T; break;
+    case ALAB_MASK_WINDOW: *lo = i - window + 1 > 0 ? i - window + 1 : 0; *hi = i + 1; break;
+    default: *lo = 0; *hi = i + 1; break;
+    }
+}
+
+/* y (T, C) = per head softmax(q k^T * scale + soft do, masked) [hard do] v.
+ * Writes the probabilities to att (NH, T, T) of this layer. */
+static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *o,
+                              const intervention_index *ix) {
+    const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = C / NH, C3 = 3 * C;
+    activations *a = &m->acts;
+    const float scale = o->scale_override ? o->scale : 1.0f / sqrtf((float)HS);
+    const int mode = o->layer_mask ? o->layer_mask[l] : o->mask;
+    const int window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
+    float *att_l = a->att + (size_t)l * NH * T * T;
+
+    for (int h = 0; h < NH; h++) {
+        float *att_h = att_l + (size_t)h * T * T;
+        for (int i = 0; i < T; i++) {
+            const float *q = a->qkv + (size_t)i * C3 + h * HS;
+            float *row = att_h + (size_t)i * T;
+            int lo, hi;
+            mask_range(&lo, &hi, mode, window, i, T);
+            /* scores of the allowed positions; the rest are masked (0 after softmax) */
+            for (int j = lo; j < hi; j++) row[j] = dot_f32(q, a->qkv + (size_t)j * C3 + C + h * HS, HS) * scale;
+            const int *g = ix->idx + ix->start[(size_t)l * T + i];
+            const int ng = ix->start[(size_t)l * T + i + 1] - ix->start[(size_t)l * T + i];
+            for (int s = 0; s < ng; s++) { /* soft do: before the mask, so a masked cell stays masked */
+                const alab_intervention *v = &o->interventions[g[s]];
+                if (v->kind == ALAB_DO_SOFT && (v->head == ALAB_ALL_HEADS || v->head == h) && v->col >= lo && v->col < hi)
+                    row[v->col] += v->lambda;
+            }
+            softmax_forward(row + lo, row + lo, hi - lo);
+            for (int j = 0; j < lo; j++) row[j] = 0.0f;
+            for (int j = hi; j < T; j++) row[j] = 0.0f;
+            for (int s = 0; s < ng; s++) { /* hard do: after the softmax, the row becomes one-hot */
+                const alab_intervention *v = &o->interventions[g[s]];
+                if (v->kind == ALAB_DO_HARD && (v->head == ALAB_ALL_HEADS || v->head == h)) {
+                    memset(row, 0, (size_t)T * sizeof(float));
+                    row[v->col] = 1.0f;
+                }
+            }
+            float *y = a->y + (size_t)i * C + h * HS;
+            memset(y, 0, (size_t)HS * sizeof(float));
+            if (ix->ablated[l * NH + h]) continue; /* the head's output is zeroed before c_proj */
+            for (int j = 0; j < T; j++)
+                if (row[j] != 0.0f) axpy_f32(y, row[j], a->qkv + (size_t)j * C3 + 2 * C + h * HS, HS);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Forward                                                                    */
+/* ------------------------------------------------------------------------ */
+
+int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts) {
+    if (!m || (!ids && T > 0)) return alab_fail(ALAB_EINVAL, "alab_forward: NULL argument");
+    alab_run_opts defaults;
+    if (!opts) { alab_run_opts_init(&defaults); opts = &defaults; }
+    const alab_config *c = &m->cfg;
+    const int C = c->n_embd, L = c->n_layer, NH = c->n_head, HS = C / NH, V = c->vocab_size;
+    if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to run");
+    if (T > c->n_positions)
+        return alab_fail(ALAB_ETOOLONG, "%d tokens, but the model's context is %d (n_positions)", T, c->n_positions);
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= V)
+            return alab_fail(ALAB_ERANGE, "token id %d at position %d is outside [0, %d)", ids[t], t, V);
+    int rc = check_opts(m, opts, T);
+    if (rc) return rc;
+    if ((rc = ensure_activations(m, T))) return rc;
+    intervention_index ix = {0};
+    if ((rc = build_index(&ix, opts, L, NH, T))) return rc;
+    m->T = 0; /* no valid result until this run completes */
+
+    activations *a = &m->acts;
+    for (int t = 0; t < T; t++) /* x = wte[ids] + wpe[pos] */
+        add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)t * C, C);
+
+    for (int l = 0; l < L; l++) {
+        const layer_weights *w = &m->layers[l];
+        layernorm_forward(a->h, a->x, w->ln1_w, w->ln1_b, T, C, c->layer_norm_epsilon);
+        matmul_forward(a->qkv, a->h, w->attn_w, w->attn_b, T, C, 3 * C);
+        if (l == opts->capture_layer) { /* q and k of the captured head, before scaling */
+            for (int t = 0; t < T; t++) {
+                memcpy(a->q + (size_t)t * HS, a->qkv + (size_t)t * 3 * C + opts->capture_head * HS, (size_t)HS * sizeof(float));
+                memcpy(a->k + (size_t)t * HS, a->qkv + (size_t)t * 3 * C + C + opts->capture_head * HS, (size_t)HS * sizeof(float));
+            }
+        }
+        attention_forward(m, l, T, opts, &ix);
+        matmul_forward(a->h, a->y, w->proj_w, w->proj_b, T, C, C);
+        add_f32(a->x, a->x, a->h, T * C);
+        layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, T, C, c->layer_norm_epsilon);
+        matmul_forward(a->fc, a->h, w->fc_w, w->fc_b, T, C, 4 * C);
+        gelu_forward(a->fc, a->fc, T * 4 * C);
+        matmul_forward(a->h, a->fc, w->fcproj_w, w->fcproj_b, T, 4 * C, C);
+        add_f32(a->x, a->x, a->h, T * C);
+    }
+    /* Only the last position's logits are needed: the LM head is the largest matmul. */
+    layernorm_forward(a->lnf, a->x + (size_t)(T - 1) * C, m->lnf_w, m->lnf_b, 1, C, c->layer_norm_epsilon);
+    matmul_nt_forward(a->logits, a->lnf, m->wte, 1, C, V);
+    free(ix.block);
+    m->T = T;
+    m->has_qk = opts->capture_layer >= 0;
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                    */
+/* ------------------------------------------------------------------------ */
+
+int alab_result_T(const alab_model *m) { return m ? m->T : 0; }
+const float *alab_result_attention(const alab_model *m) { return m && m->T ? m->acts.att : NULL; }
+const float *alab_result_logits(const alab_model *m) { return m && m->T ? m->acts.logits : NULL; }
+const float *alab_result_q(const alab_model *m) { return m && m->T && m->has_qk ? m->acts.q : NULL; }
+const float *alab_result_k(const alab_model *m) { return m && m->T && m->has_qk ? m->acts.k : NULL; }
+
+/* The k largest of logits (V) as probabilities under softmax(logits / temp). */
+static void topk_probs(int *ids, float *probs, int k, const float *logits, int V, float temp) {
+    double mx = -INFINITY, sum = 0.0;
+    for (int v = 0; v < V; v++) if (logits[v] > mx) mx = logits[v];
+    for (int v = 0; v < V; v++) sum += exp(((double)logits[v] - mx) / temp);
+    int n = 0; /* insertion into a sorted list of k: ties keep the lower id first */
+    for (int v = 0; v < V; v++) {
+        float x = logits[v];
+        if (n == k && x <= logits[ids[n - 1]]) continue;
+        int pos = n < k ? n++ : k - 1;
+        while (pos > 0 && logits[ids[pos - 1]] < x) { ids[pos] = ids[pos - 1]; pos--; }
+        ids[pos] = v;
+    }
+    for (int i = 0; i < n; i++) probs[i] = (float)(exp(((double)logits[ids[i]] - mx) / temp) / sum);
+}
+
+int alab_result_topk(int *ids, float *probs, int k, const alab_model *m) {
+    if (!m || !ids || !probs) return alab_fail(ALAB_EINVAL, "alab_result_topk: NULL argument");
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (k < 1) return alab_fail(ALAB_ERANGE, "k must be at least 1 (got %d)", k);
+    if (k > m->cfg.vocab_size) k = m->cfg.vocab_size;
+    topk_probs(ids, probs, k, m->acts.logits, m->cfg.vocab_size, 1.0f);
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Generation                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
+                  float temperature, int top_k, uint64_t *rng_state) {
+    if (!out || !n_out || !m || !ids || !rng_state) return alab_fail(ALAB_EINVAL, "alab_generate: NULL argument");
+    *n_out = 0;
+    if (max_new < 0) return alab_fail(ALAB_ERANGE, "max_new must be >= 0 (got %d)", max_new);
+    if (!isfinite(temperature) || temperature < 0) return alab_fail(ALAB_ENAN, "temperature must be a finite number >= 0");
+    if (top_k < 0) return alab_fail(ALAB_ERANGE, "top_k must be >= 0 (got %d)", top_k);
+    if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to continue");
+    if ((long)T + max_new > m->cfg.n_positions)
+        return alab_fail(ALAB_ETOOLONG, "%d tokens + %d new exceed the model's context of %d", T, max_new, m->cfg.n_positions);
+    if (*rng_state == 0) *rng_state = 0x9E3779B97F4A7C15ULL; /* xorshift must not start at 0 */
+    const int V = m->cfg.vocab_size;
+    int k = top_k == 0 || top_k > V ? V : top_k;
+    int *seq = malloc((size_t)(T + max_new) * sizeof(int));
+    int *cand = malloc((size_t)k * sizeof(int));
+    float *p = malloc((size_t)k * sizeof(float));
+    int rc = (!seq || !cand || !p) ? alab_fail(ALAB_ENOMEM, "out of memory") : ALAB_OK;
+    if (rc == ALAB_OK) memcpy(seq, ids, (size_t)T * sizeof(int));
+    for (int s = 0; s < max_new && rc == ALAB_OK; s++) {
+        rc = alab_forward(m, seq, T + s, NULL);
+        if (rc) break;
+        int next;
+        if (temperature == 0.0f) {
+            topk_probs(cand, p, 1, m->acts.logits, V, 1.0f);
+            next = cand[0];
+        } else {
+            topk_probs(cand, p, k, m->acts.logits, V, temperature);
+            double total = 0.0, r;
+            for (int i = 0; i < k; i++) total += p[i];
+            r = rng_uniform(rng_state) * total;
+            next = cand[k - 1];
+            for (int i = 0; i < k; i++) {
+                r -= p[i];
+                if (r < 0) { next = cand[i]; break; }
+            }
+        }
+        seq[T + s] = next;
+        out[s] = next;
+        *n_out = s + 1;
+    }
+    free(seq);
+    free(cand);
+    free(p);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* internal.h — what the C sources share but the public header does not show. */
+#ifndef ALAB_INTERNAL_H
+#define ALAB_INTERNAL_H
+
+#include "attnlab.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* Record the details of a failure for alab_last_error() and return rc, so
+ * a failing path reads: return alab_fail(ALAB_ESHAPE, "tensor %s ...", name); */
+int alab_fail(int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void alab_clear_error(void);
+
+/* Overflow-checked size arithmetic: return 0 on success, -1 on overflow. */
+static inline int alab_mul_size(size_t *out, size_t a, size_t b) {
+    if (a != 0 && b > (size_t)-1 / a) return -1;
+    *out = a * b;
+    return 0;
+}
+static inline int alab_add_size(size_t *out, size_t a, size_t b) {
+    if (b > (size_t)-1 - a) return -1;
+    *out = a + b;
+    return 0;
+}
+
+/* Conversions of 16-bit floats to f32 (exact). */
+float alab_f16_to_f32(uint16_t h);
+float alab_bf16_to_f32(uint16_t h);
+
+#endif

@@ -1,0 +1,42 @@
+/* ops.h — the kernels of the forward pass. Each fast kernel has a plain
+ * reference twin (*_ref) that the tests compare it with on odd sizes.
+ * Shapes: T rows (tokens), C input channels, OC output channels.
+ * Weights follow GPT-2's Conv1D layout: w is (C, OC), row-major. */
+#ifndef ALAB_OPS_H
+#define ALAB_OPS_H
+
+/* out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC); bias may be NULL. */
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int T, int C, int OC);
+void matmul_forward_ref(float *out, const float *inp, const float *w, const float *bias,
+                        int T, int C, int OC);
+
+/* out (T,OC) = inp (T,C) @ w^T where w is (OC, C) (the tied LM head: w = wte). */
+void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC);
+void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, int C, int OC);
+
+/* out (T,C) = (inp - mean) / sqrt(var + eps) * w + b, per row. out may equal inp. */
+void layernorm_forward(float *out, const float *inp, const float *w, const float *b,
+                       int T, int C, float eps);
+void layernorm_forward_ref(float *out, const float *inp, const float *w, const float *b,
+                           int T, int C, float eps);
+
+/* GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). out may equal inp. */
+void gelu_forward(float *out, const float *inp, int N);
+void gelu_forward_ref(float *out, const float *inp, int N);
+
+/* Numerically stable softmax of one row of N; entries equal to -INFINITY get 0.
+ * out may equal inp. A row that is all -INFINITY becomes all zeros. */
+void softmax_forward(float *out, const float *inp, int N);
+void softmax_forward_ref(float *out, const float *inp, int N);
+
+/* sum a[i] b[i] */
+float dot_f32(const float *a, const float *b, int n);
+float dot_f32_ref(const float *a, const float *b, int n);
+/* y += alpha x */
+void axpy_f32(float *y, float alpha, const float *x, int n);
+void axpy_f32_ref(float *y, float alpha, const float *x, int n);
+/* out = a + b (residual add). out may equal a. */
+void add_f32(float *out, const float *a, const float *b, int n);
+
+#endif

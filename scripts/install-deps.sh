@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what the build and the tests need on a fresh Debian 12 machine:
+# Debian packages (only those missing) and the npm dev dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v emcc >/dev/null 2>&1 || need+=(emscripten)
+[ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v node >/dev/null 2>&1 || need+=(nodejs npm)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "install-deps: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
