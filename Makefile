@@ -40,7 +40,7 @@ $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
 
 # ---- WebAssembly -----------------------------------------------------------
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
-              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sSTACK_SIZE=1MB \
+              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
               -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
 wasm: web/dist/attnlab.wasm
 web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json

@@ -1,0 +1,251 @@
+/*
+ * wasm_api.c — the WebAssembly boundary: flat, JS-friendly wrappers over the
+ * public C API, and the only file that includes emscripten.h.
+ *
+ * Where attnlab.h takes a struct or an out-pointer, the wrapper here takes
+ * plain numbers and pointers and returns one int, so the JS side needs no
+ * knowledge of C struct layouts:
+ *   - counts come back as the return value (>= 0), errors as ALAB_E* (< 0);
+ *   - a constructor returns the handle or 0, and its rc stays readable with
+ *     alab_wasm_last_rc() (the details with alab_last_error());
+ *   - interventions cross as n x 6 floats (kind, layer, head, row, col, lambda).
+ * Functions of attnlab.h that are already flat (alab_result_*, the analysis
+ * functions, alab_model_free, alab_strerror, alab_last_error) are exported
+ * as they are; the list lives in c/src/wasm_exports.json.
+ *
+ * Pointers are wasm32 addresses; sizes are size_t (32-bit here), so a JS
+ * caller passes byte counts up to 4 GB as numbers.
+ */
+#include <emscripten.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "attnlab.h"
+#include "internal.h"
+#include "ops.h"
+
+/* ------------------------------------------------------------------------ */
+/* Module facts                                                               */
+/* ------------------------------------------------------------------------ */
+
+EMSCRIPTEN_KEEPALIVE const char *alab_wasm_version(void) { return ALAB_VERSION; }
+
+/* 1 when the kernels were compiled for wasm SIMD128 (-msimd128), else 0. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_simd(void) {
+#ifdef __wasm_simd128__
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Bytes currently allocated by malloc (not counting free blocks), so tests
+ * can check that repeated runs and load/free cycles leave the heap flat.
+ * The wasm memory itself only grows; this is the number that must not. */
+EMSCRIPTEN_KEEPALIVE size_t alab_wasm_heap_in_use(void) {
+    struct mallinfo mi = mallinfo();
+    return (size_t)mi.uordblks;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Model                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Single-threaded module: the rc of the last alab_wasm_load. */
+static int g_last_rc = ALAB_OK;
+
+EMSCRIPTEN_KEEPALIVE int alab_wasm_last_rc(void) { return g_last_rc; }
+
+/* alab_model_load_buffers with the handle as the return value (0 on failure,
+ * rc in alab_wasm_last_rc()). The safetensors buffer must come from malloc()
+ * and belongs to the model from this call on, success or not. */
+EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load(const char *config_json, size_t config_len,
+                                                void *safetensors, size_t safetensors_len,
+                                                const char *vocab_json, size_t vocab_len,
+                                                const char *merges, size_t merges_len) {
+    alab_model *m = NULL;
+    g_last_rc = alab_model_load_buffers(&m, config_json, config_len, safetensors,
+                                        safetensors_len, vocab_json, vocab_len, merges,
+                                        merges_len);
+    return g_last_rc == ALAB_OK ? m : NULL;
+}
+
+/* One field of the model's config, by number, so new fields add no export:
+ * 0 n_layer, 1 n_head, 2 n_embd, 3 vocab_size, 4 n_positions,
+ * 5 layer_norm_epsilon. NaN for an unknown field or a NULL model. */
+EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field) {
+    const alab_config *c = m ? alab_model_config(m) : NULL;
+    if (!c) return NAN;
+    switch (field) {
+    case 0: return c->n_layer;
+    case 1: return c->n_head;
+    case 2: return c->n_embd;
+    case 3: return c->vocab_size;
+    case 4: return c->n_positions;
+    case 5: return c->layer_norm_epsilon;
+    default: return NAN;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tokenizer                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Encode text; returns the number of ids (>= 0) or ALAB_E*. When that number
+ * exceeds max_ids, ids holds a prefix and the caller retries with more room
+ * (GPT-2 BPE never yields more ids than bytes, so max_ids = text_len fits). */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_model *m,
+                                          const char *text, size_t text_len) {
+    if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
+    if (text_len > ALAB_MAX_TEXT_BYTES)
+        return alab_fail(ALAB_ELIMIT, "encode: text of %zu bytes exceeds the limit of %u",
+                         text_len, (unsigned)ALAB_MAX_TEXT_BYTES);
+    int n = 0;
+    int rc = alab_bpe_encode(ids, max_ids, &n, alab_model_bpe(m), text, text_len);
+    if (rc == ALAB_ELIMIT && n > max_ids) return n;
+    return rc < 0 ? rc : n;
+}
+
+/* Decode ids to bytes; returns the byte length needed (>= 0) or ALAB_E*.
+ * The output is NUL-terminated when the length is < cap; when it is >= cap
+ * the caller retries with cap = length + 1. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *m,
+                                          const int *ids, int n_ids) {
+    if (!m) return alab_fail(ALAB_EINVAL, "decode: no model");
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "decode: negative capacity");
+    size_t len = 0;
+    int rc = alab_bpe_decode(out, (size_t)cap, &len, alab_model_bpe(m), ids, n_ids);
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "decode: output too long");
+    return (int)len;
+}
+
+/* Display string of one token (figure label); returns its byte length or
+ * ALAB_E*, with the same retry rule as alab_wasm_decode. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
+                                                 int id) {
+    if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "display: negative capacity");
+    size_t len = 0;
+    int rc = alab_bpe_display(out, (size_t)cap, &len, alab_model_bpe(m), id);
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "display: output too long");
+    return (int)len;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Forward pass                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A float that must hold an integer index (kind, layer, head, row, col). */
+static int float_to_index(int *out, float x, int i, const char *what) {
+    if (!isfinite(x)) return alab_fail(ALAB_ENAN, "intervention %d: %s is not finite", i, what);
+    if (x != truncf(x)) return alab_fail(ALAB_EINVAL, "intervention %d: %s = %g is not an integer", i, what, (double)x);
+    if (x < -2147483648.0f || x >= 2147483648.0f)
+        return alab_fail(ALAB_ERANGE, "intervention %d: %s = %g is out of range", i, what, (double)x);
+    *out = (int)x;
+    return ALAB_OK;
+}
+
+/* alab_forward with flat options.
+ *   interv       (n_interv, 6) floats: kind, layer, head (-1 = all), row, col, lambda
+ *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
+ *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
+ *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
+ *   cap_layer, cap_head   capture q/k of this head, -1 for none
+ * Returns 0 or ALAB_E*; results are read with alab_result_*. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
+                                           const float *interv, int n_interv, int mask,
+                                           int window, const int *layer_mask,
+                                           const int *layer_window, int scale_override,
+                                           float scale, int cap_layer, int cap_head) {
+    if (!m) return alab_fail(ALAB_EINVAL, "forward: no model");
+    if (n_interv < 0 || (n_interv > 0 && !interv))
+        return alab_fail(ALAB_EINVAL, "forward: bad intervention list (%d)", n_interv);
+    if (n_interv > ALAB_MAX_INTERVENTIONS)
+        return alab_fail(ALAB_ELIMIT, "forward: %d interventions exceed the limit of %d",
+                         n_interv, ALAB_MAX_INTERVENTIONS);
+
+    alab_intervention *iv = NULL;
+    if (n_interv > 0) {
+        iv = malloc((size_t)n_interv * sizeof(*iv));
+        if (!iv) return alab_fail(ALAB_ENOMEM, "forward: no memory for %d interventions", n_interv);
+    }
+    int rc = ALAB_OK;
+    for (int i = 0; i < n_interv && rc == ALAB_OK; i++) {
+        const float *f = interv + (size_t)i * 6;
+        if ((rc = float_to_index(&iv[i].kind, f[0], i, "kind")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].layer, f[1], i, "layer")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].head, f[2], i, "head")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].row, f[3], i, "row")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].col, f[4], i, "col")) != ALAB_OK) break;
+        iv[i].lambda = f[5]; /* alab_forward checks it (ALAB_ENAN) */
+    }
+    if (rc == ALAB_OK) {
+        alab_run_opts o;
+        alab_run_opts_init(&o);
+        o.interventions = iv;
+        o.n_interventions = n_interv;
+        o.mask = mask;
+        o.window = window;
+        o.layer_mask = layer_mask;
+        o.layer_window = layer_window;
+        o.scale_override = scale_override;
+        o.scale = scale;
+        o.capture_layer = cap_layer;
+        o.capture_head = cap_head;
+        rc = alab_forward(m, ids, T, &o);
+    }
+    free(iv);
+    return rc;
+}
+
+/* alab_generate with the count as the return value (>= 0) or ALAB_E*.
+ * rng_state points to 8 bytes of state that the call advances. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_generate(int *out, int max_new, alab_model *m,
+                                            const int *ids, int T, float temperature,
+                                            int top_k, uint64_t *rng_state) {
+    int n = 0;
+    int rc = alab_generate(out, &n, m, ids, T, max_new, temperature, top_k, rng_state);
+    return rc < 0 ? rc : n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels, for the SIMD128 parity test and the benchmark                     */
+/* ------------------------------------------------------------------------ */
+
+/* Run one kernel of ops.h, the fast one (ref = 0) or its reference twin.
+ *   op 0 matmul     out (T,OC) = inp (T,C) @ w (C,OC) + b (OC, may be 0)
+ *   op 1 matmul_nt  out (T,OC) = inp (T,C) @ w^T, w (OC,C)
+ *   op 2 layernorm  out (T,C), w b (C), eps 1e-5
+ *   op 3 gelu       out (T*C)
+ *   op 4 softmax    out (T,C), row by row
+ * Returns 0, or ALAB_EINVAL for an unknown op or a negative size. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const float *inp,
+                                          const float *w, const float *b, int T, int C,
+                                          int OC) {
+    if (T < 0 || C < 0 || OC < 0) return alab_fail(ALAB_EINVAL, "kernel: negative size");
+    if ((int64_t)T * C > INT32_MAX) return alab_fail(ALAB_ELIMIT, "kernel: T*C too large");
+    switch (op) {
+    case 0:
+        (ref ? matmul_forward_ref : matmul_forward)(out, inp, w, b, T, C, OC);
+        return ALAB_OK;
+    case 1:
+        (ref ? matmul_nt_forward_ref : matmul_nt_forward)(out, inp, w, T, C, OC);
+        return ALAB_OK;
+    case 2:
+        (ref ? layernorm_forward_ref : layernorm_forward)(out, inp, w, b, T, C, 1e-5f);
+        return ALAB_OK;
+    case 3:
+        (ref ? gelu_forward_ref : gelu_forward)(out, inp, T * C);
+        return ALAB_OK;
+    case 4:
+        for (int t = 0; t < T; t++)
+            (ref ? softmax_forward_ref : softmax_forward)(out + (size_t)t * C,
+                                                          inp + (size_t)t * C, C);
+        return ALAB_OK;
+    default:
+        return alab_fail(ALAB_EINVAL, "kernel: unknown op %d", op);
+    }
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// serve.mjs — a zero-dependency static file server for the attnlab page.
+//
+//   node scripts/serve.mjs [--port 8080] [--host 127.0.0.1]
+//
+// URL space (everything read-only, GET and HEAD only):
+//   /models/...           the repo's models/ (the built-in model)
+//   /tests/fixtures/...   the repo's tests/fixtures/ (the tiny fallback model)
+//   /web/dist/...         the repo's web/dist/ (attnlab.wasm)
+//   /...                  the repo's web/ (index.html, src/, dist/)
+// Paths are resolved inside their root (no "..", no symlink escapes), there
+// are no directory listings, and every response carries the page's
+// Content-Security-Policy. Also importable: startServer({port, host}).
+
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+  "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'";
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.safetensors': 'application/octet-stream',
+};
+
+// Longest prefix first; the last entry catches everything else.
+const MOUNTS = [
+  ['/models/', path.join(REPO, 'models')],
+  ['/tests/fixtures/', path.join(REPO, 'tests', 'fixtures')],
+  ['/web/dist/', path.join(REPO, 'web', 'dist')],
+  ['/', path.join(REPO, 'web')],
+];
+
+function mimeOf(file) {
+  return MIME[path.extname(file).toLowerCase()] || 'application/octet-stream';
+}
+
+// URL path -> absolute file path inside its mount, or null.
+async function resolveFile(urlPath) {
+  const [prefix, root] = MOUNTS.find(([p]) => urlPath.startsWith(p));
+  const rel = urlPath.slice(prefix.length);
+  if (rel.split('/').some((seg) => seg === '..' || seg === '.') || rel.includes('\\') || rel.includes('\0'))
+    return null;
+  let file = path.join(root, rel);
+  let st;
+  try {
+    st = await stat(file);
+    if (st.isDirectory()) {
+      file = path.join(file, 'index.html');
+      st = await stat(file);
+    }
+    if (!st.isFile()) return null;
+    const [realFile, realRoot] = await Promise.all([realpath(file), realpath(root)]);
+    if (realFile !== realRoot && !realFile.startsWith(realRoot + path.sep)) return null;
+    return { file: realFile, size: st.size };
+  } catch {
+    return null;
+  }
+}
+
+function send(res, status, text) {
+  const body = Buffer.from(text + '\n');
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': body.length });
+  res.end(body);
+}
+
+async function handle(req, res) {
+  res.setHeader('Content-Security-Policy', CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-cache');
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return send(res, 405, 'method not allowed');
+  }
+  let urlPath;
+  try {
+    urlPath = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+  } catch {
+    return send(res, 400, 'bad request');
+  }
+  const found = await resolveFile(urlPath);
+  if (!found) return send(res, 404, `not found: ${urlPath}`);
+  res.writeHead(200, { 'Content-Type': mimeOf(found.file), 'Content-Length': found.size });
+  if (req.method === 'HEAD') return res.end();
+  const stream = createReadStream(found.file);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+/** Start the server; resolves to {server, url} once it listens. */
+export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => { if (!res.headersSent) send(res, 500, 'internal error'); else res.destroy(); });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const { port: actual } = server.address();
+      const name = host === '127.0.0.1' || host === '::1' ? 'localhost' : host;
+      resolve({ server, url: `http://${name}:${actual}/` });
+    });
+  });
+}
+
+function parseArgs(argv) {
+  const opts = { port: Number(process.env.PORT || 8080), host: '127.0.0.1' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--port') opts.port = Number(argv[++i]);
+    else if (a === '--host') opts.host = argv[++i];
+    else if (a === '-h' || a === '--help') {
+      console.log('usage: node scripts/serve.mjs [--port N] [--host ADDR]');
+      process.exit(0);
+    } else {
+      console.error(`serve: unknown argument ${a}`);
+      process.exit(2);
+    }
+  }
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
+    console.error('serve: --port must be an integer in 0..65535');
+    process.exit(2);
+  }
+  return opts;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const opts = parseArgs(process.argv.slice(2));
+  startServer(opts).then(
+    ({ url }) => console.log(`attnlab: serving ${url}  (Ctrl-C to stop)`),
+    (e) => {
+      console.error(`serve: cannot listen on ${opts.host}:${opts.port}: ${e.message}` +
+        (e.code === 'EADDRINUSE' ? ' (try --port 8081)' : ''));
+      process.exit(1);
+    });
+}

@@ -1,0 +1,68 @@
+// errors.js — AttnlabError: one error type for everything attnlab throws in JS.
+//
+// .code is a stable string: for a C failure it is the ALAB_E* name without its
+// prefix (ALAB_EFORMAT -> 'EFORMAT'), with the numeric code in .rc and the C
+// library's detail message (alab_last_error) in .message. Failures that arise
+// on the JS side have codes of their own (ETYPE, EWASM, EDISPOSED) and rc 0;
+// bad argument values reuse the C names (EINVAL, ERANGE, ENAN) so a caller
+// handles "layer 99 is out of range" the same way wherever it was caught.
+
+/** ALAB_E* number -> stable code (mirrors the enum in c/include/attnlab.h). */
+export const C_ERROR_CODES = Object.freeze({
+  [-1]: 'EINVAL',
+  [-2]: 'ENOMEM',
+  [-3]: 'EIO',
+  [-4]: 'EJSON',
+  [-5]: 'ECONFIG',
+  [-6]: 'EFORMAT',
+  [-7]: 'EDTYPE',
+  [-8]: 'EMISSING',
+  [-9]: 'ESHAPE',
+  [-10]: 'EVOCAB',
+  [-11]: 'EMERGES',
+  [-12]: 'EEMPTY',
+  [-13]: 'ETOOLONG',
+  [-14]: 'ERANGE',
+  [-15]: 'ENAN',
+  [-16]: 'ELIMIT',
+  [-17]: 'ESTATE',
+});
+
+/** Codes that only the JS side raises. */
+export const JS_ERROR_CODES = Object.freeze({
+  ETYPE: 'an argument has the wrong type',
+  EWASM: 'the WebAssembly module could not be loaded or trapped',
+  EDISPOSED: 'the object was used after dispose()',
+});
+
+/** Every code an AttnlabError can carry, for documentation and tests. */
+export const ERROR_CODES = Object.freeze([...Object.values(C_ERROR_CODES), ...Object.keys(JS_ERROR_CODES)]);
+
+export class AttnlabError extends Error {
+  /**
+   * @param {string} code  stable code ('EFORMAT', 'ERANGE', 'ETYPE', ...)
+   * @param {string} message  what went wrong, as specific as known
+   * @param {{rc?: number, cause?: unknown}} [extra]  rc: the C return code (0 if none)
+   */
+  constructor(code, message, { rc = 0, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'AttnlabError';
+    this.code = code;
+    this.rc = rc;
+  }
+}
+
+/** The stable code of a C return code ('EUNKNOWN' for a number that is not one). */
+export function codeOfRc(rc) {
+  return C_ERROR_CODES[rc] ?? 'EUNKNOWN';
+}
+
+/**
+ * An AttnlabError for a negative C return code. detail is alab_last_error();
+ * name is alab_strerror(rc), used when the detail is empty.
+ */
+export function errorFromRc(rc, detail = '', name = '') {
+  const code = codeOfRc(rc);
+  const message = detail || name || `attnlab error ${code} (${rc})`;
+  return new AttnlabError(code, message, { rc });
+}

@@ -1,0 +1,646 @@
+// wasm.js — the low layer: loads attnlab.wasm without any Emscripten JS glue,
+// mirrors the C exports 1:1 and owns wasm memory.
+//
+// The module is built with -sSTANDALONE_WASM --no-entry (a WASI "reactor"):
+// we instantiate it ourselves, give it the handful of imports it asks for,
+// call its _initialize, and talk to it through numbers and pointers.
+//
+// Memory rules of this file
+//   - Every buffer this file allocates is freed in the same function, in a
+//     finally block; the one exception is a model's safetensors buffer, whose
+//     ownership passes to C (alab_model_load_buffers frees it, even on failure).
+//   - Results are copied out of wasm memory (Float32Array#slice), so they stay
+//     valid after the next forward, after dispose and after memory growth.
+//   - Memory may grow during any call, which detaches the old ArrayBuffer;
+//     views are therefore re-read from memory.buffer on every access (u8, i32,
+//     f32 getters), never kept across a call into wasm.
+//   - Pointers come back from wasm as signed i32; with up to 4 GB of memory
+//     they are read as unsigned (>>> 0).
+//
+// Failures throw AttnlabError (errors.js): C return codes become their stable
+// code with alab_last_error() as the message; a trap becomes EWASM and the
+// instance refuses further calls (its heap can no longer be trusted).
+//
+// This layer checks only what C cannot see (that an integer argument is one).
+// Friendlier names, defaults, string options and argument validation belong to
+// the layer above (web/src/model.js).
+
+import { AttnlabError, errorFromRc } from './errors.js';
+
+// Constants of c/include/attnlab.h
+export const DO_HARD = 0;
+export const DO_SOFT = 1;
+export const ABLATE = 2;
+export const MASK_CAUSAL = 0;
+export const MASK_FULL = 1;
+export const MASK_WINDOW = 2;
+export const ALL_HEADS = -1;
+
+/** Fields of alab_wasm_config_get, in its numbering. */
+export const CONFIG_FIELDS = Object.freeze([
+  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon',
+]);
+
+/** Kernels of alab_wasm_kernel, in its numbering. */
+export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, gelu: 3, softmax: 4 });
+
+/** The exports every attnlab.wasm must have (c/src/wasm_exports.json). */
+export const REQUIRED_EXPORTS = Object.freeze([
+  'memory', '_initialize', 'malloc', 'free', 'alab_strerror', 'alab_last_error',
+  'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
+  'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
+  'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
+  'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
+  'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
+  'alab_asymmetry', 'alab_head_average', 'alab_outer_product', 'alab_attention_entropy',
+  'alab_display_do', 'alab_wasm_kernel',
+]);
+
+// Exports that return a pointer or a size_t: read as unsigned.
+const UNSIGNED_RESULTS = new Set([
+  'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
+  'alab_wasm_load', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
+  'alab_result_k',
+]);
+
+/** Where the .wasm is looked for when no source is given: web/dist/attnlab.wasm. */
+export function defaultWasmURL() {
+  return new URL('../../dist/attnlab.wasm', import.meta.url);
+}
+
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder('utf-8'); // invalid bytes -> U+FFFD
+
+// ---------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------
+
+/**
+ * Compile and instantiate attnlab.wasm.
+ * @param {WebAssembly.Module|ArrayBuffer|ArrayBufferView|Response|URL|string} [source]
+ *   the module, its bytes, a fetch Response, or its URL (file: URLs are read
+ *   with node:fs); default defaultWasmURL().
+ * @returns {Promise<AttnlabWasm>}
+ */
+export async function instantiateAttnlab(source = defaultWasmURL()) {
+  let module;
+  try {
+    module = await compile(source);
+  } catch (e) {
+    if (e instanceof AttnlabError) throw e;
+    throw new AttnlabError('EWASM', `attnlab.wasm could not be compiled: ${e.message}`, { cause: e });
+  }
+  const missing = REQUIRED_EXPORTS.filter(
+    (name) => !WebAssembly.Module.exports(module).some((x) => x.name === name));
+  if (missing.length)
+    throw new AttnlabError('EWASM', `attnlab.wasm lacks exports: ${missing.join(', ')} (rebuild with make wasm)`);
+
+  const env = { memory: null, onGrow: null };
+  const imports = makeImports(module, env);
+  let instance;
+  try {
+    instance = await WebAssembly.instantiate(module, imports);
+  } catch (e) {
+    throw new AttnlabError('EWASM', `attnlab.wasm could not be instantiated: ${e.message}`, { cause: e });
+  }
+  env.memory = instance.exports.memory;
+  const wasm = new AttnlabWasm(instance, module);
+  env.onGrow = () => wasm._onGrow();
+  try {
+    instance.exports._initialize(); // static constructors of the reactor
+  } catch (e) {
+    throw new AttnlabError('EWASM', `attnlab.wasm failed to initialise: ${e.message}`, { cause: e });
+  }
+  return wasm;
+}
+
+async function compile(source) {
+  if (source instanceof WebAssembly.Module) return source;
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
+  if (typeof Response !== 'undefined' && source instanceof Response) return compileResponse(source);
+  if (typeof source === 'string' || source instanceof URL) {
+    const url = new URL(source, typeof location !== 'undefined' ? location.href : undefined);
+    if (url.protocol === 'file:') {
+      const { readFile } = await import('node:fs/promises');
+      return WebAssembly.compile(await readFile(url));
+    }
+    return compileResponse(await fetch(url));
+  }
+  throw new AttnlabError('ETYPE', 'attnlab.wasm source must be a WebAssembly.Module, bytes, a Response or a URL');
+}
+
+async function compileResponse(res) {
+  if (!res.ok) throw new AttnlabError('EWASM', `attnlab.wasm: HTTP ${res.status} for ${res.url}`);
+  const type = res.headers.get('content-type') || '';
+  if (WebAssembly.compileStreaming && type.split(';')[0].trim() === 'application/wasm')
+    return WebAssembly.compileStreaming(res);
+  return WebAssembly.compile(await res.arrayBuffer());
+}
+
+// The imports a STANDALONE_WASM reactor may ask for. The library never prints,
+// reads files or exits, so most are inert; each does the documented minimum.
+// An import not listed here makes instantiation fail with a clear message.
+function makeImports(module, env) {
+  const WASI_ESUCCESS = 0;
+  const WASI_EBADF = 8;
+  const WASI_ENOSYS = 52;
+  const view = () => new DataView(env.memory.buffer);
+  const stdio = ['', '', ''];
+  const known = {
+    env: {
+      emscripten_notify_memory_growth: () => env.onGrow && env.onGrow(),
+    },
+    wasi_snapshot_preview1: {
+      // fd_write(fd, iovs, iovs_len, nwritten): stdout/stderr go to the console by line.
+      fd_write(fd, iovs, iovsLen, nwrittenPtr) {
+        if (fd !== 1 && fd !== 2) return WASI_EBADF;
+        iovs >>>= 0;
+        nwrittenPtr >>>= 0;
+        const dv = view();
+        let total = 0;
+        for (let i = 0; i < iovsLen; i++) {
+          const ptr = dv.getUint32(iovs + 8 * i, true);
+          const len = dv.getUint32(iovs + 8 * i + 4, true);
+          stdio[fd] += utf8Decoder.decode(new Uint8Array(env.memory.buffer, ptr, len));
+          total += len;
+        }
+        const lines = stdio[fd].split('\n');
+        stdio[fd] = lines.pop();
+        for (const line of lines) (fd === 1 ? console.log : console.error)(line);
+        dv.setUint32(nwrittenPtr, total, true);
+        return WASI_ESUCCESS;
+      },
+      fd_close: () => WASI_ENOSYS,
+      fd_seek: () => WASI_ENOSYS,
+      fd_read: () => WASI_ENOSYS,
+      fd_fdstat_get: () => WASI_ENOSYS,
+      proc_exit(code) {
+        throw new AttnlabError('EWASM', `attnlab.wasm called exit(${code})`);
+      },
+      environ_sizes_get(countPtr, sizePtr) {
+        const dv = view();
+        dv.setUint32(countPtr >>> 0, 0, true);
+        dv.setUint32(sizePtr >>> 0, 0, true);
+        return WASI_ESUCCESS;
+      },
+      environ_get: () => WASI_ESUCCESS,
+      args_sizes_get(countPtr, sizePtr) {
+        const dv = view();
+        dv.setUint32(countPtr >>> 0, 0, true);
+        dv.setUint32(sizePtr >>> 0, 0, true);
+        return WASI_ESUCCESS;
+      },
+      args_get: () => WASI_ESUCCESS,
+      clock_time_get(id, precision, timePtr) {
+        const ns = BigInt(Math.round(performance.now() * 1e6));
+        view().setBigUint64(timePtr >>> 0, ns, true);
+        return WASI_ESUCCESS;
+      },
+      random_get(ptr, len) {
+        // getRandomValues fills at most 65536 bytes per call
+        for (let off = 0; off < len; off += 65536)
+          crypto.getRandomValues(new Uint8Array(env.memory.buffer, (ptr >>> 0) + off, Math.min(65536, len - off)));
+        return WASI_ESUCCESS;
+      },
+    },
+  };
+  const imports = {};
+  for (const { module: mod, name, kind } of WebAssembly.Module.imports(module)) {
+    const value = known[mod] && known[mod][name];
+    if (kind !== 'function' || !value)
+      throw new AttnlabError('EWASM', `attnlab.wasm imports ${mod}.${name} (${kind}), which this loader does not provide`);
+    (imports[mod] ||= {})[name] = value;
+  }
+  return imports;
+}
+
+// ---------------------------------------------------------------------------
+// The instance
+// ---------------------------------------------------------------------------
+
+function checkInt(name, v) {
+  if (typeof v !== 'number') throw new AttnlabError('ETYPE', `${name} must be a number, got ${typeof v}`);
+  if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647)
+    throw new AttnlabError('EINVAL', `${name} must be a 32-bit integer, got ${v}`);
+  return v;
+}
+
+function checkNumber(name, v) {
+  if (typeof v !== 'number') throw new AttnlabError('ETYPE', `${name} must be a number, got ${typeof v}`);
+  return v;
+}
+
+// ids as an Int32Array, checking each is an integer (Int32Array.from would truncate 1.5 to 1).
+function toIds(name, ids) {
+  if (ids instanceof Int32Array) return ids;
+  if (ids == null || typeof ids.length !== 'number')
+    throw new AttnlabError('ETYPE', `${name} must be an array of token ids`);
+  const out = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = checkInt(`${name}[${i}]`, ids[i]);
+  return out;
+}
+
+// The shortest decimal that rounds to the same float32 (1e-5, not 0.0000099999997).
+function shortestF32(x) {
+  const f = Math.fround(x);
+  for (let p = 1; p < 9; p++) {
+    const y = Number(f.toPrecision(p));
+    if (Math.fround(y) === f) return y;
+  }
+  return f;
+}
+
+function toBytes(name, v) {
+  if (typeof v === 'string') return utf8Encoder.encode(v);
+  if (v instanceof Uint8Array) return v;
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  throw new AttnlabError('ETYPE', `${name} must be a string, an ArrayBuffer or a typed array`);
+}
+
+export class AttnlabWasm {
+  constructor(instance, module) {
+    this.instance = instance;
+    this.module = module;
+    this.memory = instance.exports.memory;
+    this._buf = null;
+    this._trap = null;
+    // The raw exports, each guarded: unsigned results, traps -> EWASM.
+    this.fn = {};
+    for (const [name, f] of Object.entries(instance.exports)) {
+      if (typeof f !== 'function') continue;
+      const unsigned = UNSIGNED_RESULTS.has(name);
+      this.fn[name] = (...args) => {
+        if (this._trap) throw new AttnlabError('EWASM', `attnlab.wasm trapped earlier (${this._trap.message}); load a new instance`);
+        try {
+          const r = f(...args);
+          return unsigned ? r >>> 0 : r;
+        } catch (e) {
+          if (e instanceof WebAssembly.RuntimeError) {
+            this._trap = e;
+            throw new AttnlabError('EWASM', `attnlab.wasm trapped in ${name}: ${e.message}`, { cause: e });
+          }
+          throw e;
+        }
+      };
+    }
+  }
+
+  // ---- memory ------------------------------------------------------------
+
+  _views() {
+    const buf = this.memory.buffer;
+    if (buf !== this._buf) {
+      this._buf = buf;
+      this._u8 = new Uint8Array(buf);
+      this._i32 = new Int32Array(buf);
+      this._f32 = new Float32Array(buf);
+    }
+  }
+  _onGrow() { this._buf = null; }
+  get u8() { this._views(); return this._u8; }
+  get i32() { this._views(); return this._i32; }
+  get f32() { this._views(); return this._f32; }
+
+  /** Bytes of wasm memory (grows, never shrinks). */
+  memoryBytes() { return this.memory.buffer.byteLength; }
+  /** Bytes in use by malloc (must stay flat across runs and load/free cycles). */
+  heapInUse() { return this.fn.alab_wasm_heap_in_use(); }
+
+  /** malloc that throws ENOMEM instead of returning 0. */
+  malloc(n) {
+    checkNumber('malloc size', n);
+    if (!(n >= 0 && n <= 0xffffffff) || !Number.isInteger(n))
+      throw new AttnlabError('EINVAL', `malloc size must be an integer in [0, 2^32), got ${n}`);
+    const p = this.fn.malloc(Math.max(n, 1));
+    if (p === 0) throw new AttnlabError('ENOMEM', `wasm malloc(${n}) failed (memory ${this.memoryBytes()} bytes)`);
+    return p;
+  }
+  free(p) { this.fn.free(p); }
+
+  /** Copy bytes into wasm memory at ptr + offset. */
+  writeBytes(ptr, bytes, offset = 0) { this.u8.set(bytes, ptr + offset); }
+
+  /** Run fn(alloc) where alloc(bytes) mallocs; everything is freed afterwards. */
+  scoped(fn) {
+    const ptrs = [];
+    const alloc = (n) => { const p = this.malloc(n); ptrs.push(p); return p; };
+    try {
+      return fn(alloc);
+    } finally {
+      for (let i = ptrs.length - 1; i >= 0; i--) this.fn.free(ptrs[i]);
+    }
+  }
+
+  readF32(ptr, n) { return this.f32.slice(ptr >>> 2, (ptr >>> 2) + n); }
+  readI32(ptr, n) { return this.i32.slice(ptr >>> 2, (ptr >>> 2) + n); }
+  readBytes(ptr, n) { return this.u8.slice(ptr, ptr + n); }
+  readCString(ptr) {
+    const u8 = this.u8;
+    let end = ptr;
+    while (u8[end] !== 0) end++;
+    return utf8Decoder.decode(u8.subarray(ptr, end));
+  }
+
+  // ---- errors ------------------------------------------------------------
+
+  lastError() { return this.readCString(this.fn.alab_last_error()); }
+  strerror(rc) { return this.readCString(this.fn.alab_strerror(rc)); }
+  /** Throw the AttnlabError of a negative rc; return a non-negative one. */
+  check(rc) {
+    if (rc < 0) throw errorFromRc(rc, this.lastError(), this.strerror(rc));
+    return rc;
+  }
+
+  version() { return this.readCString(this.fn.alab_wasm_version()); }
+  simd() { return this.fn.alab_wasm_simd() === 1; }
+
+  // ---- model -------------------------------------------------------------
+
+  /**
+   * Load a model from its four files. Each file is a string or bytes.
+   * Returns the model handle (a number; free it with modelFree).
+   */
+  loadModel({ config, safetensors, vocab, merges }) {
+    const st = toBytes('safetensors', safetensors);
+    const stPtr = this.malloc(st.length);
+    try {
+      this.writeBytes(stPtr, st);
+    } catch (e) {
+      this.free(stPtr);
+      throw e;
+    }
+    return this.loadModelFromHeap({ config, vocab, merges }, stPtr, st.length);
+  }
+
+  /**
+   * Load a model whose safetensors bytes the caller already wrote into
+   * wasm memory at stPtr (from malloc) — e.g. streamed chunk by chunk, so the
+   * weights never exist twice. stPtr belongs to the model from this call on,
+   * whether it succeeds or throws.
+   */
+  loadModelFromHeap({ config, vocab, merges }, stPtr, stLen) {
+    let owned = true; // stPtr still ours to free if we throw before the C call
+    try {
+      const cfg = toBytes('config', config);
+      const voc = toBytes('vocab', vocab);
+      const mrg = toBytes('merges', merges);
+      return this.scoped((alloc) => {
+        const c = alloc(cfg.length), v = alloc(voc.length), g = alloc(mrg.length);
+        this.writeBytes(c, cfg);
+        this.writeBytes(v, voc);
+        this.writeBytes(g, mrg);
+        owned = false;
+        const m = this.fn.alab_wasm_load(c, cfg.length, stPtr, stLen, v, voc.length, g, mrg.length);
+        if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
+        return m;
+      });
+    } finally {
+      if (owned) this.fn.free(stPtr);
+    }
+  }
+
+  modelFree(m) { this.fn.alab_model_free(m); }
+
+  /** {n_layer, n_head, n_embd, vocab_size, n_positions, layer_norm_epsilon} */
+  config(m) {
+    const out = {};
+    CONFIG_FIELDS.forEach((name, i) => { out[name] = this.fn.alab_wasm_config_get(m, i); });
+    out.layer_norm_epsilon = shortestF32(out.layer_norm_epsilon);
+    return out;
+  }
+
+  // ---- tokenizer ---------------------------------------------------------
+
+  /** GPT-2 BPE ids of text (a string, or raw bytes that may be invalid UTF-8). */
+  encode(m, text) {
+    const bytes = toBytes('text', text);
+    return this.scoped((alloc) => {
+      const t = alloc(bytes.length);
+      this.writeBytes(t, bytes);
+      const cap = Math.max(bytes.length, 1); // BPE never yields more ids than bytes
+      const ids = alloc(4 * cap);
+      const n = this.check(this.fn.alab_wasm_encode(ids, cap, m, t, bytes.length));
+      if (n > cap) throw new AttnlabError('ELIMIT', `encode: ${n} ids from ${bytes.length} bytes`);
+      return this.readI32(ids, n);
+    });
+  }
+
+  // Call f(out, cap) with a growing output buffer until the result fits.
+  _readGrowing(f, cap) {
+    for (;;) {
+      const r = this.scoped((alloc) => {
+        const out = alloc(cap);
+        const len = this.check(f(out, cap));
+        return len < cap ? this.readBytes(out, len) : len;
+      });
+      if (r instanceof Uint8Array) return r;
+      cap = r + 1;
+    }
+  }
+
+  /** Bytes of the concatenated tokens. */
+  decodeBytes(m, ids) {
+    const arr = toIds('ids', ids);
+    return this.scoped((alloc) => {
+      const p = alloc(4 * Math.max(arr.length, 1));
+      this.i32.set(arr, p >>> 2);
+      return this._readGrowing((out, cap) => this.fn.alab_wasm_decode(out, cap, m, p, arr.length),
+                               16 * arr.length + 16);
+    });
+  }
+  decode(m, ids) { return utf8Decoder.decode(this.decodeBytes(m, ids)); }
+
+  /** Display string of one token, for labels (Ġ shown as a space). */
+  tokenDisplay(m, id) {
+    checkInt('token id', id);
+    return utf8Decoder.decode(
+      this._readGrowing((out, cap) => this.fn.alab_wasm_token_display(out, cap, m, id), 64));
+  }
+
+  // ---- forward -----------------------------------------------------------
+
+  /**
+   * Run the model on ids. opts (all numeric, as in C):
+   *   interventions  [{kind, layer, head, row, col, lambda}]  (DO_HARD/DO_SOFT/ABLATE, head ALL_HEADS = -1)
+   *   mask, window   MASK_* and W;  layerMask, layerWindow  optional per-layer arrays (L)
+   *   scale          null = 1/sqrt(HS), else the score scale (0 = uniform attention)
+   *   captureLayer, captureHead  -1 = none
+   * Results are read with resultAttention, resultLogits, resultQ/K, resultTopk.
+   */
+  forward(m, ids, opts = {}) {
+    const {
+      interventions = [], mask = MASK_CAUSAL, window = 0, layerMask = null, layerWindow = null,
+      scale = null, captureLayer = -1, captureHead = -1,
+    } = opts;
+    const idArr = toIds('ids', ids);
+    checkInt('mask', mask);
+    checkInt('window', window);
+    if (scale !== null) checkNumber('scale', scale);
+    checkInt('captureLayer', captureLayer);
+    checkInt('captureHead', captureHead);
+    const iv = new Float32Array(6 * interventions.length);
+    interventions.forEach((x, i) => {
+      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0];
+      fields.forEach((v, j) => checkNumber(`intervention ${i} field ${j}`, v));
+      iv.set(fields, 6 * i);
+    });
+    return this.scoped((alloc) => {
+      const pIds = alloc(4 * Math.max(idArr.length, 1));
+      const pIv = alloc(4 * Math.max(iv.length, 1));
+      this.i32.set(idArr, pIds >>> 2);
+      this.f32.set(iv, pIv >>> 2);
+      let pLm = 0, pLw = 0;
+      if (layerMask) {
+        const a = toIds('layerMask', layerMask);
+        pLm = alloc(4 * Math.max(a.length, 1));
+        this.i32.set(a, pLm >>> 2);
+      }
+      if (layerWindow) {
+        const a = toIds('layerWindow', layerWindow);
+        pLw = alloc(4 * Math.max(a.length, 1));
+        this.i32.set(a, pLw >>> 2);
+      }
+      this.check(this.fn.alab_wasm_forward(m, pIds, idArr.length, pIv, interventions.length, mask,
+                                           window, pLm, pLw, scale === null ? 0 : 1, scale ?? 0,
+                                           captureLayer, captureHead));
+    });
+  }
+
+  resultT(m) { return this.fn.alab_result_T(m); }
+
+  /** Copy of the last run's attention, (L, NH, T, T); throws ESTATE before any run. */
+  resultAttention(m) {
+    const { n_layer, n_head } = this.config(m);
+    const T = this.resultT(m);
+    const p = this.fn.alab_result_attention(m);
+    if (!p || T <= 0) throw new AttnlabError('ESTATE', 'no attention: run forward first');
+    return this.readF32(p, n_layer * n_head * T * T);
+  }
+
+  /** Copy of the last position's logits, (V). */
+  resultLogits(m) {
+    const p = this.fn.alab_result_logits(m);
+    if (!p || this.resultT(m) <= 0) throw new AttnlabError('ESTATE', 'no logits: run forward first');
+    return this.readF32(p, this.config(m).vocab_size);
+  }
+
+  /** Copies of q and k of the captured head, each (T, HS); null if none was captured. */
+  resultQ(m) { return this._resultQK(m, this.fn.alab_result_q(m)); }
+  resultK(m) { return this._resultQK(m, this.fn.alab_result_k(m)); }
+  _resultQK(m, p) {
+    if (!p) return null;
+    const { n_embd, n_head } = this.config(m);
+    return this.readF32(p, this.resultT(m) * (n_embd / n_head));
+  }
+
+  /** The k most likely next tokens of the last run: {ids: Int32Array, probs: Float32Array}. */
+  resultTopk(m, k) {
+    checkInt('k', k);
+    const kk = Math.max(0, Math.min(k, this.config(m).vocab_size));
+    return this.scoped((alloc) => {
+      const pi = alloc(4 * Math.max(kk, 1)), pp = alloc(4 * Math.max(kk, 1));
+      const n = this.check(this.fn.alab_result_topk(pi, pp, kk, m));
+      const got = n > 0 ? Math.min(n, kk) : kk;
+      return { ids: this.readI32(pi, got), probs: this.readF32(pp, got) };
+    });
+  }
+
+  /**
+   * Sample up to maxNew tokens after ids. rngState is a BigInt (uint64) that
+   * the call advances; the new state is returned with the ids.
+   */
+  generate(m, ids, { maxNew, temperature = 0, topK = 0, rngState = 0n }) {
+    checkInt('maxNew', maxNew);
+    checkNumber('temperature', temperature);
+    checkInt('topK', topK);
+    const idArr = toIds('ids', ids);
+    return this.scoped((alloc) => {
+      const pIds = alloc(4 * Math.max(idArr.length, 1));
+      const pOut = alloc(4 * Math.max(maxNew, 1));
+      const pRng = alloc(8);
+      this.i32.set(idArr, pIds >>> 2);
+      new DataView(this.memory.buffer).setBigUint64(pRng, BigInt.asUintN(64, BigInt(rngState)), true);
+      const n = this.check(this.fn.alab_wasm_generate(pOut, maxNew, m, pIds, idArr.length,
+                                                      temperature, topK, pRng));
+      return {
+        ids: this.readI32(pOut, n),
+        rngState: new DataView(this.memory.buffer).getBigUint64(pRng, true),
+      };
+    });
+  }
+
+  // ---- analysis (pure functions on arrays) -------------------------------
+
+  // Call f with the arrays copied into wasm memory; returns f's result.
+  _withF32(arrays, f) {
+    return this.scoped((alloc) => {
+      const ptrs = arrays.map((a) => {
+        const p = alloc(4 * Math.max(a.length, 1));
+        this.f32.set(a, p >>> 2);
+        return p;
+      });
+      return f(ptrs, alloc);
+    });
+  }
+
+  dagScore(A, T) {
+    checkInt('T', T);
+    return this._withF32([A], ([a]) => this.fn.alab_dag_score(a, T));
+  }
+  nullDagScore(T) { return this.fn.alab_null_dag_score(checkInt('T', T)); }
+  asymmetry(A, T) {
+    checkInt('T', T);
+    return this._withF32([A], ([a], alloc) => {
+      const out = alloc(4 * T * T);
+      this.fn.alab_asymmetry(out, a, T);
+      return this.readF32(out, T * T);
+    });
+  }
+  headAverage(att, NH, T) {
+    checkInt('NH', NH);
+    checkInt('T', T);
+    return this._withF32([att], ([a], alloc) => {
+      const out = alloc(4 * T * T);
+      this.fn.alab_head_average(out, a, NH, T);
+      return this.readF32(out, T * T);
+    });
+  }
+  /** {out: (HS,HS) q k^T, trace: q.k} */
+  outerProduct(q, k, HS) {
+    checkInt('HS', HS);
+    return this._withF32([q, k], ([pq, pk], alloc) => {
+      const out = alloc(4 * HS * HS);
+      const trace = this.fn.alab_outer_product(out, pq, pk, HS);
+      return { out: this.readF32(out, HS * HS), trace };
+    });
+  }
+  attentionEntropy(A, T) {
+    checkInt('T', T);
+    return this._withF32([A], ([a]) => this.fn.alab_attention_entropy(a, T));
+  }
+  displayDo(A, T, row, col, hard, lambda = 0) {
+    checkInt('T', T);
+    checkInt('row', row);
+    checkInt('col', col);
+    checkNumber('lambda', lambda);
+    return this._withF32([A], ([a], alloc) => {
+      const out = alloc(4 * T * T);
+      this.check(this.fn.alab_display_do(out, a, T, row, col, hard ? 1 : 0, lambda));
+      return this.readF32(out, T * T);
+    });
+  }
+
+  /** One kernel of ops.h (KERNELS), fast or reference; returns its output. */
+  kernel(op, { ref = false, inp, w = null, b = null, T, C, OC = 0 }) {
+    checkInt('T', T);
+    checkInt('C', C);
+    checkInt('OC', OC);
+    const outLen = op === KERNELS.matmul || op === KERNELS.matmul_nt ? T * OC : T * C;
+    return this._withF32([inp, w ?? [], b ?? []], ([pi, pw, pb], alloc) => {
+      const out = alloc(4 * Math.max(outLen, 1));
+      this.check(this.fn.alab_wasm_kernel(op, ref ? 1 : 0, out, pi, w ? pw : 0, b ? pb : 0, T, C, OC));
+      return this.readF32(out, outLen);
+    });
+  }
+}
