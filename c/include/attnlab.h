@@ -81,23 +81,30 @@ int alab_bpe_load(alab_bpe **out, const char *vocab, size_t vocab_len,
 void alab_bpe_free(alab_bpe *bpe);
 int alab_bpe_vocab_size(const alab_bpe *bpe);
 
-/* Encode text (UTF-8 bytes; invalid UTF-8 is encoded byte-wise exactly as
- * GPT-2 does). Writes at most max_ids ids; *n_ids receives the number needed.
+/* Encode text (UTF-8 bytes). Each maximal ill-formed UTF-8 subsequence is
+ * first replaced by U+FFFD, exactly as a browser's TextDecoder does, so C and
+ * JS callers get the same ids. "<|endoftext|>" in text is ordinary text.
+ * Writes at most max_ids ids; *n_ids receives the number needed.
  * Returns ALAB_ELIMIT if more than max_ids are needed (ids then hold a prefix),
  * ALAB_ELIMIT also if text_len > ALAB_MAX_TEXT_BYTES. Empty text gives 0 ids. */
 int alab_bpe_encode(int *ids, int max_ids, int *n_ids,
                     const alab_bpe *bpe, const char *text, size_t text_len);
 
-/* Raw bytes of one token (e.g. " the"). *len receives its length. */
+/* Raw bytes of one token (e.g. " the"), NUL-terminated (the NUL is not
+ * counted in *len). */
 int alab_bpe_token_bytes(const char **bytes, size_t *len, const alab_bpe *bpe, int id);
 
-/* Decode ids to bytes. Writes at most cap bytes, *len receives the size needed. */
+/* Decode ids to bytes. *len always receives the full size; if it does not fit
+ * in cap, out holds a prefix and ALAB_ELIMIT is returned. A NUL is written
+ * only when there is room (len < cap). out may be NULL with cap 0. */
 int alab_bpe_decode(char *out, size_t cap, size_t *len,
                     const alab_bpe *bpe, const int *ids, int n_ids);
 
 /* Display string for figure labels: the token's bytes as UTF-8 text, with
- * invalid/partial UTF-8 bytes shown as U+FFFD, newline as "\\n", tab as "\\t".
- * A leading space stays a space (GPT-2's Ġ is shown as " "). */
+ * invalid/partial UTF-8 bytes shown as U+FFFD, newline as "\\n", tab as "\\t",
+ * CR as "\\r", other control characters and DEL as "\\xNN" (raw control
+ * characters are invisible and not allowed in SVG). A leading space stays a
+ * space (GPT-2's Ġ is shown as " "). Sizes and ALAB_ELIMIT as for decode. */
 int alab_bpe_display(char *out, size_t cap, size_t *len, const alab_bpe *bpe, int id);
 
 /* ------------------------------------------------------------------------ */

@@ -40,7 +40,7 @@ typedef struct {
 } json_doc;
 
 /* Returns 0 (ALAB_OK) or ALAB_EJSON / ALAB_ENOMEM / ALAB_ELIMIT (len over
- * max_len when max_len > 0). On failure doc->err says what and where;
+ * max_len when max_len > 0) / ALAB_EINVAL (NULL src with a nonzero len). On failure doc->err says what and where;
  * json_free is still safe to call. */
 int json_parse(json_doc *doc, const char *src, size_t len, size_t max_len);
 void json_free(json_doc *doc);
