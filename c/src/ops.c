@@ -1,0 +1,407 @@
+/* ops.c — the kernels of the forward pass, each beside its reference twin.
+ *
+ * Fast kernels are written once against simd.h (alab_vf: W = ALAB_SIMD_WIDTH
+ * floats) and have scalar tails for any size. The *_ref twins are plain loops,
+ * accumulating in double where that makes them a better "truth"; the tests in
+ * tests/c/test_ops.c compare the two on odd and real sizes.
+ *
+ * Legend: T rows (tokens), C input channels, OC output channels.
+ * No kernel allocates: the matmul packs a block of weights into a fixed-size
+ * buffer on the stack. */
+#include "ops.h"
+#include "simd.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define W ALAB_SIMD_WIDTH
+
+#if defined(__GNUC__)
+#define ALAB_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALAB_ALWAYS_INLINE inline
+#endif
+
+/* ============================================================= matmul
+ * out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC)      GPT-2 Conv1D layout.
+ *
+ * Blocking (after BLIS / llm.c's matmul_forward): the output columns are cut
+ * into strips of NR = MM_NV vectors; C is cut into blocks of KC. For one
+ * (strip, C-block) the KC x NR panel of w is packed into a contiguous stack
+ * buffer (it then sits in L1 and is read sequentially), and every block of
+ * MR = 4 rows of inp runs the micro-kernel over it: MR x NV vector
+ * accumulators, each step one weight vector load per column vector and one
+ * broadcast of inp[t][c] per row, then MR*NV fused multiply-adds.
+ * Partial sums of later C-blocks are added onto out. Columns left over after
+ * the full strips go through the same micro-kernel with 1 vector, the last
+ * (< W) columns through a scalar loop. */
+
+#define MM_MR 4
+#ifndef MM_NV
+#define MM_NV ALAB_MM_NV
+#endif
+#define MM_NR (MM_NV * W)
+#ifndef MM_KC
+#define MM_KC 128
+#endif
+#ifndef MM_NS
+#define MM_NS (96 / MM_NR) /* strips packed together: rows of 96 floats = 6 cache lines */
+#endif
+
+/* One tile: out[i][j*W ..] (+)= sum_k inp[i][k] * panel[k][j*W ..] for i < mr,
+ * j < nv. panel rows are ldp floats apart. first: start from bias (or 0)
+ * instead of out. mr and nv are compile-time constants at every call. */
+static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float *panel,
+                                       const float *bias, int mr, int nv, int kc, int ldp,
+                                       int C, int OC, int first) {
+    alab_vf acc[MM_MR][MM_NV];
+    for (int i = 0; i < mr; i++) {
+        for (int j = 0; j < nv; j++) {
+            if (!first) acc[i][j] = alab_vf_load(out + (size_t)i * OC + j * W);
+            else if (bias) acc[i][j] = alab_vf_load(bias + j * W);
+            else acc[i][j] = alab_vf_zero();
+        }
+    }
+    for (int k = 0; k < kc; k++) {
+        alab_vf wv[MM_NV];
+        for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(panel + (size_t)k * ldp + j * W);
+        for (int i = 0; i < mr; i++) {
+            alab_vf a = alab_vf_load1(inp + (size_t)i * C + k);
+            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(a, wv[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * OC + j * W, acc[i][j]);
+}
+
+/* All rows of one panel: blocks of MM_MR rows, then the 1..3 rows left. */
+static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float *panel,
+                                       const float *bias, int nv, int kc, int ldp,
+                                       int T, int C, int OC, int first) {
+    int t = 0;
+    for (; t + MM_MR <= T; t += MM_MR)
+        mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, MM_MR, nv, kc, ldp, C, OC, first);
+    switch (T - t) {
+    case 3: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 3, nv, kc, ldp, C, OC, first); break;
+    case 2: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 2, nv, kc, ldp, C, OC, first); break;
+    case 1: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 1, nv, kc, ldp, C, OC, first); break;
+    default: break;
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int T, int C, int OC) {
+    /* (T,OC)         (T,C)            (C,OC)          (OC) */
+    float panel[MM_NS * MM_KC * MM_NR]; /* NS strips of KC x NR: 48 KiB */
+    int oc_full = OC / MM_NR * MM_NR;      /* columns in full strips */
+    int oc_vec = OC / W * W;               /* columns in whole vectors */
+    int pack = T > MM_MR;                  /* several row blocks reuse each panel */
+    if (T <= 0 || OC <= 0) return;
+    if (C <= 0) { /* empty sum: out = bias */
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+        return;
+    }
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+        int first = c0 == 0;
+        const float *inp_c = inp + c0;        /* (T, kc) of row stride C */
+        const float *w_c = w + (size_t)c0 * OC; /* (kc, OC) */
+        /* full strips, MM_NS at a time: pack their kc x (NS*NR) block of w,
+         * reading whole rows of NS*NR floats, into NS contiguous kc x NR
+         * panels. A single row block reads w in place instead (packing would
+         * be one more pass over w for nothing). */
+        for (int o0 = 0; o0 < oc_full; o0 += MM_NS * MM_NR) {
+            int ns = (oc_full - o0) / MM_NR < MM_NS ? (oc_full - o0) / MM_NR : MM_NS;
+            if (pack) {
+                for (int k = 0; k < kc; k++) {
+                    const float *src = w_c + (size_t)k * OC + o0;
+                    for (int s = 0; s < ns; s++)
+                        for (int j = 0; j < MM_NV; j++)
+                            alab_vf_store(panel + (s * kc + k) * MM_NR + j * W,
+                                          alab_vf_load(src + s * MM_NR + j * W));
+                }
+            }
+            for (int s = 0; s < ns; s++) {
+                int o = o0 + s * MM_NR;
+                const float *p = pack ? panel + s * kc * MM_NR : w_c + o;
+                mm_rows(out + o, inp_c, p, bias ? bias + o : NULL, MM_NV, kc, pack ? MM_NR : OC,
+                        T, C, OC, first);
+            }
+        }
+        /* whole vectors left over (fewer than NV of them), one at a time */
+        for (int o0 = oc_full; o0 < oc_vec; o0 += W)
+            mm_rows(out + o0, inp_c, w_c + o0, bias ? bias + o0 : NULL, 1, kc, OC, T, C, OC, first);
+        /* the last OC % W columns, scalar */
+        for (int t = 0; t < T; t++) {
+            for (int o = oc_vec; o < OC; o++) {
+                float acc = first ? (bias ? bias[o] : 0.0f) : out[(size_t)t * OC + o];
+                for (int k = 0; k < kc; k++) acc += inp_c[(size_t)t * C + k] * w_c[(size_t)k * OC + o];
+                out[(size_t)t * OC + o] = acc;
+            }
+        }
+    }
+}
+
+void matmul_forward_ref(float *out, const float *inp, const float *w, const float *bias,
+                        int T, int C, int OC) {
+    for (int t = 0; t < T; t++) {
+        for (int o = 0; o < OC; o++) {
+            double acc = bias ? (double)bias[o] : 0.0;
+            for (int c = 0; c < C; c++) acc += (double)inp[(size_t)t * C + c] * (double)w[(size_t)c * OC + o];
+            out[(size_t)t * OC + o] = (float)acc;
+        }
+    }
+}
+
+/* ========================================================== matmul_nt
+ * out (T,OC) = inp (T,C) @ w^T, w (OC,C): every output is a dot product of two
+ * contiguous rows. The micro-kernel takes NT_MR rows of inp and NT_NR rows of
+ * w at once (NT_MR * NT_NR vector accumulators), so each loaded vector of w is
+ * used NT_MR times and each vector of inp NT_NR times; the accumulators are
+ * reduced horizontally at the end, the last C % W columns added scalar. For
+ * the LM head (OC = V = 50257, C = 768) with T = 1 this streams wte once. */
+
+#define NT_MR 2
+#define NT_NR 4
+
+static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float *w,
+                                       int mr, int nr, int C, int OC) {
+    alab_vf acc[NT_MR][NT_NR];
+    int cv = C / W * W;
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_zero();
+    for (int c = 0; c < cv; c += W) {
+        alab_vf wv[NT_NR];
+        for (int j = 0; j < nr; j++) wv[j] = alab_vf_load(w + (size_t)j * C + c);
+        for (int i = 0; i < mr; i++) {
+            alab_vf a = alab_vf_load(inp + (size_t)i * C + c);
+            for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_fma(a, wv[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < mr; i++) {
+        for (int j = 0; j < nr; j++) {
+            float s = alab_vf_reduce_sum(acc[i][j]);
+            for (int c = cv; c < C; c++) s += inp[(size_t)i * C + c] * w[(size_t)j * C + c];
+            out[(size_t)i * OC + j] = s;
+        }
+    }
+}
+
+static ALAB_ALWAYS_INLINE void nt_cols(float *out, const float *inp, const float *w,
+                                       int mr, int C, int OC) {
+    int o = 0;
+    for (; o + NT_NR <= OC; o += NT_NR) nt_tile(out + o, inp, w + (size_t)o * C, mr, NT_NR, C, OC);
+    for (; o < OC; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, OC);
+}
+
+void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC) {
+    /* (T,OC)           (T,C)            (OC,C) */
+    int t = 0;
+    for (; t + NT_MR <= T; t += NT_MR) nt_cols(out + (size_t)t * OC, inp + (size_t)t * C, w, NT_MR, C, OC);
+    for (; t < T; t++) nt_cols(out + (size_t)t * OC, inp + (size_t)t * C, w, 1, C, OC);
+}
+
+void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, int C, int OC) {
+    for (int t = 0; t < T; t++) {
+        for (int o = 0; o < OC; o++) {
+            double acc = 0.0;
+            for (int c = 0; c < C; c++) acc += (double)inp[(size_t)t * C + c] * (double)w[(size_t)o * C + c];
+            out[(size_t)t * OC + o] = (float)acc;
+        }
+    }
+}
+
+/* ========================================================== layernorm
+ * Per row, in f32 like PyTorch but without its cancellation: m0 = mean(x);
+ * d = x - m0 (exact when x is near m0); corr = mean(d), var = mean(d^2) - corr^2
+ * (the corrected two-pass algorithm); y = (d - corr) * rstd * w + b. Keeping
+ * the mean as m0 + corr keeps rows with a large mean (GPT-2's residual stream
+ * has a few huge channels) accurate to a few ulp of the deviations. Biased
+ * variance, as PyTorch. */
+
+static float sum_f32(const float *x, int n) {
+    alab_vf s0 = alab_vf_zero(), s1 = alab_vf_zero();
+    int i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        s0 = alab_vf_add(s0, alab_vf_load(x + i));
+        s1 = alab_vf_add(s1, alab_vf_load(x + i + W));
+    }
+    for (; i + W <= n; i += W) s0 = alab_vf_add(s0, alab_vf_load(x + i));
+    float s = alab_vf_reduce_sum(alab_vf_add(s0, s1));
+    for (; i < n; i++) s += x[i];
+    return s;
+}
+
+void layernorm_forward(float *out, const float *inp, const float *w, const float *b,
+                       int T, int C, float eps) {
+    /* (T,C)            (T,C)            (C)             (C) */
+    for (int t = 0; t < T; t++) {
+        const float *x = inp + (size_t)t * C;
+        float *y = out + (size_t)t * C;
+        float m0 = sum_f32(x, C) / (float)C;
+        alab_vf m = alab_vf_set1(m0);
+        alab_vf s1 = alab_vf_zero(), s2 = alab_vf_zero();
+        int i = 0;
+        for (; i + W <= C; i += W) {
+            alab_vf d = alab_vf_sub(alab_vf_load(x + i), m);
+            s1 = alab_vf_add(s1, d);
+            s2 = alab_vf_fma(d, d, s2);
+        }
+        float sd = alab_vf_reduce_sum(s1), sdd = alab_vf_reduce_sum(s2);
+        for (; i < C; i++) sd += x[i] - m0, sdd += (x[i] - m0) * (x[i] - m0);
+        float corr = sd / (float)C;
+        float var = sdd / (float)C - corr * corr;
+        float rstd = 1.0f / sqrtf((var > 0.0f ? var : 0.0f) + eps);
+        alab_vf r = alab_vf_set1(rstd), cv = alab_vf_set1(corr);
+        for (i = 0; i + W <= C; i += W) {
+            alab_vf d = alab_vf_sub(alab_vf_sub(alab_vf_load(x + i), m), cv);
+            alab_vf g = alab_vf_mul(alab_vf_load(w + i), r);
+            alab_vf_store(y + i, alab_vf_fma(d, g, alab_vf_load(b + i)));
+        }
+        for (; i < C; i++) y[i] = (x[i] - m0 - corr) * (w[i] * rstd) + b[i];
+    }
+}
+
+void layernorm_forward_ref(float *out, const float *inp, const float *w, const float *b,
+                           int T, int C, float eps) {
+    for (int t = 0; t < T; t++) {
+        const float *x = inp + (size_t)t * C;
+        float *y = out + (size_t)t * C;
+        double mean = 0.0, var = 0.0;
+        for (int i = 0; i < C; i++) mean += x[i];
+        mean /= C;
+        for (int i = 0; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+        var /= C;
+        double rstd = 1.0 / sqrt(var + (double)eps);
+        for (int i = 0; i < C; i++) y[i] = (float)((x[i] - mean) * rstd * w[i] + b[i]);
+    }
+}
+
+/* =============================================================== gelu
+ * gelu_new(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+ * Since 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)), the fast kernel computes
+ * x / (1 + exp(-2u)) with alab_vf_exp: no tanh, and no cancellation in 1 + tanh
+ * for negative x. (Equivalently tanh(u) = 2/(1+exp(-2u)) - 1, within about
+ * 1.2e-7 abs of tanhf; the test measures both.) For x < about -10.3 the exp
+ * saturates and the result is a tiny negative number, as the true value is. */
+
+#define GELU_K0 0.7978845608028654f /* sqrt(2/pi) */
+#define GELU_K1 0.044715f
+
+static ALAB_ALWAYS_INLINE alab_vf gelu_vf(alab_vf x) {
+    alab_vf x3 = alab_vf_mul(alab_vf_mul(x, x), x);
+    alab_vf u = alab_vf_mul(alab_vf_set1(-2.0f * GELU_K0), alab_vf_fma(alab_vf_set1(GELU_K1), x3, x));
+    return alab_vf_div(x, alab_vf_add(alab_vf_set1(1.0f), alab_vf_exp(u)));
+}
+
+void gelu_forward(float *out, const float *inp, int N) {
+    int i = 0;
+    for (; i + W <= N; i += W) alab_vf_store(out + i, gelu_vf(alab_vf_load(inp + i)));
+    if (i < N) { /* tail through a padded vector, so every element sees the same math */
+        float buf[W] = {0};
+        for (int k = 0; k < N - i; k++) buf[k] = inp[i + k];
+        alab_vf_store(buf, gelu_vf(alab_vf_load(buf)));
+        for (int k = 0; k < N - i; k++) out[i + k] = buf[k];
+    }
+}
+
+void gelu_forward_ref(float *out, const float *inp, int N) {
+    const double k0 = 0.79788456080286535588; /* sqrt(2/pi) */
+    for (int i = 0; i < N; i++) {
+        double x = inp[i];
+        out[i] = (float)(0.5 * x * (1.0 + tanh(k0 * (x + 0.044715 * x * x * x))));
+    }
+}
+
+/* ============================================================ softmax
+ * One row: m = max; e_i = exp(x_i - m) (alab_vf_exp gives exactly 0 for -inf);
+ * out = e / sum e. A row whose max is -inf (all masked) is all zeros. */
+
+#define SM_BLOCK 256
+
+void softmax_forward(float *out, const float *inp, int N) {
+    if (N <= 0) return;
+    alab_vf mv = alab_vf_set1(-INFINITY);
+    int i = 0;
+    for (; i + W <= N; i += W) mv = alab_vf_max(alab_vf_load(inp + i), mv);
+    float maxv = alab_vf_reduce_max(mv);
+    for (; i < N; i++) maxv = inp[i] > maxv ? inp[i] : maxv;
+    if (maxv == -INFINITY) {
+        for (i = 0; i < N; i++) out[i] = 0.0f;
+        return;
+    }
+    /* two-level sum (blocks of SM_BLOCK, then the blocks) keeps the error of
+     * the total near sqrt(N) eps instead of N eps for V = 50257 */
+    alab_vf m = alab_vf_set1(maxv), sv = alab_vf_zero();
+    for (i = 0; i + W <= N;) {
+        alab_vf sb = alab_vf_zero();
+        for (int end = i + SM_BLOCK; i + W <= N && i < end; i += W) {
+            alab_vf e = alab_vf_exp(alab_vf_sub(alab_vf_load(inp + i), m));
+            alab_vf_store(out + i, e);
+            sb = alab_vf_add(sb, e);
+        }
+        sv = alab_vf_add(sv, sb);
+    }
+    float sum = alab_vf_reduce_sum(sv);
+    if (i < N) { /* tail padded with -inf, which exp maps to 0 */
+        float buf[W];
+        for (int k = 0; k < W; k++) buf[k] = i + k < N ? inp[i + k] : -INFINITY;
+        alab_vf_store(buf, alab_vf_exp(alab_vf_sub(alab_vf_load(buf), m)));
+        for (int k = 0; k < N - i; k++) { out[i + k] = buf[k]; sum += buf[k]; }
+    }
+    alab_vf s = alab_vf_set1(1.0f / sum);
+    for (i = 0; i + W <= N; i += W) alab_vf_store(out + i, alab_vf_mul(alab_vf_load(out + i), s));
+    for (; i < N; i++) out[i] *= 1.0f / sum;
+}
+
+void softmax_forward_ref(float *out, const float *inp, int N) {
+    double maxv = -INFINITY, sum = 0.0;
+    for (int i = 0; i < N; i++) maxv = inp[i] > maxv ? inp[i] : maxv;
+    if (maxv == -INFINITY) {
+        for (int i = 0; i < N; i++) out[i] = 0.0f;
+        return;
+    }
+    for (int i = 0; i < N; i++) sum += exp((double)inp[i] - maxv);
+    for (int i = 0; i < N; i++) out[i] = (float)(exp((double)inp[i] - maxv) / sum);
+}
+
+/* ============================================================ vectors */
+
+float dot_f32(const float *a, const float *b, int n) {
+    alab_vf s0 = alab_vf_zero(), s1 = alab_vf_zero(), s2 = alab_vf_zero(), s3 = alab_vf_zero();
+    int i = 0;
+    for (; i + 4 * W <= n; i += 4 * W) {
+        s0 = alab_vf_fma(alab_vf_load(a + i), alab_vf_load(b + i), s0);
+        s1 = alab_vf_fma(alab_vf_load(a + i + W), alab_vf_load(b + i + W), s1);
+        s2 = alab_vf_fma(alab_vf_load(a + i + 2 * W), alab_vf_load(b + i + 2 * W), s2);
+        s3 = alab_vf_fma(alab_vf_load(a + i + 3 * W), alab_vf_load(b + i + 3 * W), s3);
+    }
+    for (; i + W <= n; i += W) s0 = alab_vf_fma(alab_vf_load(a + i), alab_vf_load(b + i), s0);
+    float s = alab_vf_reduce_sum(alab_vf_add(alab_vf_add(s0, s1), alab_vf_add(s2, s3)));
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+float dot_f32_ref(const float *a, const float *b, int n) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
+    return (float)s;
+}
+
+void axpy_f32(float *y, float alpha, const float *x, int n) {
+    alab_vf al = alab_vf_set1(alpha);
+    int i = 0;
+    for (; i + W <= n; i += W) alab_vf_store(y + i, alab_vf_fma(al, alab_vf_load(x + i), alab_vf_load(y + i)));
+    for (; i < n; i++) y[i] += alpha * x[i];
+}
+
+void axpy_f32_ref(float *y, float alpha, const float *x, int n) {
+    for (int i = 0; i < n; i++) y[i] = (float)((double)y[i] + (double)alpha * (double)x[i]);
+}
+
+void add_f32(float *out, const float *a, const float *b, int n) {
+    int i = 0;
+    for (; i + W <= n; i += W) alab_vf_store(out + i, alab_vf_add(alab_vf_load(a + i), alab_vf_load(b + i)));
+    for (; i < n; i++) out[i] = a[i] + b[i];
+}

@@ -1,0 +1,424 @@
+/* test_ops.c — every fast kernel of c/src/ops.c against its reference twin,
+ * on odd sizes (scalar tails, partial tiles, partial C blocks) and on the real
+ * distilgpt2 sizes, plus special values and the accuracy of simd.h's exp.
+ *
+ * Tolerances are stated beside each check. For sums (matmul, dot) the error is
+ * measured relative to the magnitude of the sum, sum_c |inp[c] * w[c]| (+|bias|):
+ * f32 accumulation of C terms is off by a few ulp of that, whatever the order.
+ *
+ * The same file also runs on the scalar path:
+ *   gcc -std=c11 -O3 -march=native -DALAB_NO_SIMD -Ic/include -Ic/src -Itests/c \
+ *       tests/c/test_ops.c c/src/ops.c -lcmocka -lm -o build/tests/test_ops_scalar */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "simd.h"
+
+#define assert_le(val, tol, what)                                                              \
+    do {                                                                                       \
+        double v_ = (val);                                                                     \
+        if (!(v_ <= (double)(tol))) fail_msg("%s: %.3g exceeds tolerance %.3g", what, v_, (double)(tol)); \
+    } while (0)
+
+/* Tolerances. eps = 2^-23 = 1.19e-7. */
+#define TOL_SUM 2e-6       /* matmul, matmul_nt, dot: |fast - ref| / sum|terms| (~17 eps) */
+#define TOL_EXP 2.4e-7     /* alab_vf_exp relative error (2 eps); measured about 1.2e-7 */
+#define TOL_TANH 1e-6      /* tanh implied by the gelu identity vs tanhf, absolute */
+#define TOL_GELU 3e-7      /* |fast - ref| / max(1, |x|) */
+#define TOL_SOFTMAX 4e-6   /* |fast - ref| / ref, per entry, for rows up to V = 50257 */
+#define TOL_LN 4e-6        /* |fast - ref| / max(1, |ref|) with w ~ 1, b ~ 0.1 */
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static float frand(void) { /* uniform in [-1, 1) */
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+static float *randvec(size_t n, float scale) {
+    float *x = malloc(n * sizeof(float));
+    assert_non_null(x);
+    for (size_t i = 0; i < n; i++) x[i] = scale * frand();
+    return x;
+}
+static float *zeros(size_t n) {
+    float *x = calloc(n, sizeof(float));
+    assert_non_null(x);
+    return x;
+}
+
+/* max over outputs of |a - b| / (sum_c |inp[t][c] w(c, o)| + |bias[o]|);
+ * w_nt: w is (OC, C) instead of (C, OC). NaN counts as failure (returns inf). */
+static double matmul_err(const float *a, const float *b, const float *inp, const float *w,
+                         const float *bias, int T, int C, int OC, int w_nt) {
+    double worst = 0.0;
+    for (int t = 0; t < T; t++) {
+        for (int o = 0; o < OC; o++) {
+            double mag = bias ? fabs(bias[o]) : 0.0;
+            for (int c = 0; c < C; c++)
+                mag += fabs((double)inp[(size_t)t * C + c] *
+                            (w_nt ? w[(size_t)o * C + c] : w[(size_t)c * OC + o]));
+            double e = fabs((double)a[(size_t)t * OC + o] - b[(size_t)t * OC + o]) / (mag > 0 ? mag : 1.0);
+            if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+        }
+    }
+    return worst;
+}
+
+/* ------------------------------------------------------------ exp */
+
+static void test_exp_is_within_2_eps_relative_of_exp_over_the_finite_range(void **state) {
+    (void)state;
+    enum { N = 400000 };
+    float x[ALAB_SIMD_WIDTH], y[ALAB_SIMD_WIDTH];
+    double worst = 0.0, worst_x = 0.0;
+    for (int i = 0; i < N; i += ALAB_SIMD_WIDTH) {
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = -87.33f + 175.7f * (float)(i + k) / N;
+        alab_vf_store(y, alab_vf_exp(alab_vf_load(x)));
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) {
+            double t = exp((double)x[k]), e = fabs(y[k] - t) / t;
+            if (!(e <= worst)) worst = e, worst_x = x[k];
+        }
+    }
+    print_message("exp (%s): max relative error %.3g (%.2f eps) at x = %g\n", ALAB_SIMD_NAME, worst,
+                  worst / 1.1920929e-7, worst_x);
+    assert_le(worst, TOL_EXP, "exp relative error");
+}
+
+static void test_exp_maps_minus_infinity_and_underflow_to_exact_zero(void **state) {
+    (void)state;
+    const float in[8] = {-INFINITY, -1e30f, -104.0f, -87.4f, 0.0f, 1.0f, -1.0f, 88.0f};
+    float x[ALAB_SIMD_WIDTH], y[ALAB_SIMD_WIDTH];
+    for (int i = 0; i < 8; i++) {
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = in[i];
+        alab_vf_store(y, alab_vf_exp(alab_vf_load(x)));
+        if (i < 4) assert_true(y[0] == 0.0f);
+        else assert_true(fabs(y[0] - exp((double)in[i])) <= TOL_EXP * exp((double)in[i]));
+        for (int k = 1; k < ALAB_SIMD_WIDTH; k++) assert_true(y[k] == y[0]);
+    }
+    /* exp(0) is exactly 1, so softmax of a lone finite entry is exactly 1 */
+    for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = 0.0f;
+    alab_vf_store(y, alab_vf_exp(alab_vf_load(x)));
+    assert_true(y[0] == 1.0f);
+    /* above the clamp it saturates at a finite value instead of overflowing */
+    for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = 1000.0f;
+    alab_vf_store(y, alab_vf_exp(alab_vf_load(x)));
+    assert_true(isfinite(y[0]) && y[0] > 1e38f);
+    /* NaN propagates */
+    for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = NAN;
+    alab_vf_store(y, alab_vf_exp(alab_vf_load(x)));
+    assert_true(isnan(y[0]));
+}
+
+static void test_reductions_sum_and_max_every_lane(void **state) {
+    (void)state;
+    float x[ALAB_SIMD_WIDTH];
+    for (int j = 0; j < ALAB_SIMD_WIDTH; j++) { /* the max in each lane in turn */
+        float s = 0.0f;
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) x[k] = k == j ? 100.0f + k : (float)k, s += x[k];
+        assert_true(alab_vf_reduce_max(alab_vf_load(x)) == 100.0f + j);
+        assert_true(alab_vf_reduce_sum(alab_vf_load(x)) == s);
+    }
+}
+
+/* ------------------------------------------------------------ matmul */
+
+static void check_matmul(int T, int C, int OC, int with_bias) {
+    float *inp = randvec((size_t)T * C, 1.0f), *w = randvec((size_t)C * OC, 0.1f);
+    float *bias = with_bias ? randvec(OC, 0.5f) : NULL;
+    float *a = randvec((size_t)T * OC, 9.0f), *b = randvec((size_t)T * OC, 9.0f); /* garbage in out */
+    matmul_forward(a, inp, w, bias, T, C, OC);
+    matmul_forward_ref(b, inp, w, bias, T, C, OC);
+    double e = matmul_err(a, b, inp, w, bias, T, C, OC, 0);
+    if (!(e <= TOL_SUM))
+        fail_msg("matmul T=%d C=%d OC=%d bias=%d: error %.3g > %.3g", T, C, OC, with_bias, e, TOL_SUM);
+    free(inp), free(w), free(bias), free(a), free(b);
+}
+
+static void test_matmul_matches_ref_on_odd_sizes(void **state) {
+    (void)state;
+    static const int Ts[] = {1, 3, 4, 5, 7, 11}, Cs[] = {1, 5, 33, 768}, OCs[] = {1, 3, 17, 2304};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 4; k++) check_matmul(Ts[i], Cs[j], OCs[k], (i + j + k) % 2);
+}
+
+static void test_matmul_matches_ref_across_c_blocks_and_partial_strips(void **state) {
+    (void)state;
+    /* C beyond one cache block (and one more element), OC with a partial strip, a partial
+     * vector and a scalar tail, T with full and partial row blocks */
+    check_matmul(9, 257, 61, 1);
+    check_matmul(13, 513, 100, 0);
+    check_matmul(6, 1031, 45, 1);
+    check_matmul(130, 300, 131, 1);
+}
+
+static void test_matmul_matches_ref_at_distilgpt2_shapes(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{11, 768, 2304}, {11, 768, 768}, {11, 768, 3072}, {11, 3072, 768},
+                                    {1, 768, 2304}, {1, 3072, 768}, {64, 768, 768}};
+    for (int s = 0; s < 7; s++) check_matmul(shapes[s][0], shapes[s][1], shapes[s][2], 1);
+}
+
+static void test_matmul_of_zero_length_c_is_the_bias(void **state) {
+    (void)state;
+    float bias[5] = {1, 2, 3, 4, 5}, out[10], inp[1] = {0}, w[1] = {0};
+    matmul_forward(out, inp, w, bias, 2, 0, 5);
+    for (int i = 0; i < 10; i++) assert_true(out[i] == bias[i % 5]);
+    matmul_forward(out, inp, w, NULL, 2, 0, 5);
+    for (int i = 0; i < 10; i++) assert_true(out[i] == 0.0f);
+}
+
+static void check_matmul_nt(int T, int C, int OC) {
+    float *inp = randvec((size_t)T * C, 1.0f), *w = randvec((size_t)OC * C, 0.1f);
+    float *a = randvec((size_t)T * OC, 9.0f), *b = randvec((size_t)T * OC, 9.0f);
+    matmul_nt_forward(a, inp, w, T, C, OC);
+    matmul_nt_forward_ref(b, inp, w, T, C, OC);
+    double e = matmul_err(a, b, inp, w, NULL, T, C, OC, 1);
+    if (!(e <= TOL_SUM)) fail_msg("matmul_nt T=%d C=%d OC=%d: error %.3g > %.3g", T, C, OC, e, TOL_SUM);
+    free(inp), free(w), free(a), free(b);
+}
+
+static void test_matmul_nt_matches_ref_on_odd_sizes(void **state) {
+    (void)state;
+    static const int Ts[] = {1, 2, 3, 7, 11}, Cs[] = {1, 5, 33, 768}, OCs[] = {1, 3, 17, 2304};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 4; k++) check_matmul_nt(Ts[i], Cs[j], OCs[k]);
+}
+
+static void test_matmul_nt_matches_ref_for_the_tied_lm_head(void **state) {
+    (void)state;
+    check_matmul_nt(1, 768, 50257); /* one position: the last token's logits */
+    check_matmul_nt(3, 768, 50257);
+}
+
+/* ------------------------------------------------------------ layernorm */
+
+static void check_layernorm(int T, int C, float offset, int in_place) {
+    float *x = randvec((size_t)T * C, 1.0f), *w = randvec(C, 0.2f), *b = randvec(C, 0.1f);
+    float *a = zeros((size_t)T * C), *r = zeros((size_t)T * C);
+    for (int i = 0; i < T * C; i++) x[i] += offset;
+    for (int i = 0; i < C; i++) w[i] += 1.0f;
+    layernorm_forward_ref(r, x, w, b, T, C, 1e-5f);
+    if (in_place) {
+        layernorm_forward(x, x, w, b, T, C, 1e-5f);
+        memcpy(a, x, sizeof(float) * T * C);
+    } else {
+        layernorm_forward(a, x, w, b, T, C, 1e-5f);
+    }
+    double worst = 0.0;
+    for (int i = 0; i < T * C; i++) {
+        double e = fabs((double)a[i] - r[i]) / fmax(1.0, fabs(r[i]));
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+    }
+    if (!(worst <= TOL_LN)) fail_msg("layernorm T=%d C=%d offset=%g: error %.3g", T, C, offset, worst);
+    free(x), free(w), free(b), free(a), free(r);
+}
+
+static void test_layernorm_matches_ref_on_odd_sizes_and_offset_rows(void **state) {
+    (void)state;
+    static const int Cs[] = {2, 5, 17, 33, 768, 769};
+    for (int j = 0; j < 6; j++) {
+        check_layernorm(3, Cs[j], 0.0f, 0);
+        check_layernorm(2, Cs[j], 50.0f, 0); /* mean >> std: a one-pass variance would cancel */
+    }
+}
+
+static void test_layernorm_works_in_place(void **state) {
+    (void)state;
+    check_layernorm(11, 768, 0.0f, 1);
+    check_layernorm(3, 37, 3.0f, 1);
+}
+
+static void test_layernorm_of_a_constant_row_is_the_bias(void **state) {
+    (void)state;
+    float x[19], w[19], b[19], y[19];
+    for (int i = 0; i < 19; i++) x[i] = 7.25f, w[i] = 2.0f, b[i] = 0.1f * i;
+    layernorm_forward(y, x, w, b, 1, 19, 1e-5f);
+    for (int i = 0; i < 19; i++) assert_true(y[i] == b[i]);
+}
+
+/* ------------------------------------------------------------ gelu */
+
+static void test_gelu_matches_ref_over_minus_12_to_12(void **state) {
+    (void)state;
+    enum { N = 240001 };
+    float *x = zeros(N), *a = zeros(N), *r = zeros(N);
+    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * (float)i / (N - 1);
+    gelu_forward(a, x, N);
+    gelu_forward_ref(r, x, N);
+    double worst = 0.0;
+    for (int i = 0; i < N; i++) {
+        double e = fabs((double)a[i] - r[i]) / fmax(1.0, fabs(x[i]));
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+    }
+    print_message("gelu (%s): max |fast - ref| / max(1,|x|) = %.3g\n", ALAB_SIMD_NAME, worst);
+    assert_le(worst, TOL_GELU, "gelu error");
+    /* known values: gelu_new(1) = 0.841192, gelu_new(-1) = -0.158808, gelu_new(0) = 0 */
+    float v[3] = {1.0f, -1.0f, 0.0f};
+    gelu_forward(v, v, 3); /* in place, N < W: only the tail path */
+    assert_true(fabsf(v[0] - 0.8411920f) < 1e-6f && fabsf(v[1] + 0.1588080f) < 1e-6f && v[2] == 0.0f);
+    free(x), free(a), free(r);
+}
+
+static void test_gelu_tanh_identity_is_within_1e6_of_tanhf(void **state) {
+    (void)state;
+    /* the kernel uses 0.5 (1 + tanh u) = 1 / (1 + exp(-2u)); the tanh it implies,
+     * 2 / (1 + exp(-2u)) - 1, must be within 1e-6 abs of tanhf */
+    float u[ALAB_SIMD_WIDTH], t[ALAB_SIMD_WIDTH];
+    double worst = 0.0;
+    for (int i = 0; i < 200000; i += ALAB_SIMD_WIDTH) {
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) u[k] = -10.0f + 20.0f * (float)(i + k) / 200000;
+        alab_vf e = alab_vf_exp(alab_vf_mul(alab_vf_set1(-2.0f), alab_vf_load(u)));
+        alab_vf s = alab_vf_div(alab_vf_set1(2.0f), alab_vf_add(alab_vf_set1(1.0f), e));
+        alab_vf_store(t, alab_vf_sub(s, alab_vf_set1(1.0f)));
+        for (int k = 0; k < ALAB_SIMD_WIDTH; k++) {
+            double d = fabs(t[k] - tanhf(u[k]));
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    print_message("implied tanh (%s): max |t - tanhf| = %.3g\n", ALAB_SIMD_NAME, worst);
+    assert_le(worst, TOL_TANH, "implied tanh error");
+}
+
+/* ------------------------------------------------------------ softmax */
+
+static double softmax_err(const float *a, const float *r, int N) {
+    double worst = 0.0;
+    for (int i = 0; i < N; i++) {
+        if (r[i] == 0.0f) { /* exact zeros must stay exact zeros */
+            if (a[i] != 0.0f) return INFINITY;
+            continue;
+        }
+        double e = fabs((double)a[i] - r[i]) / r[i];
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+    }
+    return worst;
+}
+
+static void test_softmax_matches_ref_on_odd_sizes_with_masked_entries(void **state) {
+    (void)state;
+    for (int N = 1; N <= 70; N++) {
+        float *x = randvec(N, 8.0f), *a = zeros(N), *r = zeros(N);
+        for (int i = 0; i < N; i++)
+            if (i % 3 == 1) x[i] = -INFINITY; /* causal-mask style holes */
+        softmax_forward(a, x, N);
+        softmax_forward_ref(r, x, N);
+        double e = softmax_err(a, r, N), s = 0.0;
+        if (!(e <= TOL_SOFTMAX)) fail_msg("softmax N=%d: error %.3g", N, e);
+        for (int i = 0; i < N; i++) {
+            if (x[i] == -INFINITY) assert_true(a[i] == 0.0f);
+            s += a[i];
+        }
+        assert_true(fabs(s - 1.0) < 1e-5);
+        free(x), free(a), free(r);
+    }
+}
+
+static void test_softmax_over_the_vocabulary_matches_ref(void **state) {
+    (void)state;
+    int N = 50257;
+    float *x = randvec(N, 15.0f), *a = zeros(N), *r = zeros(N);
+    softmax_forward(a, x, N);
+    softmax_forward_ref(r, x, N);
+    double e = softmax_err(a, r, N);
+    print_message("softmax N=50257 (%s): max relative error %.3g\n", ALAB_SIMD_NAME, e);
+    assert_le(e, TOL_SOFTMAX, "softmax V error");
+    softmax_forward(x, x, N); /* in place gives the same bits */
+    for (int i = 0; i < N; i++) assert_true(x[i] == a[i]);
+    free(x), free(a), free(r);
+}
+
+static void test_softmax_of_an_all_masked_row_is_all_zeros(void **state) {
+    (void)state;
+    for (int N = 1; N <= 19; N += 6) {
+        float x[19], y[19];
+        for (int i = 0; i < N; i++) x[i] = -INFINITY, y[i] = 42.0f;
+        softmax_forward(y, x, N);
+        for (int i = 0; i < N; i++) assert_true(y[i] == 0.0f);
+        softmax_forward(x, x, N);
+        for (int i = 0; i < N; i++) assert_true(x[i] == 0.0f);
+    }
+}
+
+static void test_softmax_does_not_overflow_on_large_inputs(void **state) {
+    (void)state;
+    /* a naive exp(x) overflows to inf at x > 88.7 */
+    float x[13] = {1e4f, 3e38f, -3e38f, 1e4f, 500.0f, 3e38f, 0.0f, -INFINITY, 89.0f, 3e38f - 1e32f,
+                   1e30f, 2e38f, 3e38f};
+    float a[13], r[13];
+    softmax_forward(a, x, 13);
+    softmax_forward_ref(r, x, 13);
+    double s = 0.0;
+    for (int i = 0; i < 13; i++) assert_true(isfinite(a[i])), s += a[i];
+    assert_true(fabs(s - 1.0) < 1e-6);
+    assert_le(softmax_err(a, r, 13), TOL_SOFTMAX, "softmax large");
+    assert_true(fabsf(a[1] - 1.0f / 3.0f) < 1e-6f && a[0] == 0.0f && a[7] == 0.0f);
+    /* one finite entry among masked ones gets exactly 1 */
+    float y[9] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 123.0f, -INFINITY, -INFINITY};
+    softmax_forward(y, y, 9);
+    for (int i = 0; i < 9; i++) assert_true(y[i] == (i == 6 ? 1.0f : 0.0f));
+}
+
+/* ------------------------------------------------------------ vectors */
+
+static void test_dot_axpy_add_match_ref_on_odd_lengths(void **state) {
+    (void)state;
+    static const int ns[] = {0, 1, 3, 7, 8, 9, 31, 33, 64, 767, 768, 3079};
+    for (int j = 0; j < 12; j++) {
+        int n = ns[j];
+        float *x = randvec(n + 1, 1.0f), *y = randvec(n + 1, 1.0f), *a = zeros(n + 1), *b = zeros(n + 1);
+        double mag = 0.0;
+        for (int i = 0; i < n; i++) mag += fabs((double)x[i] * y[i]);
+        double e = fabs((double)dot_f32(x, y, n) - dot_f32_ref(x, y, n));
+        if (!(e <= TOL_SUM * mag)) fail_msg("dot n=%d: error %.3g > %.3g", n, e, TOL_SUM * mag);
+        memcpy(a, y, sizeof(float) * (n + 1)), memcpy(b, y, sizeof(float) * (n + 1));
+        axpy_f32(a, -0.37f, x, n);
+        axpy_f32_ref(b, -0.37f, x, n);
+        for (int i = 0; i < n; i++) /* y + alpha x, fused or not: 1 ulp of |y| + |alpha x| */
+            assert_true(fabs((double)a[i] - b[i]) <= 1.2e-7 * (fabs(y[i]) + fabs(0.37 * x[i])));
+        assert_true(a[n] == y[n]); /* nothing written past n */
+        add_f32(b, x, y, n);
+        for (int i = 0; i < n; i++) assert_true(b[i] == x[i] + y[i]);
+        add_f32(x, x, y, n); /* in place: out == a */
+        for (int i = 0; i < n; i++) assert_true(x[i] == b[i]);
+        free(x), free(y), free(a), free(b);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exp_is_within_2_eps_relative_of_exp_over_the_finite_range),
+        cmocka_unit_test(test_exp_maps_minus_infinity_and_underflow_to_exact_zero),
+        cmocka_unit_test(test_reductions_sum_and_max_every_lane),
+        cmocka_unit_test(test_matmul_matches_ref_on_odd_sizes),
+        cmocka_unit_test(test_matmul_matches_ref_across_c_blocks_and_partial_strips),
+        cmocka_unit_test(test_matmul_matches_ref_at_distilgpt2_shapes),
+        cmocka_unit_test(test_matmul_of_zero_length_c_is_the_bias),
+        cmocka_unit_test(test_matmul_nt_matches_ref_on_odd_sizes),
+        cmocka_unit_test(test_matmul_nt_matches_ref_for_the_tied_lm_head),
+        cmocka_unit_test(test_layernorm_matches_ref_on_odd_sizes_and_offset_rows),
+        cmocka_unit_test(test_layernorm_works_in_place),
+        cmocka_unit_test(test_layernorm_of_a_constant_row_is_the_bias),
+        cmocka_unit_test(test_gelu_matches_ref_over_minus_12_to_12),
+        cmocka_unit_test(test_gelu_tanh_identity_is_within_1e6_of_tanhf),
+        cmocka_unit_test(test_softmax_matches_ref_on_odd_sizes_with_masked_entries),
+        cmocka_unit_test(test_softmax_over_the_vocabulary_matches_ref),
+        cmocka_unit_test(test_softmax_of_an_all_masked_row_is_all_zeros),
+        cmocka_unit_test(test_softmax_does_not_overflow_on_large_inputs),
+        cmocka_unit_test(test_dot_axpy_add_match_ref_on_odd_lengths),
+    };
+    print_message("simd path: %s (ALAB_SIMD_WIDTH %d)\n", ALAB_SIMD_NAME, ALAB_SIMD_WIDTH);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
