@@ -47,6 +47,8 @@ web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_expor
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
 
+include bench/Makefile.inc
+
 # ---- tests -----------------------------------------------------------------
 deps:
 	bash scripts/install-deps.sh
@@ -58,6 +60,7 @@ test: deps
 
 test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
+	$(MAKE) test-ops-scalar test-ops-wasm
 
 test-js: wasm
 	npx vitest run

@@ -6,7 +6,7 @@
  * tests/c/test_ops.c compare the two on odd and real sizes.
  *
  * Legend: T rows (tokens), C input channels, OC output channels.
- * No kernel allocates: the matmul packs a block of weights into a fixed-size
+ * No kernel allocates: the matmul packs a panel of weights into a fixed-size
  * buffer on the stack. */
 #include "ops.h"
 #include "simd.h"
@@ -25,16 +25,25 @@
 /* ============================================================= matmul
  * out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC)      GPT-2 Conv1D layout.
  *
- * Blocking (after BLIS / llm.c's matmul_forward): the output columns are cut
- * into strips of NR = MM_NV vectors; C is cut into blocks of KC. For one
- * (strip, C-block) the KC x NR panel of w is packed into a contiguous stack
- * buffer (it then sits in L1 and is read sequentially), and every block of
- * MR = 4 rows of inp runs the micro-kernel over it: MR x NV vector
- * accumulators, each step one weight vector load per column vector and one
- * broadcast of inp[t][c] per row, then MR*NV fused multiply-adds.
- * Partial sums of later C-blocks are added onto out. Columns left over after
- * the full strips go through the same micro-kernel with 1 vector, the last
- * (< W) columns through a scalar loop. */
+ * Blocking (after BLIS / llm.c's matmul_forward): C is cut into blocks of KC
+ * rows of w, the output columns into strips of NR = MM_NV vectors. For one
+ * (C block, strip) every block of MR = 4 rows of inp runs the micro-kernel:
+ * MR x NV vector accumulators; per step of c one load of NV weight vectors,
+ * one broadcast of inp[t][c] per row, MR*NV fused multiply-adds. Partial sums
+ * of later C blocks are added onto out.
+ *
+ * Packing is fused into the first row block: it reads the KC x NR panel of w
+ * in place (row stride OC) and also writes it to a contiguous stack buffer,
+ * which the other row blocks then read. GPT-2's OC (768, 2304, 3072) are
+ * multiples of 3 KiB, so the rows of a strip fall into a handful of L1 sets
+ * and would be evicted between row blocks; the packed copy is read
+ * sequentially and stays in L1. A separate packing pass costs a full strided
+ * sweep of w for nothing when T is small; fused, it is one extra store per
+ * weight vector of the first block. Strips are taken left to right, so the
+ * rest of each cache line of w read by one strip is used by the next.
+ * Columns left over after the full strips go through the same micro-kernel
+ * with 1 vector, the last (< W) columns through a scalar loop.
+ * With T <= MR there is no reuse of w to exploit: mm_few_rows streams it. */
 
 #define MM_MR 4
 #ifndef MM_NV
@@ -42,18 +51,16 @@
 #endif
 #define MM_NR (MM_NV * W)
 #ifndef MM_KC
-#define MM_KC 128
-#endif
-#ifndef MM_NS
-#define MM_NS (96 / MM_NR) /* strips packed together: rows of 96 floats = 6 cache lines */
+#define MM_KC 256
 #endif
 
-/* One tile: out[i][j*W ..] (+)= sum_k inp[i][k] * panel[k][j*W ..] for i < mr,
- * j < nv. panel rows are ldp floats apart. first: start from bias (or 0)
- * instead of out. mr and nv are compile-time constants at every call. */
-static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float *panel,
-                                       const float *bias, int mr, int nv, int kc, int ldp,
-                                       int C, int OC, int first) {
+/* One tile: out[i][j*W ..] (+)= sum_k inp[i][k] * src[k][j*W ..] for i < mr,
+ * j < nv, src rows lds floats apart. first: start from bias (or 0) instead
+ * of out. do_pack: also copy src to pack as kc contiguous rows of nv*W.
+ * mr, nv and do_pack are compile-time constants at every call. */
+static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float *src, int lds,
+                                       float *pack, int do_pack, const float *bias, int mr, int nv,
+                                       int kc, int C, int OC, int first) {
     alab_vf acc[MM_MR][MM_NV];
     for (int i = 0; i < mr; i++) {
         for (int j = 0; j < nv; j++) {
@@ -62,76 +69,107 @@ static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float
             else acc[i][j] = alab_vf_zero();
         }
     }
-    for (int k = 0; k < kc; k++) {
+    /* pointers stepped by hand: Emscripten builds with loop strength reduction
+     * off, and V8 would then multiply k * lds in every iteration */
+    const float *a[MM_MR];
+    for (int i = 0; i < mr; i++) a[i] = inp + (size_t)i * C;
+    const float *pk = src;
+    float *pp = pack;
+    for (int k = 0; k < kc; k++, pk += lds) {
         alab_vf wv[MM_NV];
-        for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(panel + (size_t)k * ldp + j * W);
+        for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(pk + j * W);
+        if (do_pack) {
+            for (int j = 0; j < nv; j++) alab_vf_store(pp + j * W, wv[j]);
+            pp += nv * W;
+        }
         for (int i = 0; i < mr; i++) {
-            alab_vf a = alab_vf_load1(inp + (size_t)i * C + k);
-            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(a, wv[j], acc[i][j]);
+            alab_vf ai = alab_vf_load1(a[i] + k);
+            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(ai, wv[j], acc[i][j]);
         }
     }
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * OC + j * W, acc[i][j]);
 }
 
-/* All rows of one panel: blocks of MM_MR rows, then the 1..3 rows left. */
-static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float *panel,
-                                       const float *bias, int nv, int kc, int ldp,
-                                       int T, int C, int OC, int first) {
-    int t = 0;
+/* All T (> MM_MR) rows against one kc x (nv*W) panel of w (row stride OC):
+ * the first block of MM_MR rows also packs the panel into pack, the other
+ * blocks read the packed copy, then the 1..3 rows left. */
+static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float *w, float *pack,
+                                       const float *bias, int nv, int kc, int T, int C, int OC,
+                                       int first) {
+    const int lds = nv * W;
+    int t = MM_MR;
+    mm_tile(out, inp, w, OC, pack, 1, bias, MM_MR, nv, kc, C, OC, first);
     for (; t + MM_MR <= T; t += MM_MR)
-        mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, MM_MR, nv, kc, ldp, C, OC, first);
+        mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, pack, lds, NULL, 0, bias, MM_MR, nv, kc, C, OC, first);
+    float *o = out + (size_t)t * OC;
+    const float *in = inp + (size_t)t * C;
     switch (T - t) {
-    case 3: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 3, nv, kc, ldp, C, OC, first); break;
-    case 2: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 2, nv, kc, ldp, C, OC, first); break;
-    case 1: mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, panel, bias, 1, nv, kc, ldp, C, OC, first); break;
+    case 3: mm_tile(o, in, pack, lds, NULL, 0, bias, 3, nv, kc, C, OC, first); break;
+    case 2: mm_tile(o, in, pack, lds, NULL, 0, bias, 2, nv, kc, C, OC, first); break;
+    case 1: mm_tile(o, in, pack, lds, NULL, 0, bias, 1, nv, kc, C, OC, first); break;
     default: break;
     }
+}
+
+/* T <= MM_MR (one token at a time, short prompts): no row of w is used more
+ * than T times, so stream w row after row, 4 rows at a time, and update the
+ * output rows in place: out[t] += sum_{r<4} inp[t][c+r] * w[c+r]. Long
+ * sequential reads of w, no strided strips. */
+static void mm_few_rows(float *out, const float *inp, const float *w, const float *bias,
+                        int T, int C, int OC) {
+    for (int t = 0; t < T; t++)
+        for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+    int c = 0;
+    for (; c + 4 <= C; c += 4) {
+        const float *w0 = w + (size_t)c * OC, *w1 = w0 + OC, *w2 = w1 + OC, *w3 = w2 + OC;
+        for (int t = 0; t < T; t++) {
+            const float *x = inp + (size_t)t * C + c;
+            float *y = out + (size_t)t * OC;
+            alab_vf a0 = alab_vf_set1(x[0]), a1 = alab_vf_set1(x[1]);
+            alab_vf a2 = alab_vf_set1(x[2]), a3 = alab_vf_set1(x[3]);
+            int o = 0;
+            for (; o + W <= OC; o += W) {
+                alab_vf acc = alab_vf_load(y + o);
+                acc = alab_vf_fma(a0, alab_vf_load(w0 + o), acc);
+                acc = alab_vf_fma(a1, alab_vf_load(w1 + o), acc);
+                acc = alab_vf_fma(a2, alab_vf_load(w2 + o), acc);
+                acc = alab_vf_fma(a3, alab_vf_load(w3 + o), acc);
+                alab_vf_store(y + o, acc);
+            }
+            for (; o < OC; o++) y[o] = y[o] + x[0] * w0[o] + x[1] * w1[o] + x[2] * w2[o] + x[3] * w3[o];
+        }
+    }
+    for (; c < C; c++)
+        for (int t = 0; t < T; t++) axpy_f32(out + (size_t)t * OC, inp[(size_t)t * C + c], w + (size_t)c * OC, OC);
 }
 
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                     int T, int C, int OC) {
     /* (T,OC)         (T,C)            (C,OC)          (OC) */
-    float panel[MM_NS * MM_KC * MM_NR]; /* NS strips of KC x NR: 48 KiB */
-    int oc_full = OC / MM_NR * MM_NR;      /* columns in full strips */
-    int oc_vec = OC / W * W;               /* columns in whole vectors */
-    int pack = T > MM_MR;                  /* several row blocks reuse each panel */
+    float pack[MM_KC * MM_NR]; /* one packed panel: 24 KiB on AVX2, 8 KiB on SIMD128 */
+    int oc_full = OC / MM_NR * MM_NR; /* columns in full strips */
+    int oc_vec = OC / W * W;          /* columns in whole vectors */
     if (T <= 0 || OC <= 0) return;
     if (C <= 0) { /* empty sum: out = bias */
         for (int t = 0; t < T; t++)
             for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
         return;
     }
+    if (T <= MM_MR) {
+        mm_few_rows(out, inp, w, bias, T, C, OC);
+        return;
+    }
     for (int c0 = 0; c0 < C; c0 += MM_KC) {
         int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
         int first = c0 == 0;
-        const float *inp_c = inp + c0;        /* (T, kc) of row stride C */
+        const float *inp_c = inp + c0;          /* (T, kc), row stride C */
         const float *w_c = w + (size_t)c0 * OC; /* (kc, OC) */
-        /* full strips, MM_NS at a time: pack their kc x (NS*NR) block of w,
-         * reading whole rows of NS*NR floats, into NS contiguous kc x NR
-         * panels. A single row block reads w in place instead (packing would
-         * be one more pass over w for nothing). */
-        for (int o0 = 0; o0 < oc_full; o0 += MM_NS * MM_NR) {
-            int ns = (oc_full - o0) / MM_NR < MM_NS ? (oc_full - o0) / MM_NR : MM_NS;
-            if (pack) {
-                for (int k = 0; k < kc; k++) {
-                    const float *src = w_c + (size_t)k * OC + o0;
-                    for (int s = 0; s < ns; s++)
-                        for (int j = 0; j < MM_NV; j++)
-                            alab_vf_store(panel + (s * kc + k) * MM_NR + j * W,
-                                          alab_vf_load(src + s * MM_NR + j * W));
-                }
-            }
-            for (int s = 0; s < ns; s++) {
-                int o = o0 + s * MM_NR;
-                const float *p = pack ? panel + s * kc * MM_NR : w_c + o;
-                mm_rows(out + o, inp_c, p, bias ? bias + o : NULL, MM_NV, kc, pack ? MM_NR : OC,
-                        T, C, OC, first);
-            }
-        }
+        for (int o = 0; o < oc_full; o += MM_NR)
+            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, MM_NV, kc, T, C, OC, first);
         /* whole vectors left over (fewer than NV of them), one at a time */
-        for (int o0 = oc_full; o0 < oc_vec; o0 += W)
-            mm_rows(out + o0, inp_c, w_c + o0, bias ? bias + o0 : NULL, 1, kc, OC, T, C, OC, first);
+        for (int o = oc_full; o < oc_vec; o += W)
+            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, 1, kc, T, C, OC, first);
         /* the last OC % W columns, scalar */
         for (int t = 0; t < T; t++) {
             for (int o = oc_vec; o < OC; o++) {
@@ -168,15 +206,19 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
 static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float *w,
                                        int mr, int nr, int C, int OC) {
     alab_vf acc[NT_MR][NT_NR];
+    const float *a[NT_MR], *b[NT_NR]; /* stepped by hand, as in mm_tile */
     int cv = C / W * W;
+    for (int i = 0; i < mr; i++) a[i] = inp + (size_t)i * C;
+    for (int j = 0; j < nr; j++) b[j] = w + (size_t)j * C;
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_zero();
     for (int c = 0; c < cv; c += W) {
         alab_vf wv[NT_NR];
-        for (int j = 0; j < nr; j++) wv[j] = alab_vf_load(w + (size_t)j * C + c);
+        for (int j = 0; j < nr; j++) wv[j] = alab_vf_load(b[j]), b[j] += W;
         for (int i = 0; i < mr; i++) {
-            alab_vf a = alab_vf_load(inp + (size_t)i * C + c);
-            for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_fma(a, wv[j], acc[i][j]);
+            alab_vf x = alab_vf_load(a[i]);
+            a[i] += W;
+            for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_fma(x, wv[j], acc[i][j]);
         }
     }
     for (int i = 0; i < mr; i++) {
@@ -213,7 +255,7 @@ void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, 
 }
 
 /* ========================================================== layernorm
- * Per row, in f32 like PyTorch but without its cancellation: m0 = mean(x);
+ * Per row, in f32 as PyTorch computes it (two passes, no cancellation): m0 = mean(x);
  * d = x - m0 (exact when x is near m0); corr = mean(d), var = mean(d^2) - corr^2
  * (the corrected two-pass algorithm); y = (d - corr) * rstd * w + b. Keeping
  * the mean as m0 + corr keeps rows with a large mean (GPT-2's residual stream
@@ -282,8 +324,8 @@ void layernorm_forward_ref(float *out, const float *inp, const float *w, const f
  * gelu_new(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
  * Since 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)), the fast kernel computes
  * x / (1 + exp(-2u)) with alab_vf_exp: no tanh, and no cancellation in 1 + tanh
- * for negative x. (Equivalently tanh(u) = 2/(1+exp(-2u)) - 1, within about
- * 1.2e-7 abs of tanhf; the test measures both.) For x < about -10.3 the exp
+ * for negative x. (Equivalently tanh(u) = 2/(1+exp(-2u)) - 1, within 2e-7
+ * abs of tanhf on [-10, 10]; the test measures both.) For x < about -10.3 the exp
  * saturates and the result is a tiny negative number, as the true value is. */
 
 #define GELU_K0 0.7978845608028654f /* sqrt(2/pi) */

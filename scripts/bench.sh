@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make bench — the benchmarks whose figures go to docs/BENCHMARKS.md.
+#   1. kernels: matmul GFLOP/s at distilgpt2 shapes, native / wasm SIMD128 / wasm scalar (bench/bench_ops*)
+#   2. forward: prefill time for T = 11 and 128 on a distilgpt2-shaped random f32 checkpoint,
+#      natively and as wasm in Node (single thread), medians.
+# The distilgpt2-shaped checkpoint is generated with PyTorch (tests/ref/make_checkpoint.py) into
+# build/bench/distilgpt2 once; without PyTorch the forward benchmark says how to get it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+RUNS="${RUNS:-15}"
+OUT=build/bench
+mkdir -p "$OUT"
+
+echo "## kernels"
+make -s bench-ops
+
+echo
+echo "## forward pass"
+MODEL="$OUT/distilgpt2"
+if [ ! -f "$MODEL/model.safetensors" ]; then
+  if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+    /usr/bin/python3 tests/ref/make_checkpoint.py --shape distilgpt2 --dtype f32 --seed 1234 --out "$MODEL"
+  else
+    echo "needs PyTorch to generate $MODEL: apt-get install python3-torch libopenblas0-pthread python3-regex"
+    exit 1
+  fi
+fi
+${CC:-gcc} -O3 -march=native -std=c11 -Ic/include bench/bench_forward.c build/libattnlab.a -lm -o "$OUT/bench_forward"
+echo "### native (gcc -O3 -march=native, 1 thread)"
+"$OUT/bench_forward" "$MODEL" "$RUNS" 11 128
+echo "### wasm SIMD128 in Node $(node --version) (1 thread)"
+node bench/bench_forward_wasm.mjs "$MODEL" "$RUNS" 11 128
