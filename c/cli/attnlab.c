@@ -95,8 +95,8 @@ static const char *find_builtin_model(char *buf, size_t cap) {
         static const char *rel[] = {"../models/" BUILTIN_NAME, "../share/attnlab/models/" BUILTIN_NAME,
                                     "models/" BUILTIN_NAME};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            int n = snprintf(buf, cap, "%s/%s", exe, rel[i]);
-            if (n > 0 && (size_t)n < cap && dir_has_model(buf)) return buf;
+            int w = snprintf(buf, cap, "%s/%s", exe, rel[i]);
+            if (w > 0 && (size_t)w < cap && dir_has_model(buf)) return buf;
         }
     }
     return NULL;
