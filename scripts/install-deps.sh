@@ -8,6 +8,7 @@ need=()
 command -v emcc >/dev/null 2>&1 || need+=(emscripten)
 [ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto/NotoSansCJK* >/dev/null 2>&1 || need+=(fonts-noto-cjk)  # Chinese figure labels
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
