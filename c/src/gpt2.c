@@ -320,20 +320,26 @@ int alab_model_load_buffers(alab_model **out, const char *config_json, size_t co
 static int ensure_activations(alab_model *m, int T) {
     activations *a = &m->acts;
     if (a->block && T <= a->T_cap) return ALAB_OK;
-    const size_t C = (size_t)m->cfg.n_embd, L = (size_t)m->cfg.n_layer, NH = (size_t)m->cfg.n_head;
-    const size_t HS = C / NH, V = (size_t)m->cfg.vocab_size, t = (size_t)T;
-    size_t sizes[10] = {t * C, t * C, t * 3 * C, t * C, t * 4 * C, L * NH * t * t, t * HS, t * HS, C, V};
-    size_t total = 0;
-    for (int i = 0; i < 10; i++) total += (sizes[i] + 15) & ~(size_t)15; /* keep each 64-byte aligned */
-    float *block = aligned_alloc(64, total * sizeof(float));
-    if (!block) return alab_fail(ALAB_ENOMEM, "cannot allocate %zu MB of activations for %d tokens", total * 4 >> 20, T);
+    /* Sizes in 64-bit arithmetic: on wasm32 size_t is 32 bits and L*NH*T*T
+     * overflows for long texts; such a request must be ENOMEM, not a wrap. */
+    const uint64_t C = (uint64_t)m->cfg.n_embd, L = (uint64_t)m->cfg.n_layer, NH = (uint64_t)m->cfg.n_head;
+    const uint64_t HS = C / NH, V = (uint64_t)m->cfg.vocab_size, t = (uint64_t)T;
+    uint64_t sizes[10] = {t * C, t * C, t * 3 * C, t * C, t * 4 * C, L * NH * t * t, t * HS, t * HS, C, V};
+    uint64_t total = 0;
+    for (int i = 0; i < 10; i++) total += (sizes[i] + 15) & ~(uint64_t)15; /* keep each 64-byte aligned */
+    if (total > (uint64_t)SIZE_MAX / sizeof(float))
+        return alab_fail(ALAB_ENOMEM, "activations for %d tokens need %llu MB, more than this address space holds", T,
+                         (unsigned long long)(total * 4 >> 20));
+    float *block = aligned_alloc(64, (size_t)total * sizeof(float));
+    if (!block)
+        return alab_fail(ALAB_ENOMEM, "cannot allocate %llu MB of activations for %d tokens", (unsigned long long)(total * 4 >> 20), T);
     free(a->block);
     a->block = block;
     float **ptrs[10] = {&a->x, &a->h, &a->qkv, &a->y, &a->fc, &a->att, &a->q, &a->k, &a->lnf, &a->logits};
     float *p = block;
     for (int i = 0; i < 10; i++) {
         *ptrs[i] = p;
-        p += (sizes[i] + 15) & ~(size_t)15;
+        p += (size_t)((sizes[i] + 15) & ~(uint64_t)15);
     }
     a->T_cap = T;
     return ALAB_OK;

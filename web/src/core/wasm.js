@@ -328,7 +328,8 @@ export class AttnlabWasm {
     try {
       return fn(alloc);
     } finally {
-      for (let i = ptrs.length - 1; i >= 0; i--) this.fn.free(ptrs[i]);
+      // After a trap the instance is dead: freeing would throw and hide the original error.
+      if (!this._trap) for (let i = ptrs.length - 1; i >= 0; i--) this.fn.free(ptrs[i]);
     }
   }
 

@@ -1,0 +1,212 @@
+// Type declarations of 'attnlab' (web/src/index.js). Documentation: docs/api.md.
+// They use the DOM's Blob, File, FileList, Response and Worker types: compile with the "dom" (or "webworker")
+// lib, also in Node projects. Checked with TypeScript 5 (strict; nodenext and bundler resolution).
+
+/** Stable error codes: the ALAB_E* names of the C library, and three of the JS side. */
+export type AttnlabErrorCode =
+  | 'EINVAL' | 'ENOMEM' | 'EIO' | 'EJSON' | 'ECONFIG' | 'EFORMAT' | 'EDTYPE' | 'EMISSING' | 'ESHAPE'
+  | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE'
+  | 'ETYPE' | 'EWASM' | 'EDISPOSED';
+
+/** Everything attnlab throws (or rejects with) is an AttnlabError. */
+export class AttnlabError extends Error {
+  constructor(code: AttnlabErrorCode | string, message: string, extra?: { rc?: number; cause?: unknown });
+  readonly name: 'AttnlabError';
+  /** Stable code, e.g. 'ERANGE'. */
+  readonly code: AttnlabErrorCode;
+  /** The C return code (negative) for C failures, 0 for JS-side ones. */
+  readonly rc: number;
+}
+
+/** Every code an AttnlabError can carry. */
+export const ERROR_CODES: readonly AttnlabErrorCode[];
+
+/** Bytes of one model file. Strings are accepted for config, vocab and merges. */
+export type FileData = ArrayBuffer | ArrayBufferView | Blob;
+
+/** The four files of a Hugging Face GPT-2 directory, in memory. */
+export interface ModelFiles {
+  config: FileData | string;
+  safetensors: FileData;
+  vocab: FileData | string;
+  merges: FileData | string;
+}
+
+/**
+ * Where a model comes from:
+ *  - undefined / null: the built-in model (models/brown-gpt2/ of the package);
+ *  - a URL (or string) of a directory with config.json, model.safetensors,
+ *    vocab.json, merges.txt (in Node also a file path);
+ *  - the four files as buffers / Blobs;
+ *  - File objects (a FileList or an array), matched by file name.
+ */
+export type ModelSource = undefined | null | string | URL | ModelFiles | FileList | File[] | Blob[];
+
+/** Where attnlab.wasm comes from (default: web/dist/attnlab.wasm of the package). */
+export type WasmSource = string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
+
+/** A loading progress event (transformers.js style). */
+export type LoadProgressEvent =
+  | { status: 'initiate'; file: ModelFileName }
+  | { status: 'download'; file: ModelFileName; total: number | null }
+  | { status: 'progress'; file: ModelFileName; loaded: number; total: number | null; progress: number | null }
+  | { status: 'done'; file: ModelFileName; loaded: number; total: number }
+  | { status: 'ready'; file: null };
+
+export type ModelFileName = 'config.json' | 'vocab.json' | 'merges.txt' | 'model.safetensors';
+
+export interface LoadOptions {
+  /** Called for every progress event; throwing from it aborts the load. */
+  onProgress?: (event: LoadProgressEvent) => void;
+  /** Override the location of attnlab.wasm. */
+  wasm?: WasmSource;
+}
+
+/** The model's shape. */
+export interface ModelConfig {
+  readonly nLayer: number;
+  readonly nHead: number;
+  readonly nEmbd: number;
+  readonly vocabSize: number;
+  readonly nPositions: number;
+  /** nEmbd / nHead */
+  readonly headSize: number;
+  readonly layerNormEpsilon: number;
+}
+
+/** A head index, or 'all' for every head of the layer. */
+export type HeadSelector = number | 'all';
+
+/** A do-operation inside the network (0-based indices; row = query/effect, col = key/cause). */
+export type Intervention =
+  /** After softmax, row `row` of the head's attention becomes one-hot at `col`. */
+  | { kind: 'hard'; layer: number; head: HeadSelector; row: number; col: number; lambda?: number }
+  /** λ is added to the pre-softmax score (row, col), then softmax as usual. */
+  | { kind: 'soft'; layer: number; head: HeadSelector; row: number; col: number; lambda: number }
+  /** The head's output is zeroed before the output projection. */
+  | { kind: 'ablate'; layer: number; head: HeadSelector };
+
+/** 'causal' (default), 'full' (no mask), 'window:W' (causal, the last W positions). */
+export type MaskSpec =
+  | 'causal' | 'full' | `window:${number}`
+  | { mode: 'causal' | 'full' }
+  | { mode: 'window'; window: number };
+
+export interface RunOptions {
+  interventions?: Intervention[];
+  /** Shorthand for ablate interventions: [[layer, head], ...]. */
+  ablate?: Array<[number, HeadSelector]>;
+  /** One mask for every layer, or an array with one per layer. */
+  mask?: MaskSpec | MaskSpec[];
+  /** The score scale instead of 1/√headSize (0 = uniform attention). */
+  scale?: number | null;
+  /** Capture q and k of one head. */
+  captureQK?: { layer: number; head: number } | null;
+  /** How many next tokens to report in `top` (default 10; clamped to the vocabulary; 0 = none). */
+  topK?: number;
+}
+
+export interface TopToken {
+  id: number;
+  /** Display string (Ġ shown as a space, invalid UTF-8 as U+FFFD). */
+  token: string;
+  prob: number;
+}
+
+/** The outcome of one run: plain data, valid after the model is disposed. */
+export interface Result {
+  readonly model: ModelConfig;
+  /** Number of tokens. */
+  readonly T: number;
+  readonly ids: Int32Array;
+  /** Display strings, one per token. */
+  readonly tokens: string[];
+  /** Every attention probability, (nLayer, nHead, T, T), row = query. One copy. */
+  readonly attentions: Float32Array;
+  /** The mean over heads of each layer, (nLayer, T, T). */
+  readonly headAverages: Float32Array;
+  /** Logits of the last position, (vocabSize). */
+  readonly logits: Float32Array;
+  /** The topK most likely next tokens after the interventions, descending. */
+  readonly top: TopToken[];
+  /** DAG score of the last layer's head average. */
+  readonly dagScore: number;
+  /** DAG score of every head, [nLayer][nHead]. */
+  readonly dagScores: number[][];
+  /** DAG score of every layer's head average, [nLayer]. */
+  readonly layerDagScores: number[];
+  /** DAG score of uniform causal attention over T tokens (0.7071 for T = 10). */
+  readonly nullDagScore: number;
+  /** The captured head, or null. */
+  readonly captureQK: { layer: number; head: number } | null;
+  /** q of the captured head, (T, headSize), before scaling; null if none. */
+  readonly q: Float32Array | null;
+  /** k of the captured head, (T, headSize); null if none. */
+  readonly k: Float32Array | null;
+  /** One head's T×T attention, or the head average with 'avg' (default). A view into attentions / headAverages. */
+  attention(layer: number, head?: number | 'avg'): Float32Array;
+  /** The head average of one layer (T×T), a view into headAverages. */
+  headAverage(layer: number): Float32Array;
+}
+
+export interface GenerateOptions {
+  /** New tokens (default 20). */
+  maxTokens?: number;
+  /** 0 (default) = greedy; > 0 samples from softmax(logits / temperature). */
+  temperature?: number;
+  /** Sample among the k most likely tokens (0 = all, the default). */
+  topK?: number;
+  /** RNG seed (default 0): the same seed gives the same text. */
+  seed?: number | bigint;
+}
+
+export interface Generated {
+  /** The new tokens only. */
+  ids: Int32Array;
+  tokens: string[];
+  /** The new text (decoded new tokens). */
+  text: string;
+}
+
+export interface MemoryUsage {
+  /** Size of the model's wasm memory (grows, never shrinks). */
+  wasmBytes: number;
+  /** Bytes malloc'ed in it. */
+  heapBytes: number;
+}
+
+/** A loaded model, with its own WebAssembly instance. */
+export interface Model {
+  readonly config: ModelConfig;
+  /** The model directory URL, or 'buffers'. */
+  readonly source: string;
+  readonly disposed: boolean;
+  tokenize(text: string): { ids: Int32Array; tokens: string[] };
+  decode(ids: ArrayLike<number>): string;
+  run(input: string | ArrayLike<number>, options?: RunOptions): Result;
+  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Generated;
+  memoryUsage(): MemoryUsage;
+  /** Frees the model and its instance; idempotent. Later calls throw EDISPOSED. */
+  dispose(): void;
+}
+
+/** Load a GPT-2-family model. */
+export function loadModel(source?: ModelSource, options?: LoadOptions): Promise<Model>;
+
+/** Matrices are flat, row-major T×T arrays (row = query). */
+export type Matrix = ArrayLike<number>;
+
+/** Sum strictly below the diagonal / sum of all entries. */
+export function dagScore(A: Matrix): number;
+/** (1/T) Σ_{i<T} i/(i+1): the DAG score of uniform causal attention. */
+export function nullDagScore(T: number): number;
+/** A − Aᵀ. */
+export function asymmetry(A: Matrix): Float32Array;
+/** Mean over heads of att (nHead, T, T). */
+export function headAverage(att: ArrayLike<number>, nHead: number): Float32Array;
+/** q ⊗ k (HS × HS) and its trace q·k. */
+export function outerProduct(q: ArrayLike<number>, k: ArrayLike<number>): { matrix: Float32Array; trace: number };
+/** Mean row entropy in nats. */
+export function entropy(A: Matrix): number;
+/** The chapter's display-level do on a drawn matrix, on a copy. */
+export function displayDo(A: Matrix, op: { kind: 'hard' | 'soft'; row: number; col: number; lambda?: number }): Float32Array;

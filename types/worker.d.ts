@@ -1,0 +1,55 @@
+// Type declarations of 'attnlab/worker' (web/src/worker-client.js): the API of
+// 'attnlab' with the model in a Web Worker (Node: worker_threads). Every model
+// method returns a Promise. Documentation: docs/api.md.
+
+import type {
+  ModelSource, LoadOptions, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
+} from './index.js';
+
+export type {
+  AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions,
+  ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
+  MemoryUsage, Matrix,
+} from './index.js';
+export {
+  AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
+} from './index.js';
+
+/** The part of a Node worker_threads Worker that is used (no dependency on @types/node). */
+export interface NodeWorkerLike {
+  postMessage(value: unknown, transferList?: readonly unknown[]): void;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  ref(): void;
+  unref(): void;
+  terminate(): Promise<number> | unknown;
+}
+
+export interface WorkerLoadOptions extends LoadOptions {
+  /**
+   * The worker to use: a Worker you created (browser: new Worker(new URL('attnlab/worker.js', ...), {type: 'module'});
+   * Node: a worker_threads Worker of web/src/worker.js), or the URL of web/src/worker.js. Default: a new
+   * module worker of the package's worker.js.
+   */
+  worker?: Worker | NodeWorkerLike | string | URL;
+  /** true: ArrayBuffers of a buffer source are transferred to the worker (yours become detached); default false: copied. */
+  transfer?: boolean;
+}
+
+/** A model running in its own worker. Results are transferred from the worker, not copied. */
+export interface WorkerModel {
+  /** Set once loaded. */
+  readonly config: ModelConfig;
+  readonly source: string;
+  readonly disposed: boolean;
+  tokenize(text: string): Promise<{ ids: Int32Array; tokens: string[] }>;
+  decode(ids: ArrayLike<number>): Promise<string>;
+  run(input: string | ArrayLike<number>, options?: RunOptions): Promise<Result>;
+  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<Generated>;
+  /** The worker's wasm memory. */
+  memoryUsage(): Promise<MemoryUsage>;
+  /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */
+  dispose(): Promise<void>;
+}
+
+/** Load a model in a new worker. */
+export function loadModel(source?: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;

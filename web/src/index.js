@@ -1,0 +1,9 @@
+// index.js — the public API of 'attnlab'. This file only names it: every
+// export of the package's main entry is listed here and nowhere else
+// (tests/js/exports.test.js asserts the list, so changes are deliberate).
+// 'attnlab/worker' (worker-client.js) exports the same names, with a
+// loadModel that runs the model in a Web Worker.
+
+export { loadModel } from './model.js';
+export { AttnlabError, ERROR_CODES } from './core/errors.js';
+export { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo } from './analysis.js';

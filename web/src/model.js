@@ -1,0 +1,470 @@
+// model.js — the friendly layer: loadModel, Model (tokenize, decode, run,
+// generate, dispose) and Result. It hides pointers and numeric codes, checks
+// every argument (AttnlabError with a stable .code before anything reaches C),
+// and hands out plain JS data.
+//
+// One WebAssembly instance per model. The compiled WebAssembly.Module is
+// cached per wasm URL, so a second model costs an instantiation (~1 ms), not
+// a compile. Why per model and not one instance shared by all models:
+//   - wasm memory can grow but never shrink; with a shared instance, loading
+//     distilgpt2 once would keep its ~400 MB for the life of the page. With an
+//     instance per model, dispose() drops the instance and the engine frees
+//     all of its memory;
+//   - a model that is dropped without dispose() is garbage-collected with its
+//     instance, so forgetting dispose() cannot leak;
+//   - a trap (EWASM) poisons only its own model;
+//   - it is what the worker does anyway (one model per worker).
+// The cost is 16 MB of initial wasm memory per live model.
+//
+// Ownership (see docs/api.md):
+//   - everything a Model method returns is a copy in JS memory; it stays valid
+//     after the next run, after dispose() and after wasm memory grows;
+//   - a Result holds one Float32Array of all attentions (L·NH·T·T) and one of
+//     the head averages (L·T·T); attention() and headAverage() return views
+//     (subarrays) into them — no copy, so writing into a view changes the
+//     Result; take .slice() for a private copy.
+
+import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS } from './core/wasm.js';
+import { AttnlabError } from './core/errors.js';
+import { checkIndex, checkFinite } from './analysis.js';
+import { defaultWasmURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+
+/** Limits of c/include/attnlab.h that the JS side checks first. */
+export const MAX_TEXT_BYTES = 1 << 20;
+const INT_MAX = 2 ** 31 - 1;
+
+const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE };
+const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
+const utf8 = new TextEncoder();
+
+// ---------------------------------------------------------------------------
+// The wasm module: compiled once per location, instantiated per model
+// ---------------------------------------------------------------------------
+
+const moduleCache = new Map(); // href -> Promise<WebAssembly.Module>
+
+async function newInstance(wasm) {
+  let src = wasm ?? defaultWasmURL();
+  let key = null;
+  if (typeof src === 'string' || src instanceof URL) {
+    src = await resolveURL(src, 'wasm URL');
+    key = src.href;
+  } else if (!(src instanceof WebAssembly.Module || src instanceof ArrayBuffer ||
+               (ArrayBuffer.isView(src) && !(src instanceof DataView)) ||
+               (typeof Response !== 'undefined' && src instanceof Response))) {
+    throw new AttnlabError('ETYPE', 'options.wasm must be a URL, a string, bytes, a Response or a WebAssembly.Module');
+  }
+  const cached = key && moduleCache.get(key);
+  if (cached) return instantiateAttnlab(await cached);
+  const p = instantiateAttnlab(src);
+  if (key) {
+    const mp = p.then((w) => w.module);
+    moduleCache.set(key, mp);
+    mp.catch(() => moduleCache.delete(key));
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Argument checks
+// ---------------------------------------------------------------------------
+
+function checkOptions(where, options, keys) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options))
+    throw new AttnlabError('ETYPE', `${where}: options must be an object`);
+  for (const k of Object.keys(options))
+    if (!keys.includes(k))
+      throw new AttnlabError('EINVAL', `${where}: unknown option '${k}' (known: ${keys.join(', ')})`);
+  return options;
+}
+
+function checkString(name, v) {
+  if (typeof v !== 'string') throw new AttnlabError('ETYPE', `${name} must be a string, got ${v === null ? 'null' : typeof v}`);
+  return v;
+}
+
+// UTF-8 bytes of text, ELIMIT above the C limit.
+function textBytes(text) {
+  checkString('text', text);
+  if (text.length > MAX_TEXT_BYTES) // UTF-8 never has fewer bytes than UTF-16 code units
+    throw new AttnlabError('ELIMIT', `text of ${text.length} characters exceeds the limit of ${MAX_TEXT_BYTES} bytes`);
+  const bytes = utf8.encode(text);
+  if (bytes.length > MAX_TEXT_BYTES)
+    throw new AttnlabError('ELIMIT', `text of ${bytes.length} UTF-8 bytes exceeds the limit of ${MAX_TEXT_BYTES}`);
+  return bytes;
+}
+
+// An array of token ids as an Int32Array, each checked against [0, V).
+function checkIds(ids, V) {
+  if (!(Array.isArray(ids) || (ArrayBuffer.isView(ids) && !(ids instanceof DataView))))
+    throw new AttnlabError('ETYPE', 'token ids must be an array or a typed array of integers');
+  const out = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = checkIndex(`ids[${i}]`, ids[i], 0, V - 1);
+  return out;
+}
+
+function checkObject(name, v, keys) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new AttnlabError('ETYPE', `${name} must be an object`);
+  for (const k of Object.keys(v))
+    if (!keys.includes(k)) throw new AttnlabError('EINVAL', `${name}: unknown field '${k}' (known: ${keys.join(', ')})`);
+  return v;
+}
+
+// head: an index or 'all'
+function checkHead(name, v, H) {
+  if (v === 'all') return ALL_HEADS;
+  if (typeof v === 'string') throw new AttnlabError('EINVAL', `${name} must be a head index or 'all', got '${v}'`);
+  return checkIndex(name, v, 0, H - 1);
+}
+
+/**
+ * A mask option as the C wants it. Accepted: 'causal' | 'full' | 'window:W' |
+ * {mode: 'causal'|'full'|'window', window} | an array of those, one per layer.
+ */
+export function parseMask(mask, nLayer) {
+  const one = (m, where) => {
+    if (typeof m === 'string') {
+      if (m === 'causal' || m === 'full') return { mode: MASK[m], window: 0 };
+      const w = /^window:(.*)$/.exec(m);
+      if (w) {
+        if (!/^-?\d+$/.test(w[1].trim()))
+          throw new AttnlabError('EINVAL', `${where}: '${m}' needs an integer window, as in 'window:4'`);
+        return { mode: MASK_WINDOW, window: checkIndex(`${where} window`, Number(w[1]), 1, INT_MAX) };
+      }
+      throw new AttnlabError('EINVAL', `${where}: unknown mask '${m}' (causal, full, window:W)`);
+    }
+    if (m !== null && typeof m === 'object' && !Array.isArray(m)) {
+      checkObject(where, m, ['mode', 'window']);
+      checkString(`${where}.mode`, m.mode);
+      if (!(m.mode in MASK)) throw new AttnlabError('EINVAL', `${where}: unknown mask mode '${m.mode}' (causal, full, window)`);
+      if (m.mode !== 'window') return { mode: MASK[m.mode], window: 0 };
+      return { mode: MASK_WINDOW, window: checkIndex(`${where}.window`, m.window, 1, INT_MAX) };
+    }
+    throw new AttnlabError('ETYPE', `${where} must be 'causal', 'full', 'window:W', {mode, window} or an array of those per layer`);
+  };
+  if (mask === undefined || mask === null) return { mask: MASK_CAUSAL, window: 0, layerMask: null, layerWindow: null };
+  if (Array.isArray(mask)) {
+    if (mask.length !== nLayer)
+      throw new AttnlabError('EINVAL', `a per-layer mask needs ${nLayer} entries (one per layer), got ${mask.length}`);
+    const parts = mask.map((m, l) => one(m, `mask[${l}]`));
+    return { mask: MASK_CAUSAL, window: 0, layerMask: parts.map((p) => p.mode), layerWindow: parts.map((p) => p.window) };
+  }
+  const p = one(mask, 'mask');
+  return { mask: p.mode, window: p.window, layerMask: null, layerWindow: null };
+}
+
+/**
+ * Interventions (+ the ablate shorthand) as the C wants them. T is the number
+ * of tokens; row/col ranges are checked only when 0 < T <= n_positions (else
+ * the forward pass fails with EEMPTY / ETOOLONG anyway).
+ */
+export function parseInterventions(interventions, ablate, cfg, T) {
+  const { nLayer: L, nHead: H } = cfg;
+  const maxPos = T > 0 && T <= cfg.nPositions ? T - 1 : INT_MAX;
+  const out = [];
+  if (interventions !== undefined && interventions !== null) {
+    if (!Array.isArray(interventions)) throw new AttnlabError('ETYPE', 'interventions must be an array');
+    interventions.forEach((x, i) => {
+      const name = `interventions[${i}]`;
+      checkObject(name, x, ['kind', 'layer', 'head', 'row', 'col', 'lambda']);
+      checkString(`${name}.kind`, x.kind);
+      if (!(x.kind in KIND)) throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (hard, soft, ablate)`);
+      const iv = { kind: KIND[x.kind], layer: checkIndex(`${name}.layer`, x.layer, 0, L - 1),
+                   head: checkHead(`${name}.head`, x.head, H), row: 0, col: 0, lambda: 0 };
+      if (x.kind !== 'ablate') {
+        iv.row = checkIndex(`${name}.row`, x.row, 0, maxPos);
+        iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
+      }
+      if (x.kind === 'soft') iv.lambda = checkFinite(`${name}.lambda`, x.lambda);
+      out.push(iv);
+    });
+  }
+  if (ablate !== undefined && ablate !== null) {
+    if (!Array.isArray(ablate)) throw new AttnlabError('ETYPE', 'ablate must be an array of [layer, head] pairs');
+    ablate.forEach((pair, i) => {
+      if (!Array.isArray(pair) || pair.length !== 2)
+        throw new AttnlabError('ETYPE', `ablate[${i}] must be a [layer, head] pair`);
+      out.push({ kind: ABLATE, layer: checkIndex(`ablate[${i}][0] (layer)`, pair[0], 0, L - 1),
+                 head: checkHead(`ablate[${i}][1] (head)`, pair[1], H), row: 0, col: 0, lambda: 0 });
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Result
+// ---------------------------------------------------------------------------
+
+const RESULT_BUFFERS = ['ids', 'attentions', 'headAverages', 'logits', 'q', 'k'];
+
+/**
+ * The outcome of one Model#run: plain JS data, independent of the model.
+ * Fields: model, T, ids, tokens, attentions, headAverages, logits, top,
+ * dagScore, dagScores, layerDagScores, nullDagScore, captureQK, q, k.
+ */
+export class Result {
+  constructor(data) {
+    Object.assign(this, data);
+  }
+
+  /**
+   * The attention matrix (T×T, row = query) of one head, or the head average
+   * with head = 'avg'. A view into this.attentions / this.headAverages.
+   */
+  attention(layer, head = 'avg') {
+    const { nLayer: L, nHead: H } = this.model;
+    const T = this.T;
+    checkIndex('layer', layer, 0, L - 1);
+    if (head === 'avg') return this.headAverages.subarray(layer * T * T, (layer + 1) * T * T);
+    if (typeof head === 'string') throw new AttnlabError('EINVAL', `head must be a head index or 'avg', got '${head}'`);
+    checkIndex('head', head, 0, H - 1);
+    const off = (layer * H + head) * T * T;
+    return this.attentions.subarray(off, off + T * T);
+  }
+
+  /** The mean over heads of one layer's attention (T×T): a view into this.headAverages. */
+  headAverage(layer) {
+    return this.attention(layer, 'avg');
+  }
+}
+
+/** A Result as a structured-clonable message plus the buffers to transfer. */
+export function resultToMessage(r) {
+  const data = { ...r };
+  const transfer = RESULT_BUFFERS.filter((k) => r[k]).map((k) => r[k].buffer);
+  return { data, transfer };
+}
+
+/** The Result of resultToMessage's data (after postMessage). */
+export function resultFromMessage(data) {
+  return new Result(data);
+}
+
+// ---------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------
+
+const NEW = Symbol('attnlab.Model');
+const RUN_OPTIONS = ['interventions', 'ablate', 'mask', 'scale', 'captureQK', 'topK'];
+const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'seed'];
+let internals;
+
+export class Model {
+  #w;        // the AttnlabWasm of this model (null after dispose)
+  #h;        // the alab_model handle
+  #display = new Map(); // token id -> display string
+
+  /** @private use loadModel() */
+  constructor(token, w, handle, source) {
+    if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() to create a Model');
+    this.#w = w;
+    this.#h = handle;
+    const c = w.config(handle);
+    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} */
+    this.config = Object.freeze({
+      nLayer: c.n_layer, nHead: c.n_head, nEmbd: c.n_embd, vocabSize: c.vocab_size,
+      nPositions: c.n_positions, headSize: c.n_embd / c.n_head, layerNormEpsilon: c.layer_norm_epsilon,
+    });
+    /** Where the model came from: its directory URL, or 'buffers'. */
+    this.source = source;
+  }
+
+  static {
+    internals = (m) => ({ wasm: m.#w, handle: m.#h });
+  }
+
+  /** True once dispose() was called. */
+  get disposed() { return this.#w === null; }
+
+  #live() {
+    if (this.#w === null) throw new AttnlabError('EDISPOSED', 'the model was disposed');
+    return this.#w;
+  }
+
+  #token(id) {
+    let s = this.#display.get(id);
+    if (s === undefined) {
+      s = this.#w.tokenDisplay(this.#h, id);
+      this.#display.set(id, s);
+    }
+    return s;
+  }
+
+  // text (string) or ids (array) -> Int32Array of ids
+  #idsOf(input) {
+    const w = this.#live();
+    if (typeof input === 'string') return w.encode(this.#h, textBytes(input));
+    if (Array.isArray(input) || ArrayBuffer.isView(input)) return checkIds(input, this.config.vocabSize);
+    throw new AttnlabError('ETYPE', `input must be a string or an array of token ids, got ${input === null ? 'null' : typeof input}`);
+  }
+
+  /**
+   * GPT-2 BPE tokens of text.
+   * @returns {{ids: Int32Array, tokens: string[]}} tokens are display strings (Ġ shown as a space)
+   */
+  tokenize(text) {
+    this.#live();
+    const ids = this.#idsOf(checkString('text', text));
+    return { ids, tokens: Array.from(ids, (id) => this.#token(id)) };
+  }
+
+  /** The text of token ids (invalid UTF-8 shown as U+FFFD). */
+  decode(ids) {
+    const w = this.#live();
+    return w.decode(this.#h, checkIds(ids, this.config.vocabSize));
+  }
+
+  /**
+   * Run the model on a text (or token ids), with interventions, and capture.
+   * @param {string|ArrayLike<number>} input
+   * @param {object} [options] {interventions, ablate, mask, scale, captureQK, topK}
+   * @returns {Result}
+   */
+  run(input, options) {
+    const w = this.#live();
+    const o = checkOptions('run', options, RUN_OPTIONS);
+    const ids = this.#idsOf(input);
+    const T = ids.length;
+    const cfg = this.config;
+    const { nLayer: L, nHead: H, vocabSize: V } = cfg;
+    const interventions = parseInterventions(o.interventions, o.ablate, cfg, T);
+    const mask = parseMask(o.mask, L);
+    const scale = o.scale === undefined || o.scale === null ? null : checkFinite('scale', o.scale);
+    let capture = null;
+    if (o.captureQK !== undefined && o.captureQK !== null) {
+      checkObject('captureQK', o.captureQK, ['layer', 'head']);
+      capture = { layer: checkIndex('captureQK.layer', o.captureQK.layer, 0, L - 1),
+                  head: checkIndex('captureQK.head', o.captureQK.head, 0, H - 1) };
+    }
+    const topK = o.topK === undefined ? 10 : Math.min(checkIndex('topK', o.topK, 0, INT_MAX), V);
+
+    w.forward(this.#h, ids, {
+      interventions, ...mask, scale,
+      captureLayer: capture ? capture.layer : -1, captureHead: capture ? capture.head : -1,
+    });
+
+    // Scores and head averages are computed in C on the live result buffer;
+    // then everything is copied out once.
+    const TT = T * T;
+    const att = w.fn.alab_result_attention(this.#h);
+    const dagScores = [];
+    for (let l = 0; l < L; l++) {
+      const row = [];
+      for (let h = 0; h < H; h++) row.push(w.fn.alab_dag_score(att + 4 * (l * H + h) * TT, T));
+      dagScores.push(row);
+    }
+    const layerDagScores = [];
+    const headAverages = w.scoped((alloc) => {
+      const avg = alloc(4 * L * TT);
+      for (let l = 0; l < L; l++) {
+        w.fn.alab_head_average(avg + 4 * l * TT, att + 4 * l * H * TT, H, T);
+        layerDagScores.push(w.fn.alab_dag_score(avg + 4 * l * TT, T));
+      }
+      return w.readF32(avg, L * TT);
+    });
+    const top = topK > 0 ? w.resultTopk(this.#h, topK) : { ids: [], probs: [] };
+    return new Result({
+      model: cfg,
+      T,
+      ids,
+      tokens: Array.from(ids, (id) => this.#token(id)),
+      attentions: w.resultAttention(this.#h),
+      headAverages,
+      logits: w.resultLogits(this.#h),
+      top: Array.from(top.ids, (id, i) => ({ id, token: this.#token(id), prob: top.probs[i] })),
+      dagScore: layerDagScores[L - 1],
+      dagScores,
+      layerDagScores,
+      nullDagScore: w.fn.alab_null_dag_score(T),
+      captureQK: capture,
+      q: capture ? w.resultQ(this.#h) : null,
+      k: capture ? w.resultK(this.#h) : null,
+    });
+  }
+
+  /**
+   * Continue a text: maxTokens new tokens, greedy (temperature 0, the default)
+   * or sampled with a seeded RNG (same seed, same text).
+   * @returns {{ids: Int32Array, tokens: string[], text: string}} the new tokens only
+   */
+  generate(input, options) {
+    const w = this.#live();
+    const o = checkOptions('generate', options, GENERATE_OPTIONS);
+    const ids = this.#idsOf(input);
+    const maxNew = o.maxTokens === undefined ? 20 : checkIndex('maxTokens', o.maxTokens, 0, INT_MAX);
+    const temperature = o.temperature === undefined ? 0 : checkFinite('temperature', o.temperature);
+    if (temperature < 0) throw new AttnlabError('ERANGE', `temperature must be >= 0, got ${temperature}`);
+    const topK = o.topK === undefined ? 0 : checkIndex('topK', o.topK, 0, INT_MAX);
+    let seed = 0n;
+    if (typeof o.seed === 'bigint') {
+      if (o.seed < 0n || o.seed >= 2n ** 64n) throw new AttnlabError('ERANGE', 'seed must be in [0, 2^64)');
+      seed = o.seed;
+    } else if (o.seed !== undefined) {
+      seed = BigInt(checkIndex('seed', o.seed, 0, Number.MAX_SAFE_INTEGER));
+    }
+    const out = w.generate(this.#h, ids, { maxNew, temperature, topK, rngState: seed });
+    return { ids: out.ids, tokens: Array.from(out.ids, (id) => this.#token(id)), text: w.decode(this.#h, out.ids) };
+  }
+
+  /** {wasmBytes: size of this model's wasm memory, heapBytes: bytes malloc'ed in it}. */
+  memoryUsage() {
+    const w = this.#live();
+    return { wasmBytes: w.memoryBytes(), heapBytes: w.heapInUse() };
+  }
+
+  /** Free the model and its wasm instance. Idempotent; later calls throw EDISPOSED. */
+  dispose() {
+    if (this.#w === null) return;
+    const w = this.#w;
+    this.#w = null;
+    this.#display.clear();
+    try {
+      w.modelFree(this.#h);
+    } catch {
+      // a trapped instance (EWASM) cannot free; it is dropped whole anyway
+    }
+    this.#h = 0;
+  }
+}
+
+/** For tests: the AttnlabWasm and handle behind a Model (wasm is null after dispose). */
+export function modelInternals(model) {
+  return internals(model);
+}
+
+// ---------------------------------------------------------------------------
+// loadModel
+// ---------------------------------------------------------------------------
+
+/**
+ * Load a GPT-2-family model into its own WebAssembly instance.
+ * @param {undefined|null|string|URL|object|FileList|File[]} [source] see sources.js
+ * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response}} [options]
+ * @returns {Promise<Model>}
+ */
+export async function loadModel(source, options) {
+  const { onProgress, wasm } = checkOptions('loadModel', options, ['onProgress', 'wasm']);
+  if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
+    throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
+  const emit = onProgress ? (e) => onProgress(e) : () => {};
+  const src = await resolveSource(source);
+  const w = await newInstance(wasm);
+  const files = await readModelInto(w, src, emit);
+  const handle = w.loadModelFromHeap(files, files.stPtr, files.stLen); // owns stPtr from here
+  let model;
+  try {
+    model = new Model(NEW, w, handle, files.name);
+  } catch (e) {
+    w.modelFree(handle);
+    throw e;
+  }
+  try {
+    emit({ status: 'ready', file: null });
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}

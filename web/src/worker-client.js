@@ -1,0 +1,272 @@
+// worker-client.js — 'attnlab/worker': the same API as 'attnlab', with the
+// model running in a Web Worker (browsers) or a worker_threads Worker (Node),
+// so a page never blocks. Every Model method returns a Promise; progress
+// events and errors (AttnlabError with the same codes) cross the boundary;
+// the big result buffers (attentions, head averages, logits, q, k, ids) are
+// transferred from the worker, not copied. One model per worker:
+// dispose() frees the model and terminates its worker.
+//
+// The names exported at the bottom of this file are the public API of
+// 'attnlab/worker' (asserted by tests/js/exports.test.js); they are the names
+// of index.js.
+
+import { AttnlabError } from './core/errors.js';
+import { resultFromMessage } from './model.js';
+import { resolveSource, resolveURL } from './sources.js';
+
+const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
+
+// ---------------------------------------------------------------------------
+// Starting a worker: one small interface over both kinds
+//   {post(msg, transfer), onMessage(f), onFailure(f), terminate(), busy(bool)}
+// ---------------------------------------------------------------------------
+
+function wrapWeb(worker) {
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    onMessage: (f) => worker.addEventListener('message', (e) => f(e.data)),
+    onFailure: (f) => {
+      worker.addEventListener('error', (e) => f(e.message || 'the worker script failed to load or threw'));
+      worker.addEventListener('messageerror', () => f('a message from the worker could not be deserialized'));
+    },
+    terminate: () => worker.terminate(),
+    busy: () => {},
+  };
+}
+
+function wrapNode(worker) {
+  let terminated = false;
+  return {
+    post: (msg, transfer) => worker.postMessage(msg, transfer),
+    onMessage: (f) => worker.on('message', f),
+    onFailure: (f) => {
+      worker.on('error', (e) => f(e && e.message ? e.message : String(e)));
+      worker.on('messageerror', () => f('a message from the worker could not be deserialized'));
+      worker.on('exit', (code) => { if (!terminated) f(`the worker exited (code ${code})`); });
+    },
+    terminate: () => { terminated = true; return worker.terminate(); },
+    // Keep the process alive only while calls are pending, so a model that
+    // is never disposed does not keep Node running.
+    busy: (b) => (b ? worker.ref() : worker.unref()),
+  };
+}
+
+// Node workers inherit process.execArgv; --input-type (valid only with -e)
+// would stop a file-based worker from starting.
+async function newNodeWorker(url) {
+  const { Worker: NodeWorker } = await import('node:worker_threads');
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+  return wrapNode(new NodeWorker(url, { execArgv }));
+}
+
+async function startWorker(option) {
+  if (option !== undefined && option !== null) {
+    if (typeof Worker !== 'undefined' && option instanceof Worker) return wrapWeb(option);
+    if (typeof option === 'object' && typeof option.postMessage === 'function' && typeof option.on === 'function')
+      return wrapNode(option);
+    if (typeof option === 'string' || option instanceof URL) {
+      const url = await resolveURL(option, 'worker URL');
+      if (typeof Worker !== 'undefined') return wrapWeb(new Worker(url, { type: 'module', name: 'attnlab' }));
+      if (isNode) return newNodeWorker(url);
+    }
+    throw new AttnlabError('ETYPE', 'options.worker must be a Worker, a worker_threads Worker or the URL of worker.js');
+  }
+  if (typeof Worker !== 'undefined')
+    return wrapWeb(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attnlab' }));
+  if (isNode) return newNodeWorker(new URL('./worker.js', import.meta.url));
+  throw new AttnlabError('EWASM', 'this environment has no Web Worker; use the main entry \'attnlab\' instead');
+}
+
+function errorFromMessage(e) {
+  if (e.code) return new AttnlabError(e.code, e.message, { rc: e.rc });
+  const err = new Error(e.message);
+  err.name = e.name;
+  return err;
+}
+
+// ---------------------------------------------------------------------------
+// Arguments that cross the boundary
+// ---------------------------------------------------------------------------
+
+// The model source as a message: URLs absolute (relative to this document or
+// working directory, not to the worker), buffers copied or transferred.
+async function sourceMessage(source, transfer, doTransfer) {
+  const src = await resolveSource(source); // checks types before anything is posted
+  if (source === undefined || source === null) return undefined;
+  if (src.kind === 'url') return src.url.href;
+  if (typeof FileList !== 'undefined' && source instanceof FileList) return Array.from(source);
+  if (Array.isArray(source)) return source;
+  const out = {};
+  for (const [key, v] of Object.entries(src.files)) {
+    if (v instanceof ArrayBuffer) {
+      if (doTransfer) transfer.push(v);
+      out[key] = v;
+    } else if (ArrayBuffer.isView(v)) {
+      const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
+      if (doTransfer && whole) { transfer.push(v.buffer); out[key] = v; }
+      else out[key] = whole ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
+    } else out[key] = v; // string or Blob/File
+  }
+  return out;
+}
+
+async function wasmMessage(wasm) {
+  if (wasm === undefined || wasm === null) return undefined;
+  if (typeof wasm === 'string' || wasm instanceof URL) return (await resolveURL(wasm, 'wasm URL')).href;
+  if (typeof Response !== 'undefined' && wasm instanceof Response) return new Uint8Array(await wasm.arrayBuffer());
+  return wasm; // WebAssembly.Module and bytes are cloneable; the worker checks the rest
+}
+
+// ---------------------------------------------------------------------------
+// The model proxy
+// ---------------------------------------------------------------------------
+
+const NEW = Symbol('attnlab.WorkerModel');
+let loadInto; // (model, source, options) -> Promise: the 'load' request of a new WorkerModel
+
+class WorkerModel {
+  #port;
+  #pending = new Map(); // id -> {resolve, reject, onProgress}
+  #nextId = 1;
+  #failed = null;       // AttnlabError once the worker died
+  #disposed = false;
+
+  constructor(token, port) {
+    if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() from attnlab/worker');
+    this.#port = port;
+    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} (after load) */
+    this.config = null;
+    /** The model's directory URL, or 'buffers' (after load). */
+    this.source = null;
+    port.onMessage((msg) => this.#onMessage(msg));
+    port.onFailure((why) => this.#fail(new AttnlabError('EWASM', `the attnlab worker failed: ${why}`)));
+    port.busy(false);
+  }
+
+  #onMessage(msg) {
+    const p = msg && this.#pending.get(msg.id);
+    if (!p) return;
+    if ('progress' in msg) {
+      if (p.onProgress) {
+        try {
+          p.onProgress(msg.progress);
+        } catch (e) {
+          this.#settle(msg.id);
+          p.reject(e);
+          this.#fail(new AttnlabError('EDISPOSED', 'the load was aborted by its onProgress callback'));
+        }
+      }
+      return;
+    }
+    this.#settle(msg.id);
+    if (msg.ok) p.resolve(msg.value);
+    else p.reject(errorFromMessage(msg.error));
+  }
+
+  #settle(id) {
+    this.#pending.delete(id);
+    if (this.#pending.size === 0) this.#port.busy(false);
+  }
+
+  #fail(err) {
+    if (this.#failed) return;
+    this.#failed = err;
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+    this.#port.terminate();
+  }
+
+  #call(op, args, transfer = [], onProgress = null) {
+    if (this.#disposed) return Promise.reject(new AttnlabError('EDISPOSED', 'the model was disposed'));
+    if (this.#failed) return Promise.reject(this.#failed);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      try {
+        this.#port.post({ id, op, args }, transfer);
+      } catch (e) {
+        // DataCloneError: a function, a symbol, a class instance ... in the arguments
+        reject(new AttnlabError('ETYPE', `${op}: the arguments cannot be sent to the worker (${e.message})`, { cause: e }));
+        return;
+      }
+      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#port.busy(true);
+    });
+  }
+
+  static {
+    loadInto = (m, source, options) => m.#load(source, options);
+  }
+
+  async #load(source, options) {
+    const value = await this.#call('load', [source, options.wasm === undefined ? {} : { wasm: options.wasm }],
+                                   options.transfer, options.onProgress);
+    this.config = Object.freeze(value.config);
+    this.source = value.source;
+  }
+
+  /** True once dispose() was called. */
+  get disposed() { return this.#disposed; }
+
+  /** @returns {Promise<{ids: Int32Array, tokens: string[]}>} */
+  tokenize(text) { return this.#call('tokenize', [text]); }
+  /** @returns {Promise<string>} */
+  decode(ids) { return this.#call('decode', [ids]); }
+  /** @returns {Promise<Result>} */
+  async run(input, options) { return resultFromMessage(await this.#call('run', options === undefined ? [input] : [input, options])); }
+  /** @returns {Promise<{ids: Int32Array, tokens: string[], text: string}>} */
+  generate(input, options) { return this.#call('generate', options === undefined ? [input] : [input, options]); }
+  /** @returns {Promise<{wasmBytes: number, heapBytes: number}>} the worker's wasm memory */
+  memoryUsage() { return this.#call('memoryUsage', []); }
+
+  /** Free the model and terminate its worker. Idempotent. */
+  async dispose() {
+    if (this.#disposed) return;
+    try {
+      if (!this.#failed) await this.#call('dispose', []);
+    } catch {
+      // the worker is terminated below either way
+    } finally {
+      this.#disposed = true;
+      this.#failed ??= new AttnlabError('EDISPOSED', 'the model was disposed');
+      for (const p of this.#pending.values()) p.reject(new AttnlabError('EDISPOSED', 'the model was disposed'));
+      this.#pending.clear();
+      await this.#port.terminate();
+    }
+  }
+}
+
+/**
+ * Load a model in a new worker. Same source and options as 'attnlab' loadModel,
+ * plus: worker (a Worker you created, or the URL of worker.js) and transfer
+ * (true: ArrayBuffers of a buffer source are transferred to the worker,
+ * leaving yours detached; default false: they are copied).
+ * @returns {Promise<WorkerModel>}
+ */
+async function loadModel(source, options) {
+  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
+    throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
+  const o = options || {};
+  const known = ['onProgress', 'wasm', 'worker', 'transfer'];
+  for (const k of Object.keys(o))
+    if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
+  if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
+    throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
+  if (o.transfer !== undefined && typeof o.transfer !== 'boolean')
+    throw new AttnlabError('ETYPE', 'options.transfer must be a boolean');
+  const transfer = [];
+  const src = await sourceMessage(source, transfer, o.transfer === true);
+  const wasm = await wasmMessage(o.wasm);
+  const model = new WorkerModel(NEW, await startWorker(o.worker));
+  try {
+    await loadInto(model, src, { wasm, transfer, onProgress: o.onProgress || null });
+  } catch (e) {
+    await model.dispose();
+    throw e;
+  }
+  return model;
+}
+
+// The public API of 'attnlab/worker' (the names of index.js).
+export { loadModel };
+export { AttnlabError, ERROR_CODES } from './core/errors.js';
+export { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo } from './analysis.js';
