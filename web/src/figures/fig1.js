@@ -1,0 +1,100 @@
+// fig1.js — the chapter's Fig. 1: attention heatmap (YlOrRd, rows = effect
+// position i, columns = cause candidate j) beside its asymmetry A − Aᵀ (RdBu_r,
+// centred at 0, symmetric limits). Saved as ch09_causal_fig1_attention_asymmetry.
+
+import {
+  figSize, asMatrix, sizeOf, checkLang, tokenLabel, ylOrRd, rdBuR, fmt2, fmtValue,
+  heatmapPanel, layoutFigure,
+} from './common.js';
+
+const TEXT = {
+  en: {
+    sup: (model) => `${model ? model + ' ' : ''}Attention on Causal Sentence`,
+    avg: (where) => `Avg Attention (${where})`,
+    oneHead: (head, where) => `Head ${head} Attention (${where})`,
+    last: 'last layer',
+    layer: (l) => `layer ${l}`,
+    avgSub: 'Effect i → Cause j',
+    avgX: 'Cause candidate j',
+    avgY: 'Effect position i',
+    asym: ['Asymmetry A − A', { sup: '⊤' }],
+    asymSub: 'red = row→col flow dominates',
+    asymX: 'j',
+    asymY: 'i',
+    cell: (ti, tj, v) => `effect i=${ti}, cause j=${tj}: ${v}`,
+  },
+  zh: {
+    sup: (model) => `${model ? model + ' ' : ''}在因果句子上的注意力`,
+    avg: (where) => `平均注意力（${where}）`,
+    oneHead: (head, where) => `注意力头 ${head}（${where}）`,
+    last: '最后一层',
+    layer: (l) => `第 ${l} 层`,
+    avgSub: '果 i → 因 j',
+    avgX: '候选原因 j',
+    avgY: '果位置 i',
+    asym: ['不对称矩阵 A − A', { sup: '⊤' }],
+    asymSub: '红色 = 行→列方向占主导',
+    asymX: 'j',
+    asymY: 'i',
+    cell: (ti, tj, v) => `果 i=${ti}，因 j=${tj}：${v}`,
+  },
+};
+
+/**
+ * Fig. 1 as an SVG node tree (svg.js; toString/toElement it).
+ * @param {object} p
+ * @param {string[]} p.tokens  display strings, T of them
+ * @param {ArrayLike<number>|number[][]} p.A  T×T attention (row = query/effect i), usually the head average
+ * @param {string} [p.title]  first suptitle line (default "<model> Attention on Causal Sentence")
+ * @param {string} [p.model]  model name for the default title (the chapter: "GPT-2")
+ * @param {string} [p.sentence]  second suptitle line (default: the tokens joined), shown in quotes
+ * @param {number} [p.layer]  layer drawn; with nLayer, "last layer" or "layer L" in the panel title
+ * @param {number} [p.nLayer]
+ * @param {number|'avg'} [p.head='avg']
+ * @param {'en'|'zh'} [p.lang='en']
+ * @param {number} [p.width]  px (default 1248, the chapter's 13 in at 96 dpi)
+ * @param {boolean} [p.tight=false]  crop the outer spare width (for files)
+ */
+export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer, nLayer, head = 'avg', lang = 'en', width, tight = false } = {}) {
+  const t = TEXT[checkLang(lang)];
+  const T = sizeOf(tokens, A);
+  const M = asMatrix(A, T, 'A');
+  const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
+  const tipLabel = (k) => `${k} (${tokens ? tokenLabel(tokens[k], 40) : k})`;
+
+  const asym = new Float64Array(T * T);
+  let amax = 0, vmin = Infinity, vmax = -Infinity;
+  for (let i = 0; i < T; i++) {
+    for (let j = 0; j < T; j++) {
+      const d = M[i * T + j] - M[j * T + i];
+      asym[i * T + j] = d;
+      amax = Math.max(amax, Math.abs(d));
+      vmin = Math.min(vmin, M[i * T + j]);
+      vmax = Math.max(vmax, M[i * T + j]);
+    }
+  }
+
+  const where = layer === undefined || (nLayer !== undefined && layer === nLayer - 1) ? t.last : t.layer(layer);
+  const attnScale = ylOrRd(vmin, vmax);
+  const asymScale = rdBuR(amax);
+  const common = { R: T, C: T, xLabels: labels, yLabels: labels, rotateX: true };
+  const left = heatmapPanel({
+    ...common, values: M, color: attnScale, cbar: { scale: attnScale, format: fmt2 },
+    title: [head === 'avg' ? t.avg(where) : t.oneHead(head, where), t.avgSub],
+    xTitle: t.avgX, yTitle: t.avgY, role: 'attention',
+    cellTitle: (i, j, v) => t.cell(tipLabel(i), tipLabel(j), fmtValue(v)),
+  });
+  const right = heatmapPanel({
+    ...common, values: asym, color: asymScale, cbar: { scale: asymScale, format: fmt2 },
+    title: [t.asym, t.asymSub], xTitle: t.asymX, yTitle: t.asymY, role: 'asymmetry',
+    cellTitle: (i, j, v) => t.cell(tipLabel(i), tipLabel(j), fmtValue(v)),
+  });
+
+  const text = sentence ?? (tokens ? tokens.join('').trim() : '');
+  const sup = [title ?? t.sup(model)];
+  if (text) sup.push(`"${text}"`);
+  return layoutFigure({
+    ...figSize('fig1', width), tight, lang, suptitle: sup, panels: [left, right],
+    figure: 'fig1', ariaLabel: sup.join(' — '),
+  });
+}

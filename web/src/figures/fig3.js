@@ -1,0 +1,249 @@
+// fig3.js — the chapter's Fig. 3: a bar per head of the chosen layer's DAG score
+// (the chapter's 0.5 "random baseline" line, which holds for bidirectional
+// attention, and the null DAG score of uniform causal attention, both labelled)
+// beside the causal graph read off the attention matrix. Saved as ch09_causal_fig3_dag.
+//
+// The graph follows the chapter's layout: token k sits at (k, T−1−k), on a diagonal
+// from top left to bottom right, in a light-yellow box; an edge is drawn for each
+// off-diagonal weight above `threshold` times the largest off-diagonal weight (the
+// chapter: tril(A, −1) / max > 0.05), width ∝ that relative weight, coloured with
+// YlOrRd. Edges run from cause j to effect i (arrowhead at the effect); the chapter's
+// script draws each arrow from node i as a horizontal stub towards column j, which
+// does not reach node j — we draw the edge between the two nodes instead, as an arc
+// (forward-in-time edges bulge to the lower left, backward ones, possible only
+// without a causal mask, to the upper right).
+
+import { scaleLinear } from 'd3-scale';
+import { interpolateYlOrRd } from 'd3-scale-chromatic';
+import { h } from './svg.js';
+import {
+  figSize, asMatrix, sizeOf, checkLang, tokenLabel, greensD, fmt3, fmtValue,
+  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines,
+} from './common.js';
+import { dagScore, nullDagScore } from '../analysis.js';
+import { AttnlabError } from '../core/errors.js';
+
+const TEXT = {
+  en: {
+    sup: 'Causal DAG Structure in Attention Heads',
+    bars: 'Causal Directionality per Head',
+    barsSub: 'Score > 0.5 = forward causal flow',
+    barsX: 'Attention Head',
+    barsY: { lines: ['DAG Score', '(mass below diagonal)'] },
+    random: 'random baseline, bidirectional (0.5)',
+    null: (T, v) => `uniform causal attention, T = ${T} (${v})`,
+    graph: (v) => `Inferred Causal DAG (DAG score = ${v})`,
+    graphSub: 'edges ∝ attention weight',
+    bar: (hd, v) => `head ${hd}: DAG score ${v}`,
+    edge: (j, i, v) => `${j} → ${i}: attention ${v}`,
+  },
+  zh: {
+    sup: '注意力头中的因果 DAG 结构',
+    bars: '各注意力头的因果方向性',
+    barsSub: '得分 > 0.5 = 正向因果流',
+    barsX: '注意力头',
+    barsY: { lines: ['DAG 得分', '（对角线以下的质量）'] },
+    random: '随机基线，双向注意力 (0.5)',
+    null: (T, v) => `均匀因果注意力，T = ${T} (${v})`,
+    graph: (v) => `推断的因果 DAG（DAG 得分 = ${v}）`,
+    graphSub: '边宽 ∝ 注意力权重',
+    bar: (hd, v) => `注意力头 ${hd}：DAG 得分 ${v}`,
+    edge: (j, i, v) => `${j} → ${i}：注意力 ${v}`,
+  },
+};
+
+const RANDOM_STYLE = { stroke: '#808080', 'stroke-width': 1.6, 'stroke-dasharray': '7 4' };
+const NULL_STYLE = { stroke: '#b2182b', 'stroke-width': 1.6, 'stroke-dasharray': '10 3 2 3' };
+
+// ── bar panel ───────────────────────────────────────────────────────────────
+
+function barPanel({ scores, nullScore, T, t }) {
+  const H = scores.length;
+  const tick = FONT.tick;
+  const yLines = yTitleLines(t.barsY);
+  const yTicks = [0, 0.2, 0.4, 0.6, 0.8, 1.0];
+  const left = FONT.label * 1.25 * yLines.length + textWidth('0.0', tick) + 10;
+  const legend = [
+    { style: RANDOM_STYLE, label: t.random, role: 'legend-random' },
+    { style: NULL_STYLE, label: t.null(T, fmt3(nullScore)), role: 'legend-null' },
+  ];
+  const bottom = tick * 1.3 + 6 + FONT.label * 1.3 + 8 + legend.length * FONT.legend * 1.5 + 8;
+  const top = blockHeight([t.bars, t.barsSub], FONT.title) + 8;
+  const colors = greensD(H);
+
+  function render(x0, y0, s) {
+    const pw = 1.35 * s, ph = s;
+    const y = scaleLinear().domain([0, 1]).range([y0 + ph, y0]);
+    const slot = pw / H;
+    const kids = [titleBlock(x0 + pw / 2, y0 - top + FONT.title, [t.bars, t.barsSub], { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(pw, left, 8) })];
+    kids.push(h('g', { 'data-role': 'bars' }, scores.map((v, hd) => {
+      const vv = Math.min(1, Math.max(0, v));
+      return h('rect', {
+        x: x0 + slot * (hd + 0.1), y: y(vv), width: slot * 0.8, height: y(0) - y(vv), fill: colors[hd],
+        'data-head': hd, 'data-v': fmtValue(v),
+      }, h('title', null, t.bar(hd, fmt3(v))));
+    })));
+    // reference lines
+    kids.push(h('line', { x1: x0, x2: x0 + pw, y1: y(0.5), y2: y(0.5), ...RANDOM_STYLE, 'data-role': 'baseline-random', 'data-v': '0.5' }));
+    kids.push(h('line', { x1: x0, x2: x0 + pw, y1: y(nullScore), y2: y(nullScore), ...NULL_STYLE, 'data-role': 'baseline-null', 'data-v': fmtValue(nullScore) }));
+    // frame and ticks
+    kids.push(h('rect', { x: x0, y: y0, width: pw, height: ph, fill: 'none', stroke: INK, 'stroke-width': 1 }));
+    kids.push(h('g', { 'font-size': tick, fill: INK, 'data-role': 'yticks' }, yTicks.map((v) => h('g', null,
+      h('line', { x1: x0 - 4, x2: x0, y1: y(v), y2: y(v), stroke: INK, 'stroke-width': 0.8 }),
+      h('text', { x: x0 - 6, y: y(v) + tick * 0.35, 'text-anchor': 'end' }, v.toFixed(1))))));
+    const hstep = Math.max(1, Math.ceil((textWidth(String(H - 1), tick) + 6) / slot));
+    const xt = [];
+    for (let hd = 0; hd < H; hd += hstep) {
+      xt.push(h('text', { x: x0 + slot * (hd + 0.5), y: y0 + ph + 4 + tick, 'text-anchor': 'middle' }, String(hd)));
+    }
+    kids.push(h('g', { 'font-size': tick, fill: INK, 'data-role': 'xticks' }, xt));
+    const xTitleY = y0 + ph + tick * 1.3 + 6 + FONT.label;
+    kids.push(richText(x0 + pw / 2, xTitleY, t.barsX, { size: FONT.label, role: 'xtitle' }));
+    yLines.forEach((ln, k) => {
+      const x = x0 - left + FONT.label * (1.0 + 1.25 * k), yy = y0 + ph / 2;
+      kids.push(richText(x, yy, ln, { size: FONT.label, transform: `rotate(-90 ${x} ${yy})`, role: 'ytitle' }));
+    });
+    // legend, below the axis title (the bars fill the plot)
+    const lw = Math.max(...legend.map((l) => textWidth(l.label, FONT.legend))) + 44;
+    const lx = x0 + pw / 2 - lw / 2;
+    let ly = xTitleY + 10;
+    const items = legend.map((l) => {
+      const row = h('g', { 'data-role': l.role },
+        h('line', { x1: lx + 6, x2: lx + 34, y1: ly + FONT.legend * 0.75, y2: ly + FONT.legend * 0.75, ...l.style }),
+        h('text', { x: lx + 40, y: ly + FONT.legend * 1.1, 'font-size': FONT.legend, fill: INK }, l.label));
+      ly += FONT.legend * 1.5;
+      return row;
+    });
+    kids.push(h('g', { 'data-role': 'legend' },
+      h('rect', { x: lx, y: xTitleY + 6, width: lw, height: ly - xTitleY - 2, fill: '#ffffff', stroke: '#cccccc', rx: 3 }),
+      items));
+    return h('g', { 'data-role': 'panel' }, kids);
+  }
+  const titleW = Math.max(lineWidth(t.bars, FONT.title, true), lineWidth(t.barsSub, FONT.title, true));
+  return { left, right: 8, top, bottom, aw: 1.35, ah: 1, titleW, render };
+}
+
+// ── graph panel ─────────────────────────────────────────────────────────────
+
+function bezier(p0, c, p2, u) {
+  const a = (1 - u) * (1 - u), b = 2 * (1 - u) * u, d = u * u;
+  return [a * p0[0] + b * c[0] + d * p2[0], a * p0[1] + b * c[1] + d * p2[1]];
+}
+
+function bezierTangent(p0, c, p2, u) {
+  return [2 * (1 - u) * (c[0] - p0[0]) + 2 * u * (p2[0] - c[0]), 2 * (1 - u) * (c[1] - p0[1]) + 2 * u * (p2[1] - c[1])];
+}
+
+function inBox(p, ctr, hw, hh) {
+  return Math.abs(p[0] - ctr[0]) <= hw && Math.abs(p[1] - ctr[1]) <= hh;
+}
+
+/** Off-diagonal edges {i, j, v, w} with w = A_ij / max off-diagonal > threshold, weakest first. */
+export function dagEdges(A, T, threshold) {
+  let mx = 0;
+  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) if (i !== j) mx = Math.max(mx, A[i * T + j]);
+  const edges = [];
+  if (mx <= 0) return edges;
+  for (let i = 0; i < T; i++) {
+    for (let j = 0; j < T; j++) {
+      if (i === j) continue;
+      const w = A[i * T + j] / mx;
+      if (w > threshold) edges.push({ i, j, v: A[i * T + j], w });
+    }
+  }
+  return edges.sort((a, b) => a.w - b.w);
+}
+
+function graphPanel({ tokens, A, T, threshold, overall, t }) {
+  const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
+  const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
+  const half = Math.max(...boxSize(FONT.node).boxW) / 2;
+  const titleLines = [t.graph(fmt3(overall)), t.graphSub];
+  const top = blockHeight(titleLines, FONT.title) + 8;
+  const edges = dagEdges(A, T, threshold);
+
+  function render(x0, y0, s) {
+    const c = s / T;
+    // the boxes of neighbouring tokens must not touch: smaller labels for long texts
+    const size = Math.max(7, Math.min(FONT.node, (c - 2) / 1.7));
+    const { boxW, boxH } = boxSize(size);
+    const pos = (k) => [x0 + (k + 0.5) * c, y0 + (k + 0.5) * c];
+    const kids = [titleBlock(x0 + s / 2, y0 - top + FONT.title, titleLines, { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(s, half, half) })];
+    const drawn = edges.map(({ i, j, v, w }) => {
+      const p0 = pos(j), p2 = pos(i);
+      const dx = p2[0] - p0[0], dy = p2[1] - p0[1], len = Math.hypot(dx, dy);
+      const ctrl = [(p0[0] + p2[0]) / 2 - (dy / len) * len * 0.3, (p0[1] + p2[1]) / 2 + (dx / len) * len * 0.3];
+      // trim the curve where it leaves the source box and enters the target box
+      let u0 = 0, u1 = 1;
+      while (u0 < 0.5 && inBox(bezier(p0, ctrl, p2, u0), p0, boxW[j] / 2 + 2, boxH / 2 + 2)) u0 += 0.005;
+      while (u1 > 0.5 && inBox(bezier(p0, ctrl, p2, u1), p2, boxW[i] / 2 + 2, boxH / 2 + 2)) u1 -= 0.005;
+      const lw = 0.5 + 3.5 * w;
+      const head = 5 + 2.2 * lw, headW = 3 + 1.3 * lw;
+      const tip = bezier(p0, ctrl, p2, u1);
+      const tg = bezierTangent(p0, ctrl, p2, u1), tl = Math.hypot(tg[0], tg[1]) || 1;
+      const ux = tg[0] / tl, uy = tg[1] / tl;
+      const base = [tip[0] - ux * head * 0.9, tip[1] - uy * head * 0.9];
+      // the sub-curve [u0, u1] as a quadratic: control = B(u0) + (u1 − u0)/2 · B'(u0)
+      const s0 = bezier(p0, ctrl, p2, u0), d0 = bezierTangent(p0, ctrl, p2, u0);
+      const sc = [s0[0] + ((u1 - u0) / 2) * d0[0], s0[1] + ((u1 - u0) / 2) * d0[1]];
+      const color = interpolateYlOrRd(0.2 + 0.8 * w);
+      return h('g', { opacity: 0.8, 'data-role': 'edge', 'data-i': i, 'data-j': j, 'data-v': fmtValue(v), 'data-w': fmtValue(w) },
+        h('title', null, t.edge(`${j} ${labels[j]}`, `${i} ${labels[i]}`, fmtValue(v))),
+        h('path', { d: `M${num2(s0)} Q${num2(sc)} ${num2(base)}`, fill: 'none', stroke: color, 'stroke-width': lw }),
+        h('polygon', {
+          points: `${num2(tip)} ${num2([base[0] - uy * headW, base[1] + ux * headW])} ${num2([base[0] + uy * headW, base[1] - ux * headW])}`,
+          fill: color,
+        }));
+    });
+    kids.push(h('g', { 'data-role': 'edges' }, drawn));
+    kids.push(h('g', { 'data-role': 'nodes', 'font-size': size }, labels.map((l, k) => {
+      const [cx, cy] = pos(k);
+      return h('g', { 'data-k': k },
+        h('rect', { x: cx - boxW[k] / 2, y: cy - boxH / 2, width: boxW[k], height: boxH, rx: 4, fill: '#ffffe0', stroke: '#808080', 'stroke-width': 1 }),
+        h('text', { x: cx, y: cy + size * 0.36, 'text-anchor': 'middle', fill: INK }, l));
+    })));
+    return h('g', { 'data-role': 'panel' }, kids);
+  }
+  const titleW = Math.max(...titleLines.map((l) => lineWidth(l, FONT.title, true)));
+  return { left: half, right: half, top, bottom: 8, aw: 1, ah: 1, titleW, render };
+}
+
+function num2(p) {
+  return `${Math.round(p[0] * 100) / 100},${Math.round(p[1] * 100) / 100}`;
+}
+
+/**
+ * Fig. 3 as an SVG node tree.
+ * @param {object} p
+ * @param {string[]} p.tokens  T display strings
+ * @param {number[]} p.dagScores  DAG score of each head of the chosen layer (r.dagScores[layer])
+ * @param {number} [p.nullDagScore]  null DAG score for causal attention (default: computed for T)
+ * @param {number} [p.overallDag]  DAG score of A shown in the graph title (default: computed from A)
+ * @param {ArrayLike<number>|number[][]} p.A  T×T attention the graph is drawn from (head average)
+ * @param {number} [p.threshold=0.05]  edges where A_ij / max off-diagonal A > threshold
+ * @param {'en'|'zh'} [p.lang='en']
+ * @param {number} [p.width]  px (default 1248)
+ * @param {boolean} [p.tight=false]
+ */
+export function figDag({ tokens, dagScores, nullDagScore: nullGiven, overallDag, A, threshold = 0.05, lang = 'en', width, tight = false } = {}) {
+  const t = TEXT[checkLang(lang)];
+  const T = sizeOf(tokens, A);
+  const M = asMatrix(A, T, 'A');
+  if (!dagScores || typeof dagScores.length !== 'number' || dagScores.length < 1) {
+    throw new AttnlabError('ETYPE', 'figDag: dagScores must be a non-empty array (one score per head)');
+  }
+  const scores = Array.from(dagScores, Number);
+  if (scores.some((v) => !Number.isFinite(v))) throw new AttnlabError('ENAN', 'figDag: a DAG score is not finite');
+  if (typeof threshold !== 'number' || !(threshold >= 0 && threshold < 1)) {
+    throw new AttnlabError('ERANGE', `threshold must be in [0, 1), got ${threshold}`);
+  }
+  const nullScore = nullGiven ?? nullDagScore(T);
+  const overall = overallDag ?? dagScore(M);
+  if (!Number.isFinite(nullScore) || !Number.isFinite(overall)) throw new AttnlabError('ENAN', 'figDag: a score is not finite');
+  return layoutFigure({
+    ...figSize('fig3', width), tight, lang, suptitle: [t.sup],
+    panels: [barPanel({ scores, nullScore, T, t }), graphPanel({ tokens, A: M, T, threshold, overall, t })],
+    figure: 'fig3', ariaLabel: t.graph(fmt3(overall)),
+    attrs: { 'data-dag': fmtValue(overall), 'data-null-dag': fmtValue(nullScore), 'data-threshold': fmtValue(threshold) },
+  });
+}
