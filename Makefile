@@ -21,7 +21,7 @@ NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
 TEST_SRC := $(wildcard tests/c/test_*.c)
 TEST_BIN := $(patsubst tests/c/%.c,$(B)/tests/%,$(TEST_SRC))
 
-.PHONY: all wasm test test-c test-js deps serve bench clean model fixtures
+.PHONY: all wasm test test-c test-js test-e2e page deps serve bench clean model fixtures
 all: $(B)/attnlab $(B)/libattnlab.a
 
 $(B)/obj/%.o: c/src/%.c $(CORE_HDR)
@@ -57,6 +57,7 @@ test: deps
 	$(MAKE) all wasm $(TEST_BIN)
 	$(MAKE) test-c
 	$(MAKE) test-js
+	$(MAKE) test-e2e
 
 test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
@@ -65,14 +66,32 @@ test-c: $(TEST_BIN)
 test-js: wasm
 	npx vitest run
 
+# browser tests of the page (headless Chromium; they rebuild the page if stale)
+test-e2e: wasm page
+	npx vitest run --config tests/e2e/vitest.config.js
+
+# ---- the page ----------------------------------------------------------------
+PAGE_IN := web/index.html vite.config.js web/dist/attnlab.wasm $(shell find web/src -type f)
+page: web/dist/page/index.html
+web/dist/page/index.html: $(PAGE_IN)
+	npx vite build
+
 # ---- serve -----------------------------------------------------------------
 PORT ?= 8080
 serve: deps
-	$(MAKE) wasm
+	$(MAKE) wasm page
 	node scripts/serve.mjs --port $(PORT)
 
 bench: all wasm
 	bash scripts/bench.sh
+
+# ---- regenerating committed data (needs PyTorch: python3-torch libopenblas0-pthread python3-regex) ----
+fixtures:
+	/usr/bin/python3 tests/ref/gen_fixtures.py
+	/usr/bin/python3 tests/ref/selfcheck.py
+
+model:
+	bash models/train/make_model.sh
 
 clean:
 	rm -rf $(B) web/dist

@@ -5,23 +5,43 @@
 //
 // URL space (everything read-only, GET and HEAD only):
 //   /models/...           the repo's models/ (the built-in model)
-//   /tests/fixtures/...   the repo's tests/fixtures/ (the tiny fallback model)
+//   /tests/fixtures/...   the repo's tests/fixtures/ (the tiny test model)
+//   /tests/e2e/pages/...  the repo's browser test pages (tests/js/browser_worker.test.js)
 //   /web/dist/...         the repo's web/dist/ (attnlab.wasm)
-//   /...                  the repo's web/ (index.html, src/, dist/)
+//   /...                  the built page web/dist/page/ (`make page`: vite build), then
+//                         the repo's web/ (src/ as ES modules, for test pages)
 // Paths are resolved inside their root (no "..", no symlink escapes), there
 // are no directory listings, and every response carries the page's
-// Content-Security-Policy. Also importable: startServer({port, host}).
+// Content-Security-Policy. Also importable: startServer({port, host}), CSP, PAGE_DIR.
+//
+// The CSP: scripts only from this origin (plus 'wasm-unsafe-eval' to compile the
+// wasm), no inline script or style, images from here, data: and blob: (the PNG
+// export draws an SVG Blob), and fetches to this origin and Hugging Face. The
+// page's model picker downloads distilgpt2 / gpt2 from
+// https://huggingface.co/<repo>/resolve/main/<file>; for the weights huggingface.co
+// answers 302 to its LFS / Xet CDN, and CSP applies to every redirect hop, so
+// connect-src also lists those hosts: cdn-lfs.huggingface.co and
+// cdn-lfs-us-1.huggingface.co (older), cdn-lfs.hf.co, cdn-lfs-us-1.hf.co,
+// cas-bridge.xethub.hf.co and regional *.cdn.hf.co (Xet) — as the wildcards
+// https://*.huggingface.co and https://*.hf.co (a CSP "*." host matches any
+// depth of subdomain).
 
 import { createServer } from 'node:http';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+export const HF_CONNECT = ['https://huggingface.co', 'https://*.huggingface.co', 'https://*.hf.co'];
+
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
-  "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'";
+  `img-src 'self' data: blob:; connect-src 'self' ${HF_CONNECT.join(' ')}; object-src 'none'; base-uri 'none'; ` +
+  "form-action 'self'; frame-ancestors 'none'";
+
+/** Where `make page` puts the built page. */
+export const PAGE_DIR = path.join(REPO, 'web', 'dist', 'page');
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -40,12 +60,14 @@ const MIME = {
   '.safetensors': 'application/octet-stream',
 };
 
-// Longest prefix first; the last entry catches everything else.
+// Longest prefix first; the last entry catches everything else. A mount with
+// several roots serves the first root that has the file.
 const MOUNTS = [
-  ['/models/', path.join(REPO, 'models')],
-  ['/tests/fixtures/', path.join(REPO, 'tests', 'fixtures')],
-  ['/web/dist/', path.join(REPO, 'web', 'dist')],
-  ['/', path.join(REPO, 'web')],
+  ['/models/', [path.join(REPO, 'models')]],
+  ['/tests/fixtures/', [path.join(REPO, 'tests', 'fixtures')]],
+  ['/tests/e2e/pages/', [path.join(REPO, 'tests', 'e2e', 'pages')]],
+  ['/web/dist/', [path.join(REPO, 'web', 'dist')]],
+  ['/', [PAGE_DIR, path.join(REPO, 'web')]],
 ];
 
 function mimeOf(file) {
@@ -54,10 +76,18 @@ function mimeOf(file) {
 
 // URL path -> absolute file path inside its mount, or null.
 async function resolveFile(urlPath) {
-  const [prefix, root] = MOUNTS.find(([p]) => urlPath.startsWith(p));
+  const [prefix, roots] = MOUNTS.find(([p]) => urlPath.startsWith(p));
   const rel = urlPath.slice(prefix.length);
   if (rel.split('/').some((seg) => seg === '..' || seg === '.') || rel.includes('\\') || rel.includes('\0'))
     return null;
+  for (const root of roots) {
+    const found = await resolveIn(root, rel);
+    if (found) return found;
+  }
+  return null;
+}
+
+async function resolveIn(root, rel) {
   let file = path.join(root, rel);
   let st;
   try {
@@ -144,6 +174,10 @@ function parseArgs(argv) {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const opts = parseArgs(process.argv.slice(2));
+  if (!existsSync(path.join(PAGE_DIR, 'index.html'))) {
+    console.error('serve: the page is not built (web/dist/page/index.html is missing): run `make page` ' +
+      '(make wasm && npx vite build); serving the unbuilt sources, the page will not work');
+  }
   startServer(opts).then(
     ({ url }) => console.log(`attnlab: serving ${url}  (Ctrl-C to stop)`),
     (e) => {

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// bench_page.mjs — how fast the chapter page is in headless Chromium.
+//
+//   node bench/bench_page.mjs [--model /tests/fixtures/tiny/] [--runs 7] [--width 1400]
+//
+// Default model: the built-in one (models/brown-gpt2) when its weights exist,
+// else the tiny test model (the output says which). Measures, medians of --runs:
+//   navigation → four figures drawn   a fresh browser context per navigation; the
+//                                     time from navigation start to the page's
+//                                     'attnlab:drawn' mark (worker started, wasm
+//                                     compiled, model fetched and loaded, two runs,
+//                                     four figures + in-model panel in the DOM), and
+//                                     to the next animation frame (painted)
+//   λ change → Fig. 4 redrawn        the display-level do, drawn synchronously
+//   λ change → all redrawn           soft do: the worker's run and the redraw of the
+//                                     figures and the in-model panel, to the next frame
+// Prints a markdown table (for docs/BENCHMARKS.md) and the raw numbers as JSON.
+
+import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { setup, watchedPage, waitDrawn, BUILTIN_WEIGHTS, TINY } from '../tests/e2e/helpers.js';
+
+function args(argv) {
+  const o = { runs: 7, width: 1400, model: null };
+  for (let k = 0; k < argv.length; k++) {
+    const a = argv[k];
+    if (a === '--runs') o.runs = Number(argv[++k]);
+    else if (a === '--width') o.width = Number(argv[++k]);
+    else if (a === '--model') o.model = argv[++k];
+    else { console.error(`bench_page: unknown argument ${a}`); process.exit(2); }
+  }
+  if (!(o.runs >= 5)) { console.error('bench_page: --runs must be ≥ 5'); process.exit(2); }
+  return o;
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+const fmt = (x) => `${x.toFixed(x < 10 ? 1 : 0)} ms`;
+
+// In the page: when the first result is drawn, note the next frame's time.
+function initScript() {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.name === 'attnlab:drawn' && e.detail === 1 && window.__painted === undefined) {
+        requestAnimationFrame(() => { window.__painted = performance.now(); });
+      }
+    }
+  }).observe({ type: 'mark', buffered: true });
+}
+
+// In the page: one λ change; resolves {fig4, all} in ms after the input event.
+function lambdaChange(value) {
+  return new Promise((resolve, reject) => {
+    const n0 = Number(document.body.dataset.renders);
+    const s = document.getElementById('lambda');
+    const t0 = performance.now();
+    s.value = String(value);
+    s.dispatchEvent(new Event('input', { bubbles: true }));
+    const fig4 = performance.now() - t0;
+    if (document.querySelector('#fig4 svg').getAttribute('data-lambda') !== String(value)) reject(new Error('Fig. 4 not redrawn'));
+    const deadline = t0 + 60_000;
+    const poll = () => {
+      const done = Number(document.body.dataset.renders) > n0 && document.getElementById('inmodel').dataset.lambda === String(value) &&
+        document.body.dataset.state === 'ready';
+      if (done) { requestAnimationFrame(() => resolve({ fig4, all: performance.now() - t0 })); return; }
+      if (performance.now() > deadline) { reject(new Error('timeout')); return; }
+      setTimeout(poll, 0);
+    };
+    poll();
+  });
+}
+
+async function main() {
+  const o = args(process.argv.slice(2));
+  const model = o.model ?? (existsSync(BUILTIN_WEIGHTS) ? null : TINY);
+  const query = model ? `?model=${model}` : '';
+  const env = await setup();
+  const nav = { drawn: [], painted: [] };
+  const lam = { fig4: [], all: [] };
+  let info = null;
+  try {
+    for (let k = 0; k < o.runs; k++) {
+      const P = await watchedPage(env, { viewport: { width: o.width, height: 900 } });
+      try {
+        await P.page.addInitScript(initScript);
+        await P.page.goto(env.url + query);
+        await waitDrawn(P.page, 1, 120_000);
+        await P.page.waitForFunction(() => window.__painted !== undefined);
+        const t = await P.page.evaluate(() => ({
+          drawn: performance.getEntriesByName('attnlab:drawn')[0].startTime, painted: window.__painted,
+          model: document.body.dataset.model, tokens: document.querySelectorAll('#tokens li').length,
+        }));
+        nav.drawn.push(t.drawn);
+        nav.painted.push(t.painted);
+        info = t;
+        if (k === 0) {
+          // λ changes on this page: soft do, so every change runs the model
+          await P.page.check('#kind-soft');
+          await P.page.waitForFunction(() => document.getElementById('inmodel').dataset.kind === 'soft' && document.body.dataset.state === 'ready');
+          for (let j = 0; j < o.runs + 1; j++) {
+            const r = await P.page.evaluate(lambdaChange, 4 + j * 0.5);
+            if (j === 0) continue; // warm-up
+            lam.fig4.push(r.fig4);
+            lam.all.push(r.all);
+          }
+        }
+        if (P.issues.pageErrors.length) throw new Error(`page error: ${P.issues.pageErrors[0]}`);
+      } finally {
+        await P.context.close();
+      }
+    }
+  } finally {
+    await env.close();
+  }
+  const rows = [
+    ['navigation → four figures drawn (DOM)', median(nav.drawn)],
+    ['navigation → four figures painted (next frame)', median(nav.painted)],
+    ['λ change → Fig. 4 redrawn (display-level do)', median(lam.fig4)],
+    ['λ change → in-model run + all figures redrawn, painted', median(lam.all)],
+  ];
+  console.log(`\nattnlab page, headless Chromium (${CHROMIUM_VERSION()}), ${cpus().length} cores, model ${info.model} ` +
+    `(${info.tokens} tokens), ${o.width} px wide, medians of ${o.runs}\n`);
+  console.log('| measurement | median |');
+  console.log('|---|---|');
+  for (const [name, v] of rows) console.log(`| ${name} | ${fmt(v)} |`);
+  console.log('\n' + JSON.stringify({ model: info.model, tokens: info.tokens, runs: o.runs, navigation: nav, lambda: lam }));
+}
+
+function CHROMIUM_VERSION() {
+  try {
+    return String(execSync('/usr/bin/chromium --version', { stdio: ['ignore', 'pipe', 'ignore'] })).trim();
+  } catch {
+    return 'chromium';
+  }
+}
+
+main().catch((e) => { console.error(`bench_page: ${e.message}`); process.exit(1); });

@@ -1,0 +1,215 @@
+// page-units.test.js — the page's pure modules, in Node (no browser): the run
+// coalescing of runner.js, the KL divergence and attention change of compare.js,
+// the model sources and error messages of models.js, and the two string tables.
+//
+//   npx vitest run --config tests/e2e/vitest.config.js page-units
+
+import { describe, it, expect } from 'vitest';
+import { join } from 'node:path';
+import { loadModel, AttnlabError } from '../../web/src/index.js';
+import { Runner, defaultSelection, doIntervention, maskOption } from '../../web/src/page/runner.js';
+import { klDivergence, logSoftmax, attentionChange, rankMoves } from '../../web/src/page/compare.js';
+import { builtinSource, pickModelFiles, explain, PageError, HUB_MODELS, MODEL_FILES } from '../../web/src/page/models.js';
+import { STRINGS, translator } from '../../web/src/page/i18n.js';
+import { ROOT, CHAPTER, TINY } from './helpers.js';
+
+const spec = (over = {}) => ({
+  text: CHAPTER, layer: 2, head: 'avg', sel: null, kind: 'hard', lambda: 3, mask: 'causal', window: 4, ablate: [], ...over,
+});
+
+describe('runner.js', () => {
+  it('places the default do cell on "sank" (effect) and "storm" (cause), else the last row and column 2', () => {
+    const toks = ['Because', ' the', ' storm', ' intensified', ' ,', ' the', ' ship', ' finally', ' sank', ' .'];
+    expect(defaultSelection(toks)).toEqual({ row: 8, col: 2 });
+    expect(defaultSelection(['a', 'b', 'c', 'd'])).toEqual({ row: 3, col: 2 });
+    expect(defaultSelection(['a'])).toEqual({ row: 0, col: 0 });
+  });
+
+  it('maps the settings to the API\'s options', () => {
+    expect(maskOption(spec({ mask: 'window', window: 3 }))).toBe('window:3');
+    expect(maskOption(spec({ mask: 'full' }))).toBe('full');
+    expect(doIntervention(spec(), { row: 8, col: 2 })).toEqual({ kind: 'hard', layer: 2, head: 'all', row: 8, col: 2 });
+    expect(doIntervention(spec({ kind: 'soft', head: 1, lambda: 2.5 }), { row: 1, col: 0 }))
+      .toEqual({ kind: 'soft', layer: 2, head: 1, row: 1, col: 0, lambda: 2.5 });
+  });
+
+  it('never has more than one request waiting: a burst of 50 requests runs the first and the last only', async () => {
+    const m = await loadModel(join(ROOT, TINY));
+    const calls = [];
+    // the worker's async API over the main-thread model, each call a macrotask late
+    const slow = {
+      tokenize: async (t) => { calls.push('tokenize'); await new Promise((r) => setTimeout(r, 5)); return m.tokenize(t); },
+      run: async (t, o) => { calls.push(o.interventions ? `do ${o.interventions[0].lambda}` : 'base'); await new Promise((r) => setTimeout(r, 5)); return m.run(t, o); },
+    };
+    const results = [];
+    const busy = [];
+    try {
+      const done = new Promise((resolve) => {
+        const runner = new Runner(slow, {
+          onResult: (out) => results.push(out),
+          onError: (e) => { throw e; },
+          onBusy: (b) => { busy.push(b); if (!b) resolve(); },
+        });
+        for (let k = 0; k < 50; k++) runner.request(spec({ kind: 'soft', lambda: k / 5 }));
+      });
+      await done;
+      expect(results.map((r) => r.spec.lambda)).toEqual([0, 49 / 5]);
+      // one tokenize, one base run (cached for the second job), two do runs
+      expect(calls).toEqual(['tokenize', 'base', 'do 0', `do ${49 / 5}`]);
+      expect(busy).toEqual([true, false]);
+      expect(results[1].base).toBe(results[0].base);
+      const want = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: results[1].sel.row, col: 2, lambda: 49 / 5 }] });
+      expect(Array.from(results[1].after.logits)).toEqual(Array.from(want.logits));
+      // a different mask reruns the base and adds the unmodified reference run
+      const more = [];
+      await new Promise((resolve) => {
+        const runner = new Runner(slow, { onResult: (o) => more.push(o), onError: (e) => { throw e; }, onBusy: (b) => { if (!b) resolve(); } });
+        runner.request(spec({ mask: 'full', ablate: [[0, 1]] }));
+      });
+      expect(more[0].plain).not.toBeNull();
+      expect(Array.from(more[0].base.logits)).toEqual(Array.from(m.run(CHAPTER, { mask: 'full', ablate: [[0, 1]] }).logits));
+    } finally {
+      m.dispose();
+    }
+  });
+
+  it('reports a failing run through onError and keeps serving later requests', async () => {
+    const m = await loadModel(join(ROOT, TINY));
+    const api = { tokenize: async (t) => m.tokenize(t), run: async (t, o) => m.run(t, o) };
+    const errors = [], results = [];
+    try {
+      await new Promise((resolve) => {
+        let n = 0;
+        const runner = new Runner(api, {
+          onResult: (o) => { results.push(o); },
+          onError: (e) => { errors.push(e.code); },
+          onBusy: (b) => { if (!b && ++n === 2) resolve(); else if (!b) runner.request(spec()); },
+        });
+        runner.request(spec({ text: '' }));
+      });
+      expect(errors).toEqual(['EEMPTY']);
+      expect(results.length).toBe(1);
+    } finally {
+      m.dispose();
+    }
+  });
+});
+
+describe('compare.js', () => {
+  it('KL(P‖Q) is 0 for equal logits, positive otherwise, and matches the direct formula', () => {
+    const p = Float32Array.from([1, 2, 3, -1]);
+    const q = Float32Array.from([1.5, 0, 3, -2]);
+    expect(klDivergence(p, p)).toBe(0);
+    const lp = logSoftmax(p), lq = logSoftmax(q);
+    let direct = 0;
+    for (let k = 0; k < 4; k++) direct += Math.exp(lp[k]) * (lp[k] - lq[k]);
+    expect(klDivergence(p, q)).toBeCloseTo(direct, 12);
+    expect(klDivergence(p, q)).toBeGreaterThan(0);
+    expect(() => klDivergence(p, Float32Array.from([1]))).toThrow(/differ/);
+    const big = Float32Array.from([1000, 0]);
+    expect(Number.isFinite(klDivergence(big, Float32Array.from([0, 1000])))).toBe(true);
+  });
+
+  it('measures the attention change per layer: zero below the do layer, the one-hot row at it', async () => {
+    const m = await loadModel(join(ROOT, TINY));
+    try {
+      const a = m.run(CHAPTER);
+      const b = m.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 6, col: 3 }] });
+      const ch = attentionChange(a, b);
+      expect(ch.mean[0]).toBe(0);
+      expect(ch.max[0]).toBe(0);
+      expect(ch.mean[1]).toBeGreaterThan(0);
+      expect(ch.mean[2]).toBeGreaterThan(0);
+      const T = a.T;
+      // at the do layer, the head average of row 6 became one-hot at 3
+      expect(ch.avgDelta[1][6 * T + 3]).toBeCloseTo(1 - a.attention(1, 'avg')[6 * T + 3], 6);
+      for (let i = 0; i < T; i++) if (i !== 6) for (let j = 0; j < T; j++) expect(ch.avgDelta[1][i * T + j]).toBe(0);
+    } finally {
+      m.dispose();
+    }
+  });
+
+  it('says how tokens moved in the top list', () => {
+    const before = [{ id: 1 }, { id: 2 }, { id: 3 }];
+    const after = [{ id: 2 }, { id: 1 }, { id: 9 }];
+    expect(rankMoves(before, after)).toEqual(['up', 'down', 'new']);
+    expect(rankMoves(before, before)).toEqual(['same', 'same', 'same']);
+  });
+});
+
+describe('models.js', () => {
+  const base = 'http://localhost:8080/index.html';
+
+  it('uses the built-in model unless ?model= names a path on this server', () => {
+    expect(builtinSource('', base)).toMatchObject({ name: 'brown-gpt2', custom: false });
+    expect(builtinSource('', base).url.href).toBe('http://localhost:8080/models/brown-gpt2/');
+    expect(builtinSource('?model=/tests/fixtures/tiny', base)).toMatchObject({ name: 'tiny', custom: true });
+    expect(builtinSource('?model=/tests/fixtures/tiny', base).url.href).toBe('http://localhost:8080/tests/fixtures/tiny/');
+    for (const bad of ['?model=https://evil.example.com/m/', '?model=//evil.example.com/m/', '?model=models/x/', '?model=javascript:alert(1)']) {
+      expect(() => builtinSource(bad, base), bad).toThrow(PageError);
+    }
+  });
+
+  it('picks the four files by name and names the missing ones', () => {
+    const f = (name) => ({ name, size: 1 });
+    const all = ['merges.txt', 'notes.md', 'model.safetensors', 'config.json', 'vocab.json'].map(f);
+    expect(pickModelFiles(all).map((x) => x.name)).toEqual(MODEL_FILES);
+    try {
+      pickModelFiles([f('config.json'), f('vocab.json')]);
+      throw new Error('no throw');
+    } catch (e) {
+      expect(e).toBeInstanceOf(PageError);
+      expect(e.missing).toEqual(['merges.txt', 'model.safetensors']);
+    }
+  });
+
+  it('knows the two hub models by their Hugging Face URLs', () => {
+    expect(HUB_MODELS.distilgpt2.base).toBe('https://huggingface.co/distilbert/distilgpt2/resolve/main/');
+    expect(HUB_MODELS.gpt2.base).toBe('https://huggingface.co/openai-community/gpt2/resolve/main/');
+  });
+
+  it('turns every kind of failure into a readable sentence in both languages', () => {
+    for (const lang of ['en', 'zh']) {
+      const t = translator(lang);
+      const cases = [
+        [new PageError('network', 'Failed to fetch', { host: 'huggingface.co' }), lang === 'en' ? /Network error: huggingface\.co/ : /网络错误.*huggingface\.co/],
+        [new PageError('http', 'HTTP 404', { status: 404, file: 'config.json' }), /404.*config\.json|config\.json.*404/],
+        [new PageError('missing', 'x', { missing: ['merges.txt'] }), /merges\.txt/],
+        [new AttnlabError('EFORMAT', 'safetensors header is not JSON'), /EFORMAT.*safetensors header is not JSON/],
+        [new AttnlabError('EVOCAB', 'vocab.json is not a GPT-2 vocabulary'), /EVOCAB/],
+        [new AttnlabError('ENOMEM', 'out of memory'), lang === 'en' ? /does not fit.*4 GB/ : /内存.*4 GB/],
+        [new AttnlabError('ETOOLONG', 'too long'), /64/],
+        [new AttnlabError('EEMPTY', 'empty'), lang === 'en' ? /Type some text/ : /请先输入文本/],
+        [new AttnlabError('EWASM', 'trap'), /trap/],
+        [new AttnlabError('EIO', 'the files given lack vocab.json, merges.txt (a model needs …)'), /vocab\.json, merges\.txt/],
+        [new RangeError('Array buffer allocation failed'), lang === 'en' ? /does not fit/ : /内存/],
+        [new Error('something odd'), /something odd/],
+      ];
+      for (const [e, re] of cases) expect(explain(e, t, { nPositions: 64 }), `${lang} ${e.code || e.kind || e.message}`).toMatch(re);
+    }
+  });
+});
+
+describe('i18n.js', () => {
+  it('has every string in English and Chinese, with the same arguments', () => {
+    const en = Object.keys(STRINGS.en).sort(), zh = Object.keys(STRINGS.zh).sort();
+    expect(zh).toEqual(en);
+    for (const k of en) {
+      expect(typeof STRINGS.zh[k], k).toBe(typeof STRINGS.en[k]);
+      if (typeof STRINGS.en[k] === 'function') expect(STRINGS.zh[k].length, k).toBe(STRINGS.en[k].length);
+      else expect(STRINGS.zh[k].length, k).toBeGreaterThan(0);
+    }
+    expect(() => translator('en')('noSuchKey')).toThrow(/noSuchKey/);
+  });
+
+  it('every data-i18n key of index.html exists', async () => {
+    const { readFileSync } = await import('node:fs');
+    const html = readFileSync(join(ROOT, 'web/index.html'), 'utf8');
+    const keys = [...html.matchAll(/data-i18n(?:-aria|-title)?="([^"]+)"/g)].map((m) => m[1]);
+    expect(keys.length).toBeGreaterThan(30);
+    for (const k of keys) expect(STRINGS.en[k], k).toBeDefined();
+    // and the page has no inline script or style for the CSP to refuse
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
+  });
+});

@@ -1,0 +1,20 @@
+// vitest.config.js — the browser tests of the page (Chromium via playwright-core).
+//   npx vitest run --config tests/e2e/vitest.config.js            (all of them)
+//   npx vitest run --config tests/e2e/vitest.config.js page       (one file)
+// They build the page when it is stale (tests/e2e/helpers.js) and need
+// web/dist/attnlab.wasm (`make wasm`). One file at a time: each starts a browser.
+
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('../../', import.meta.url)),
+  test: {
+    include: ['tests/e2e/**/*.test.js'],
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    maxWorkers: 1,
+    fileParallelism: false,
+  },
+});

@@ -1,0 +1,737 @@
+// main.js — the chapter page: state, controls, model loading, and drawing.
+//
+// Reads top to bottom: settings (S) → model loading → running (runner.js, in the
+// worker) → drawing the four figures and the in-model panel → controls → boot.
+// The model always runs in a Web Worker (attnlab/worker), so the page never
+// freezes; the figures are the pure functions of web/src/figures, turned into
+// DOM with toElement (text nodes only: token strings are never parsed as HTML).
+//
+// URL parameters: ?model=/path/on/this/server/ (a model directory; tests use
+// /tests/fixtures/tiny/), ?lang=zh, ?text=… (the sentence).
+
+import './page.css';
+import { loadModel } from '../worker-client.js';
+import {
+  figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toElement, tokenLabel,
+} from '../figures/index.js';
+import { translator, applyStatic } from './i18n.js';
+import { $, el, replace, setOptions } from './dom.js';
+import { builtinSource, HUB_MODELS, fetchHubModel, pickModelFiles, explain } from './models.js';
+import { Runner } from './runner.js';
+import { klDivergence, attentionChange, rankMoves } from './compare.js';
+import { deltaBars, deltaMaps } from './delta.js';
+import { exportFigure, downloadBlob, runData } from './export.js';
+
+// ── settings ────────────────────────────────────────────────────────────────
+
+const params = new URLSearchParams(location.search);
+const storedLang = (() => { try { return localStorage.getItem('attnlab-lang'); } catch { return null; } })();
+
+/** Everything the reader chose. sel.text is the text the cell was chosen for. */
+const S = {
+  lang: params.get('lang') === 'zh' || (params.get('lang') === null && storedLang === 'zh') ? 'zh' : 'en',
+  text: params.get('text') ?? $('text').value,
+  layer: null,          // set when a model is loaded (default: the last layer)
+  head: 'avg',          // 'avg' or a head index
+  sel: null,            // {row, col, text}
+  kind: 'hard',
+  lambda: 3,
+  mask: 'causal',
+  window: 4,
+  ablate: new Set(),    // 'layer.head'
+  demo: false,
+};
+let t = translator(S.lang);
+
+// The loaded model and the last run
+let model = null;        // WorkerModel
+let modelName = '';
+let config = null;
+let runner = null;
+let last = null;         // runner output: {spec, sel, base, after, plain, fig2Head, intervention}
+let renders = 0;
+let errorFrom = null;    // 'load' | 'run' | null
+const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
+const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
+
+function specOf() {
+  return {
+    text: S.text, layer: S.layer, head: S.head, sel: S.sel, kind: S.kind, lambda: S.lambda,
+    mask: S.mask, window: S.window,
+    ablate: [...S.ablate].map((k) => k.split('.').map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1]),
+  };
+}
+
+// ── status and errors ───────────────────────────────────────────────────────
+
+function setState(state) { document.body.dataset.state = state; }
+
+function setStatus(text) { $('status').textContent = text; }
+
+function showError(message, from) {
+  $('error-text').textContent = message;
+  $('error').hidden = false;
+  errorFrom = from;
+  document.body.dataset.error = from;
+}
+
+function clearError(from) {
+  if (from && errorFrom !== from) return;
+  $('error').hidden = true;
+  errorFrom = null;
+  delete document.body.dataset.error;
+}
+
+// ── loading a model ─────────────────────────────────────────────────────────
+
+let loadToken = 0;
+let loadAbort = null;    // aborts a hub download that a newer choice replaced
+let builtin = null;
+
+const mb = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0);
+
+function progressUI(file, loaded, total) {
+  const bar = $('model-progress');
+  bar.hidden = false;
+  if (total) { bar.max = total; bar.value = Math.min(loaded, total); } else bar.removeAttribute('value');
+  const pct = total ? Math.min(100, Math.floor((100 * loaded) / total)) : null;
+  const text = t('progressFile', file, pct, mb(loaded));
+  if ($('model-status').textContent !== text) $('model-status').textContent = text;
+}
+
+/**
+ * Load a model and make it the page's model. what: 'builtin' | 'distilgpt2' |
+ * 'gpt2' | {files: FileList|File[]}. On failure the previous model stays.
+ */
+async function switchModel(what) {
+  const token = ++loadToken;
+  if (loadAbort) loadAbort.abort();
+  loadAbort = new AbortController();
+  const signal = loadAbort.signal;
+  const loadBtn = $('model-load');
+  loadBtn.disabled = true;
+  setState(model ? 'busy' : 'loading');
+  try {
+    let source, name, cached = false;
+    if (what === 'builtin') {
+      source = builtin.url.href;
+      name = builtin.name;
+    } else if (typeof what === 'string') {
+      const hub = HUB_MODELS[what];
+      name = hub.name;
+      $('model-status').textContent = t('modelLoading', name);
+      const got = await fetchHubModel(hub.base, { signal, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
+      if (got.cacheFailed) showError(t('errCache'), 'cache');
+      source = got.files;
+      cached = got.cached;
+    } else {
+      source = pickModelFiles(what.files);
+      name = t('localName');
+    }
+    $('model-status').textContent = t('modelLoading', name);
+    const m = await loadModel(source, {
+      onProgress: (e) => { if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total); },
+    });
+    if (token !== loadToken) { m.dispose(); return; }
+    const old = model;
+    model = m;
+    modelName = name;
+    config = m.config;
+    const ref = {};
+    runner = new Runner(m, runHandlers(ref));
+    ref.runner = runner;
+    if (old) old.dispose();
+    last = null;
+    S.sel = null;   // the chapter's default cell in the new model's tokens
+    clearError('load');
+    setupModelControls();
+    $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '');
+    document.body.dataset.model = modelName;
+    schedule();
+  } catch (e) {
+    if (token !== loadToken) return;
+    const keep = model ? ' ' + t('errKeepPrevious', modelName) : '';
+    const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
+    const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions });
+    showError(msg + keep, 'load');
+    $('model-status').textContent = model ? t('modelLoaded', modelName, config) : t('errNoModel');
+    setState(model ? 'ready' : 'error');
+  } finally {
+    if (token === loadToken) {
+      $('model-progress').hidden = true;
+      loadBtn.disabled = false;
+      if (model && !runner.busy) setState('ready');
+    }
+  }
+}
+
+// ── running ─────────────────────────────────────────────────────────────────
+
+function runHandlers(ref) {
+  const mine = () => runner !== null && runner === ref.runner;
+  return {
+    onBusy(busy) {
+      if (!mine()) return;
+      setState(busy ? 'busy' : 'ready');
+      setStatus(busy ? t('statusRunning') : '');
+    },
+    onResult(out) {
+      if (!mine()) return;
+      if (out.spec.text === S.text) S.sel = out.sel;
+      last = out;
+      clearError('run');
+      const t0 = performance.now();
+      renderAll();
+      document.body.dataset.drawMs = (performance.now() - t0).toFixed(1);
+      document.body.dataset.runMs = out.ms.toFixed(1);
+      renders += 1;
+      document.body.dataset.renders = String(renders);
+      performance.mark('attnlab:drawn', { detail: renders });
+    },
+    onError(e) {
+      if (!mine()) return;
+      showError(explain(e, t, { nPositions: config?.nPositions }), 'run');
+    },
+  };
+}
+
+function schedule() {
+  if (runner) runner.request(specOf());
+}
+
+// ── drawing ─────────────────────────────────────────────────────────────────
+
+function figBox(key) {
+  return document.querySelector(`#${key} .fig-svg`);
+}
+
+// Box widths, read once per redraw before anything changes: reading a width after
+// a change forces a layout of the whole page.
+let sizes = null;
+function measure() {
+  const w = (node) => Math.floor(node.clientWidth || 0);
+  sizes = { maxH: Math.max(380, Math.round(window.innerHeight * 0.82)), deltaBars: w($('delta-bars')) || 400, deltaMaps: w($('delta-maps')) || 400 };
+  for (const key of ['fig1', 'fig2', 'fig3', 'fig4']) sizes[key] = Math.max(240, (w(figBox(key)) || 800) - 2);
+}
+
+/**
+ * The figure as large as its box allows. The figures keep the chapter's aspect
+ * (figsize 13 × 5 in: height ∝ width) and, with tight: true, crop their spare
+ * width; so we look for the nominal width whose cropped figure just fits the box's
+ * width and 82 % of the window's height. Size is close to proportional to the
+ * nominal width, so a few proportional steps find it.
+ */
+const fitCache = new Map();   // figure and shape -> the nominal width found last time
+
+function fitted(fn, args, key) {
+  if (!sizes) measure();
+  const cw = sizes[key], maxH = sizes.maxH;
+  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true });
+  const shape = JSON.stringify([key, cw, maxH, S.lang, args.tokens ? args.tokens.length : args.T, args.q ? args.q.length : 0,
+    args.tokens ? args.tokens.join('') : '']);
+  const known = fitCache.get(shape);
+  if (known) return build(known);
+  const w = searchFit(build, cw, maxH);
+  fitCache.set(shape, w);
+  return build(w);
+}
+
+/**
+ * The nominal width for a box cw wide. Usually the figure fits at cw (panels in a
+ * row, cropped); then grow it while it fits. When at cw the panels stack (labels
+ * too wide for a row) and the stack is taller than the window, a wider figure in a
+ * row, scaled down by CSS to at most 70 %, is better than a column of panels.
+ */
+function searchFit(build, cw, maxH) {
+  const width = (n) => Number(n.attrs.width), height = (n) => Number(n.attrs.height);
+  const fits = (n) => width(n) <= cw && height(n) <= maxH;
+  let lo = cw;
+  let best = build(lo);
+  if (!fits(best)) {
+    if (height(best) <= maxH) return lo;
+    for (const f of [1.1, 1.2, 1.32, 1.45]) {
+      const n = build(cw * f);
+      const shrink = Math.min(1, cw / width(n));
+      if (shrink >= 0.7 && height(n) * shrink <= maxH) return cw * f;
+    }
+    return lo;   // narrow screens: the panels stacked at the box width
+  }
+  // proportional steps up while the figure fits, then bisect the last interval
+  let hi = 0;
+  for (let k = 0; k < 3 && !hi; k++) {
+    const f = Math.min(cw / width(best), maxH / height(best));
+    if (f < 1.005) return lo;
+    const w = Math.min(lo * f, cw * 3);
+    const n = build(w);
+    if (fits(n)) { best = n; lo = w; } else hi = w;
+  }
+  for (let k = 0; k < 4 && hi && hi - lo > 4; k++) {
+    const mid = (lo + hi) / 2;
+    const n = build(mid);
+    if (fits(n)) { best = n; lo = mid; } else hi = mid;
+  }
+  return lo;
+}
+
+// What each figure was last drawn from: a figure whose inputs did not change is
+// not rebuilt (a λ change with a cached base run redraws only Fig. 4 and the
+// in-model panel).
+const drawnFrom = {};
+const baseIds = new WeakMap();
+let nextBaseId = 1;
+function baseId(r) {
+  if (!baseIds.has(r)) baseIds.set(r, nextBaseId++);
+  return baseIds.get(r);
+}
+
+/** True (and remembers) when figure `key` must be redrawn for `inputs`. */
+function changed(key, inputs) {
+  const k = JSON.stringify([inputs, S.lang, sizes && sizes[key], sizes && sizes.maxH]);
+  if (drawnFrom[key] === k) return false;
+  drawnFrom[key] = k;
+  return true;
+}
+
+function mount(key, fn, args) {
+  figArgs[key] = [fn, args];
+  const svg = toElement(fitted(fn, args, key), document);
+  figBox(key).replaceChildren(svg);
+  return svg;
+}
+
+/** Outline the chosen cell in the heatmap groups `roles` of svg. */
+function outlineCell(svg, roles, row, col) {
+  for (const role of roles) {
+    const r = svg.querySelector(`g[data-role="${role}"] rect[data-i="${row}"][data-j="${col}"]`);
+    if (!r) continue;
+    const o = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, r.getAttribute(a));
+    o.setAttribute('class', 'sel-outline');
+    o.setAttribute('data-role', 'selection');
+    svg.appendChild(o);
+  }
+}
+
+function viewMatrix(r) {
+  return r.attention(S.layer, S.head);
+}
+
+function drawFig1() {
+  const r = last.base;
+  if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col])) return;
+  const svg = mount('fig1', figAttentionAsymmetry, {
+    tokens: r.tokens, A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
+  });
+  outlineCell(svg, ['attention', 'asymmetry'], S.sel.row, S.sel.col);
+}
+
+function drawFig2() {
+  const r = last.base;
+  if (!changed('fig2', S.demo ? ['demo'] : [baseId(r), S.layer, S.head, S.sel.row, S.sel.col])) return;
+  if (S.demo) {
+    mount('fig2', figOuterProduct, { ...outerProductDemo({ dK: 16, T: 8, seed: 0 }) });
+    $('fig2-head').textContent = '';
+    return;
+  }
+  if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
+  const head = r.captureQK.head;
+  mount('fig2', figOuterProduct, {
+    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: r.tokens, attention: r.attention(S.layer, head),
+  });
+  $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
+}
+
+function drawFig3() {
+  const r = last.base;
+  if (!changed('fig3', [baseId(r), S.layer, S.head])) return;
+  const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
+  mount('fig3', figDag, {
+    tokens: r.tokens, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.nullDagScore, overallDag: overall,
+  });
+}
+
+function drawFig4() {
+  const r = last.base;
+  if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda])) return;
+  const svg = mount('fig4', figDoIntervention, { tokens: r.tokens, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda });
+  outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
+}
+
+function topTable(table, top, moves) {
+  const body = table.tBodies[0];
+  const pmax = Math.max(...top.map((x) => x.prob), 1e-9);
+  replace(body, top.map((x, k) => {
+    const bar = el('span', { class: 'pbar' });
+    bar.style.setProperty('--w', String(Math.max(0.01, x.prob / pmax)));
+    const mv = moves ? moves[k] : null;
+    const mvText = { up: t('mvUp'), down: t('mvDown'), new: t('mvNew') }[mv];
+    return el('tr', { dataset: { id: String(x.id), p: String(x.prob) } },
+      el('td', { class: 'rank' }, String(k + 1)),
+      el('td', { class: 'tok', title: x.token }, el('code', {}, tokenLabel(x.token, 24)),
+        mvText ? el('span', { class: `mv mv-${mv}`, title: mvText, 'aria-label': mvText }, mv === 'up' ? '▲' : mv === 'down' ? '▼' : '★') : null),
+      el('td', { class: 'prob' }, el('div', { class: 'pcell' }, el('span', { class: 'ptrack' }, bar), el('span', { class: 'pval' }, x.prob.toFixed(3)))));
+  }));
+}
+
+function drawInModel() {
+  const { base, after, plain, intervention: iv } = last;
+  const where = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
+  const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
+  $('inmodel-text').textContent = t('inModelText', where, kind);
+  const kl = klDivergence(base.logits, after.logits);
+  $('kl').textContent = kl === 0 ? '0' : kl < 1e-4 ? kl.toExponential(2) : kl.toFixed(4);
+  $('kl-zero').hidden = kl !== 0;
+  $('kl-zero-fix').hidden = iv.layer === 0;
+  $('kl').dataset.v = String(kl);
+  $('inmodel').dataset.lambda = String(iv.lambda ?? '');
+  $('inmodel').dataset.kind = iv.kind;
+  $('inmodel').dataset.row = String(iv.row);
+  $('inmodel').dataset.col = String(iv.col);
+  const a = tokenLabel(base.top[0]?.token ?? '', 24), b = tokenLabel(after.top[0]?.token ?? '', 24);
+  $('top-change').textContent = base.top[0] && after.top[0] && base.top[0].id !== after.top[0].id ? t('topChange', a, b) : '';
+  topTable($('top-before'), base.top, null);
+  topTable($('top-after'), after.top, rankMoves(base.top, after.top));
+  const ref = $('ref-line');
+  if (plain) {
+    const klp = klDivergence(plain.logits, base.logits);
+    ref.textContent = `${t('refTitle')}: ${t('refText', klp.toFixed(4), tokenLabel(plain.top[0]?.token ?? '', 24), tokenLabel(base.top[0]?.token ?? '', 24))}`;
+    ref.hidden = false;
+  } else ref.hidden = true;
+
+  const change = attentionChange(base, after);
+  last.change = change;
+  last.kl = kl;
+  if (!sizes) measure();
+  const boxW = sizes.deltaBars;
+  $('delta-note').textContent = iv.layer === config.nLayer - 1 ? `${t('deltaNote')} ${t('deltaLastLayer')}` : t('deltaNote');
+  replace($('delta-bars'), toElement(deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: boxW, lang: S.lang, t }), document));
+  const n = config.nLayer - iv.layer;
+  const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
+  const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: base.tokens, size, t, lang: S.lang });
+  replace($('delta-maps'), maps.map(({ layer, node }) => el('figure', { class: 'dmap' }, toElement(node, document),
+    el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer)))));
+}
+
+function drawTokens() {
+  const r = last.base;
+  if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
+  replace($('tokens'), r.tokens.map((tok, k) => el('li', {
+    class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : ''].join(' ').trim() || null,
+    dataset: { k: String(k) },
+  }, el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 40)))));
+  const opts = r.tokens.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
+  setOptions($('row'), opts, S.sel.row);
+  setOptions($('col'), opts, S.sel.col);
+}
+
+function renderAll() {
+  if (!last || !config) return;
+  measure();
+  const prof = {};
+  const time = (name, f) => { const t0 = performance.now(); f(); prof[name] = +(performance.now() - t0).toFixed(1); };
+  time('tokens', drawTokens);
+  time('fig1', drawFig1);
+  time('fig2', drawFig2);
+  time('fig3', drawFig3);
+  time('fig4', drawFig4);
+  time('inmodel', drawInModel);
+  document.body.dataset.prof = JSON.stringify(prof);
+}
+
+/** A quick redraw after a selection or λ change, before the worker answers. */
+function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
+  if (!last || !config) return;
+  measure();
+  if (fig1) { drawTokens(); drawFig1(); }
+  if (fig2 && !S.demo) drawFig2();
+  if (fig4) drawFig4();
+}
+
+// ── controls ────────────────────────────────────────────────────────────────
+
+function setupModelControls() {
+  const L = config.nLayer, H = config.nHead;
+  if (S.layer === null || S.layer >= L) S.layer = L - 1;
+  if (S.head !== 'avg' && S.head >= H) S.head = 'avg';
+  setOptions($('layer'), Array.from({ length: L }, (_, l) => ({ value: l, label: t('layerOpt', l, l === L - 1) })), S.layer);
+  setOptions($('head'), [{ value: 'avg', label: t('headAvg') }, ...Array.from({ length: H }, (_, h) => ({ value: h, label: t('headOpt', h) }))], S.head);
+  for (const k of [...S.ablate]) { const [l, h] = k.split('.').map(Number); if (l >= L || h >= H) S.ablate.delete(k); }
+  buildAblationGrid();
+  $('window').max = String(config.nPositions);
+}
+
+function buildAblationGrid() {
+  const L = config.nLayer, H = config.nHead;
+  const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }, `${t('layerShort')}\\${t('headShort')}`),
+    Array.from({ length: H }, (_, h) => el('th', { scope: 'col' }, String(h))));
+  const rows = Array.from({ length: L }, (_, l) => el('tr', {}, el('th', { scope: 'row' }, String(l)),
+    Array.from({ length: H }, (_, h) => el('td', {}, el('input', {
+      type: 'checkbox', checked: S.ablate.has(`${l}.${h}`), 'aria-label': t('ablateCell', l, h),
+      dataset: { layer: String(l), head: String(h) },
+    })))));
+  replace($('ablation'), el('table', { class: 'ablation-grid' }, el('thead', {}, head), el('tbody', {}, rows)));
+}
+
+function setSelection(row, col, { focusFig } = {}) {
+  if (!last) return;
+  const T = last.base.T;
+  row = Math.max(0, Math.min(T - 1, row));
+  col = Math.max(0, Math.min(T - 1, col));
+  S.sel = { row, col, text: S.text };
+  renderLocal({ fig1: true, fig2: true, fig4: true });
+  schedule();
+  if (focusFig) document.querySelector(`#${focusFig} .fig-svg`)?.focus();
+}
+
+const CLICKABLE = new Set(['attention', 'asymmetry', 'posterior', 'original', 'soft-do', 'hard-do']);
+
+function cellOf(target) {
+  const r = target && target.closest ? target.closest('rect[data-i][data-j]') : null;
+  if (!r || !r.parentNode) return null;
+  const role = r.parentNode.getAttribute('data-role');
+  return { rect: r, role, i: Number(r.getAttribute('data-i')), j: Number(r.getAttribute('data-j')) };
+}
+
+function wireFigures() {
+  for (const key of ['fig1', 'fig2', 'fig3', 'fig4']) {
+    const box = document.querySelector(`#${key} .fig-svg`);
+    box.addEventListener('click', (e) => {
+      const c = cellOf(e.target);
+      if (!c || !CLICKABLE.has(c.role) || (key === 'fig2' && S.demo)) return;
+      setSelection(c.i, c.j);
+    });
+    box.addEventListener('keydown', (e) => {
+      if (!S.sel || (key === 'fig2' && S.demo) || key === 'fig3') return;
+      const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+      if (!d) return;
+      e.preventDefault();
+      setSelection(S.sel.row + d[0], S.sel.col + d[1]);
+    });
+    // the figure's actions: SVG and PNG downloads
+    const actions = document.querySelector(`.fig-actions[data-fig="${key}"]`);
+    for (const kind of ['svg', 'png']) {
+      actions.appendChild(el('button', {
+        type: 'button', class: 'btn btn-small', dataset: { export: kind, fig: key },
+        on: { click: () => exportOne(key, kind) },
+      }, kind.toUpperCase()));
+    }
+  }
+  // hover: the cell's value in a tooltip (the <title> text)
+  const tip = $('tip');
+  const show = (e) => {
+    const target = e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
+    const title = target ? target.querySelector(':scope > title') : null;
+    if (!title) { tip.hidden = true; return; }
+    tip.textContent = title.textContent;
+    tip.hidden = false;
+    const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+    const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
+    tip.style.setProperty('left', `${Math.max(4, x)}px`);
+    tip.style.setProperty('top', `${Math.max(4, y)}px`);
+  };
+  for (const box of document.querySelectorAll('.fig-svg, #delta-bars, #delta-maps')) {
+    box.addEventListener('pointermove', show);
+    box.addEventListener('pointerleave', () => { tip.hidden = true; });
+  }
+}
+
+async function exportOne(key, kind) {
+  if (!figArgs[key]) return;
+  const [fn, args] = figArgs[key];
+  try {
+    await exportFigure(key, fn({ ...args, lang: S.lang, tight: true }), kind);
+  } catch (e) {
+    showError(explain(e, t), 'export');
+  }
+}
+
+function exportJson() {
+  if (!last || !last.change) return;
+  const settings = {
+    layer: S.layer, head: S.head, row: S.sel.row, col: S.sel.col, kind: S.kind, lambda: S.lambda,
+    mask: S.mask === 'window' ? `window:${S.window}` : S.mask, ablate: specOf().ablate, demo: S.demo, lang: S.lang,
+  };
+  const klPlain = last.plain ? klDivergence(last.plain.logits, last.base.logits) : null;
+  const data = runData({ out: last, modelName, settings, change: last.change, kl: last.kl, klPlain });
+  downloadBlob(new Blob([JSON.stringify(data)], { type: 'application/json' }), 'attnlab-run.json');
+}
+
+function setLang(lang) {
+  S.lang = lang;
+  t = translator(lang);
+  try { localStorage.setItem('attnlab-lang', lang); } catch { /* private mode */ }
+  document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
+  applyStatic(document, t);
+  document.title = t('docTitle');
+  fillModelSelect();
+  if (config) {
+    setupModelControls();
+    $('model-status').textContent = t('modelLoaded', modelName, config);
+  }
+  renderAll();
+}
+
+function fillModelSelect() {
+  const sel = $('model-select');
+  const value = sel.value || 'builtin';
+  setOptions(sel, [
+    { value: 'builtin', label: builtin && builtin.custom ? t('modelCustom', builtin.url.pathname) : t('modelBuiltin') },
+    { value: 'distilgpt2', label: t('modelDistil') },
+    { value: 'gpt2', label: t('modelGpt2') },
+    { value: 'local', label: t('modelLocal') },
+  ], value);
+}
+
+function wireControls() {
+  $('lang').addEventListener('click', () => setLang(S.lang === 'en' ? 'zh' : 'en'));
+  $('error-dismiss').addEventListener('click', () => clearError());
+
+  // model
+  const showLocal = () => {
+    const local = $('model-select').value === 'local';
+    $('model-local').hidden = !local;
+    $('model-load').hidden = local;
+  };
+  $('model-select').addEventListener('change', showLocal);
+  $('model-load').addEventListener('click', () => {
+    const v = $('model-select').value;
+    if (v !== 'local') switchModel(v);
+  });
+  $('model-files').addEventListener('change', (e) => {
+    if (e.target.files && e.target.files.length) switchModel({ files: Array.from(e.target.files) });
+    e.target.value = '';
+  });
+
+  // drag and drop of the four files, anywhere on the page
+  const drop = $('drop');
+  let depth = 0;
+  const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes('Files');
+  document.addEventListener('dragenter', (e) => { if (!hasFiles(e)) return; depth += 1; drop.hidden = false; });
+  document.addEventListener('dragleave', () => { depth = Math.max(0, depth - 1); if (!depth) drop.hidden = true; });
+  document.addEventListener('dragover', (e) => { if (hasFiles(e)) e.preventDefault(); });
+  document.addEventListener('drop', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    depth = 0;
+    drop.hidden = true;
+    $('model-select').value = 'local';
+    showLocal();
+    switchModel({ files: Array.from(e.dataTransfer.files) });
+  });
+
+  // text: live (debounced) and on submit / Enter
+  let timer = 0;
+  const takeText = () => {
+    clearTimeout(timer);
+    const v = $('text').value;
+    if (v === S.text) return;
+    S.text = v;
+    schedule();
+  };
+  $('text').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(takeText, 350); });
+  $('text').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); takeText(); }
+  });
+  $('text-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    if ($('text').value === S.text) schedule();
+    else takeText();
+  });
+
+  // view
+  $('layer').addEventListener('change', (e) => {
+    S.layer = Number(e.target.value);
+    renderLocal({ fig1: true, fig4: true });
+    schedule();
+  });
+  $('head').addEventListener('change', (e) => {
+    S.head = e.target.value === 'avg' ? 'avg' : Number(e.target.value);
+    renderLocal({ fig1: true, fig4: true });
+    schedule();
+  });
+
+  // do
+  $('row').addEventListener('change', (e) => setSelection(Number(e.target.value), S.sel.col));
+  $('col').addEventListener('change', (e) => setSelection(S.sel.row, Number(e.target.value)));
+  for (const r of document.querySelectorAll('input[name="kind"]')) {
+    r.addEventListener('change', (e) => { if (e.target.checked) { S.kind = e.target.value; schedule(); } });
+  }
+  $('lambda').addEventListener('input', (e) => {
+    S.lambda = Number(e.target.value);
+    $('lambda-out').textContent = S.lambda.toFixed(1);
+    renderLocal({ fig4: true });
+    if (S.kind === 'soft') schedule();
+  });
+
+  // mask and ablation
+  $('mask').addEventListener('change', (e) => {
+    S.mask = e.target.value;
+    $('window').disabled = S.mask !== 'window';
+    schedule();
+  });
+  $('window').addEventListener('input', (e) => {
+    const w = Number(e.target.value);
+    if (!Number.isInteger(w) || w < 1) return;
+    S.window = w;
+    if (S.mask === 'window') schedule();
+  });
+  $('ablation').addEventListener('change', (e) => {
+    const c = e.target;
+    if (!c.dataset.layer) return;
+    const key = `${c.dataset.layer}.${c.dataset.head}`;
+    if (c.checked) S.ablate.add(key); else S.ablate.delete(key);
+    schedule();
+  });
+  $('ablation-clear').addEventListener('click', () => {
+    if (!S.ablate.size) return;
+    S.ablate.clear();
+    for (const c of $('ablation').querySelectorAll('input')) c.checked = false;
+    schedule();
+  });
+
+  // Fig. 2's random demo
+  $('demo').addEventListener('change', (e) => {
+    S.demo = e.target.checked;
+    if (last) drawFig2();
+  });
+
+  $('export-json').addEventListener('click', exportJson);
+  $('kl-zero-fix').addEventListener('click', () => {
+    S.layer = 0;
+    $('layer').value = '0';
+    renderLocal({ fig1: true, fig4: true });
+    schedule();
+  });
+
+  // redraw at the new width when the layout changes (phones rotating, window resizing)
+  let lastW = 0, raf = 0;
+  new ResizeObserver((entries) => {
+    const w = Math.round(entries[0].contentRect.width);
+    if (Math.abs(w - lastW) < 8) return;
+    lastW = w;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(renderAll);
+  }).observe($('figures'));
+}
+
+// ── boot ────────────────────────────────────────────────────────────────────
+
+function boot() {
+  document.documentElement.lang = S.lang === 'zh' ? 'zh-Hans' : 'en';
+  $('text').value = S.text;
+  applyStatic(document, t);
+  document.title = t('docTitle');
+  wireControls();
+  wireFigures();
+  setStatus(t('statusLoadingWasm'));
+  try {
+    builtin = builtinSource(location.search, document.baseURI);
+  } catch (e) {
+    builtin = builtinSource('', document.baseURI);
+    showError(explain(e, t), 'load');
+  }
+  fillModelSelect();
+  switchModel('builtin');
+}
+
+boot();

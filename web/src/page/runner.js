@@ -1,0 +1,115 @@
+// runner.js — runs the model for the page's current settings, in the worker,
+// never more than one job in flight and at most one waiting: a new request
+// replaces the waiting one (dragging the λ slider produces many requests; only
+// the latest is computed once the running one finishes).
+//
+// One job = up to four worker calls:
+//   tokenize   only when the text changed (to place the default do cell)
+//   base       the model as configured (mask, ablations), q/k of the Fig. 2 head;
+//              cached: a λ change reuses it
+//   after      the same plus the do(j → i) at the chosen layer and head(s)
+//   plain      the unmodified model (causal, no ablation), only when the mask or
+//              an ablation differs from it; cached per text
+// Results are plain Result objects (see docs/api.md), kept for rendering and export.
+
+import { tokenLabel } from '../figures/index.js';
+
+/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). */
+export function defaultSelection(tokens) {
+  const labels = tokens.map((s) => tokenLabel(s, 1000).toLowerCase());
+  const T = tokens.length;
+  const row = labels.lastIndexOf('sank');
+  const col = labels.indexOf('storm');
+  return { row: row >= 0 ? row : T - 1, col: col >= 0 && col < T ? col : Math.min(2, T - 1) };
+}
+
+/** The options of Model#run for a spec's mask setting. */
+export function maskOption(spec) {
+  return spec.mask === 'window' ? `window:${spec.window}` : spec.mask;
+}
+
+/** The do intervention of a spec at selection sel. */
+export function doIntervention(spec, sel) {
+  const iv = { kind: spec.kind, layer: spec.layer, head: spec.head === 'avg' ? 'all' : spec.head, row: sel.row, col: sel.col };
+  if (spec.kind === 'soft') iv.lambda = spec.lambda;
+  return iv;
+}
+
+export class Runner {
+  #model;
+  #busy = false;
+  #pending = null;
+  #cache = { tokText: null, tokens: null, baseKey: null, base: null, plainText: null, plain: null };
+  #handlers;
+
+  /**
+   * @param {object} model  a WorkerModel (attnlab/worker)
+   * @param {{onResult(out), onError(e, spec), onBusy(busy)}} handlers
+   */
+  constructor(model, handlers) {
+    this.#model = model;
+    this.#handlers = handlers;
+  }
+
+  get busy() { return this.#busy; }
+
+  /** Ask for a run of spec (a snapshot of the settings); replaces any waiting request. */
+  request(spec) {
+    this.#pending = spec;
+    if (!this.#busy) this.#pump();
+  }
+
+  async #pump() {
+    this.#busy = true;
+    this.#handlers.onBusy(true);
+    while (this.#pending) {
+      const spec = this.#pending;
+      this.#pending = null;
+      try {
+        const out = await this.#exec(spec);
+        this.#handlers.onResult(out, this.#pending !== null);
+      } catch (e) {
+        this.#handlers.onError(e, spec);
+      }
+    }
+    this.#busy = false;
+    this.#handlers.onBusy(false);
+  }
+
+  async #exec(spec) {
+    const m = this.#model;
+    const c = this.#cache;
+    const t0 = performance.now();
+    if (c.tokText !== spec.text) {
+      const { tokens } = await m.tokenize(spec.text);
+      c.tokText = spec.text;
+      c.tokens = tokens;
+    }
+    const T = c.tokens.length;
+    let sel = spec.sel;
+    if (!sel || sel.text !== spec.text || sel.row >= T || sel.col >= T) {
+      sel = T > 0 ? { ...defaultSelection(c.tokens), text: spec.text } : { row: 0, col: 0, text: spec.text };
+    }
+    const mask = maskOption(spec);
+    const ablate = spec.ablate.map(([l, h]) => [l, h]);
+    const fig2Head = spec.head === 'avg' ? 0 : spec.head;
+    const baseOpts = { mask, ablate, captureQK: { layer: spec.layer, head: fig2Head }, topK: 10 };
+    const baseKey = JSON.stringify([spec.text, baseOpts]);
+    if (c.baseKey !== baseKey) {
+      c.base = await m.run(spec.text, baseOpts);
+      c.baseKey = baseKey;
+    }
+    const base = c.base;
+    const iv = doIntervention(spec, sel);
+    const after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
+    let plain = null;
+    if (mask !== 'causal' || ablate.length > 0) {
+      if (c.plainText !== spec.text) {
+        c.plain = await m.run(spec.text, { topK: 10 });
+        c.plainText = spec.text;
+      }
+      plain = c.plain;
+    }
+    return { spec, sel, fig2Head, intervention: iv, base, after, plain, ms: performance.now() - t0 };
+  }
+}
