@@ -14,7 +14,7 @@ export NODE_PATH ?= /usr/share/nodejs
 
 B := build
 CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/ops.c \
-            c/src/gpt2.c c/src/analysis.c
+            c/src/gpt2.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
 NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
@@ -48,6 +48,10 @@ web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_expor
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
 
 include bench/Makefile.inc
+# Further suites add themselves as prerequisites of test-extra (sanitizers, fuzz smoke runs, ...).
+.PHONY: test-extra
+test-extra:
+-include tests/fuzz/fuzz.mk
 
 # ---- tests -----------------------------------------------------------------
 deps:
@@ -58,6 +62,7 @@ test: deps
 	$(MAKE) test-c
 	$(MAKE) test-js
 	$(MAKE) test-e2e
+	$(MAKE) test-extra
 
 test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done

@@ -72,7 +72,8 @@ describe('npm pack', () => {
 
 describe('in the fresh folder', () => {
   it('the README example runs on the built-in model and prints the chapter sentence attention', () => {
-    const md = readFileSync(join(ROOT, 'docs/npm-readme-section.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const md = readme.slice(readme.indexOf('## npm'));  // the README's npm section: its first example
     const example = /```js\n([\s\S]*?)```/.exec(md)[1];
     expect(example).toMatch(/from 'attnlab'/);
     writeFileSync(join(fresh, 'example.mjs'), example);
