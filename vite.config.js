@@ -6,6 +6,7 @@
 // The models are not bundled: the page fetches models/brown-gpt2/ from the server.
 
 import { defineConfig, createLogger } from 'vite';
+import { fileURLToPath } from 'node:url';
 
 // Vite warns that the API's Node-only branches (node:fs, node:worker_threads …,
 // never taken in a browser) are externalized, and that the built-in model's
@@ -31,6 +32,13 @@ export default defineConfig({
     sourcemap: false,
     reportCompressedSize: false,
     chunkSizeWarningLimit: 1000,
+    // two pages: the chapter's figures and the lineage demos (web/lineage.html)
+    rollupOptions: {
+      input: {
+        main: fileURLToPath(new URL('./web/index.html', import.meta.url)),
+        lineage: fileURLToPath(new URL('./web/lineage.html', import.meta.url)),
+      },
+    },
   },
   worker: { format: 'es' },
 });

@@ -210,3 +210,80 @@ export function outerProduct(q: ArrayLike<number>, k: ArrayLike<number>): { matr
 export function entropy(A: Matrix): number;
 /** The chapter's display-level do on a drawn matrix, on a copy. */
 export function displayDo(A: Matrix, op: { kind: 'hard' | 'soft'; row: number; col: number; lambda?: number }): Float32Array;
+
+// ── Lineage demos: Hopfield and linear attention (web/src/lineage.js, docs/lineage.md) ──
+
+/** Side of the built-in glyphs (10×10 digits 0–9). */
+export const GLYPH_SIDE: 10;
+/** The classical Hebbian capacity, patterns per neuron: 0.138. */
+export const HOPFIELD_CAPACITY: 0.138;
+
+/** A uint64 RNG seed: a non-negative safe integer or a BigInt. */
+export type Seed = number | bigint;
+export type HopfieldMode = 'async' | 'sequential' | 'sync';
+export type FeatureMapName = 'elu' | 'relu' | 'favor';
+export type LinearForm = 'prefix' | 'rnn' | 'quadratic';
+/** A list of ±1 patterns: arrays of N values, or one flat P·N array (with the N option). */
+export type Patterns = ArrayLike<number>[] | ArrayLike<number>;
+
+export interface HopfieldRunResult {
+  state: Float32Array;
+  /** energies[0] is the start, energies[k] the energy after step k. */
+  energies: Float64Array;
+  steps: number;
+  converged: boolean;
+}
+export interface ModernRunResult extends HopfieldRunResult {
+  /** softmax(β X ξ) of the last step (N). */
+  weights: Float32Array;
+}
+export interface CapacityResult {
+  N: number;
+  loads: Float32Array;
+  /** Fraction of retrievals ending with overlap ≥ threshold, per load. */
+  success: Float32Array;
+  /** Mean final overlap, per load. */
+  overlap: Float32Array;
+  capacity: 0.138;
+}
+export interface FeatureOptions { featureMap?: FeatureMapName; m?: number; W?: ArrayLike<number>; seed?: Seed }
+
+/** The lineage demos on one WebAssembly instance; every method is synchronous. */
+export class Lineage {
+  private constructor();
+  dispose(): void;
+  /** Glyph g (0–9): 100 ±1 values, row-major, +1 = ink. */
+  glyph(g: number): Float32Array;
+  /** W = (1/N) Σ p pᵀ, zero diagonal (N×N). */
+  hebbian(patterns: Patterns, options?: { N?: number }): Float32Array;
+  /** −½ sᵀ W s. */
+  energy(W: ArrayLike<number>, state: ArrayLike<number>): number;
+  overlap(a: ArrayLike<number>, b: ArrayLike<number>): number;
+  corrupt(pattern: ArrayLike<number>, fraction: number, options?: { seed?: Seed }): Float32Array;
+  hopfieldStep(W: ArrayLike<number>, state: ArrayLike<number>, options?: { mode?: HopfieldMode; seed?: Seed }):
+    { state: Float32Array; flipped: number; energy: number };
+  hopfieldRun(W: ArrayLike<number>, state: ArrayLike<number>, options?: { mode?: HopfieldMode; seed?: Seed; maxSteps?: number }): HopfieldRunResult;
+  hopfieldCapacity(options?: { N?: number; loads?: ArrayLike<number>; noise?: number; threshold?: number; trials?: number; seed?: Seed }): CapacityResult;
+  /** X: N patterns of size d as rows (N×d). */
+  modernEnergy(X: ArrayLike<number>, xi: ArrayLike<number>, options?: { beta?: number; d?: number }): number;
+  modernStep(X: ArrayLike<number>, xi: ArrayLike<number>, options?: { beta?: number; d?: number }):
+    { state: Float32Array; weights: Float32Array; energyBefore: number; energyAfter: number };
+  modernRun(X: ArrayLike<number>, xi: ArrayLike<number>, options?: { beta?: number; d?: number; maxSteps?: number; tol?: number }): ModernRunResult;
+  /** softmax(q Kᵀ·scale) V for one query; scale defaults to 1/√d. */
+  attention(q: ArrayLike<number>, K: ArrayLike<number>, V: ArrayLike<number>, options?: { scale?: number }): { out: Float32Array; weights: Float32Array };
+  softmaxAttention(Q: ArrayLike<number>, K: ArrayLike<number>, V: ArrayLike<number>, options: { d: number; causal?: boolean; scale?: number }): Float32Array;
+  favorWeights(m: number, d: number, options?: { seed?: Seed }): Float32Array;
+  featureMap(x: ArrayLike<number>, options: { d: number } & FeatureOptions): Float32Array;
+  linearAttention(Q: ArrayLike<number>, K: ArrayLike<number>, V: ArrayLike<number>,
+                  options: { d: number; causal?: boolean; form?: LinearForm } & FeatureOptions): Float32Array;
+  randomQKV(T: number, d: number, dv?: number, options?: { seed?: Seed; sd?: number }): { Q: Float32Array; K: Float32Array; V: Float32Array };
+  linearError(options?: { T?: number; d?: number; featureMap?: FeatureMapName; m?: number; seed?: number; sd?: number }): { error: number; T: number; d: number };
+  timeAttention(options: { T: number; d?: number; featureMap?: FeatureMapName; m?: number; minMs?: number; seed?: Seed }):
+    { T: number; d: number; softmaxMs: number; linearMs: number; reps: number; batches: number };
+  qkSamples(n: number, dk: number, options?: { seed?: Seed }): Float32Array;
+  qkStats(n: number, dk: number, options?: { seed?: Seed }): { mean: number; variance: number; scaledMean: number; scaledVariance: number };
+  softmaxEntropy(options: { T?: number; dk: number; queries?: number; scaled?: boolean; seed?: Seed }): number;
+}
+
+/** A Lineage on its own WebAssembly instance. */
+export function loadLineage(options?: { wasm?: WasmSource }): Promise<Lineage>;

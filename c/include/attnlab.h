@@ -185,6 +185,11 @@ const float *alab_result_k(const alab_model *m);
  * descending; ties broken by the lower id). k is clamped to V. */
 int alab_result_topk(int *ids, float *probs, int k, const alab_model *m);
 
+/* Next-token loss of the last run (with its interventions): *nll_sum =
+ * sum over t in [0, T-1) of -log p(ids[t+1] | ids[0..t]) in nats, *n = T-1.
+ * Costs T-1 rows of the LM head. ALAB_ESTATE before any run. */
+int alab_result_nll(double *nll_sum, int *n, const alab_model *m);
+
 /* Sample max_new tokens after ids[0..T) (no interventions). temperature 0
  * means greedy; top_k 0 means the full vocabulary. The RNG state is passed in.
  * out receives the new ids; *n_out how many were written. */
@@ -211,6 +216,150 @@ double alab_attention_entropy(const float *A, int T);
  * l -= max(l); row := exp(l)/sum exp(l). out may equal A. */
 int alab_display_do(float *out, const float *A, int T, int row, int col,
                     int hard, float lambda);
+
+/* ======================================================================== */
+/* Lineage demos: Hopfield and linear attention                              */
+/* (c/src/hopfield.c, c/src/linattn.c; docs/lineage.md)                      */
+/*                                                                           */
+/* The chapter's lineage, as code you can run: classical Hopfield (Hebbian,  */
+/* ±1) → modern Hopfield, whose update is one step of attention → linear     */
+/* attention, whose causal form is a prefix sum. Letters: N neurons (or      */
+/* stored patterns, for modern Hopfield), P patterns, d pattern / key size,  */
+/* dv value size, T tokens, m feature size. Arrays are row-major float32.    */
+/* RNG state is a uint64 the caller owns (0 is replaced by a fixed seed).    */
+/* ======================================================================== */
+
+/* ---- deterministic random numbers (xorshift64*) ------------------------ */
+uint32_t alab_rng_u32(uint64_t *state);
+double alab_rng_uniform(uint64_t *state);  /* [0, 1)                         */
+double alab_rng_normal(uint64_t *state);   /* N(0, 1), Box-Muller            */
+
+/* ---- glyphs: 10x10 bitmaps of the digits 0-9, +1 ink, -1 paper --------- */
+#define ALAB_GLYPH_SIDE 10
+#define ALAB_GLYPH_SIZE 100
+#define ALAB_N_GLYPHS 10
+/* out (100) = glyph g (0..9), row-major. ALAB_ERANGE for another g. */
+int alab_glyph(float *out, int g);
+
+/* ---- classical Hopfield (Hopfield 1982) -------------------------------- */
+#define ALAB_HOPFIELD_MAX_N 4096 /* W is N*N floats: 64 MiB at the limit    */
+enum { ALAB_HOPFIELD_SYNC = 0,       /* all units from the old state         */
+       ALAB_HOPFIELD_ASYNC_RANDOM = 1, /* one sweep: N single-unit updates in a
+                                          random order drawn from the RNG    */
+       ALAB_HOPFIELD_ASYNC_SEQ = 2 };  /* one sweep in the order 0..N-1       */
+
+/* W (N,N) = (1/N) sum_mu p_mu p_mu^T with a zero diagonal, from patterns
+ * (P,N) of +-1. ALAB_EINVAL if an entry is not +-1, ALAB_ELIMIT if
+ * N > ALAB_HOPFIELD_MAX_N. */
+int alab_hopfield_hebbian(float *W, const float *patterns, int P, int N);
+/* *E = -1/2 s^T W s for a state s (N). */
+int alab_hopfield_energy(double *E, const float *W, const float *s, int N);
+/* Overlap (1/N) sum a_i b_i of two states (1 = equal, -1 = inverse). */
+double alab_hopfield_overlap(const float *a, const float *b, int N);
+/* Update unit i of s (N) in place: s_i = sign(sum_j W_ij s_j), unchanged
+ * when the field is 0. Returns 1 if s_i flipped, 0 if not, or ALAB_E*. */
+int alab_hopfield_update_unit(float *s, const float *W, int N, int i);
+/* One step (ALAB_HOPFIELD_*: a synchronous update or one asynchronous sweep)
+ * of s (N) in place; *n_flipped receives how many units changed (may be
+ * NULL). rng is used by ASYNC_RANDOM only (may be NULL otherwise). */
+int alab_hopfield_step(float *s, int *n_flipped, const float *W, int N, int mode,
+                       uint64_t *rng);
+/* Steps until a step changes nothing (a fixed point) or max_steps were taken.
+ * energies (max_steps + 1, may be NULL): energies[0] the initial energy,
+ * energies[k] the energy after step k. *n_steps: steps taken; *converged: 1
+ * if the last step changed nothing (a synchronous run can end in a 2-cycle
+ * instead). */
+int alab_hopfield_run(float *s, double *energies, int *n_steps, int *converged,
+                      const float *W, int N, int mode, int max_steps, uint64_t *rng);
+/* out (N) = pattern (N) with exactly round(frac N) distinct units flipped,
+ * chosen uniformly with the RNG. frac in [0, 1]. out may equal pattern. */
+int alab_hopfield_corrupt(float *out, const float *pattern, int N, float frac,
+                          uint64_t *rng);
+/* The capacity experiment. For each load alpha = loads[l] (patterns per
+ * neuron): P = max(1, round(alpha N)) random +-1 patterns, Hebbian W; each
+ * stored pattern, corrupted by `noise` (fraction of flipped units), is run
+ * asynchronously (random order) to a fixed point (at most 50 sweeps);
+ * success[l] = the fraction of all trials x P retrievals whose final overlap
+ * with the pattern is >= threshold (1 = exact retrieval); overlap[l] (may be
+ * NULL) = their mean final overlap. The classical limit is alpha ~ 0.138. */
+int alab_hopfield_capacity(float *success, float *overlap, const float *loads, int n_loads,
+                           int N, float noise, float threshold, int trials, uint64_t *rng);
+
+/* ---- modern Hopfield (Ramsauer et al. 2020) ---------------------------- */
+/* X (N,d) holds the N stored patterns as ROWS (the paper's X is d x N with
+ * patterns as columns: ours is its transpose, laid out like attention's K).
+ * xi (d) is the state (the query).
+ *   update   xi_new = X^T softmax(beta X xi)
+ *   energy   E = -lse(beta, X xi) + 1/2 xi^T xi + beta^-1 log N + 1/2 M^2,
+ *            lse(beta, z) = beta^-1 log sum_i exp(beta z_i), M = max_i |x_i|.
+ *            The two constants make E >= 0 (the paper's Eq. 2). */
+/* out (d) = one update of xi; p (N) receives softmax(beta X xi). out must
+ * not alias X; it may equal xi. ALAB_ENAN for a non-finite beta or input. */
+int alab_mhopfield_step(float *out, float *p, const float *X, const float *xi,
+                        int N, int d, float beta);
+int alab_mhopfield_energy(double *E, const float *X, const float *xi, int N, int d, float beta);
+/* Iterate xi (d) in place until max_i |xi_new - xi| <= tol or max_steps.
+ * energies (max_steps + 1, may be NULL) as for alab_hopfield_run; p (N, may
+ * be NULL) receives the last softmax weights. */
+int alab_mhopfield_run(float *xi, double *energies, float *p, int *n_steps, int *converged,
+                       const float *X, int N, int d, float beta, int max_steps, float tol);
+
+/* ---- attention, softmax and linear (Katharopoulos et al. 2020) --------- */
+#define ALAB_LINATTN_MAX_T 65536
+#define ALAB_LINATTN_MAX_DIM 1024
+enum { ALAB_FEATURE_ELU1 = 0,  /* phi(x) = elu(x) + 1, m = d                 */
+       ALAB_FEATURE_RELU = 1,  /* phi(x) = max(x, 0), m = d                  */
+       ALAB_FEATURE_FAVOR = 2  /* positive random features (Choromanski et al.):
+                                  phi(x) = exp(W x' - |x'|^2/2) / sqrt(m),
+                                  x' = x / d^(1/4), W (m,d) Gaussian, so that
+                                  E[phi(q).phi(k)] = exp(q.k / sqrt(d))     */
+};
+enum { ALAB_LIN_ASSOC = 0,     /* phi(Q) (phi(K)^T V): global sums, or causal
+                                  prefix sums S_t, z_t (all kept, (T,m,dv)) */
+       ALAB_LIN_RNN = 1,       /* causal only: one running state (S, z)      */
+       ALAB_LIN_QUADRATIC = 2  /* A_ij = phi(q_i).phi(k_j), masked, row-normalised */
+};
+/* Linear attention output denominators get + ALAB_LINATTN_EPS (all forms). */
+#define ALAB_LINATTN_EPS 1e-6f
+
+/* out (T,HS) = softmax(Q K^T * scale [+ causal mask]) V, Q K (T,d), V (T,dv);
+ * the O(T^2 d) reference that linear attention is compared with. */
+int alab_softmax_attention(float *out, const float *Q, const float *K, const float *V,
+                           int T, int d, int dv, float scale, int causal);
+/* Single-query attention: out (dv) = softmax(K q * scale) V, p (T) the weights. */
+int alab_attention_single(float *out, float *p, const float *q, const float *K,
+                          const float *V, int T, int d, int dv, float scale);
+/* W (m,d) ~ N(0,1) from the RNG: the FAVOR+ projection. */
+int alab_favor_weights(float *W, int m, int d, uint64_t *rng);
+/* Feature dimension of a map: d for ELU1/RELU, m for FAVOR; ALAB_EINVAL if bad. */
+int alab_feature_dim(int kind, int d, int m);
+/* out (T, feature_dim) = phi(x) row by row, x (T,d). W (m,d) for FAVOR only. */
+int alab_feature_map(float *out, const float *x, int T, int d, int kind,
+                     const float *W, int m);
+/* out (T,dv) = linear attention of Q K (T,d), V (T,dv) with feature map
+ * `kind` (W, m for FAVOR), causal 0/1, form ALAB_LIN_*:
+ *   out_i = phi(q_i)^T S_i / (phi(q_i).z_i + eps), S_i = sum_{j in mask(i)} phi(k_j) v_j^T,
+ *   z_i = sum_{j in mask(i)} phi(k_j). ASSOC and RNN cost O(T m dv), QUADRATIC O(T^2 m).
+ * ALAB_EINVAL for RNN without causal; ALAB_ELIMIT above the limits (the
+ * causal ASSOC form keeps all T prefix states: T*m*dv floats <= 2^28). */
+int alab_linear_attention(float *out, const float *Q, const float *K, const float *V,
+                          int T, int d, int dv, int kind, const float *W, int m,
+                          int causal, int form);
+/* The RNN cell of causal linear attention: S (m,dv) += phi_k v^T, z (m) += phi_k,
+ * then out (dv) = phi_q^T S / (phi_q.z + eps). */
+void alab_linattn_cell(float *out, float *S, float *z, const float *phi_q, const float *phi_k,
+                       const float *v, int m, int dv);
+
+/* ---- the sqrt(d_k) statistics ------------------------------------------ */
+/* out (n) = q.k for n independent pairs q, k ~ N(0, I_dk) (unscaled). */
+int alab_qk_samples(float *out, int n, int dk, uint64_t *rng);
+/* stats (4) = sample mean and variance of q.k, then of q.k / sqrt(dk), over n pairs. */
+int alab_qk_stats(double *stats, int n, int dk, uint64_t *rng);
+/* *H = mean over n_queries of the entropy (nats) of softmax(scale K q) over
+ * T keys, q and keys ~ N(0, I_dk); scaled: scale = 1/sqrt(dk), else 1.
+ * The maximum is log T (uniform attention). */
+int alab_softmax_entropy_mean(double *H, int T, int dk, int n_queries, int scaled,
+                              uint64_t *rng);
 
 #ifdef __cplusplus
 }

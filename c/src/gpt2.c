@@ -41,6 +41,7 @@ typedef struct {
     float *q, *k;      /* (T, HS) captured head            */
     float *lnf;        /* (C) final layernorm of the last position */
     float *logits;     /* (V)                              */
+    int *ids;          /* (T) the tokens of the last run   */
     void *block;       /* the one allocation the above point into */
 } activations;
 
@@ -324,9 +325,9 @@ static int ensure_activations(alab_model *m, int T) {
      * overflows for long texts; such a request must be ENOMEM, not a wrap. */
     const uint64_t C = (uint64_t)m->cfg.n_embd, L = (uint64_t)m->cfg.n_layer, NH = (uint64_t)m->cfg.n_head;
     const uint64_t HS = C / NH, V = (uint64_t)m->cfg.vocab_size, t = (uint64_t)T;
-    uint64_t sizes[10] = {t * C, t * C, t * 3 * C, t * C, t * 4 * C, L * NH * t * t, t * HS, t * HS, C, V};
+    uint64_t sizes[11] = {t * C, t * C, t * 3 * C, t * C, t * 4 * C, L * NH * t * t, t * HS, t * HS, C, V, t};
     uint64_t total = 0;
-    for (int i = 0; i < 10; i++) total += (sizes[i] + 15) & ~(uint64_t)15; /* keep each 64-byte aligned */
+    for (int i = 0; i < 11; i++) total += (sizes[i] + 15) & ~(uint64_t)15; /* keep each 64-byte aligned */
     if (total > (uint64_t)SIZE_MAX / sizeof(float))
         return alab_fail(ALAB_ENOMEM, "activations for %d tokens need %llu MB, more than this address space holds", T,
                          (unsigned long long)(total * 4 >> 20));
@@ -335,9 +336,10 @@ static int ensure_activations(alab_model *m, int T) {
         return alab_fail(ALAB_ENOMEM, "cannot allocate %llu MB of activations for %d tokens", (unsigned long long)(total * 4 >> 20), T);
     free(a->block);
     a->block = block;
-    float **ptrs[10] = {&a->x, &a->h, &a->qkv, &a->y, &a->fc, &a->att, &a->q, &a->k, &a->lnf, &a->logits};
+    float **ptrs[11] = {&a->x, &a->h, &a->qkv, &a->y, &a->fc, &a->att, &a->q, &a->k, &a->lnf, &a->logits,
+                        (float **)(void *)&a->ids}; /* ints share the float-sized slots */
     float *p = block;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
         *ptrs[i] = p;
         p += (size_t)((sizes[i] + 15) & ~(uint64_t)15);
     }
@@ -553,6 +555,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     layernorm_forward(a->lnf, a->x + (size_t)(T - 1) * C, m->lnf_w, m->lnf_b, 1, C, c->layer_norm_epsilon);
     matmul_nt_forward(a->logits, a->lnf, m->wte, 1, C, V);
     free(ix.block);
+    memcpy(a->ids, ids, (size_t)T * sizeof(int));
     m->T = T;
     m->has_qk = opts->capture_layer >= 0;
     return ALAB_OK;
@@ -590,6 +593,55 @@ int alab_result_topk(int *ids, float *probs, int k, const alab_model *m) {
     if (k < 1) return alab_fail(ALAB_ERANGE, "k must be at least 1 (got %d)", k);
     if (k > m->cfg.vocab_size) k = m->cfg.vocab_size;
     topk_probs(ids, probs, k, m->acts.logits, m->cfg.vocab_size, 1.0f);
+    return ALAB_OK;
+}
+
+/* Next-token loss of the last run at every position: the final layernorm and
+ * the LM head over the residual stream the forward left in x, NLL_ROWS rows at
+ * a time so each pass over wte (V, C) serves many positions. */
+#define NLL_ROWS 32
+#define NLL_VBLOCK 256
+int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
+    if (!nll_sum || !n || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll: NULL argument");
+    *nll_sum = 0.0;
+    *n = 0;
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    const int C = m->cfg.n_embd, V = m->cfg.vocab_size, T = m->T;
+    const activations *a = &m->acts;
+    float *buf = malloc(((size_t)NLL_ROWS * V + (size_t)NLL_ROWS * C + (size_t)NLL_ROWS * NLL_VBLOCK) * sizeof(float));
+    if (!buf) return alab_fail(ALAB_ENOMEM, "out of memory");
+    float *logits = buf, *h = buf + (size_t)NLL_ROWS * V;  /* (R, V), (R, C) */
+    float *tile = h + (size_t)NLL_ROWS * C;                 /* (R, NLL_VBLOCK) */
+    double total = 0.0;
+    for (int t0 = 0; t0 + 1 < T; t0 += NLL_ROWS) {
+        int R = T - 1 - t0 < NLL_ROWS ? T - 1 - t0 : NLL_ROWS;
+        layernorm_forward(h, a->x + (size_t)t0 * C, m->lnf_w, m->lnf_b, R, C, m->cfg.layer_norm_epsilon);
+        /* the LM head in vocabulary blocks that stay in cache while all R rows use them */
+        for (int v0 = 0; v0 < V; v0 += NLL_VBLOCK) {
+            int nb = V - v0 < NLL_VBLOCK ? V - v0 : NLL_VBLOCK;
+            matmul_nt_forward(tile, h, m->wte + (size_t)v0 * C, R, C, nb);
+            for (int r = 0; r < R; r++)
+                memcpy(logits + (size_t)r * V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
+        }
+        for (int r = 0; r < R; r++) {
+            float *row = logits + (size_t)r * V;
+            const int target = a->ids[t0 + r + 1];
+            const float target_logit = row[target];
+            softmax_forward(row, row, V); /* the vectorised exp: V exps per position add up */
+            if (row[target] > 1e-30f) {
+                total -= log((double)row[target]);
+            } else { /* the target's probability underflowed in f32: the exact log-sum-exp */
+                matmul_nt_forward(row, h + (size_t)r * C, m->wte, 1, C, V);
+                double mx = -INFINITY, sum = 0.0;
+                for (int v = 0; v < V; v++) if (row[v] > mx) mx = row[v];
+                for (int v = 0; v < V; v++) sum += exp((double)row[v] - mx);
+                total += mx + log(sum) - (double)target_logit;
+            }
+        }
+    }
+    free(buf);
+    *nll_sum = total;
+    *n = T - 1;
     return ALAB_OK;
 }
 

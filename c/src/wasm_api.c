@@ -249,3 +249,11 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const flo
         return alab_fail(ALAB_EINVAL, "kernel: unknown op %d", op);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Lineage demos (c/src/hopfield.c, c/src/linattn.c)                          */
+/* ------------------------------------------------------------------------ */
+/* Their functions are already flat (pointers, ints, floats; outputs through
+ * pointers the caller allocates; RNG state as a pointer to 8 bytes), so they
+ * are exported as they are, listed at the end of wasm_exports.json; the JS
+ * wrappers are in the lineage section at the end of web/src/core/wasm.js. */

@@ -645,3 +645,286 @@ export class AttnlabWasm {
     });
   }
 }
+
+// ===========================================================================
+// Lineage demos: Hopfield and linear attention (c/src/hopfield.c, linattn.c)
+// ---------------------------------------------------------------------------
+// 1:1 wrappers in the manner of the class above: arrays are copied in and
+// out (Float32Array results), sizes are checked to be integers, C codes
+// become AttnlabError. The friendly layer with option objects, string names
+// and argument checks is web/src/lineage.js. An RNG state is a uint64 (BigInt
+// or a non-negative integer Number); the advanced state is not returned —
+// callers pass a seed per call, so every result is reproducible.
+// ===========================================================================
+
+/** Exports the lineage methods need (an older attnlab.wasm lacks them). */
+export const LINEAGE_EXPORTS = Object.freeze([
+  'alab_rng_u32', 'alab_rng_uniform', 'alab_rng_normal', 'alab_glyph', 'alab_hopfield_hebbian',
+  'alab_hopfield_energy', 'alab_hopfield_overlap', 'alab_hopfield_update_unit', 'alab_hopfield_step',
+  'alab_hopfield_run', 'alab_hopfield_corrupt', 'alab_hopfield_capacity', 'alab_mhopfield_step',
+  'alab_mhopfield_energy', 'alab_mhopfield_run', 'alab_softmax_attention', 'alab_attention_single',
+  'alab_favor_weights', 'alab_feature_dim', 'alab_feature_map', 'alab_linear_attention',
+  'alab_qk_samples', 'alab_qk_stats', 'alab_softmax_entropy_mean',
+]);
+
+/** Constants of the lineage section of c/include/attnlab.h. */
+export const HOPFIELD_MODES = Object.freeze({ sync: 0, async: 1, sequential: 2 });
+export const FEATURE_MAPS = Object.freeze({ elu: 0, relu: 1, favor: 2 });
+export const LINATTN_FORMS = Object.freeze({ prefix: 0, rnn: 1, quadratic: 2 });
+
+function rngBigInt(seed) {
+  if (typeof seed === 'bigint') return BigInt.asUintN(64, seed);
+  if (typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0) return BigInt(seed);
+  throw new AttnlabError('EINVAL', `seed must be a non-negative integer or a BigInt, got ${seed}`);
+}
+
+Object.assign(AttnlabWasm.prototype, {
+  /** Throw EWASM unless this attnlab.wasm has the lineage exports. */
+  requireLineage() {
+    const missing = LINEAGE_EXPORTS.filter((n) => typeof this.fn[n] !== 'function');
+    if (missing.length)
+      throw new AttnlabError('EWASM', `attnlab.wasm lacks the lineage exports (${missing.slice(0, 3).join(', ')}…); rebuild with make wasm`);
+  },
+
+  // alloc(8) holding seed; read back with _rngOut
+  _rngIn(alloc, seed) {
+    const p = alloc(8);
+    new DataView(this.memory.buffer).setBigUint64(p, rngBigInt(seed), true);
+    return p;
+  },
+  _f64(p) { return new DataView(this.memory.buffer).getFloat64(p, true); },
+  _f64s(p, n) {
+    const dv = new DataView(this.memory.buffer);
+    const out = new Float64Array(n);
+    for (let k = 0; k < n; k++) out[k] = dv.getFloat64(p + 8 * k, true);
+    return out;
+  },
+  _i32at(p) { return this.i32[p >>> 2]; },
+
+  glyph(g) {
+    checkInt('g', g);
+    return this.scoped((alloc) => {
+      const out = alloc(4 * 100);
+      this.check(this.fn.alab_glyph(out, g));
+      return this.readF32(out, 100);
+    });
+  },
+
+  hopfieldHebbian(patterns, P, N) {
+    checkInt('P', P);
+    checkInt('N', N);
+    return this._withF32([patterns], ([pp], alloc) => {
+      const W = alloc(4 * Math.max(N * N, 1));
+      this.check(this.fn.alab_hopfield_hebbian(W, pp, P, N));
+      return this.readF32(W, N * N);
+    });
+  },
+
+  hopfieldEnergy(W, s, N) {
+    checkInt('N', N);
+    return this._withF32([W, s], ([pw, ps], alloc) => {
+      const e = alloc(8);
+      this.check(this.fn.alab_hopfield_energy(e, pw, ps, N));
+      return this._f64(e);
+    });
+  },
+
+  hopfieldOverlap(a, b, N) {
+    checkInt('N', N);
+    return this._withF32([a, b], ([pa, pb]) => this.fn.alab_hopfield_overlap(pa, pb, N));
+  },
+
+  /** One step; returns {state, flipped}. */
+  hopfieldStep(W, s, N, mode, seed) {
+    checkInt('N', N);
+    checkInt('mode', mode);
+    return this._withF32([W, s], ([pw, ps], alloc) => {
+      const f = alloc(4), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_hopfield_step(ps, f, pw, N, mode, r));
+      return { state: this.readF32(ps, N), flipped: this._i32at(f) };
+    });
+  },
+
+  /** Run to a fixed point; returns {state, energies (steps + 1), steps, converged}. */
+  hopfieldRun(W, s, N, mode, maxSteps, seed) {
+    checkInt('N', N);
+    checkInt('mode', mode);
+    checkInt('maxSteps', maxSteps);
+    return this._withF32([W, s], ([pw, ps], alloc) => {
+      const e = alloc(8 * (Math.max(maxSteps, 0) + 1)), n = alloc(4), c = alloc(4), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_hopfield_run(ps, e, n, c, pw, N, mode, maxSteps, r));
+      const steps = this._i32at(n);
+      return { state: this.readF32(ps, N), energies: this._f64s(e, steps + 1), steps, converged: this._i32at(c) === 1 };
+    });
+  },
+
+  hopfieldCorrupt(pattern, N, frac, seed) {
+    checkInt('N', N);
+    checkNumber('frac', frac);
+    return this._withF32([pattern], ([pp], alloc) => {
+      const out = alloc(4 * Math.max(N, 1)), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_hopfield_corrupt(out, pp, N, frac, r));
+      return this.readF32(out, N);
+    });
+  },
+
+  /** {success, overlap} (Float32Array per load). */
+  hopfieldCapacity(loads, N, noise, threshold, trials, seed) {
+    checkInt('N', N);
+    checkInt('trials', trials);
+    checkNumber('noise', noise);
+    checkNumber('threshold', threshold);
+    return this._withF32([loads], ([pl], alloc) => {
+      const L = loads.length;
+      const s = alloc(4 * Math.max(L, 1)), o = alloc(4 * Math.max(L, 1)), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_hopfield_capacity(s, o, pl, L, N, noise, threshold, trials, r));
+      return { success: this.readF32(s, L), overlap: this.readF32(o, L) };
+    });
+  },
+
+  /** One modern Hopfield update: {state (d), weights (N)}. X (N,d) rows. */
+  mhopfieldStep(X, xi, N, d, beta) {
+    checkInt('N', N);
+    checkInt('d', d);
+    checkNumber('beta', beta);
+    return this._withF32([X, xi], ([px, pxi], alloc) => {
+      const out = alloc(4 * Math.max(d, 1)), p = alloc(4 * Math.max(N, 1));
+      this.check(this.fn.alab_mhopfield_step(out, p, px, pxi, N, d, beta));
+      return { state: this.readF32(out, d), weights: this.readF32(p, N) };
+    });
+  },
+
+  mhopfieldEnergy(X, xi, N, d, beta) {
+    checkInt('N', N);
+    checkInt('d', d);
+    checkNumber('beta', beta);
+    return this._withF32([X, xi], ([px, pxi], alloc) => {
+      const e = alloc(8);
+      this.check(this.fn.alab_mhopfield_energy(e, px, pxi, N, d, beta));
+      return this._f64(e);
+    });
+  },
+
+  /** Iterate to a fixed point: {state, weights, energies (steps + 1), steps, converged}. */
+  mhopfieldRun(X, xi, N, d, beta, maxSteps, tol) {
+    checkInt('N', N);
+    checkInt('d', d);
+    checkInt('maxSteps', maxSteps);
+    checkNumber('beta', beta);
+    checkNumber('tol', tol);
+    return this._withF32([X, xi], ([px, pxi], alloc) => {
+      const e = alloc(8 * (Math.max(maxSteps, 0) + 1)), p = alloc(4 * Math.max(N, 1));
+      const n = alloc(4), c = alloc(4);
+      this.check(this.fn.alab_mhopfield_run(pxi, e, p, n, c, px, N, d, beta, maxSteps, tol));
+      const steps = this._i32at(n);
+      return {
+        state: this.readF32(pxi, d), weights: this.readF32(p, N), energies: this._f64s(e, steps + 1),
+        steps, converged: this._i32at(c) === 1,
+      };
+    });
+  },
+
+  softmaxAttention(Q, K, V, T, d, dv, scale, causal) {
+    for (const [k, v] of [['T', T], ['d', d], ['dv', dv]]) checkInt(k, v);
+    checkNumber('scale', scale);
+    return this._withF32([Q, K, V], ([pq, pk, pv], alloc) => {
+      const out = alloc(4 * Math.max(T * dv, 1));
+      this.check(this.fn.alab_softmax_attention(out, pq, pk, pv, T, d, dv, scale, causal ? 1 : 0));
+      return this.readF32(out, T * dv);
+    });
+  },
+
+  /** {out (dv), weights (T)} of one query. */
+  attentionSingle(q, K, V, T, d, dv, scale) {
+    for (const [k, v] of [['T', T], ['d', d], ['dv', dv]]) checkInt(k, v);
+    checkNumber('scale', scale);
+    return this._withF32([q, K, V], ([pq, pk, pv], alloc) => {
+      const out = alloc(4 * Math.max(dv, 1)), p = alloc(4 * Math.max(T, 1));
+      this.check(this.fn.alab_attention_single(out, p, pq, pk, pv, T, d, dv, scale));
+      return { out: this.readF32(out, dv), weights: this.readF32(p, T) };
+    });
+  },
+
+  favorWeights(m, d, seed) {
+    checkInt('m', m);
+    checkInt('d', d);
+    return this.scoped((alloc) => {
+      const W = alloc(4 * Math.max(m * d, 1)), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_favor_weights(W, m, d, r));
+      return this.readF32(W, m * d);
+    });
+  },
+
+  featureDim(kind, d, m) { return this.check(this.fn.alab_feature_dim(checkInt('kind', kind), checkInt('d', d), checkInt('m', m))); },
+
+  featureMap(x, T, d, kind, W, m) {
+    const M = this.featureDim(kind, d, m);
+    checkInt('T', T);
+    return this._withF32([x, W ?? []], ([px, pw], alloc) => {
+      const out = alloc(4 * Math.max(T * M, 1));
+      this.check(this.fn.alab_feature_map(out, px, T, d, kind, W ? pw : 0, m));
+      return this.readF32(out, T * M);
+    });
+  },
+
+  linearAttention(Q, K, V, T, d, dv, kind, W, m, causal, form) {
+    for (const [k, v] of [['T', T], ['d', d], ['dv', dv], ['kind', kind], ['m', m], ['form', form]]) checkInt(k, v);
+    return this._withF32([Q, K, V, W ?? []], ([pq, pk, pv, pw], alloc) => {
+      const out = alloc(4 * Math.max(T * dv, 1));
+      this.check(this.fn.alab_linear_attention(out, pq, pk, pv, T, d, dv, kind, W ? pw : 0, m, causal ? 1 : 0, form));
+      return this.readF32(out, T * dv);
+    });
+  },
+
+  /**
+   * Wall-clock milliseconds of `reps` calls of softmax attention and of causal
+   * linear attention (the recurrent form) on the same Q, K, V already in wasm
+   * memory: {softmax: ms per call, linear: ms per call}. `now` is a clock in ms.
+   */
+  timeAttention(Q, K, V, T, d, dv, kind, W, m, reps, now) {
+    for (const [k, v] of [['T', T], ['d', d], ['dv', dv], ['kind', kind], ['m', m], ['reps', reps]]) checkInt(k, v);
+    return this._withF32([Q, K, V, W ?? []], ([pq, pk, pv, pw], alloc) => {
+      const out = alloc(4 * Math.max(T * dv, 1));
+      const scale = 1 / Math.sqrt(d);
+      const t0 = now();
+      for (let r = 0; r < reps; r++) this.check(this.fn.alab_softmax_attention(out, pq, pk, pv, T, d, dv, scale, 1));
+      const t1 = now();
+      for (let r = 0; r < reps; r++)
+        this.check(this.fn.alab_linear_attention(out, pq, pk, pv, T, d, dv, kind, W ? pw : 0, m, 1, LINATTN_FORMS.rnn));
+      const t2 = now();
+      return { softmax: (t1 - t0) / reps, linear: (t2 - t1) / reps };
+    });
+  },
+
+  qkSamples(n, dk, seed) {
+    checkInt('n', n);
+    checkInt('dk', dk);
+    return this.scoped((alloc) => {
+      const out = alloc(4 * Math.max(n, 1)), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_qk_samples(out, n, dk, r));
+      return this.readF32(out, n);
+    });
+  },
+
+  /** Float64Array(4): mean, variance of q.k, then of q.k / sqrt(dk). */
+  qkStats(n, dk, seed) {
+    checkInt('n', n);
+    checkInt('dk', dk);
+    return this.scoped((alloc) => {
+      const out = alloc(32), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_qk_stats(out, n, dk, r));
+      return this._f64s(out, 4);
+    });
+  },
+
+  softmaxEntropyMean(T, dk, nQueries, scaled, seed) {
+    checkInt('T', T);
+    checkInt('dk', dk);
+    checkInt('nQueries', nQueries);
+    return this.scoped((alloc) => {
+      const out = alloc(8), r = this._rngIn(alloc, seed);
+      this.check(this.fn.alab_softmax_entropy_mean(out, T, dk, nQueries, scaled ? 1 : 0, r));
+      return this._f64(out);
+    });
+  },
+});
