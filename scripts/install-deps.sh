@@ -12,6 +12,10 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
+# fuzzing and sanitizers (make test-asan, test-fuzz-smoke, test-valgrind)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

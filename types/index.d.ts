@@ -287,3 +287,62 @@ export class Lineage {
 
 /** A Lineage on its own WebAssembly instance. */
 export function loadLineage(options?: { wasm?: WasmSource }): Promise<Lineage>;
+
+// ---------------------------------------------------------------------------
+// Heads: importance and roles (docs/heads.md). Merged into Model; the worker
+// client's Model has the same methods returning Promises.
+// ---------------------------------------------------------------------------
+
+export interface HeadImportance {
+  /** Mean next-token loss (nats) of the plain run. */
+  baseLoss: number;
+  /** (L·NH): loss with head l·NH + h ablated alone − baseLoss. */
+  delta: Float32Array;
+  /** Head indices l·NH + h by delta ascending (ties: lower index first). */
+  order: Int32Array;
+  /** (L·NH + 1): loss with order[0..k) ablated together; null with pruning: false. */
+  pruning: Float32Array | null;
+  /** pruning[floor(L·NH / 2)]; null with pruning: false. */
+  lossAtHalf: number | null;
+  nLayer: number;
+  nHead: number;
+  T: number;
+}
+
+export interface NamedHead { layer: number; head: number; score: number }
+
+export interface HeadRoles {
+  /** Each (L·NH), index l·NH + h. */
+  prev: Float32Array;
+  sink: Float32Array;
+  dup: Float32Array;
+  /** Zeros unless the ids are two copies of one sequence (inductionDefined). */
+  induction: Float32Array;
+  inductionDefined: boolean;
+  /** The highest-scoring heads of each role (induction: [] when undefined). */
+  top: { prev: NamedHead[]; sink: NamedHead[]; dup: NamedHead[]; induction: NamedHead[] };
+  nLayer: number;
+  nHead: number;
+  T: number;
+}
+
+export interface Model {
+  /** Loss increase per ablated head and the pruning curve; 1 + L·NH (+ L·NH + 1) runs. */
+  headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): HeadImportance;
+  /** Previous-token, sink, duplicate-token and induction scores of a plain run. */
+  headRoles(input: string | ArrayLike<number>, options?: { top?: number }): HeadRoles;
+  /** r ++ r for a seeded random r of length n (mulberry32), ids in [lo, hi) (default [0, V − 1)). */
+  repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Int32Array;
+  /** DAG score per head and layer for each input, with the null of its length under the mask. */
+  dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): DagProfile;
+}
+
+export interface DagProfile {
+  mask: 'causal' | 'full';
+  /** Per input: head (L·NH), layer (L, mean of its heads), overall (mean of the layers), null(T). */
+  sentences: { T: number; head: Float32Array; layer: Float32Array; overall: number; null: number }[];
+  /** Averages over the inputs. */
+  mean: { head: Float64Array; layer: Float64Array; overall: number; null: number };
+  nLayer: number;
+  nHead: number;
+}

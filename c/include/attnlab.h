@@ -361,6 +361,55 @@ int alab_qk_stats(double *stats, int n, int dk, uint64_t *rng);
 int alab_softmax_entropy_mean(double *H, int T, int dk, int n_queries, int scaled,
                               uint64_t *rng);
 
+/* ======================================================================== */
+/* Heads: importance and roles (c/src/heads.c; docs/heads.md)                */
+/*                                                                           */
+/* Which heads matter (the loss increase when a head is ablated, and the     */
+/* pruning curve) and what each head does (role scores read off an           */
+/* attention tensor). Losses are mean next-token losses in nats:             */
+/* alab_result_nll's sum / n. The model functions run the forward many times */
+/* and leave the model's results (alab_result_*) those of their LAST run,    */
+/* not of a plain run.                                                       */
+/* ======================================================================== */
+
+/* *base_loss = loss of the plain run of ids (T >= 2); delta (L, NH):
+ * delta[l*NH + h] = loss with head (l, h) ablated alone - *base_loss.
+ * 1 + L*NH forward passes. ALAB_EEMPTY for T < 2, forward's errors. */
+int alab_head_importance(float *delta, double *base_loss, alab_model *m, const int *ids, int T);
+
+/* order (L*NH) = head indices l*NH + h sorted by delta ascending (ties: the
+ * lower index first); loss (L*NH + 1): loss[k] = loss with heads
+ * order[0..k) ablated together, k = 0 ... L*NH (loss[0] is the plain run,
+ * bit-equal to alab_head_importance's *base_loss). L*NH + 1 forward passes.
+ * ALAB_ENAN for a non-finite delta, ALAB_ELIMIT if L*NH >
+ * ALAB_MAX_INTERVENTIONS, ALAB_EEMPTY for T < 2. */
+int alab_pruning_curve(float *loss, int *order, alab_model *m, const int *ids, int T,
+                       const float *delta);
+
+/* Role scores of every head from att (L, NH, T, T) (row = query) and ids (T);
+ * each output is (L, NH) and may be NULL to skip it:
+ *   prev[lh]      = mean_{i=1..T-1} A[i][i-1]                (0 if T = 1)
+ *   sink[lh]      = mean_{i=0..T-1} A[i][0]
+ *   dup[lh]       = mean over D = {i : ids[j] = ids[i] for some j < i} of
+ *                   sum_{j<i, ids[j]=ids[i]} A[i][j]         (0 if D is empty)
+ *   induction[lh] = for ids = r ++ r, |r| = n = T/2 >= 2:
+ *                   mean_{i=n..T-1} A[i][i-n+1] (the token after the first
+ *                   occurrence of ids[i]); 0 when ids is not of that form.
+ * Returns 1 if the induction score was computed, 0 if ids is not two copies
+ * of one sequence (induction then holds zeros), or ALAB_E*: ALAB_EINVAL
+ * (NULL att/ids, L or NH out of [1, ALAB_MAX_*]), ALAB_EEMPTY (T < 1),
+ * ALAB_ETOOLONG (T > ALAB_MAX_POSITIONS), ALAB_ERANGE (a negative id). */
+int alab_head_roles(float *prev, float *sink, float *dup, float *induction,
+                    const float *att, const int *ids, int L, int NH, int T);
+
+/* Where the DAG score comes from: head (L, NH) = alab_dag_score of each head
+ * of att (L, NH, T, T); layer (L) = the mean of its heads (equal to the DAG
+ * score of the layer's head average, since every row sums to 1). Either
+ * output may be NULL, not both. Compare with alab_null_dag_score(T) (causal
+ * mask) or (T-1)/(2T) (uniform attention without a mask). ALAB_EINVAL,
+ * ALAB_EEMPTY (T < 1), ALAB_ETOOLONG (T > ALAB_MAX_POSITIONS). */
+int alab_dag_profile(float *head, float *layer, const float *att, int L, int NH, int T);
+
 #ifdef __cplusplus
 }
 #endif

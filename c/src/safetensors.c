@@ -64,7 +64,8 @@ static int parse_entry(st_tensor *t, const json_value *v, size_t data_len) {
         if (json_int64(&sh->u.items[i], &d) != 0 || d < 0)
             return alab_fail(ALAB_EFORMAT, "safetensors: tensor \"%s\" has a bad dimension %u", name, i);
         t->shape[i] = d;
-        if (alab_mul_size(&count, count, (size_t)d) != 0)
+        /* (uint64_t)d > SIZE_MAX: on wasm32 (size_t is 32 bits) the cast would drop the high bits */
+        if ((uint64_t)d > SIZE_MAX || alab_mul_size(&count, count, (size_t)d) != 0)
             return alab_fail(ALAB_EFORMAT, "safetensors: tensor \"%s\" is too large", name);
     }
     int64_t b, e;

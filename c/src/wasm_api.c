@@ -257,3 +257,12 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const flo
  * pointers the caller allocates; RNG state as a pointer to 8 bytes), so they
  * are exported as they are, listed at the end of wasm_exports.json; the JS
  * wrappers are in the lineage section at the end of web/src/core/wasm.js. */
+
+/* ------------------------------------------------------------------------ */
+/* Heads: importance and roles (c/src/heads.c)                                */
+/* ------------------------------------------------------------------------ */
+/* alab_head_importance, alab_pruning_curve, alab_head_roles,
+ * alab_dag_profile and alab_result_nll are flat already (outputs through
+ * caller-allocated pointers; base_loss / nll_sum are 8-byte doubles), so they
+ * are exported as they are; the JS wrappers are in the heads section at the end of
+ * web/src/core/wasm.js. */

@@ -48,7 +48,7 @@ function checkSeed(seed) {
 }
 
 function pick(name, v, table) {
-  if (!(v in table)) throw new AttnlabError('EINVAL', `${name} must be one of ${Object.keys(table).join(', ')}; got ${JSON.stringify(v)}`);
+  if (!Object.hasOwn(table, v)) throw new AttnlabError('EINVAL', `${name} must be one of ${Object.keys(table).join(', ')}; got ${JSON.stringify(v)}`);
   return table[v];
 }
 

@@ -138,7 +138,7 @@ export function parseMask(mask, nLayer) {
     if (m !== null && typeof m === 'object' && !Array.isArray(m)) {
       checkObject(where, m, ['mode', 'window']);
       checkString(`${where}.mode`, m.mode);
-      if (!(m.mode in MASK)) throw new AttnlabError('EINVAL', `${where}: unknown mask mode '${m.mode}' (causal, full, window)`);
+      if (!Object.hasOwn(MASK, m.mode)) throw new AttnlabError('EINVAL', `${where}: unknown mask mode '${m.mode}' (causal, full, window)`);
       if (m.mode !== 'window') return { mode: MASK[m.mode], window: 0 };
       return { mode: MASK_WINDOW, window: checkIndex(`${where}.window`, m.window, 1, INT_MAX) };
     }
@@ -170,7 +170,7 @@ export function parseInterventions(interventions, ablate, cfg, T) {
       const name = `interventions[${i}]`;
       checkObject(name, x, ['kind', 'layer', 'head', 'row', 'col', 'lambda']);
       checkString(`${name}.kind`, x.kind);
-      if (!(x.kind in KIND)) throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (hard, soft, ablate)`);
+      if (!Object.hasOwn(KIND, x.kind)) throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (hard, soft, ablate)`);
       const iv = { kind: KIND[x.kind], layer: checkIndex(`${name}.layer`, x.layer, 0, L - 1),
                    head: checkHead(`${name}.head`, x.head, H), row: 0, col: 0, lambda: 0 };
       if (x.kind !== 'ablate') {
@@ -426,6 +426,147 @@ export class Model {
       // a trapped instance (EWASM) cannot free; it is dropped whole anyway
     }
     this.#h = 0;
+  }
+
+  // =========================================================================
+  // Heads: importance and roles (c/src/heads.c; docs/heads.md)
+  // -------------------------------------------------------------------------
+  // Losses are mean next-token losses in nats. Each method runs the model
+  // itself; Results returned earlier by run() are copies and stay valid.
+  // =========================================================================
+
+  /**
+   * Which heads matter: the loss increase when each head is ablated alone,
+   * and the pruning curve (the k least important heads removed together).
+   * @param {string|ArrayLike<number>} input a text or ids (at least 2 tokens)
+   * @param {{pruning?: boolean}} [options] pruning: false skips the curve (L·NH + 1 runs)
+   * @returns {{baseLoss: number, delta: Float32Array, order: Int32Array,
+   *   pruning: Float32Array|null, lossAtHalf: number|null, nLayer: number, nHead: number, T: number}}
+   *   delta[l*NH + h]; order: heads by delta ascending; pruning[k], k = 0 … L·NH;
+   *   lossAtHalf = pruning[floor(L·NH / 2)]
+   */
+  headImportance(input, options) {
+    const w = this.#live();
+    const o = checkOptions('headImportance', options, ['pruning']);
+    if (o.pruning !== undefined && typeof o.pruning !== 'boolean')
+      throw new AttnlabError('ETYPE', 'headImportance: options.pruning must be a boolean');
+    const ids = this.#idsOf(input);
+    if (ids.length < 2) throw new AttnlabError('EEMPTY', `headImportance needs at least 2 tokens, got ${ids.length}`);
+    if (ids.length > this.config.nPositions)
+      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
+    const { nLayer, nHead } = this.config;
+    const LH = nLayer * nHead;
+    const { baseLoss, delta } = w.headImportance(this.#h, ids);
+    let order, pruning = null, lossAtHalf = null;
+    if (o.pruning === false) {
+      order = Int32Array.from(delta.keys()).sort((a, b) => delta[a] - delta[b] || a - b);
+    } else {
+      const c = w.pruningCurve(this.#h, ids, delta);
+      order = c.order;
+      pruning = c.loss;
+      lossAtHalf = pruning[Math.floor(LH / 2)];
+    }
+    return { baseLoss, delta, order, pruning, lossAtHalf, nLayer, nHead, T: ids.length };
+  }
+
+  /**
+   * What each head does: previous-token, first-token (sink), duplicate-token
+   * and induction scores of a plain (causal) run on input. The induction
+   * score is defined only when the ids are two copies of one sequence (see
+   * repeatedTokens); otherwise it is all zeros and inductionDefined is false.
+   * @param {string|ArrayLike<number>} input
+   * @param {{top?: number}} [options] top: how many heads to name per role (default 3)
+   * @returns {{prev: Float32Array, sink: Float32Array, dup: Float32Array, induction: Float32Array,
+   *   inductionDefined: boolean, top: {prev, sink, dup, induction: {layer, head, score}[]},
+   *   nLayer: number, nHead: number, T: number}}
+   */
+  headRoles(input, options) {
+    const w = this.#live();
+    const o = checkOptions('headRoles', options, ['top']);
+    const nTop = o.top === undefined ? 3 : checkIndex('top', o.top, 0, INT_MAX);
+    const ids = this.#idsOf(input);
+    if (ids.length < 1) throw new AttnlabError('EEMPTY', 'headRoles needs at least 1 token');
+    if (ids.length > this.config.nPositions)
+      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
+    const { nLayer, nHead } = this.config;
+    w.forward(this.#h, ids);
+    const T = ids.length;
+    const r = w.headRoles(w.resultAttention(this.#h), ids, nLayer, nHead, T);
+    const rank = (s) => Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b).slice(0, nTop)
+      .map((i) => ({ layer: Math.floor(i / nHead), head: i % nHead, score: s[i] }));
+    const top = { prev: rank(r.prev), sink: rank(r.sink), dup: rank(r.dup),
+                  induction: r.inductionDefined ? rank(r.induction) : [] };
+    return { ...r, top, nLayer, nHead, T };
+  }
+
+  /**
+   * Where the DAG score comes from: the DAG score of every head and every
+   * layer for each input, next to the null score of uniform attention of its
+   * length under the same mask (causal: alab_null_dag_score(T); full: (T−1)/(2T)).
+   * @param {string|ArrayLike<number>|Array<string|ArrayLike<number>>} inputs one input or a list
+   * @param {{mask?: 'causal'|'full'}} [options]
+   * @returns {{mask: string, sentences: {T: number, head: Float32Array, layer: Float32Array, overall: number, null: number}[],
+   *   mean: {head: Float64Array, layer: Float64Array, overall: number, null: number}, nLayer: number, nHead: number}}
+   *   mean.* averages over the inputs; excess over the null = mean.overall − mean.null
+   */
+  dagProfile(inputs, options) {
+    const w = this.#live();
+    const o = checkOptions('dagProfile', options, ['mask']);
+    const maskName = o.mask === undefined ? 'causal' : o.mask;
+    if (maskName !== 'causal' && maskName !== 'full')
+      throw new AttnlabError('EINVAL', `dagProfile: options.mask must be 'causal' or 'full', got ${String(maskName)}`);
+    const list = Array.isArray(inputs) && inputs.length > 0 && typeof inputs[0] !== 'number' ? inputs : [inputs];
+    const { nLayer, nHead } = this.config;
+    const idsList = list.map((x) => this.#idsOf(x)); // check every input before running any
+    idsList.forEach((ids, k) => {
+      if (ids.length < 1) throw new AttnlabError('EEMPTY', `dagProfile: input ${k} has no tokens`);
+      if (ids.length > this.config.nPositions)
+        throw new AttnlabError('ETOOLONG', `dagProfile: input ${k} has ${ids.length} tokens > n_positions = ${this.config.nPositions}`);
+    });
+    const mean = { head: new Float64Array(nLayer * nHead), layer: new Float64Array(nLayer), overall: 0, null: 0 };
+    const sentences = idsList.map((ids) => {
+      const T = ids.length;
+      w.forward(this.#h, ids, { mask: MASK[maskName] });
+      const p = w.dagProfile(w.resultAttention(this.#h), nLayer, nHead, T);
+      const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
+      const nul = maskName === 'causal' ? w.fn.alab_null_dag_score(T) : (T - 1) / (2 * T);
+      p.head.forEach((x, i) => { mean.head[i] += x / idsList.length; });
+      p.layer.forEach((x, i) => { mean.layer[i] += x / idsList.length; });
+      mean.overall += overall / idsList.length;
+      mean.null += nul / idsList.length;
+      return { T, head: p.head, layer: p.layer, overall, null: nul };
+    });
+    return { mask: maskName, sentences, mean, nLayer, nHead };
+  }
+
+  /**
+   * A seeded random token sequence r of length n, repeated: r ++ r (2n ids),
+   * the input of the induction score. Ids are uniform in [lo, hi) (default
+   * [0, V - 1): every id but the last, GPT-2's <|endoftext|>), drawn with
+   * mulberry32(seed), so the same seed gives the same ids everywhere.
+   * @param {number} n length of r, 2 ≤ n ≤ floor(n_positions / 2)
+   * @param {{seed?: number, lo?: number, hi?: number}} [options]
+   * @returns {Int32Array}
+   */
+  repeatedTokens(n, options) {
+    this.#live();
+    const o = checkOptions('repeatedTokens', options, ['seed', 'lo', 'hi']);
+    const V = this.config.vocabSize;
+    checkIndex('n', n, 2, Math.floor(this.config.nPositions / 2));
+    const seed = o.seed === undefined ? 0 : checkIndex('seed', o.seed, 0, 2 ** 32 - 1);
+    const lo = o.lo === undefined ? 0 : checkIndex('lo', o.lo, 0, V - 1);
+    const hi = o.hi === undefined ? V - 1 : checkIndex('hi', o.hi, lo + 1, V);
+    let a = seed >>> 0;
+    const next = () => { // mulberry32
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const out = new Int32Array(2 * n);
+    for (let i = 0; i < n; i++) out[i] = out[i + n] = lo + Math.floor(next() * (hi - lo));
+    return out;
   }
 }
 

@@ -217,6 +217,15 @@ class WorkerModel {
   generate(input, options) { return this.#call('generate', options === undefined ? [input] : [input, options]); }
   /** @returns {Promise<{wasmBytes: number, heapBytes: number}>} the worker's wasm memory */
   memoryUsage() { return this.#call('memoryUsage', []); }
+  // ---- heads (docs/heads.md): the Model methods of that name, as Promises ----
+  /** @returns {Promise<object>} see Model#headImportance */
+  headImportance(input, options) { return this.#call('headImportance', options === undefined ? [input] : [input, options]); }
+  /** @returns {Promise<object>} see Model#headRoles */
+  headRoles(input, options) { return this.#call('headRoles', options === undefined ? [input] : [input, options]); }
+  /** @returns {Promise<Int32Array>} see Model#repeatedTokens */
+  repeatedTokens(n, options) { return this.#call('repeatedTokens', options === undefined ? [n] : [n, options]); }
+  /** @returns {Promise<object>} see Model#dagProfile */
+  dagProfile(inputs, options) { return this.#call('dagProfile', options === undefined ? [inputs] : [inputs, options]); }
 
   /** Free the model and terminate its worker. Idempotent. */
   async dispose() {

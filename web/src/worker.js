@@ -49,6 +49,15 @@ async function handle(op, args, progress) {
     }
     case 'memoryUsage':
       return { value: needModel().memoryUsage() };
+    // heads (docs/heads.md)
+    case 'headImportance':
+      return { value: needModel().headImportance(...args) };
+    case 'headRoles':
+      return { value: needModel().headRoles(...args) };
+    case 'repeatedTokens':
+      return { value: needModel().repeatedTokens(...args) };
+    case 'dagProfile':
+      return { value: needModel().dagProfile(...args) };
     case 'dispose':
       if (model) model.dispose();
       model = null;

@@ -928,3 +928,104 @@ Object.assign(AttnlabWasm.prototype, {
     });
   },
 });
+
+// ===========================================================================
+// Heads: importance and roles (c/src/heads.c)
+// ---------------------------------------------------------------------------
+// 1:1 wrappers in the manner of the class above. The friendly layer (text
+// input, options, the repeated random sequence) is the heads section at the
+// end of the Model class in web/src/model.js.
+// ===========================================================================
+
+/** Exports the heads methods need (an older attnlab.wasm lacks them). */
+export const HEADS_EXPORTS = Object.freeze([
+  'alab_result_nll', 'alab_head_importance', 'alab_pruning_curve', 'alab_head_roles',
+  'alab_dag_profile',
+]);
+
+Object.assign(AttnlabWasm.prototype, {
+  /** Throw EWASM unless this attnlab.wasm has the heads exports. */
+  requireHeads() {
+    const missing = HEADS_EXPORTS.filter((n) => typeof this.fn[n] !== 'function');
+    if (missing.length)
+      throw new AttnlabError('EWASM', `attnlab.wasm lacks the heads exports (${missing.join(', ')}); rebuild with make wasm`);
+  },
+
+  /** Next-token loss of the last run: {nllSum (nats), n}. */
+  resultNll(m) {
+    this.requireHeads();
+    return this.scoped((alloc) => {
+      const s = alloc(8), n = alloc(4);
+      this.check(this.fn.alab_result_nll(s, n, m));
+      return { nllSum: new DataView(this.memory.buffer).getFloat64(s, true), n: this.i32[n >>> 2] };
+    });
+  },
+
+  /** {baseLoss, delta: Float32Array (L*NH)}: loss increase when each head is ablated alone. */
+  headImportance(m, ids) {
+    this.requireHeads();
+    const idArr = toIds('ids', ids);
+    const { n_layer, n_head } = this.config(m);
+    const LH = n_layer * n_head;
+    return this.scoped((alloc) => {
+      const pIds = alloc(4 * Math.max(idArr.length, 1)), pD = alloc(4 * LH), pB = alloc(8);
+      this.i32.set(idArr, pIds >>> 2);
+      this.check(this.fn.alab_head_importance(pD, pB, m, pIds, idArr.length));
+      return { baseLoss: new DataView(this.memory.buffer).getFloat64(pB, true), delta: this.readF32(pD, LH) };
+    });
+  },
+
+  /** {loss: Float32Array (L*NH + 1), order: Int32Array (L*NH)}: the pruning curve for delta. */
+  pruningCurve(m, ids, delta) {
+    this.requireHeads();
+    const idArr = toIds('ids', ids);
+    const { n_layer, n_head } = this.config(m);
+    const LH = n_layer * n_head;
+    if (delta.length !== LH)
+      throw new AttnlabError('EINVAL', `delta must have L*NH = ${LH} entries, got ${delta.length}`);
+    return this._withF32([delta], ([pD], alloc) => {
+      const pIds = alloc(4 * Math.max(idArr.length, 1)), pL = alloc(4 * (LH + 1)), pO = alloc(4 * LH);
+      this.i32.set(idArr, pIds >>> 2);
+      this.check(this.fn.alab_pruning_curve(pL, pO, m, pIds, idArr.length, pD));
+      return { loss: this.readF32(pL, LH + 1), order: this.readI32(pO, LH) };
+    });
+  },
+
+  /** Role scores of att (L, NH, T, T): {prev, sink, dup, induction (each L*NH), inductionDefined}. */
+  headRoles(att, ids, L, NH, T) {
+    this.requireHeads();
+    checkInt('L', L);
+    checkInt('NH', NH);
+    checkInt('T', T);
+    const idArr = toIds('ids', ids);
+    if (idArr.length !== T) throw new AttnlabError('EINVAL', `ids must have T = ${T} entries, got ${idArr.length}`);
+    if (att.length !== L * NH * T * T)
+      throw new AttnlabError('EINVAL', `att must have L*NH*T*T = ${L * NH * T * T} entries, got ${att.length}`);
+    const LH = Math.max(L * NH, 1);
+    return this._withF32([att], ([pA], alloc) => {
+      const pIds = alloc(4 * Math.max(T, 1));
+      const pP = alloc(4 * LH), pS = alloc(4 * LH), pD = alloc(4 * LH), pI = alloc(4 * LH);
+      this.i32.set(idArr, pIds >>> 2);
+      const rc = this.check(this.fn.alab_head_roles(pP, pS, pD, pI, pA, pIds, L, NH, T));
+      return {
+        prev: this.readF32(pP, L * NH), sink: this.readF32(pS, L * NH), dup: this.readF32(pD, L * NH),
+        induction: this.readF32(pI, L * NH), inductionDefined: rc === 1,
+      };
+    });
+  },
+
+  /** DAG score of every head and layer of att (L, NH, T, T): {head (L*NH), layer (L)}. */
+  dagProfile(att, L, NH, T) {
+    this.requireHeads();
+    checkInt('L', L);
+    checkInt('NH', NH);
+    checkInt('T', T);
+    if (att.length !== L * NH * T * T)
+      throw new AttnlabError('EINVAL', `att must have L*NH*T*T = ${L * NH * T * T} entries, got ${att.length}`);
+    return this._withF32([att], ([pA], alloc) => {
+      const pH = alloc(4 * Math.max(L * NH, 1)), pL = alloc(4 * Math.max(L, 1));
+      this.check(this.fn.alab_dag_profile(pH, pL, pA, L, NH, T));
+      return { head: this.readF32(pH, L * NH), layer: this.readF32(pL, L) };
+    });
+  },
+});

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""make_seeds.py — build the seed corpora of the fuzz targets from real files.
+
+    python3 tests/fuzz/make_seeds.py        (from the repository root)
+
+Writes tests/fuzz/seeds/<target>/<name> for the five targets and
+tests/fuzz/mini/ — a complete, valid, very small GPT-2 model (256 byte tokens
++ 8 merges, C=8, L=1, NH=2, P=8; F32, ~11 KB) that fuzz_model_load uses as the
+three files it does not mutate, and whose variants seed the safetensors and
+model targets. Only the standard library: no PyTorch needed. Deterministic.
+
+Seeds are small on purpose (the committed corpus stays far under 2 MB):
+slices of the real vocab.json / merges.txt, the real config.json files, the
+texts of tests/fixtures/bpe_cases.json, and hand-made edge cases.
+"""
+import json
+import os
+import random
+import struct
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, "tests", "fuzz", "seeds")
+MINI = os.path.join(ROOT, "tests", "fuzz", "mini")
+SEP = b"\n--attnlab-fuzz--\n"  # fuzz_model_load's framing of four files
+
+
+def rd(rel):
+    with open(os.path.join(ROOT, rel), "rb") as f:
+        return f.read()
+
+
+def put(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---- GPT-2's byte <-> unicode alphabet (encoder.py bytes_to_unicode) ----------
+def bytes_to_unicode():
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+B2U = bytes_to_unicode()
+
+
+def spell(bs):
+    return "".join(B2U[b] for b in bs)
+
+
+# ---- safetensors writer ----------------------------------------------------
+def f16(x):
+    return struct.pack("<e", x)
+
+
+def bf16(x):
+    return struct.pack("<f", x)[2:]
+
+
+def safetensors(tensors, dtype="F32", prefix="", metadata=True):
+    """tensors: list of (name, shape, values)."""
+    header, blobs, off = {}, [], 0
+    if metadata:
+        header["__metadata__"] = {"format": "pt"}
+    for name, shape, vals in tensors:
+        if dtype == "F32":
+            blob = struct.pack("<%df" % len(vals), *vals)
+        elif dtype == "F16":
+            blob = b"".join(f16(v) for v in vals)
+        else:
+            blob = b"".join(bf16(v) for v in vals)
+        header[prefix + name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + len(blob)]}
+        blobs.append(blob)
+        off += len(blob)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)  # data section 8-aligned, as the Python writer does
+    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
+
+
+def mini_model(V=256 + 8, C=8, L=1, NH=2, P=8, seed=1):
+    rng = random.Random(seed)
+
+    def rnd(n, scale=0.1):
+        return [round(rng.uniform(-scale, scale), 4) for _ in range(n)]
+
+    t = [("wte.weight", (V, C), rnd(V * C)), ("wpe.weight", (P, C), rnd(P * C))]
+    for l in range(L):
+        p = "h.%d." % l
+        t += [(p + "ln_1.weight", (C,), [1.0] * C), (p + "ln_1.bias", (C,), [0.0] * C),
+              (p + "attn.c_attn.weight", (C, 3 * C), rnd(3 * C * C)), (p + "attn.c_attn.bias", (3 * C,), rnd(3 * C)),
+              (p + "attn.c_proj.weight", (C, C), rnd(C * C)), (p + "attn.c_proj.bias", (C,), rnd(C)),
+              (p + "ln_2.weight", (C,), [1.0] * C), (p + "ln_2.bias", (C,), [0.0] * C),
+              (p + "mlp.c_fc.weight", (C, 4 * C), rnd(4 * C * C)), (p + "mlp.c_fc.bias", (4 * C,), rnd(4 * C)),
+              (p + "mlp.c_proj.weight", (4 * C, C), rnd(4 * C * C)), (p + "mlp.c_proj.bias", (C,), rnd(C))]
+    t += [("ln_f.weight", (C,), [1.0] * C), ("ln_f.bias", (C,), [0.0] * C)]
+    config = {"activation_function": "gelu_new", "model_type": "gpt2", "n_embd": C, "n_head": NH,
+              "n_inner": None, "n_layer": L, "n_positions": P, "layer_norm_epsilon": 1e-5, "vocab_size": V}
+    return t, config
+
+
+MINI_MERGES = [(b" ", b"t"), (b"h", b"e"), (b" t", b"he"), (b"i", b"n"), (b" ", b"a"),
+               (b"e", b"r"), (b"o", b"n"), (b" ", b"s")]
+
+
+def mini_tokenizer():
+    vocab = {spell(bytes([b])): b for b in range(256)}
+    lines = ["#version: 0.2"]
+    for i, (a, b) in enumerate(MINI_MERGES):
+        vocab[spell(a + b)] = 256 + i
+        lines.append(spell(a) + " " + spell(b))
+    return (json.dumps(vocab, ensure_ascii=False).encode(), ("\n".join(lines) + "\n").encode())
+
+
+def vocab_slice(vocab_bytes, n_extra, rng):
+    """A valid vocabulary: the 256 byte tokens of a real vocab.json plus n_extra of
+    its multi-byte tokens, renumbered 0..V-1 in the file's order."""
+    v = json.loads(vocab_bytes)
+    singles = [k for k in v if len(k) == 1]
+    multi = [k for k in v if len(k) > 1]
+    pick = singles + rng.sample(multi, min(n_extra, len(multi)))
+    return json.dumps({k: i for i, k in enumerate(pick)}, ensure_ascii=False).encode()
+
+
+def main():
+    rng = random.Random(9)
+    os.makedirs(MINI, exist_ok=True)
+    tensors, config = mini_model()
+    vocab, merges = mini_tokenizer()
+    cfg = json.dumps(config, indent=2).encode()
+    st = safetensors(tensors)
+    for name, data in (("config.json", cfg), ("model.safetensors", st), ("vocab.json", vocab),
+                       ("merges.txt", merges)):
+        with open(os.path.join(MINI, name), "wb") as f:
+            f.write(data)
+
+    tiny_vocab, tiny_merges = rd("tests/fixtures/tiny/vocab.json"), rd("tests/fixtures/tiny/merges.txt")
+    gpt2_merges = rd("models/brown-gpt2/merges.txt")
+    configs = {"tiny": rd("tests/fixtures/tiny/config.json"), "brown": rd("models/brown-gpt2/config.json")}
+
+    # ---- fuzz_json: real configs, vocab slices, headers, cases, edge cases -----
+    for k, v in configs.items():
+        put("fuzz_json", "config_" + k, v)
+    put("fuzz_json", "mini_config", cfg)
+    put("fuzz_json", "vocab_slice", vocab_slice(tiny_vocab, 40, rng))
+    put("fuzz_json", "mini_vocab", vocab)
+    for k, path in (("tiny", "tests/fixtures/tiny/model.safetensors"),
+                    ("bf16", "tests/fixtures/tiny-bf16/model.safetensors")):
+        raw = rd(path)
+        n = struct.unpack("<Q", raw[:8])[0]
+        put("fuzz_json", "st_header_" + k, raw[8:8 + n])
+    cases = json.loads(rd("tests/fixtures/bpe_cases.json"))
+    put("fuzz_json", "bpe_cases_head", json.dumps(cases[:6], ensure_ascii=False).encode())
+    for i, e in enumerate([b'{"a":[1,-2.5e-3,true,false,null,"\\u00e9\\ud83d\\ude00\\n"]}',
+                           b'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
+                           b'{"dup":1,"dup":2,"":{},"x":[]}', b'123456789012345678901234567890',
+                           b'"\\"\\\\\\/\\b\\f\\n\\r\\t"', b'-0.0e+0', b'1.7976931348623157e308']):
+        put("fuzz_json", "edge_%d" % i, e)
+
+    # ---- fuzz_safetensors: the mini model in every dtype/prefix, a truncation --
+    put("fuzz_safetensors", "mini_f32", st)
+    put("fuzz_safetensors", "mini_f16", safetensors(tensors, "F16"))
+    put("fuzz_safetensors", "mini_bf16", safetensors(tensors, "BF16", metadata=False))
+    put("fuzz_safetensors", "mini_prefixed", safetensors(tensors, prefix="transformer."))
+    small = [("a", (2, 3), [1, 2, 3, 4, 5, 6]), ("b", (0,), []), ("c", (), [7.0])]
+    put("fuzz_safetensors", "three_tensors", safetensors(small))
+    put("fuzz_safetensors", "empty_header", struct.pack("<Q", 2) + b"{}")
+    put("fuzz_safetensors", "truncated", st[: len(st) // 2])
+
+    # ---- fuzz_bpe_load: merges alone (with the tiny vocab), vocab\0merges ------
+    lines = tiny_merges.split(b"\n")
+    put("fuzz_bpe_load", "tiny_merges_head", b"\n".join(lines[:60]) + b"\n")
+    put("fuzz_bpe_load", "tiny_merges_all", tiny_merges)
+    put("fuzz_bpe_load", "gpt2_merges_head", b"\n".join(gpt2_merges.split(b"\n")[:40]) + b"\n")
+    put("fuzz_bpe_load", "crlf_merges", b"\r\n".join(lines[:30]) + b"\r\n")
+    put("fuzz_bpe_load", "mini_pair", vocab + b"\0" + merges)
+    put("fuzz_bpe_load", "slice_pair", vocab_slice(tiny_vocab, 20, rng) + b"\0" + b"#version: 0.2\n")
+
+    # ---- fuzz_bpe_encode: texts of the shared cases, a sample, raw bytes -------
+    for i, c in enumerate(cases):
+        t = bytes.fromhex(c["bytes_hex"]) if "bytes_hex" in c else c["text"].encode("utf-8", "surrogatepass")
+        if len(t) <= 2048:
+            put("fuzz_bpe_encode", "case_%02d" % i, t)
+    sample = rd("models/brown-gpt2/heldout_sample.txt")
+    put("fuzz_bpe_encode", "heldout_head", sample[:1024])
+    put("fuzz_bpe_encode", "bad_utf8", b"a\xffb\xe2\x82 \xf0\x9f\x98 \xed\xa0\x80 \xc0\xaf end")
+    put("fuzz_bpe_encode", "spaces", b"a   b\t\t\n\n  \r\n \xe3\x80\x80x\xef\xbb\xbfy")
+
+    # ---- fuzz_model_load: selector byte + one file of the mini model, or all four
+    for k, data in enumerate((cfg, st, vocab, merges)):
+        put("fuzz_model_load", "mini_file%d" % k, bytes([k]) + data)
+    put("fuzz_model_load", "mini_f16_file1", bytes([1]) + safetensors(tensors, "F16"))
+    put("fuzz_model_load", "mini_framed", bytes([4]) + SEP.join((cfg, st, vocab, merges)))
+    put("fuzz_model_load", "tiny_config", bytes([0]) + configs["tiny"])
+    total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUT) for f in fs)
+    print("seeds: %d bytes in %s; mini model in %s" % (total, OUT, MINI), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
