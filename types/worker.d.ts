@@ -4,12 +4,13 @@
 
 import type {
   ModelSource, LoadOptions, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
+  HeadImportance, HeadRoles, DagProfile,
 } from './index.js';
 
 export type {
   AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions,
   ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
-  MemoryUsage, Matrix,
+  MemoryUsage, Matrix, HeadImportance, HeadRoles, DagProfile,
 } from './index.js';
 export {
   AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
@@ -45,6 +46,11 @@ export interface WorkerModel {
   decode(ids: ArrayLike<number>): Promise<string>;
   run(input: string | ArrayLike<number>, options?: RunOptions): Promise<Result>;
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<Generated>;
+  /** As Model#headImportance, Model#headRoles, Model#repeatedTokens and Model#dagProfile (docs/heads.md). */
+  headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): Promise<HeadImportance>;
+  headRoles(input: string | ArrayLike<number>, options?: { top?: number }): Promise<HeadRoles>;
+  repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Promise<Int32Array>;
+  dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): Promise<DagProfile>;
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

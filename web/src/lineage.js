@@ -99,6 +99,8 @@ const now = () => (typeof performance !== 'undefined' ? performance.now() : Date
  */
 export class Lineage {
   constructor(wasm) {
+    if (!wasm || typeof wasm !== 'object' || typeof wasm.glyph !== 'function')
+      throw new AttnlabError('ETYPE', 'Lineage: make one with loadLineage(), not with new Lineage(…)');
     this._w = wasm;
   }
 
@@ -119,7 +121,8 @@ export class Lineage {
   }
 
   /** Hebbian weights W = (1/N) Σ p pᵀ with a zero diagonal, as a Float32Array N×N. */
-  hebbian(patterns, { N } = {}) {
+  hebbian(patterns, options) {
+    const { N } = checkOpts('hebbian', options, ['N']);
     const p = patternsOf(patterns, N);
     return this._wasm.hopfieldHebbian(p.flat, p.P, p.N);
   }
@@ -233,9 +236,9 @@ export class Lineage {
     checkNumbers('q', q);
     const d = q.length;
     const T = rowsOf('K', K, d);
+    checkNumbers('V', V);
     const dv = V.length / T;
     if (!Number.isInteger(dv) || dv < 1) throw new AttnlabError('ESHAPE', `V must be T×dv with T = ${T}`);
-    checkNumbers('V', V);
     return this._wasm.attentionSingle(q, K, V, T, d, dv, scale === undefined ? 1 / Math.sqrt(d) : checkFinite('scale', scale));
   }
 
@@ -244,9 +247,9 @@ export class Lineage {
   _qkv(Q, K, V, d) {
     checkIndex('d', d, 1, 1024);
     const T = rowsOf('Q', Q, d);
-    if (K.length !== Q.length) throw new AttnlabError('ESHAPE', `K must be T×d like Q (${Q.length} values), got ${K.length}`);
     checkNumbers('K', K);
     checkNumbers('V', V);
+    if (K.length !== Q.length) throw new AttnlabError('ESHAPE', `K must be T×d like Q (${Q.length} values), got ${K.length}`);
     const dv = V.length / T;
     if (!Number.isInteger(dv) || dv < 1) throw new AttnlabError('ESHAPE', `V must be T×dv with T = ${T}, got ${V.length} values`);
     return { T, dv };

@@ -310,8 +310,10 @@ export class AttnlabWasm {
   /** malloc that throws ENOMEM instead of returning 0. */
   malloc(n) {
     checkNumber('malloc size', n);
-    if (!(n >= 0 && n <= 0xffffffff) || !Number.isInteger(n))
-      throw new AttnlabError('EINVAL', `malloc size must be an integer in [0, 2^32), got ${n}`);
+    if (!(n >= 0) || !Number.isInteger(n))
+      throw new AttnlabError('EINVAL', `malloc size must be a non-negative integer, got ${n}`);
+    if (n > 0xffffffff)
+      throw new AttnlabError('ELIMIT', `malloc(${n}): ${(n / 2 ** 30).toFixed(1)} GiB requested; WebAssembly memory holds at most 4 GiB`);
     const p = this.fn.malloc(Math.max(n, 1));
     if (p === 0) throw new AttnlabError('ENOMEM', `wasm malloc(${n}) failed (memory ${this.memoryBytes()} bytes)`);
     return p;
