@@ -5,7 +5,8 @@ its model card material.
 
 Writes into the model directory: baselines.json (held-out and sample perplexities of the
 model and of unigram / bigram baselines, samples, attention and DAG numbers),
-heldout_sample.txt (the committed test sample, chosen from the held-out documents),
+heldout.txt (all held-out documents as text, separated by <|endoftext|>: the C test's input),
+heldout_sample.txt (a short excerpt of one held-out document),
 train_curve.png, README.md (the model card, from model_card.md in this directory).
 
 Perplexity protocol (the same for the model and the baselines): the token stream ids is
@@ -206,6 +207,10 @@ def main():
     text = pick_sample_text(a.data)
     with open(os.path.join(a.model, "heldout_sample.txt"), "w", encoding="utf-8") as f:
         f.write(text)
+    with open(os.path.join(a.data, "heldout_text.txt"), "rb") as f:
+        held_text = f.read()
+    with open(os.path.join(a.model, "heldout.txt"), "wb") as f:
+        f.write(held_text)
     ids = enc.encode(text)
     s_m, s_b, s_u = model.nll(ids), bi.nll(ids), uni.nll(ids)
     sample_res = {"file": "heldout_sample.txt", "source_document": SAMPLE_DOC,
@@ -262,7 +267,7 @@ def main():
     shared_note = ""
     if targs.get("shared_unseen"):
         n_seen = len(np.unique(train))
-        shared_note = (f"The {V - n_seen:,} token ids that never occur in the training text (they receive no signal "
+        shared_note = (f" The {V - n_seen:,} token ids that never occur in the training text (they receive no signal "
                        f"at all) share one embedding vector; the other {n_seen:,} have their own. This is still the "
                        "full 50257-way GPT-2 softmax (those rows are simply equal), and it skipped their identical "
                        "columns of the tied head during training (`models/train/model.py`, about 35% of the head's work).")
@@ -282,7 +287,10 @@ def main():
         unigram_ppl=f"{res['unigram_ppl']:.1f}", scored=f"{res['heldout_tokens_scored']:,}",
         kn_d=f"{bi.D:.3f}",
         s_model=f"{sample_res['model_ppl_reference']:.1f}", s_bigram=f"{sample_res['bigram_ppl']:.1f}",
-        s_unigram=f"{sample_res['unigram_ppl']:.1f}", s_tokens=sample_res["n_tokens"],
+        s_unigram=f"{sample_res['unigram_ppl']:.1f}", s_tokens=sample_res["n_tokens"], s_doc=SAMPLE_DOC,
+        s_verdict=("the bigram does better" if sample_res["bigram_ppl"] < sample_res["model_ppl_reference"]
+                   else "the model does better"),
+        n_params_m=f"{n_params / 1e6:.1f}", tokens_seen_m=f"{out['training']['tokens_seen'] / 1e6:.1f}",
         final_train=f"{out['training']['final_train_loss']:.3f}",
         final_held=f"{out['training']['final_heldout_loss_40win']:.3f}",
         samples=samples_md, att_table=md_matrix(avg, att_res["tokens"]),

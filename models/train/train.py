@@ -117,6 +117,10 @@ def main():
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
         step0, elapsed0 = ck["step"], ck["elapsed"]
+        with open(log_path) as f:  # drop log rows written after the checkpoint
+            rows = list(csv.reader(f))
+        with open(log_path, "w", newline="") as f:
+            csv.writer(f).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step0])
         print(f"resumed at step {step0}", flush=True)
     elif not a.trial:
         with open(log_path, "w", newline="") as f:
@@ -167,6 +171,9 @@ def main():
         print(f"TRIAL {dt:.3f} s/step  {a.batch * a.block / dt:.0f} tokens/s", flush=True)
         t = time.time(); hl = heldout_loss(model, held, a)
         print(f"eval of {a.eval_windows} windows: {time.time() - t:.1f}s loss {hl:.3f}", flush=True)
+        return
+    if last < a.steps:  # --stop_at probe: not a finished model
+        print(f"STOPPED at step {last} of {a.steps} in {time.time() - t_start:.0f}s", flush=True)
         return
     torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "steps": a.steps,
                 "elapsed": time.time() - t_start, "args": vars(a)}, os.path.join(a.out, "final.pt"))
