@@ -48,10 +48,14 @@ web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_expor
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
 
 include bench/Makefile.inc
+# The side-by-side benchmark against ONNX Runtime Web (issue 8).
+-include bench/peer/peer.mk
 # Further suites add themselves as prerequisites of test-extra (sanitizers, fuzz smoke runs, ...).
 .PHONY: test-extra
 test-extra:
 -include tests/fuzz/fuzz.mk
+# The VitePress site and the embeddable widget (issue 7).
+-include scripts/docs.mk
 
 # ---- tests -----------------------------------------------------------------
 deps:

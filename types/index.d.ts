@@ -84,7 +84,13 @@ export type Intervention =
   /** λ is added to the pre-softmax score (row, col), then softmax as usual. */
   | { kind: 'soft'; layer: number; head: HeadSelector; row: number; col: number; lambda: number }
   /** The head's output is zeroed before the output projection. */
-  | { kind: 'ablate'; layer: number; head: HeadSelector };
+  | { kind: 'ablate'; layer: number; head: HeadSelector }
+  /** Rung 3: the head's W_Q becomes α·W_Q (bias kept) and the pass is re-inferred. */
+  | { kind: 'scaleQ'; layer: number; head: HeadSelector; alpha: number }
+  /** Rung 3: the head's W_K becomes α·W_K (bias kept). */
+  | { kind: 'scaleK'; layer: number; head: HeadSelector; alpha: number }
+  /** Rung 3: the head's W_Q and W_K are swapped (biases kept). */
+  | { kind: 'swapQK'; layer: number; head: HeadSelector };
 
 /** 'causal' (default), 'full' (no mask), 'window:W' (causal, the last W positions). */
 export type MaskSpec =
@@ -335,7 +341,48 @@ export interface Model {
   repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Int32Array;
   /** DAG score per head and layer for each input, with the null of its length under the mask. */
   dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): DagProfile;
+  /** Two runs with the same options, their alignment, attention difference and next-token difference. */
+  counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Counterfactual;
 }
+
+/** Positions of two token sequences that correspond (see alignTokens). */
+export interface Alignment {
+  /** [i in a, j in b]: the common prefix, the middle when both differing spans have one length, the common suffix. */
+  pairs: [number, number][];
+  prefix: number;
+  suffix: number;
+  /** The differing spans [begin, end) of a and of b. */
+  changedA: [number, number];
+  changedB: [number, number];
+  /** True when the differing spans have the same length and are aligned position by position. */
+  substituted: boolean;
+}
+
+export interface NextTokenDiff {
+  /** KL(p_a ‖ p_b) in nats. */
+  kl: number;
+  /** ½ Σ |p_a − p_b|. */
+  tv: number;
+  /** The union of both top-k tokens, by |delta| descending; delta = pB − pA. */
+  top: { id: number; token: string; pA: number; pB: number; delta: number }[];
+}
+
+export interface Counterfactual {
+  a: Result;
+  b: Result;
+  alignment: Alignment;
+  /** = alignment.pairs */
+  aligned: [number, number][];
+  /** (L, TA, TA): head-averaged B − A on A's positions; NaN where a row or column has no partner. */
+  attentionDiff: Float32Array;
+  /** (L, NH, TA, TA): the same per head. */
+  headDiff: Float32Array;
+  next: NextTokenDiff;
+}
+
+export function alignTokens(a: ArrayLike<number>, b: ArrayLike<number>): Alignment;
+export function nextTokenDiff(logitsA: ArrayLike<number>, logitsB: ArrayLike<number>,
+                              options?: { k?: number; token?: (id: number) => string }): NextTokenDiff;
 
 export interface DagProfile {
   mask: 'causal' | 'full';

@@ -4,16 +4,17 @@
 
 import type {
   ModelSource, LoadOptions, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
-  HeadImportance, HeadRoles, DagProfile,
+  HeadImportance, HeadRoles, DagProfile, Counterfactual,
 } from './index.js';
 
 export type {
   AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions,
   ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
-  MemoryUsage, Matrix, HeadImportance, HeadRoles, DagProfile,
+  MemoryUsage, Matrix, HeadImportance, HeadRoles, DagProfile, Alignment, NextTokenDiff, Counterfactual,
 } from './index.js';
 export {
   AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
+  alignTokens, nextTokenDiff,
 } from './index.js';
 
 /** The part of a Node worker_threads Worker that is used (no dependency on @types/node). */
@@ -51,6 +52,7 @@ export interface WorkerModel {
   headRoles(input: string | ArrayLike<number>, options?: { top?: number }): Promise<HeadRoles>;
   repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Promise<Int32Array>;
   dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): Promise<DagProfile>;
+  counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Promise<Counterfactual>;
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

@@ -137,16 +137,24 @@ const alab_bpe *alab_model_bpe(const alab_model *m);
 /* ------------------------------------------------------------------------ */
 /* Forward pass with capture and interventions                                */
 /* ------------------------------------------------------------------------ */
-enum { ALAB_DO_HARD = 0, ALAB_DO_SOFT = 1, ALAB_ABLATE = 2 };
+/* Rung 2 (do): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE. Rung 3 (weight edits
+ * of one head, re-inferred in the same pass; biases are kept):
+ *   ALAB_SCALE_Q  W_Q <- lambda * W_Q   (q = lambda (q - b_q) + b_q)
+ *   ALAB_SCALE_K  W_K <- lambda * W_K   (k = lambda (k - b_k) + b_k)
+ *   ALAB_SWAP_QK  W_Q <-> W_K           (q = k - b_k + b_q, k = q - b_q + b_k)
+ * Edits of one layer apply in the order given, before the scores (and
+ * before the q/k capture, so captured q and k are the edited ones). */
+enum { ALAB_DO_HARD = 0, ALAB_DO_SOFT = 1, ALAB_ABLATE = 2,
+       ALAB_SCALE_Q = 3, ALAB_SCALE_K = 4, ALAB_SWAP_QK = 5 };
 enum { ALAB_MASK_CAUSAL = 0, ALAB_MASK_FULL = 1, ALAB_MASK_WINDOW = 2 };
 #define ALAB_ALL_HEADS (-1)
 
 typedef struct {
-    int kind;     /* ALAB_DO_HARD, ALAB_DO_SOFT or ALAB_ABLATE                  */
+    int kind;     /* ALAB_DO_HARD ... ALAB_SWAP_QK                               */
     int layer;    /* 0-based                                                    */
     int head;     /* 0-based, or ALAB_ALL_HEADS for every head of the layer     */
-    int row, col; /* query (effect) and key (cause) positions; unused for ablate */
-    float lambda; /* added to the pre-softmax score (soft do only)              */
+    int row, col; /* query (effect) and key (cause) positions; hard/soft do only */
+    float lambda; /* soft do: added to the pre-softmax score; SCALE_Q/K: alpha  */
 } alab_intervention;
 
 typedef struct {

@@ -376,13 +376,15 @@ static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
         return alab_fail(ALAB_ELIMIT, "%d interventions, the limit is %d", o->n_interventions, ALAB_MAX_INTERVENTIONS);
     for (int i = 0; i < o->n_interventions; i++) {
         const alab_intervention *v = &o->interventions[i];
-        if (v->kind != ALAB_DO_HARD && v->kind != ALAB_DO_SOFT && v->kind != ALAB_ABLATE)
+        if (v->kind < ALAB_DO_HARD || v->kind > ALAB_SWAP_QK)
             return alab_fail(ALAB_EINVAL, "intervention %d: unknown kind %d", i, v->kind);
         if (v->layer < 0 || v->layer >= L)
             return alab_fail(ALAB_ERANGE, "intervention %d: layer %d is outside [0, %d)", i, v->layer, L);
         if (v->head < ALAB_ALL_HEADS || v->head >= NH)
             return alab_fail(ALAB_ERANGE, "intervention %d: head %d is outside [0, %d) (or -1 for all heads)", i, v->head, NH);
-        if (v->kind == ALAB_ABLATE) continue;
+        if ((v->kind == ALAB_SCALE_Q || v->kind == ALAB_SCALE_K) && !isfinite(v->lambda))
+            return alab_fail(ALAB_ENAN, "intervention %d: the scale alpha is not a finite number", i);
+        if (v->kind != ALAB_DO_HARD && v->kind != ALAB_DO_SOFT) continue;
         if (v->row < 0 || v->row >= T)
             return alab_fail(ALAB_ERANGE, "intervention %d: row %d is outside [0, %d)", i, v->row, T);
         if (v->col < 0 || v->col >= T)
@@ -416,6 +418,7 @@ typedef struct {
     int *start;          /* (L*T + 1) offsets into idx */
     int *idx;            /* intervention indices, grouped */
     unsigned char *ablated; /* (L*NH) */
+    int has_edits;       /* any rung-3 weight edit (SCALE_Q/K, SWAP_QK) */
     void *block;
 } intervention_index;
 
@@ -433,8 +436,10 @@ static int build_index(intervention_index *ix, const alab_run_opts *o, int L, in
         if (v->kind == ALAB_ABLATE) {
             for (int h = 0; h < NH; h++)
                 if (v->head == ALAB_ALL_HEADS || v->head == h) ix->ablated[v->layer * NH + h] = 1;
-        } else {
+        } else if (v->kind == ALAB_DO_HARD || v->kind == ALAB_DO_SOFT) {
             ix->start[(size_t)v->layer * T + v->row + 1]++;
+        } else {
+            ix->has_edits = 1;
         }
     }
     for (size_t g = 0; g < groups; g++) ix->start[g + 1] += ix->start[g];
@@ -442,7 +447,7 @@ static int build_index(intervention_index *ix, const alab_run_opts *o, int L, in
     if (!fill) { free(ix->block); return alab_fail(ALAB_ENOMEM, "out of memory"); }
     for (size_t i = 0; i < n; i++) { /* stable: kept in the order given */
         const alab_intervention *v = &o->interventions[i];
-        if (v->kind == ALAB_ABLATE) continue;
+        if (v->kind != ALAB_DO_HARD && v->kind != ALAB_DO_SOFT) continue;
         size_t g = (size_t)v->layer * T + v->row;
         ix->idx[ix->start[g] + fill[g]++] = (int)i;
     }
@@ -456,6 +461,39 @@ static void mask_range(int *lo, int *hi, int mode, int window, int i, int T) {
     case ALAB_MASK_FULL: *lo = 0; *hi = T; break;
     case ALAB_MASK_WINDOW: *lo = i - window + 1 > 0 ? i - window + 1 : 0; *hi = i + 1; break;
     default: *lo = 0; *hi = i + 1; break;
+    }
+}
+
+/* Rung-3 weight edits of layer l, applied to its q and k (qkv, (T, 3C)) in the
+ * order given. Scaling or swapping W_Q / W_K with the biases kept is linear in
+ * the pre-bias projections, so the edit is exact on the activations:
+ *   W_Q <- a W_Q:  q <- a (q - b_q) + b_q;  swap: q <- k - b_k + b_q, k <- q - b_q + b_k. */
+static void apply_head_edits(alab_model *m, int l, int T, const alab_run_opts *o) {
+    const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = C / NH, C3 = 3 * C;
+    const float *b = m->layers[l].attn_b;
+    float *qkv = m->acts.qkv;
+    for (int s = 0; s < o->n_interventions; s++) {
+        const alab_intervention *v = &o->interventions[s];
+        if (v->layer != l || v->kind < ALAB_SCALE_Q) continue;
+        for (int h = 0; h < NH; h++) {
+            if (v->head != ALAB_ALL_HEADS && v->head != h) continue;
+            const int qo = h * HS, ko = C + h * HS;
+            for (int t = 0; t < T; t++) {
+                float *q = qkv + (size_t)t * C3 + qo, *k = qkv + (size_t)t * C3 + ko;
+                for (int d = 0; d < HS; d++) {
+                    const float bq = b[qo + d], bk = b[ko + d];
+                    if (v->kind == ALAB_SCALE_Q) {
+                        q[d] = v->lambda * (q[d] - bq) + bq;
+                    } else if (v->kind == ALAB_SCALE_K) {
+                        k[d] = v->lambda * (k[d] - bk) + bk;
+                    } else { /* ALAB_SWAP_QK */
+                        const float qd = q[d];
+                        q[d] = k[d] - bk + bq;
+                        k[d] = qd - bq + bk;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -536,6 +574,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
         const layer_weights *w = &m->layers[l];
         layernorm_forward(a->h, a->x, w->ln1_w, w->ln1_b, T, C, c->layer_norm_epsilon);
         matmul_forward(a->qkv, a->h, w->attn_w, w->attn_b, T, C, 3 * C);
+        if (ix.has_edits) apply_head_edits(m, l, T, opts);
         if (l == opts->capture_layer) { /* q and k of the captured head, before scaling */
             for (int t = 0; t < T; t++) {
                 memcpy(a->q + (size_t)t * HS, a->qkv + (size_t)t * 3 * C + opts->capture_head * HS, (size_t)HS * sizeof(float));

@@ -130,6 +130,18 @@ const MODEL_CASES = [
   ['run: mask = NaN', 'ETYPE', ({ m }) => m.run(CHAPTER, { mask: NaN })],
   ['run: per-layer mask of L + 1 entries', 'EINVAL', ({ m }) => m.run(CHAPTER, { mask: new Array(L + 1).fill('causal') })],
   ['run: 4097 hard dos (from C)', 'ELIMIT', ({ m }) => m.run(CHAPTER, { interventions: new Array(4097).fill(hardDo({}).interventions[0]) })],
+  // rung-3 weight edits
+  ...expand('run: scaleQ alpha', badFinite, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleQ', layer: 0, head: 1, alpha: v }] })),
+  ...expand('run: scaleK layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleK', layer: v, head: 1, alpha: 2 }] })),
+  ...expand('run: swapQK head', badHead, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: v }] })),
+  ['run: swapQK with a row', 'EINVAL', ({ m }) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: 0, row: 1 }] })],
+  // counterfactual pairs: both inputs and the shared options are checked
+  ...notText.map(([l, v]) => [`counterfactual(${l}, text)`, 'ETYPE', ({ m }) => m.counterfactual(v, CHAPTER)]),
+  ...notText.map(([l, v]) => [`counterfactual(text, ${l})`, 'ETYPE', ({ m }) => m.counterfactual(CHAPTER, v)]),
+  ...expand('counterfactual: idsB[0]', badIndex(V - 1), ({ m }, v) => m.counterfactual(CHAPTER, [v, 5])),
+  ['counterfactual: empty B', 'EEMPTY', ({ m }) => m.counterfactual(CHAPTER, '')],
+  ['counterfactual: hard do row past B', 'ERANGE', ({ m }) => m.counterfactual(CHAPTER, [5, 6], hardDo({ row: 5 }))],
+  ['counterfactual(1 MiB + 1 ASCII)', 'ELIMIT', ({ m }) => m.counterfactual(CHAPTER, 'a'.repeat(MiB + 1))],
   // generate options
   ...expand('generate: maxTokens', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.generate(CHAPTER, { maxTokens: v })),
   ...expand('generate: temperature', badFinite, ({ m }, v) => m.generate(CHAPTER, { temperature: v, maxTokens: 1 })),
@@ -204,6 +216,17 @@ const ANALYSIS_CASES = [
   ...[['null', null], ['42', 42], ["'hard'", 'hard'], ['[]', []]].map(([l, v]) =>
     [`displayDo: op = ${l}`, 'ETYPE', () => api.displayDo(A2, v)]),
   ['displayDo: kind = 1', 'ETYPE', () => api.displayDo(A2, { kind: 1, row: 0, col: 0 })],
+  // counterfactual helpers
+  ...expand('alignTokens: a[1]', badIndex(2 ** 31 - 1).filter(([l]) => !l.startsWith('2147483648')), (_, v) => api.alignTokens([1, v], [1, 2])),
+  ...expand('alignTokens: b[0]', badIndex(2 ** 31 - 1).filter(([l]) => !l.startsWith('2147483648')), (_, v) => api.alignTokens([1], [v])),
+  ...notText.map(([l, v]) => [`alignTokens(${l}, [1])`, 'ETYPE', () => api.alignTokens(v, [1])]),
+  ...expand('nextTokenDiff: logitsA', drop(badMatrix, 'length 2 (not a square)'), (_, v) => api.nextTokenDiff(v, [1, 2, 3, 4])),
+  ...expand('nextTokenDiff: logitsB', drop(badMatrix, 'length 2 (not a square)'), (_, v) => api.nextTokenDiff([1, 2, 3, 4], v)),
+  ['nextTokenDiff: lengths 2 and 3', 'ESHAPE', () => api.nextTokenDiff([1, 2], [1, 2, 3])],
+  ['nextTokenDiff: empty', 'ESHAPE', () => api.nextTokenDiff([], [])],
+  ...expand('nextTokenDiff: options.k', drop(badIndex(2 ** 31 - 1)), (_, v) => api.nextTokenDiff([1, 2], [2, 1], { k: v })),
+  ['nextTokenDiff: options = 3', 'ETYPE', () => api.nextTokenDiff([1, 2], [2, 1], 3)],
+  ['nextTokenDiff: options.token = 3', 'ETYPE', () => api.nextTokenDiff([1, 2], [2, 1], { token: 3 })],
 ];
 
 // Lineage (loadLineage): its index and number parameters, matrices, option words.
@@ -384,7 +407,7 @@ describe('a disposed model throws EDISPOSED before it looks at the arguments', (
     const calls = [() => d.tokenize(42), () => d.tokenize('a'.repeat(MiB + 1)), () => d.decode([NaN]), () => d.decode('x'),
       () => d.run([V]), () => d.run(CHAPTER, hardDo({ layer: Infinity })), () => d.generate(null),
       () => d.generate(CHAPTER, { temperature: -Infinity }), () => d.memoryUsage(), () => d.headImportance(CHAPTER),
-      () => d.headRoles(42), () => d.dagProfile(null), () => d.repeatedTokens(NaN)];
+      () => d.headRoles(42), () => d.dagProfile(null), () => d.repeatedTokens(NaN), () => d.counterfactual(null, 42)];
     for (const c of calls) expectError(caught(c), 'EDISPOSED');
     expect(() => d.dispose()).not.toThrow();
   });

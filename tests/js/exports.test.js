@@ -15,8 +15,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
 const WORKER_PUBLIC = [
-  'AttnlabError', 'ERROR_CODES', 'asymmetry', 'dagScore', 'displayDo', 'entropy', 'headAverage',
-  'loadModel', 'nullDagScore', 'outerProduct',
+  'AttnlabError', 'ERROR_CODES', 'alignTokens', 'asymmetry', 'dagScore', 'displayDo', 'entropy', 'headAverage',
+  'loadModel', 'nextTokenDiff', 'nullDagScore', 'outerProduct',
 ];
 // The lineage demos (web/src/lineage.js) are in the main entry only: they run
 // on their own small wasm instance, synchronously, and need no worker.

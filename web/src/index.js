@@ -7,5 +7,6 @@
 export { loadModel } from './model.js';
 export { AttnlabError, ERROR_CODES } from './core/errors.js';
 export { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo } from './analysis.js';
+export { alignTokens, nextTokenDiff } from './counterfactual.js';
 // The chapter's lineage demos (classical Hopfield → modern Hopfield = attention → linear attention).
 export { loadLineage, Lineage, GLYPH_SIDE, HOPFIELD_CAPACITY } from './lineage.js';

@@ -24,16 +24,26 @@
 //     (subarrays) into them — no copy, so writing into a view changes the
 //     Result; take .slice() for a private copy.
 
-import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS } from './core/wasm.js';
+import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS } from './core/wasm.js';
 import { AttnlabError } from './core/errors.js';
 import { checkIndex, checkFinite } from './analysis.js';
+import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import { defaultWasmURL, readModelInto, resolveSource, resolveURL } from './sources.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
 export const MAX_TEXT_BYTES = 1 << 20;
 const INT_MAX = 2 ** 31 - 1;
 
-const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE };
+const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE, scaleQ: SCALE_Q, scaleK: SCALE_K, swapQK: SWAP_QK };
+// Fields each kind takes (besides kind): do-operations act on one cell, weight
+// edits (rung 3) on a whole head.
+// (The do kinds keep accepting row/col/lambda whether they use them or not, as
+// before the edits existed.)
+const DO_FIELDS = ['layer', 'head', 'row', 'col', 'lambda'];
+const KIND_FIELDS = {
+  hard: DO_FIELDS, soft: DO_FIELDS, ablate: DO_FIELDS,
+  scaleQ: ['layer', 'head', 'alpha'], scaleK: ['layer', 'head', 'alpha'], swapQK: ['layer', 'head'],
+};
 const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
 const utf8 = new TextEncoder();
 
@@ -168,16 +178,21 @@ export function parseInterventions(interventions, ablate, cfg, T) {
     if (!Array.isArray(interventions)) throw new AttnlabError('ETYPE', 'interventions must be an array');
     interventions.forEach((x, i) => {
       const name = `interventions[${i}]`;
-      checkObject(name, x, ['kind', 'layer', 'head', 'row', 'col', 'lambda']);
+      checkObject(name, x, ['kind', 'layer', 'head', 'row', 'col', 'lambda', 'alpha']);
       checkString(`${name}.kind`, x.kind);
-      if (!Object.hasOwn(KIND, x.kind)) throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (hard, soft, ablate)`);
+      if (!Object.hasOwn(KIND, x.kind))
+        throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (${Object.keys(KIND).join(', ')})`);
+      for (const k of Object.keys(x))
+        if (k !== 'kind' && !KIND_FIELDS[x.kind].includes(k))
+          throw new AttnlabError('EINVAL', `${name}: '${k}' is not a field of kind '${x.kind}' (${KIND_FIELDS[x.kind].join(', ')})`);
       const iv = { kind: KIND[x.kind], layer: checkIndex(`${name}.layer`, x.layer, 0, L - 1),
                    head: checkHead(`${name}.head`, x.head, H), row: 0, col: 0, lambda: 0 };
-      if (x.kind !== 'ablate') {
+      if (x.kind === 'hard' || x.kind === 'soft') {
         iv.row = checkIndex(`${name}.row`, x.row, 0, maxPos);
         iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
       }
       if (x.kind === 'soft') iv.lambda = checkFinite(`${name}.lambda`, x.lambda);
+      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkFinite(`${name}.alpha`, x.alpha);
       out.push(iv);
     });
   }
@@ -240,6 +255,17 @@ export function resultToMessage(r) {
 /** The Result of resultToMessage's data (after postMessage). */
 export function resultFromMessage(data) {
   return new Result(data);
+}
+
+/** A counterfactual() value as a message (its two Results and diffs transferred). */
+export function counterfactualToMessage(c) {
+  const a = resultToMessage(c.a), b = resultToMessage(c.b);
+  return { data: { ...c, a: a.data, b: b.data },
+           transfer: [...a.transfer, ...b.transfer, c.attentionDiff.buffer, c.headDiff.buffer] };
+}
+
+export function counterfactualFromMessage(data) {
+  return { ...data, a: new Result(data.a), b: new Result(data.b) };
 }
 
 // ---------------------------------------------------------------------------
@@ -537,6 +563,25 @@ export class Model {
       return { T, head: p.head, layer: p.layer, overall, null: nul };
     });
     return { mask: maskName, sentences, mean, nLayer, nHead };
+  }
+
+  /**
+   * Counterfactual pair (docs/heads.md): run inputA and inputB with the same
+   * run options and compare them — which positions align (alignTokens), the
+   * attention difference B − A on A's positions (NaN where a row or column
+   * has no partner), and how the next-token distribution moves.
+   * @returns {{a: Result, b: Result, alignment: object, aligned: [number, number][],
+   *   attentionDiff: Float32Array, headDiff: Float32Array,
+   *   next: {kl: number, tv: number, top: {id, token, pA, pB, delta}[]}}}
+   */
+  counterfactual(inputA, inputB, options) {
+    this.#live();
+    const a = this.run(inputA, options);
+    const b = this.run(inputB, options);
+    const alignment = alignTokens(a.ids, b.ids);
+    const { attentionDiff: avg, headDiff } = attentionDiff(a, b, alignment.pairs);
+    const next = nextTokenDiff(a.logits, b.logits, { k: 10, token: (id) => this.#token(id) });
+    return { a, b, alignment, aligned: alignment.pairs, attentionDiff: avg, headDiff, next };
   }
 
   /**

@@ -11,7 +11,7 @@
 // of index.js.
 
 import { AttnlabError } from './core/errors.js';
-import { resultFromMessage } from './model.js';
+import { resultFromMessage, counterfactualFromMessage } from './model.js';
 import { resolveSource, resolveURL } from './sources.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
@@ -226,6 +226,10 @@ class WorkerModel {
   repeatedTokens(n, options) { return this.#call('repeatedTokens', options === undefined ? [n] : [n, options]); }
   /** @returns {Promise<object>} see Model#dagProfile */
   dagProfile(inputs, options) { return this.#call('dagProfile', options === undefined ? [inputs] : [inputs, options]); }
+  /** @returns {Promise<object>} see Model#counterfactual (a and b are Results) */
+  async counterfactual(inputA, inputB, options) {
+    return counterfactualFromMessage(await this.#call('counterfactual', options === undefined ? [inputA, inputB] : [inputA, inputB, options]));
+  }
 
   /** Free the model and terminate its worker. Idempotent. */
   async dispose() {
@@ -279,3 +283,4 @@ async function loadModel(source, options) {
 export { loadModel };
 export { AttnlabError, ERROR_CODES } from './core/errors.js';
 export { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo } from './analysis.js';
+export { alignTokens, nextTokenDiff } from './counterfactual.js';

@@ -4,13 +4,15 @@
 //
 // Protocol (structured clone; big buffers are transferred, never copied):
 //   client -> worker  {id, op, args}        op: load | tokenize | decode | run |
-//                                            generate | memoryUsage | dispose
+//                                            generate | memoryUsage | headImportance |
+//                                            headRoles | repeatedTokens | dagProfile |
+//                                            counterfactual | dispose
 //   worker -> client  {id, progress: event}  (load only, any number of times)
 //                     {id, ok: true, value}  |  {id, ok: false, error: {name, code, message, rc}}
 // Requests are handled one at a time, in order.
 
 import { AttnlabError } from './core/errors.js';
-import { loadModel, resultToMessage } from './model.js';
+import { loadModel, resultToMessage, counterfactualToMessage } from './model.js';
 
 let model = null;
 
@@ -58,6 +60,10 @@ async function handle(op, args, progress) {
       return { value: needModel().repeatedTokens(...args) };
     case 'dagProfile':
       return { value: needModel().dagProfile(...args) };
+    case 'counterfactual': {
+      const { data, transfer } = counterfactualToMessage(needModel().counterfactual(...args));
+      return { value: data, transfer };
+    }
     case 'dispose':
       if (model) model.dispose();
       model = null;

@@ -31,6 +31,9 @@ import { AttnlabError, errorFromRc } from './errors.js';
 export const DO_HARD = 0;
 export const DO_SOFT = 1;
 export const ABLATE = 2;
+export const SCALE_Q = 3;
+export const SCALE_K = 4;
+export const SWAP_QK = 5;
 export const MASK_CAUSAL = 0;
 export const MASK_FULL = 1;
 export const MASK_WINDOW = 2;
@@ -465,7 +468,7 @@ export class AttnlabWasm {
 
   /**
    * Run the model on ids. opts (all numeric, as in C):
-   *   interventions  [{kind, layer, head, row, col, lambda}]  (DO_HARD/DO_SOFT/ABLATE, head ALL_HEADS = -1)
+   *   interventions  [{kind, layer, head, row, col, lambda}]  (DO_HARD/DO_SOFT/ABLATE/SCALE_Q/SCALE_K/SWAP_QK, head ALL_HEADS = -1)
    *   mask, window   MASK_* and W;  layerMask, layerWindow  optional per-layer arrays (L)
    *   scale          null = 1/sqrt(HS), else the score scale (0 = uniform attention)
    *   captureLayer, captureHead  -1 = none
