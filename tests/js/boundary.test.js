@@ -18,7 +18,7 @@
 // against the tables, so a new export cannot go untested.
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync, mkdtempSync, writeFileSync, copyFileSync, openSync, writeSync, ftruncateSync, closeSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, writeFileSync, copyFileSync, openSync, writeSync, ftruncateSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
@@ -496,7 +496,10 @@ describe('a model too large for the 4 GB wasm memory is refused before it is rea
     'a %d-byte model.safetensors (%s) fails fast with a message that names its size',
     async (size) => {
       sparse(size);
+      const fds = () => readdirSync('/proc/self/fd').length;
+      const before = fds();
       const e = await caughtAsync(() => loadModel(dir));
+      expect(fds()).toBe(before); // the file handle was closed, not left to the garbage collector
       expect(e).toBeInstanceOf(AttnlabError);
       expect(['ENOMEM', 'ELIMIT', 'EINVAL']).toContain(e.code); // see docs/security.md: refused at the malloc
       expect(e.message).toContain(String(size));
@@ -512,14 +515,18 @@ describe('a model too large for the 4 GB wasm memory is refused before it is rea
       res.writeHead(200, { 'content-length': String(3e9) });
       res.write(stHeader(3e9 - 112));
       res.write(Buffer.alloc(8192));
-      setTimeout(() => res.destroy(), 20);
+      // the server keeps the connection open: only the client can end it
+      req.socket.on('close', () => bodyClosed.resolve());
     });
+    const bodyClosed = {};
+    bodyClosed.promise = new Promise((ok) => { bodyClosed.resolve = ok; });
     await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
     try {
       const e = await caughtAsync(() => loadModel(`http://127.0.0.1:${srv.address().port}/`));
       expect(e).toBeInstanceOf(AttnlabError);
       expect(['ENOMEM', 'ELIMIT', 'EIO']).toContain(e.code);
       expect(e.message).toMatch(/3000000000|truncated/);
+      await bodyClosed.promise; // the loader cancelled the body (else this waits until the test times out)
     } finally {
       srv.close();
     }

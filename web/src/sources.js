@@ -148,8 +148,20 @@ async function openURL(url, file, builtin) {
     } catch (e) {
       throw notFound(file, url.href, builtin, e.code || e.message);
     }
-    const total = (await fh.stat()).size;
-    return { total, fh };
+    let closed = false;
+    const release = async () => { // idempotent: after a full read and on every failure path
+      if (closed) return;
+      closed = true;
+      await fh.close().catch(() => {});
+    };
+    let total;
+    try {
+      total = (await fh.stat()).size;
+    } catch (e) {
+      await release();
+      throw notFound(file, url.href, builtin, e.code || e.message);
+    }
+    return { total, fh, release };
   }
   let res;
   try {
@@ -164,6 +176,10 @@ async function openURL(url, file, builtin) {
   const total = len !== null && enc === 'identity' && /^\d+$/.test(len) ? Number(len) : null;
   return {
     total,
+    // Cancel the body when the read is abandoned (a buffer that cannot be
+    // allocated, a truncated or overlong body): the connection is closed now,
+    // not when the server gives up.
+    release: async () => { if (res.body) await res.body.cancel().catch(() => {}); },
     async *chunks() {
       if (!res.body) { yield new Uint8Array(await res.arrayBuffer()); return; }
       const reader = res.body.getReader();
@@ -234,7 +250,7 @@ async function readAll(r, file, emit) {
       tick(b.length, true);
       return b;
     } finally {
-      await r.fh.close();
+      await r.release();
     }
   }
   const parts = [];
@@ -295,7 +311,7 @@ async function readIntoWasm(w, r, file, emit) {
           tick(loaded);
         }
       } finally {
-        await r.fh.close();
+        await r.release();
       }
     } else {
       for await (const c of r.chunks()) {
@@ -325,10 +341,11 @@ async function readIntoWasm(w, r, file, emit) {
 export async function readModelInto(w, src, emit) {
   const name = src.kind === 'url' ? src.url.href : 'buffers';
   const out = { name, stPtr: 0, stLen: 0 };
+  let r = null;
   try {
     for (const file of MODEL_FILES) {
       emit({ status: 'initiate', file });
-      const r = src.kind === 'url' ? await openURL(new URL(file, src.url), file, src.builtin) : openValue(src.files[KEYS[file]]);
+      r = src.kind === 'url' ? await openURL(new URL(file, src.url), file, src.builtin) : openValue(src.files[KEYS[file]]);
       if (file === 'model.safetensors') {
         const { ptr, len } = await readIntoWasm(w, r, file, emit);
         out.stPtr = ptr;
@@ -342,6 +359,7 @@ export async function readModelInto(w, src, emit) {
     return out;
   } catch (e) {
     if (out.stPtr) w.free(out.stPtr);
+    if (r && r.release) await r.release(); // the file or body being read when it failed
     throw e;
   }
 }
