@@ -475,6 +475,7 @@ static void apply_head_edits(alab_model *m, int l, int T, const alab_run_opts *o
     for (int s = 0; s < o->n_interventions; s++) {
         const alab_intervention *v = &o->interventions[s];
         if (v->layer != l || v->kind < ALAB_SCALE_Q) continue;
+        if (v->kind != ALAB_SWAP_QK && v->lambda == 1.0f) continue; /* the identity, exactly */
         for (int h = 0; h < NH; h++) {
             if (v->head != ALAB_ALL_HEADS && v->head != h) continue;
             const int qo = h * HS, ko = C + h * HS;

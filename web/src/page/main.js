@@ -21,6 +21,7 @@ import { Runner } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from './delta.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
+import { HeadsPanel } from './heads.js';
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -53,6 +54,7 @@ let renders = 0;
 let errorFrom = null;    // 'load' | 'run' | null
 const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
+let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
 
 function specOf() {
   return {
@@ -145,6 +147,7 @@ async function switchModel(what) {
     S.sel = null;   // the chapter's default cell in the new model's tokens
     clearError('load');
     setupModelControls();
+    heads.setModel(m, config, modelName);
     $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '');
     document.body.dataset.model = modelName;
     schedule();
@@ -186,6 +189,7 @@ function runHandlers(ref) {
       document.body.dataset.runMs = out.ms.toFixed(1);
       renders += 1;
       document.body.dataset.renders = String(renders);
+      heads.sentenceChanged();
       performance.mark('attnlab:drawn', { detail: renders });
     },
     onError(e) {
@@ -569,6 +573,7 @@ function setLang(lang) {
     $('model-status').textContent = t('modelLoaded', modelName, config);
   }
   renderAll();
+  heads.setLang();
 }
 
 function fillModelSelect() {
@@ -723,6 +728,7 @@ function boot() {
   document.title = t('docTitle');
   wireControls();
   wireFigures();
+  heads = new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text });
   setStatus(t('statusLoadingWasm'));
   try {
     builtin = builtinSource(location.search, document.baseURI);

@@ -1,0 +1,385 @@
+// heads-panel.test.js — the page's "Heads & counterfactuals" panel (web/src/page/heads.js)
+// in headless Chromium on the built-in model (models/brown-gpt2), served with the
+// page's CSP. The numbers the panel draws are compared with the API's numbers for the
+// same inputs, computed here in Node with web/src/index.js on the same model files.
+//
+//   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/heads-panel.test.js
+//
+// The tests of the first describe share one page, in order (run the file, not single
+// tests). Skipped when the built-in model's weights are missing.
+
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadModel } from '../../web/src/index.js';
+import {
+  DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
+} from '../../web/src/page/heads.js';
+import { gridMap, lineChart, diffBars } from '../../web/src/page/heads-figs.js';
+import { walk, toString } from '../../web/src/figures/svg.js';
+import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+
+const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
+const suite = HAVE_MODEL ? describe : describe.skip;
+
+let env, local, W, L, H;
+
+/**
+ * Scroll card `id` into view and wait until it has drawn (data-state="ready") and
+ * `pred(dataset)` holds. Polled from Node: the page's CSP forbids eval, so no
+ * predicate source is sent into the page.
+ */
+async function ready(page, id, pred = () => true, timeout = 90_000) {
+  await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+  const t0 = Date.now();
+  for (;;) {
+    const d = await page.evaluate((i) => ({ ...document.getElementById(i).dataset }), id);
+    if (d.state === 'ready' && pred(d)) return d;
+    if (d.state === 'error') throw new Error(`${id}: ${await page.textContent(`#${id}-status`)}`);
+    if (Date.now() - t0 > timeout) throw new Error(`${id}: not ready (state ${d.state})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** data-v of the cells of `sel` (rect[data-i][data-j]) as numbers (NaN for 'NaN'), with data-missing. */
+function cellsOf(page, sel) {
+  return page.evaluate((s) => [...document.querySelectorAll(`${s} rect[data-i][data-j]`)]
+    .map((r) => ({ i: Number(r.dataset.i), j: Number(r.dataset.j), v: Number(r.dataset.v), missing: r.dataset.missing === '1' })), sel);
+}
+
+const close = (a, b, tol = 1e-4) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
+
+beforeAll(async () => {
+  if (!HAVE_MODEL) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  env = await setup();
+  local = await loadModel(join(ROOT, 'models/brown-gpt2'));
+  ({ nLayer: L, nHead: H } = local.config);
+  W = await watchedPage(env);
+  await W.page.goto(env.url);
+  await waitDrawn(W.page);
+}, 180_000);
+
+afterAll(async () => {
+  if (local) local.dispose();
+  if (env) await env.close();
+});
+
+suite('the heads panel on the built-in model', () => {
+  it('says which rung of the ladder each card is', async () => {
+    const { page } = W;
+    expect(await page.textContent('#heads-h')).toBe('Heads & counterfactuals');
+    const badge = (id) => page.locator(`#${id} .fig-head .rung`).textContent();
+    expect(await badge('hp-imp')).toMatch(/^Rung 2/);
+    expect(await badge('hp-roles')).toMatch(/^Rung 1/);
+    expect(await badge('hp-mask')).toMatch(/^Rung 2/);
+    expect(await badge('hp-cf')).toMatch(/^Rung 3/);
+    expect(await page.locator('.hp-sub .rung').textContent()).toMatch(/^Rung 3/);
+    expect(await badge('hp-dag')).toMatch(/^Rung 1/);
+    // nothing was computed before the cards came into view
+    expect(await page.getAttribute('#hp-dag', 'data-state')).toBe('idle');
+  });
+
+  it('draws the importance grid (L×H finite Δ) and the pruning curve (L·H + 1 points) with the API\'s numbers', async () => {
+    const { page } = W;
+    const d = await ready(page, 'hp-imp');
+    const cells = await cellsOf(page, '#hp-imp-grid g[data-role="importance"]');
+    expect(cells.length).toBe(L * H);
+    expect(cells.every((c) => Number.isFinite(c.v))).toBe(true);
+    const points = await page.$$eval('#hp-imp-curve g[data-role="points"] circle', (cs) => cs.map((c) => Number(c.dataset.v)));
+    expect(points.length).toBe(L * H + 1);
+    expect(points.every(Number.isFinite)).toBe(true);
+    // the same text through the API in Node
+    const ids = local.tokenize(DEFAULT_IMP_TEXT).ids;
+    const api = local.headImportance(ids);
+    expect(Number(d.t)).toBe(ids.length);
+    expect(close(Number(d.baseLoss), api.baseLoss, 1e-5)).toBe(true);
+    expect(close(Number(d.lossAtHalf), api.lossAtHalf, 1e-5)).toBe(true);
+    for (const c of cells) expect(close(c.v, api.delta[c.i * H + c.j], 1e-3), `Δ L${c.i}H${c.j}`).toBe(true);
+    expect(close(points[0], api.baseLoss, 1e-5)).toBe(true);
+    expect(close(points[L * H], api.pruning[L * H], 1e-5)).toBe(true);
+    // "half the heads removed" is stated, with its loss
+    const summary = await page.textContent('#hp-imp-summary');
+    expect(summary).toContain(`Half the heads removed (${Math.floor((L * H) / 2)} of ${L * H}): ${api.lossAtHalf.toFixed(3)} nats`);
+    expect(await page.getAttribute('#hp-imp-curve svg', 'data-half')).toBe(String(Math.floor((L * H) / 2)));
+  });
+
+  it('draws the four role grids in [0, 1] and names the top heads as the API does', async () => {
+    const { page } = W;
+    const d = await ready(page, 'hp-roles');
+    expect(d.inductionDefined).toBe('true');
+    const ids = local.tokenize(DEFAULT_IMP_TEXT).ids;
+    const api = local.headRoles(ids, { top: 3 });
+    const ind = local.headRoles(local.repeatedTokens(50, { seed: 1 }), { top: 3 });
+    for (const role of ['prev', 'sink', 'dup', 'induction']) {
+      const cells = await cellsOf(page, `#hp-roles-grids g[data-role="role-${role}"]`);
+      expect(cells.length, role).toBe(L * H);
+      expect(cells.every((c) => c.v >= 0 && c.v <= 1), role).toBe(true);
+      const want = role === 'induction' ? ind : api;
+      for (const c of cells) expect(close(c.v, want[role][c.i * H + c.j], 1e-3), `${role} L${c.i}H${c.j}`).toBe(true);
+      const top = want.top[role][0];
+      expect(await page.getAttribute(`.hp-role[data-role="${role}"]`, 'data-top')).toBe(`L${top.layer}H${top.head}`);
+      expect(await page.textContent(`.hp-role[data-role="${role}"] .hp-top`)).toContain(`L${top.layer}H${top.head} ${top.score.toFixed(3)}`);
+    }
+  });
+
+  it('per-layer masks: "lower full, upper causal" changes the prediction and the attention; "all causal" changes nothing', async () => {
+    const { page } = W;
+    const text = await page.inputValue('#text');
+    const mixed = maskPreset('lowerFull', L);
+    let d = await ready(page, 'hp-mask', (x) => x.mask === mixed.join(','));
+    const kl = Number(d.kl);
+    expect(kl).toBeGreaterThan(0);
+    const a = local.run(text, { topK: 10 }), b = local.run(text, { mask: mixed, topK: 10 });
+    const apiTopB = b.top.map((x) => x.id);
+    const pageTopB = await page.$$eval('#hp-mask-top-b tbody tr', (rs) => rs.map((r) => Number(r.dataset.id)));
+    expect(pageTopB).toEqual(apiTopB);
+    // the two last-layer maps differ, and are the API's
+    const m0 = await cellsOf(page, '#hp-mask-maps g[data-role="attn-0"]');
+    const m1 = await cellsOf(page, '#hp-mask-maps g[data-role="attn-1"]');
+    const T = a.T;
+    expect(m0.length).toBe(T * T);
+    const A1 = b.attention(L - 1, 'avg');
+    expect(m1.every((c) => close(c.v, A1[c.i * T + c.j], 1e-3))).toBe(true);
+    expect(Math.max(...m0.map((c, k) => Math.abs(c.v - m1[k].v)))).toBeGreaterThan(1e-3);
+    // a per-layer select, then the all-causal preset
+    await page.selectOption('#hp-mask-layers select[data-layer="0"]', 'causal');
+    d = await ready(page, 'hp-mask', (x) => x.mask.startsWith('causal,'));
+    await page.click('#hp-mask [data-preset="causal"]');
+    d = await ready(page, 'hp-mask', (x) => x.mask === Array(L).fill('causal').join(','));
+    expect(Number(d.kl)).toBe(0);
+    expect(Number(d.maxDelta)).toBe(0);
+  });
+
+  it('a sentence pair: KL > 0, the diff heatmap on aligned cells, unaligned cells marked', async () => {
+    const { page } = W;
+    let d = await ready(page, 'hp-cf');
+    const api = local.counterfactual(DEFAULT_PAIR[0], DEFAULT_PAIR[1], { topK: 10 });
+    expect(Number(d.kl)).toBeGreaterThan(0);
+    expect(close(Number(d.kl), api.next.kl, 1e-3)).toBe(true);
+    expect(Number(d.aligned)).toBe(api.aligned.length);
+    const T = api.a.T;
+    let cells = await cellsOf(page, '#hp-cf-map g[data-role="cf-diff"]');
+    expect(cells.length).toBe(T * T);
+    const D = api.attentionDiff.subarray((L - 1) * T * T, L * T * T);
+    for (const c of cells) {
+      const want = D[c.i * T + c.j];
+      if (Number.isFinite(want)) expect(close(c.v, want, 1e-3)).toBe(true);
+      else expect(c.missing).toBe(true);
+    }
+    expect(await page.locator('#hp-cf-bars g[data-role="bars"] > g').count()).toBeGreaterThan(0);
+    // a pair of different lengths: the changed span of A has no partner
+    const B = 'Because the storm grew much weaker , the ship finally sank .';
+    await page.fill('#hp-cf-b', B);
+    await page.click('#hp-cf-form button[type="submit"]');
+    d = await ready(page, 'hp-cf', (x) => x.aligned !== d.aligned);
+    const api2 = local.counterfactual(DEFAULT_PAIR[0], B, { topK: 10 });
+    const unpaired = new Set(Array.from({ length: T }, (_, i) => i).filter((i) => !api2.aligned.some((p) => p[0] === i)));
+    expect(unpaired.size).toBeGreaterThan(0);
+    cells = await cellsOf(page, '#hp-cf-map g[data-role="cf-diff"]');
+    for (const c of cells) {
+      const miss = unpaired.has(c.i) || unpaired.has(c.j);
+      expect(c.missing, `cell ${c.i},${c.j}`).toBe(miss);
+      expect(Number.isFinite(c.v), `cell ${c.i},${c.j}`).toBe(!miss);
+    }
+    expect(await page.locator('#hp-cf-map path[data-role="hatch"]').count()).toBe(1);
+    expect(await page.locator('#hp-cf-align li.is-unaligned').count()).toBeGreaterThan(0);
+    expect(Number(d.kl)).toBeGreaterThan(0);
+  });
+
+  it('a head weight edit: α = 1 changes nothing; swapping W_Q and W_K changes the head and the prediction', async () => {
+    const { page } = W;
+    await ready(page, 'hp-ed');
+    await page.selectOption('#hp-ed-layer', '0');
+    await page.selectOption('#hp-ed-head', '1');
+    await page.check('#hp-ed-q');
+    await page.locator('#hp-ed-alpha').fill('1');
+    let d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 1 && JSON.parse(x.edit).head === 1);
+    // zero up to float rounding: the engine applies the edit as q ← α(q − b_q) + b_q
+    expect(Number(d.kl)).toBeLessThan(1e-9);
+    expect(Number(d.maxDelta)).toBeLessThan(1e-6);
+    const before = await cellsOf(page, '#hp-ed-maps g[data-role="attn-0"]');
+    const after = await cellsOf(page, '#hp-ed-maps g[data-role="attn-1"]');
+    expect(after.length).toBe(before.length);
+    // equal to the 6 significant digits drawn (one step of the last digit at most)
+    after.forEach((c, k) => expect(Math.abs(c.v - before[k].v), `cell ${c.i},${c.j}`).toBeLessThanOrEqual(1.01e-5 * Math.abs(c.v) + 1e-9));
+    await page.check('#hp-ed-swap');
+    d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).kind === 'swapQK');
+    expect(Number(d.maxDelta)).toBeGreaterThan(1e-4);
+    expect(Number(d.kl)).toBeGreaterThan(0);
+    const text = await page.inputValue('#text');
+    const api = local.run(text, { interventions: [{ kind: 'swapQK', layer: 0, head: 1 }], topK: 10 });
+    const swapped = await cellsOf(page, '#hp-ed-maps g[data-role="attn-1"]');
+    const A = api.attention(0, 1);
+    expect(swapped.every((c) => close(c.v, A[c.i * api.T + c.j], 1e-3))).toBe(true);
+    // the layers below the edited one cannot change: the bar of layer 0 is the only one that may be the edit's
+    const bars = await page.$$eval('#hp-ed-delta g[data-role="delta-bar"]', (gs) => gs.map((g) => Number(g.dataset.v)));
+    expect(bars.length).toBe(L);
+    expect(bars[0]).toBeGreaterThan(0);
+  });
+
+  it('the DAG profile: per-layer bars and per-head excess against the null, as the API computes them', async () => {
+    const { page } = W;
+    const d = await ready(page, 'hp-dag');
+    const api = local.dagProfile(DEFAULT_DAG);
+    expect(close(Number(d.overall), api.mean.overall, 1e-5)).toBe(true);
+    expect(close(Number(d.null), api.mean.null, 1e-9)).toBe(true);
+    const bars = await page.$$eval('#hp-dag-layers g[data-role="bars"] rect', (rs) => rs.map((r) => Number(r.dataset.v)));
+    expect(bars.length).toBe(L);
+    bars.forEach((v, l) => expect(close(v, api.mean.layer[l], 1e-4)).toBe(true));
+    const cells = await cellsOf(page, '#hp-dag-heads g[data-role="dag-excess"]');
+    expect(cells.length).toBe(L * H);
+    for (const c of cells) expect(close(c.v, api.mean.head[c.i * H + c.j] - api.mean.null, 1e-3)).toBe(true);
+    expect(await page.locator('#hp-dag-table tbody tr').count()).toBe(DEFAULT_DAG.length);
+    // the full mask: the null of bidirectional attention
+    await page.selectOption('#hp-dag-mask', 'full');
+    const f = await ready(page, 'hp-dag', (x) => Number(x.null) < 0.6);
+    const apiFull = local.dagProfile(DEFAULT_DAG, { mask: 'full' });
+    expect(close(Number(f.null), apiFull.mean.null, 1e-9)).toBe(true);
+  });
+
+  it('screenshots', async () => {
+    const { page } = W;
+    await page.locator('#heads').screenshot({ path: join(ARTIFACTS, 'heads-panel-1400-light.png') });
+    for (const id of ['hp-imp', 'hp-roles', 'hp-mask', 'hp-cf', 'hp-dag']) {
+      await page.locator(`#${id}`).screenshot({ path: join(ARTIFACTS, `heads-${id}.png`) });
+    }
+  });
+
+  it('another model (local files: the tiny one) recomputes every visible card with its shape; nothing of the old model is drawn', async () => {
+    const { page } = W;
+    const tinyDir = join(ROOT, TINY);
+    const tiny = await loadModel(tinyDir);
+    try {
+      const { nLayer: tl, nHead: th, nPositions } = tiny.config;
+      await page.selectOption('#model-select', 'local');
+      await page.setInputFiles('#model-files', ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']
+        .map((n) => ({ name: n, mimeType: 'application/octet-stream', buffer: readFileSync(join(tinyDir, n)) })));
+      await page.waitForFunction(() => /3 layers/.test(document.getElementById('model-status').textContent) && document.body.dataset.state === 'ready');
+      const d = await ready(page, 'hp-imp', (x) => Number(x.t) > 0);
+      expect(await page.locator('#hp-imp-grid g[data-role="importance"] rect').count()).toBe(tl * th);
+      expect(await page.locator('#hp-imp-curve g[data-role="points"] circle').count()).toBe(tl * th + 1);
+      // the default text is longer than the tiny model's context: cut to n_positions, and said so
+      const ids = tiny.tokenize(DEFAULT_IMP_TEXT).ids.slice(0, nPositions);
+      expect(Number(d.t)).toBe(ids.length);
+      expect(close(Number(d.baseLoss), tiny.headImportance(ids).baseLoss, 1e-5)).toBe(true);
+      expect(await page.textContent('#hp-imp-summary')).toContain('cut to the model');
+      const dd = await ready(page, 'hp-dag', (x) => close(Number(x.overall), tiny.dagProfile(DEFAULT_DAG, { mask: 'full' }).mean.overall, 1e-5));
+      expect(Number(dd.null)).toBeLessThan(0.6);   // the mask chosen before is kept
+      expect(await page.locator('#hp-dag-heads g[data-role="dag-excess"] rect').count()).toBe(tl * th);
+      expect(await page.locator('#hp-mask-layers select').count()).toBe(tl);
+      expect(await page.locator('#hp-ed-layer option').count()).toBe(tl);
+    } finally {
+      tiny.dispose();
+    }
+  });
+
+  it('no console error, page error, CSP violation or foreign request', async () => {
+    const { issues } = W;
+    expect(issues.pageErrors).toEqual([]);
+    expect(issues.consoleErrors).toEqual([]);
+    expect(await W.cspViolations()).toEqual([]);
+    expect(issues.foreign).toEqual([]);
+  });
+});
+
+suite('the heads panel in Chinese, narrow and dark', () => {
+  it('labels every card in Chinese and computes', async () => {
+    const P = await watchedPage(env, { viewport: { width: 1400, height: 900 } });
+    try {
+      await P.page.goto(`${env.url}?lang=zh`);
+      await waitDrawn(P.page);
+      expect(await P.page.textContent('#heads-h')).toBe('注意力头与反事实');
+      expect(await P.page.textContent('#hp-imp-h')).toBe('头的重要性与剪枝曲线');
+      expect(await P.page.textContent('#hp-cf .fig-head .rung')).toBe('第三层 · 想象');
+      expect(await P.page.textContent('#hp-dag .fig-head .rung')).toBe('第一层 · 观察');
+      await ready(P.page, 'hp-dag');
+      expect(await P.page.textContent('#hp-dag-summary')).toMatch(/个句子，因果掩码：平均 DAG/);
+      await ready(P.page, 'hp-cf');
+      expect(await P.page.textContent('#hp-cf-kl')).toContain('总变差');
+      // switching the language redraws without recomputing
+      await P.page.click('#lang');
+      expect(await P.page.textContent('#heads-h')).toBe('Heads & counterfactuals');
+      expect(await P.page.textContent('#hp-dag-summary')).toMatch(/sentences, causal mask: mean DAG/);
+      await P.page.click('#lang');
+      await P.page.locator('#heads').screenshot({ path: join(ARTIFACTS, 'heads-panel-1400-zh.png') });
+      expect(P.issues.pageErrors).toEqual([]);
+      expect(P.issues.consoleErrors).toEqual([]);
+      expect(await P.cspViolations()).toEqual([]);
+    } finally {
+      await P.context.close();
+    }
+  });
+
+  it('works at 360 px in the dark scheme', async () => {
+    const P = await watchedPage(env, { viewport: { width: 360, height: 780 }, colorScheme: 'dark' });
+    try {
+      await P.page.goto(env.url);
+      await waitDrawn(P.page);
+      for (const id of ['hp-imp', 'hp-roles', 'hp-mask', 'hp-cf', 'hp-ed', 'hp-dag']) await ready(P.page, id);
+      // nothing wider than the viewport
+      const overflow = await P.page.evaluate(() => document.documentElement.scrollWidth);
+      expect(overflow).toBeLessThanOrEqual(360);
+      await P.page.locator('#heads').screenshot({ path: join(ARTIFACTS, 'heads-panel-360-dark.png') });
+      expect(P.issues.pageErrors).toEqual([]);
+      expect(P.issues.consoleErrors).toEqual([]);
+      expect(await P.cspViolations()).toEqual([]);
+    } finally {
+      await P.context.close();
+    }
+  });
+});
+
+describe('the panel\'s pure parts (Node)', () => {
+  it('uniform causal attention scores what docs/heads.md says, hand-computed on a small case', () => {
+    const ids = [5, 6, 5, 7, 6, 5];
+    const u = uniformRoles(ids);
+    expect(u.prev).toBeCloseTo((1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / 5, 14);
+    expect(u.sink).toBeCloseTo((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / 6, 14);
+    // repeated positions 2 (one earlier 5), 4 (one earlier 6), 5 (two earlier 5s)
+    expect(u.dup).toBeCloseTo((1 / 3 + 1 / 5 + 2 / 6) / 3, 14);
+    expect(uniformRoles([1, 2, 3]).dup).toBe(0);
+    expect(uniformInduction(2)).toBeCloseTo((1 / 3 + 1 / 4) / 2, 14);
+    expect(uniformInduction(50)).toBeCloseTo(0.0138, 4);   // docs/heads.md
+  });
+
+  it('mask presets per layer and their short code', () => {
+    expect(maskCode(maskPreset('lowerFull', 6))).toBe('FFFCCC');
+    expect(maskCode(maskPreset('lowerFull', 5))).toBe('FFFCC');
+    expect(maskCode(maskPreset('lowerCausal', 4))).toBe('CCFF');
+    expect(maskCode(maskPreset('causal', 3))).toBe('CCC');
+    expect(maskCode(maskPreset('full', 2))).toBe('FF');
+    expect(maskCode(['causal', 'window:3', 'full'])).toBe('CW3F');
+  });
+
+  it('signed differences never print −0.000', () => {
+    expect(fmtS(0.0123)).toBe('+0.012');
+    expect(fmtS(-0.004)).toBe('−0.004');
+    expect(fmtS(-0.0001)).toBe('0.000');
+    expect(fmtS(0)).toBe('0.000');
+  });
+
+  it('gridMap draws NaN cells grey, hatched and marked, the others with their value', () => {
+    const values = [0.1, NaN, -0.2, 0.3];
+    const node = gridMap({ values, R: 2, C: 2, color: (v) => (v > 0 ? '#ff0000' : '#0000ff'), cell: 20, rowLabels: ['a', 'b'], colLabels: ['a', 'b'], annotate: (v) => v.toFixed(1), lang: 'en' });
+    const rects = walk(node).filter((n) => n.tag === 'rect' && n.attrs['data-i'] !== undefined);
+    expect(rects.map((r) => r.attrs['data-v'])).toEqual(['0.1', 'NaN', '-0.2', '0.3']);
+    expect(rects.map((r) => r.attrs['data-missing'] === '1')).toEqual([false, true, false, false]);
+    expect(rects[1].attrs.fill).toBe('#d9d9d9');
+    expect(walk(node).filter((n) => n.attrs['data-role'] === 'hatch').length).toBe(1);
+    // three annotations (none on the missing cell), and the SVG serialises
+    const ann = walk(node).find((n) => n.attrs['data-role'] === 'annotations');
+    expect(ann.children.length).toBe(3);
+    expect(toString(node)).toContain('<svg ');
+  });
+
+  it('lineChart has one point per k and marks the half; diffBars one bar per item, red up and blue down', () => {
+    const c = lineChart({ loss: [6.5, 6.4, 6.45, 6.6, 6.7], half: 2, base: 6.5, width: 400, height: 200, xTitle: 'k', yTitle: 'loss', halfLabel: 'half', lang: 'en' });
+    const pts = walk(c).filter((n) => n.tag === 'circle');
+    expect(pts.map((p) => Number(p.attrs['data-k']))).toEqual([0, 1, 2, 3, 4]);
+    expect(walk(c).some((n) => n.attrs['data-role'] === 'half')).toBe(true);
+    const b = diffBars({ items: [{ label: 'a', v: 0.02, note: '' }, { label: 'b', v: -0.01, note: '' }], width: 300, lang: 'en' });
+    const bars = walk(b).filter((n) => n.tag === 'rect' && n.attrs.rx !== undefined);
+    expect(bars.map((r) => r.attrs.fill)).toEqual(['#b2182b', '#2166ac']);
+  });
+});

@@ -1,0 +1,748 @@
+// heads.js — the page's "Heads & counterfactuals" panel (issue 10): which heads
+// matter, what each head does, mixed per-layer masks, counterfactuals (a sentence
+// pair and weight edits of one head) and where the DAG score comes from.
+//
+// Five cards, each a Job: read its inputs (spec), compute through the page's
+// WorkerModel (every worker call goes through Panel#call: one call in flight at a
+// time, results cached per model and arguments), draw. A card computes when it
+// is scrolled into view (IntersectionObserver) or when its inputs change, never
+// before; the heavy importance grid of a large model waits for its button. All
+// computing happens in the worker: the page never freezes; a card shows
+// "Computing…" (data-state="busy") meanwhile.
+//
+// Each card is labelled with its rung of Pearl's ladder (the chapter's table):
+// 1 seeing (reading attention: roles, DAG profile), 2 doing (ablation, masks,
+// importance), 3 imagining (weight edits, the sentence pair).
+
+import { $, el, replace, setOptions } from './dom.js';
+import { explain } from './models.js';
+import { klDivergence, attentionChange, rankMoves } from './compare.js';
+import { deltaBars } from './delta.js';
+import { gridMap, lineChart, layerBars, diffBars } from './heads-figs.js';
+import { toElement, tokenLabel, walk } from '../figures/index.js';
+import { ylOrRd, rdBuR, fmt2, fmt3 } from '../figures/common.js';
+
+/** The default text of the importance and role cards: the start of models/brown-gpt2/heldout_sample.txt. */
+export const DEFAULT_IMP_TEXT = 'The lyric beauties of Schubert\'s Trout Quintet--its elemental rhythms and infectious melodies--make it a source of pure pleasure for almost all music listeners. But for students of musical forms and would-be classifiers, the work presents its problems. Since it requires only five players, it would seem to fall into the category of chamber music--yet it calls for a double bass, an instrument generally regarded as symphonic.';
+
+export const DEFAULT_PAIR = ['Because the storm intensified , the ship finally sank .', 'Because the storm weakened , the ship finally sank .'];
+
+export const DEFAULT_DAG = [
+  'Because the storm intensified , the ship finally sank .',
+  'Because the storm weakened , the ship finally sank .',
+  'The rain made the road wet , so the car skidded into the ditch and the driver called for help .',
+  'She studied hard because the exam was difficult .',
+];
+
+/** The top of the role grids' colour scale (YlOrRd from 0): at least this, so near-uniform heads stay pale. */
+const ROLE_VMAX = 0.25;
+
+const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-mask-maps', 'hp-mask-delta', 'hp-cf-map', 'hp-cf-bars',
+  'hp-ed-maps', 'hp-ed-delta', 'hp-dag-layers', 'hp-dag-heads'];
+
+/** A signed difference with 3 decimals: +0.012, −0.004, 0.000 (never −0.000). */
+export const fmtS = (v) => (Math.abs(v) < 0.0005 ? '0.000' : (v > 0 ? '+' : '−') + Math.abs(v).toFixed(3));
+const fmtA = (v) => (Math.abs(v) >= 0.1 ? v.toFixed(2) : Math.abs(v) < 0.0005 ? '0.000' : v.toFixed(3));
+const fmtKL = (v) => (v === 0 ? '0' : v < 1e-4 ? v.toExponential(2) : v.toFixed(4));
+const headName = (l, h) => `L${l}H${h}`;
+
+// ── reference values of uniform causal attention (docs/heads.md) ─────────────
+
+/** Role scores of uniform causal attention A[i][j] = 1/(i+1) on these ids: what "no specialisation" scores. */
+export function uniformRoles(ids) {
+  const T = ids.length;
+  let prev = 0, sink = 0, dup = 0, nd = 0;
+  for (let i = 1; i < T; i++) prev += 1 / (i + 1);
+  prev = T > 1 ? prev / (T - 1) : 0;
+  for (let i = 0; i < T; i++) sink += 1 / (i + 1);
+  sink /= T;
+  const seen = new Map();
+  for (let i = 0; i < T; i++) {
+    const c = seen.get(ids[i]) || 0;
+    if (c > 0) { dup += c / (i + 1); nd += 1; }
+    seen.set(ids[i], c + 1);
+  }
+  return { prev, sink, dup: nd ? dup / nd : 0 };
+}
+
+/** Induction score of uniform causal attention on r ++ r, |r| = n. */
+export function uniformInduction(n) {
+  let s = 0;
+  for (let i = n; i < 2 * n; i++) s += 1 / (i + 1);
+  return s / n;
+}
+
+/** A per-layer mask in short: one letter per layer, layer 0 first (C causal, F full, W3 window of 3). */
+export function maskCode(mask) {
+  return mask.map((m) => (m === 'causal' ? 'C' : m === 'full' ? 'F' : `W${m.slice(7)}`)).join('');
+}
+
+/** The per-layer mask of a preset for L layers: 'causal' | 'full' | 'lowerFull' | 'lowerCausal'. */
+export function maskPreset(name, L) {
+  const half = Math.ceil(L / 2);
+  return Array.from({ length: L }, (_, l) => {
+    if (name === 'full') return 'full';
+    if (name === 'lowerFull') return l < half ? 'full' : 'causal';
+    if (name === 'lowerCausal') return l < half ? 'causal' : 'full';
+    return 'causal';
+  });
+}
+
+// ── the panel ───────────────────────────────────────────────────────────────
+
+class Job {
+  /**
+   * @param {Panel} panel
+   * @param {string} id   the card's element id
+   * @param {{spec(): object, compute(spec, model): Promise<any>, draw(result, spec): void, heavy?(): boolean, busyText?(spec): string}} f
+   */
+  constructor(panel, id, f) {
+    this.panel = panel;
+    this.id = id;
+    this.f = f;
+    this.visible = false;
+    this.want = false;
+    this.running = false;
+    this.forced = false;
+    this.last = null;       // {result, spec, key}
+  }
+
+  get card() { return $(this.id); }
+
+  reset() {
+    this.last = null;
+    this.forced = false;
+    this.card.dataset.state = 'idle';
+    this.status('');
+  }
+
+  status(text, kind = '') {
+    const s = $(`${this.id}-status`);
+    s.textContent = text;
+    s.className = `hp-status ${kind}`.trim();
+  }
+
+  /** Compute (if needed) and draw; only when visible, unless force (a button). */
+  request(force = false) {
+    if (force) this.forced = true;
+    if (!this.panel.model || (!this.visible && !force)) return;
+    if (this.f.heavy && this.f.heavy() && !this.forced) {
+      this.card.dataset.state = 'waiting';
+      this.status(this.panel.t('hpPressCompute'));
+      return;
+    }
+    this.want = true;
+    if (!this.running) this.#pump();
+  }
+
+  async #pump() {
+    this.running = true;
+    const P = this.panel;
+    while (this.want) {
+      this.want = false;
+      const token = P.token;
+      let spec;
+      try {
+        spec = this.f.spec();
+      } catch (e) {
+        this.fail(e);
+        continue;
+      }
+      const key = JSON.stringify([token, spec]);
+      if (this.last && this.last.key === key) continue;
+      this.card.dataset.state = 'busy';
+      this.status(this.f.busyText ? this.f.busyText(spec) : P.t('hpComputing'), 'busy');
+      try {
+        const result = await this.f.compute(spec, P.model);
+        if (token !== P.token) continue;   // another model meanwhile: its request (if any) is in this.want
+        this.last = { result, spec, key };
+        if (this.want) continue;   // newer inputs: compute them first (cached parts are free)
+        this.redraw();
+      } catch (e) {
+        if (token !== P.token) continue;
+        this.fail(e);
+      }
+    }
+    this.running = false;
+  }
+
+  fail(e) {
+    this.card.dataset.state = 'error';
+    this.status(explain(e, this.panel.t, { nPositions: this.panel.config?.nPositions }), 'error');
+  }
+
+  redraw() {
+    if (!this.last) return;
+    try {
+      this.f.draw(this.last.result, this.last.spec);
+      this.card.dataset.state = 'ready';
+      this.status('');
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+}
+
+export class HeadsPanel {
+  /**
+   * @param {{t(): Function, lang(): string, sentence(): string}} env the page's translator, language and sentence
+   */
+  constructor(env) {
+    this.env = env;
+    this.model = null;
+    this.config = null;
+    this.name = '';
+    this.token = 0;
+    this.cache = new Map();
+    this.chain = Promise.resolve();
+    this.jobs = {};
+    this.mask = null;       // per-layer mask choice: ['causal' | 'full' | 'window']
+    this.#build();
+  }
+
+  get t() { return this.env.t(); }
+  get lang() { return this.env.lang(); }
+
+  /**
+   * One worker call, cached per model and key, one at a time (the main figures'
+   * runs interleave between them).
+   */
+  call(key, fn) {
+    const k = JSON.stringify([this.token, key]);
+    if (this.cache.has(k)) return this.cache.get(k);
+    const model = this.model;   // the model of the request, even if another is loaded while it waits
+    const p = this.chain.then(() => fn(model));
+    this.chain = p.catch(() => {});
+    this.cache.set(k, p);
+    p.catch(() => { if (this.cache.get(k) === p) this.cache.delete(k); });
+    if (this.cache.size > 60) this.cache.delete(this.cache.keys().next().value);
+    return p;
+  }
+
+  /** Token ids of text, at most n_positions of them (the card says when it cut). */
+  async ids(text) {
+    const { ids } = await this.call(['tokenize', text], (m) => m.tokenize(text));
+    return ids.length > this.config.nPositions ? ids.slice(0, this.config.nPositions) : ids;
+  }
+
+  // ── model and language ────────────────────────────────────────────────────
+
+  setModel(model, config, name) {
+    this.model = model;
+    this.config = config;
+    this.name = name;
+    this.token += 1;
+    this.cache.clear();
+    this.chain = Promise.resolve();
+    const L = config.nLayer;
+    this.mask = maskPreset('lowerFull', L);
+    this.#fillSelects();
+    this.#buildMaskRow();
+    for (const j of Object.values(this.jobs)) j.reset();
+    for (const id of SVG_BOXES) replace($(id));
+    for (const id of ['hp-imp-summary', 'hp-mask-kl', 'hp-cf-kl', 'hp-ed-kl', 'hp-dag-summary']) $(id).textContent = '';
+    for (const id of ['hp-mask-top-a', 'hp-mask-top-b', 'hp-ed-top-a', 'hp-ed-top-b', 'hp-dag-table']) replace($(id).tBodies[0]);
+    replace($('hp-cf-align'));
+    for (const j of Object.values(this.jobs)) j.request();
+  }
+
+  setLang() {
+    if (!this.config) return;
+    this.#fillSelects();
+    this.#buildMaskRow();
+    for (const j of Object.values(this.jobs)) {
+      if (j.card.dataset.state === 'waiting') j.status(this.t('hpPressCompute'));
+      if (j.card.dataset.state === 'ready') j.redraw();
+    }
+  }
+
+  /** The page's sentence changed (the mask and edit cards use it). */
+  sentenceChanged() {
+    this.jobs.mask.request();
+    this.jobs.edit.request();
+  }
+
+  // ── controls ──────────────────────────────────────────────────────────────
+
+  #fillSelects() {
+    const t = this.t;
+    const { nLayer: L, nHead: H } = this.config;
+    const layers = Array.from({ length: L }, (_, l) => ({ value: l, label: t('layerOpt', l, l === L - 1) }));
+    const keep = (id, def) => { const v = $(id).value; return v === '' ? def : v; };
+    setOptions($('hp-cf-layer'), layers, Math.min(Number(keep('hp-cf-layer', L - 1)), L - 1));
+    setOptions($('hp-ed-layer'), layers, Math.min(Number(keep('hp-ed-layer', 0)), L - 1));
+    const heads = (avg) => [...(avg ? [{ value: 'avg', label: t('headAvg') }] : [{ value: 'all', label: t('hpAllHeads') }]),
+      ...Array.from({ length: H }, (_, h) => ({ value: h, label: t('headOpt', h) }))];
+    const hv = (id, def) => { const v = keep(id, def); return v === 'avg' || v === 'all' || Number(v) < H ? v : def; };
+    setOptions($('hp-cf-head'), heads(true), hv('hp-cf-head', 'avg'));
+    setOptions($('hp-ed-head'), heads(false), hv('hp-ed-head', 0));
+  }
+
+  #buildMaskRow() {
+    const t = this.t;
+    const L = this.config.nLayer;
+    const opts = [['causal', t('hpMaskCausal')], ['full', t('hpMaskFull')], ['window', t('hpMaskWindow')]];
+    replace($('hp-mask-layers'), this.mask.map((m, l) => el('label', { class: 'hp-layer-mask' },
+      el('span', {}, t('hpLayerN', l)),
+      el('select', { dataset: { layer: String(l) }, 'aria-label': t('hpMaskOfLayer', l) },
+        opts.map(([v, s]) => el('option', { value: v, selected: m === v }, s))))));
+    $('hp-mask-layers').dataset.n = String(L);
+  }
+
+  #maskOption() {
+    const w = Math.max(1, Math.floor(Number($('hp-mask-window').value) || 1));
+    return this.mask.map((m) => (m === 'window' ? `window:${w}` : m));
+  }
+
+  #build() {
+    const P = this;
+    $('hp-imp-input').value = DEFAULT_IMP_TEXT;
+    $('hp-cf-a').value = DEFAULT_PAIR[0];
+    $('hp-cf-b').value = DEFAULT_PAIR[1];
+    $('hp-dag-input').value = DEFAULT_DAG.join('\n');
+
+    this.jobs.imp = new Job(this, 'hp-imp', {
+      spec: () => ({ text: $('hp-imp-input').value }),
+      heavy: () => P.config.nLayer * P.config.nHead > 48 || P.config.nEmbd > 512,
+      busyText: () => P.t('hpImpBusy', 2 * (P.config.nLayer * P.config.nHead + 1)),
+      compute: async (s) => {
+        const ids = await P.ids(s.text);
+        const imp = await P.call(['importance', s.text], (m) => m.headImportance(ids));
+        return { imp, cut: ids.length === P.config.nPositions };
+      },
+      draw: (r) => P.#drawImportance(r),
+    });
+    this.jobs.roles = new Job(this, 'hp-roles', {
+      spec: () => ({ text: $('hp-imp-input').value, n: Number($('hp-ind-n').value), seed: Number($('hp-ind-seed').value) }),
+      compute: async (s) => {
+        const ids = await P.ids(s.text);
+        const n = Math.max(2, Math.min(Math.floor(s.n) || 2, Math.floor(P.config.nPositions / 2)));
+        const roles = await P.call(['roles', s.text], (m) => m.headRoles(ids, { top: 3 }));
+        const rep = await P.call(['repeated', n, s.seed], (m) => m.repeatedTokens(n, { seed: s.seed >>> 0 }));
+        const ind = await P.call(['roles-rep', n, s.seed], (m) => m.headRoles(rep, { top: 3 }));
+        return { roles, ind, ids, n };
+      },
+      draw: (r) => P.#drawRoles(r),
+    });
+    this.jobs.mask = new Job(this, 'hp-mask', {
+      spec: () => ({ text: P.env.sentence(), mask: P.#maskOption() }),
+      compute: async (s) => {
+        const base = await P.call(['run', s.text], (m) => m.run(s.text, { topK: 10 }));
+        const mixed = s.mask.every((x) => x === 'causal') ? base
+          : await P.call(['run-mask', s.text, s.mask], (m) => m.run(s.text, { mask: s.mask, topK: 10 }));
+        return { base, mixed };
+      },
+      draw: (r, s) => P.#drawMask(r, s),
+    });
+    this.jobs.cf = new Job(this, 'hp-cf', {
+      spec: () => ({ a: $('hp-cf-a').value, b: $('hp-cf-b').value }),
+      compute: (s) => P.call(['cf', s.a, s.b], (m) => m.counterfactual(s.a, s.b, { topK: 10 })),
+      draw: (r) => P.#drawPair(r),
+    });
+    this.jobs.edit = new Job(this, 'hp-ed', {
+      spec: () => {
+        const kind = document.querySelector('input[name="hp-ed-kind"]:checked').value;
+        const hv = $('hp-ed-head').value;
+        const iv = { kind, layer: Number($('hp-ed-layer').value), head: hv === 'all' ? 'all' : Number(hv) };
+        if (kind !== 'swapQK') iv.alpha = Number($('hp-ed-alpha').value);
+        return { text: P.env.sentence(), iv };
+      },
+      compute: async (s) => {
+        const base = await P.call(['run', s.text], (m) => m.run(s.text, { topK: 10 }));
+        const after = await P.call(['run-edit', s.text, s.iv], (m) => m.run(s.text, { interventions: [s.iv], topK: 10 }));
+        return { base, after };
+      },
+      draw: (r, s) => P.#drawEdit(r, s),
+    });
+    this.jobs.dag = new Job(this, 'hp-dag', {
+      spec: () => ({
+        list: $('hp-dag-input').value.split('\n').map((x) => x.trim()).filter((x) => x.length > 0).slice(0, 32),
+        mask: $('hp-dag-mask').value,
+      }),
+      compute: (s) => {
+        if (!s.list.length) return Promise.reject(Object.assign(new Error('no sentences'), { code: 'EEMPTY' }));
+        return P.call(['dag', s.list, s.mask], (m) => m.dagProfile(s.list, { mask: s.mask }));
+      },
+      draw: (r, s) => P.#drawDag(r, s),
+    });
+
+    // buttons and inputs
+    const submit = (form, job) => $(form).addEventListener('submit', (e) => { e.preventDefault(); this.jobs[job].request(true); });
+    submit('hp-imp-form', 'imp');
+    $('hp-imp-form').addEventListener('submit', () => this.jobs.roles.request(true));
+    submit('hp-ind-form', 'roles');
+    submit('hp-cf-form', 'cf');
+    submit('hp-dag-form', 'dag');
+    $('hp-dag-mask').addEventListener('change', () => this.jobs.dag.request());
+    $('hp-cf-layer').addEventListener('change', () => this.jobs.cf.redraw());
+    $('hp-cf-head').addEventListener('change', () => this.jobs.cf.redraw());
+    $('hp-mask-layers').addEventListener('change', (e) => {
+      const l = e.target.dataset.layer;
+      if (l === undefined) return;
+      this.mask[Number(l)] = e.target.value;
+      this.jobs.mask.request(true);
+    });
+    for (const b of document.querySelectorAll('#hp-mask [data-preset]')) {
+      b.addEventListener('click', () => {
+        this.mask = maskPreset(b.dataset.preset, this.config.nLayer);
+        this.#buildMaskRow();
+        this.jobs.mask.request(true);
+      });
+    }
+    $('hp-mask-window').addEventListener('input', () => { if (this.mask && this.mask.includes('window')) this.jobs.mask.request(true); });
+    for (const id of ['hp-ed-layer', 'hp-ed-head']) $(id).addEventListener('change', () => this.jobs.edit.request(true));
+    for (const r of document.querySelectorAll('input[name="hp-ed-kind"]')) {
+      r.addEventListener('change', () => {
+        $('hp-ed-alpha').disabled = r.value === 'swapQK' && r.checked;
+        this.jobs.edit.request(true);
+      });
+    }
+    $('hp-ed-alpha').addEventListener('input', (e) => {
+      $('hp-ed-alpha-out').textContent = Number(e.target.value).toFixed(2);
+      this.jobs.edit.request(true);
+    });
+
+    // compute a card when it comes into view
+    const io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const job = Object.values(this.jobs).find((j) => j.id === e.target.id);
+        if (!job) continue;
+        job.visible = e.isIntersecting || job.visible;
+        if (e.isIntersecting) job.request();
+      }
+    }, { rootMargin: '200px 0px' });
+    for (const j of Object.values(this.jobs)) io.observe(j.card);
+
+    // redraw at the new width when the layout changes (no recomputing: the results are kept)
+    let lastW = 0, raf = 0;
+    new ResizeObserver((entries) => {
+      const w = Math.round(entries[0].contentRect.width);
+      if (Math.abs(w - lastW) < 24) return;
+      const first = lastW === 0;
+      lastW = w;
+      if (first) return;
+      cancelAnimationFrame(raf);
+      raf = requestAnimationFrame(() => { for (const j of Object.values(this.jobs)) if (j.card.dataset.state === 'ready') j.redraw(); });
+    }).observe($('heads'));
+
+    // hover: the <title> of a cell, point or bar in the shared tooltip
+    const tip = $('tip');
+    const show = (e) => {
+      const target = e.target && e.target.closest ? e.target.closest('[data-v]') : null;
+      const title = target ? target.querySelector(':scope > title') : null;
+      if (!title) { tip.hidden = true; return; }
+      tip.textContent = title.textContent;
+      tip.hidden = false;
+      const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+      const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
+      tip.style.setProperty('left', `${Math.max(4, x)}px`);
+      tip.style.setProperty('top', `${Math.max(4, y)}px`);
+    };
+    for (const id of SVG_BOXES) {
+      $(id).addEventListener('pointermove', show);
+      $(id).addEventListener('pointerleave', () => { tip.hidden = true; });
+    }
+  }
+
+  // ── drawing ───────────────────────────────────────────────────────────────
+
+  /** The width of box id (a block or a growing flex item), at least 200 px. */
+  #width(id, fallback = 400) {
+    return Math.max(200, Math.floor($(id).clientWidth || fallback));
+  }
+
+  /**
+   * The width a content-sized box (a heatmap beside another chart) may take: a
+   * share of its card's content width on a wide card, all of it on a narrow one
+   * (the row wraps). Measured on the card, so it follows resizes both ways.
+   */
+  #share(card, share, max) {
+    const c = $(card);
+    const w = Math.max(200, c.clientWidth - 36);
+    return Math.floor(w >= 640 ? Math.min(max, w * share) : Math.min(max, w));
+  }
+
+  #mount(id, node) {
+    replace($(id), toElement(node, document));
+  }
+
+  #headGrid({ values, role, title, color, cbar, annotate, cellTitle, maxW, attrs }) {
+    const { nLayer: L, nHead: H } = this.config;
+    const t = this.t;
+    const maxCell = H <= 6 ? 46 : 34;
+    const cellGuess = Math.min(maxCell, (maxW - 90) / H);
+    return gridMap({
+      values, R: L, C: H, color, cbar, role, title, maxW, maxCell, minCell: 8,
+      annotate: cellGuess >= 26 ? annotate : null,
+      rowLabels: Array.from({ length: L }, (_, l) => `L${l}`), colLabels: Array.from({ length: H }, (_, h) => `H${h}`),
+      rowTitle: t('layer'), colTitle: t('head'), cellTitle, lang: this.lang, attrs,
+    });
+  }
+
+  #drawImportance({ imp, cut }) {
+    const t = this.t;
+    const { nLayer: L, nHead: H } = this.config;
+    const LH = L * H;
+    const half = Math.floor(LH / 2);
+    let m = 0;
+    for (const v of imp.delta) m = Math.max(m, Math.abs(v));
+    const scale = rdBuR(m > 0 ? m : 1e-6);
+    const gridW = this.#share('hp-imp', 0.42, 420);
+    this.#mount('hp-imp-grid', this.#headGrid({
+      values: imp.delta, role: 'importance', title: t('hpImpGridTitle'), color: scale,
+      cbar: { scale, format: (v) => (m < 0.01 ? v.toFixed(4) : m < 0.1 ? v.toFixed(3) : v.toFixed(2)) },
+      annotate: fmtA,
+      cellTitle: (i, j, v) => t('hpImpCell', i, j, v.toFixed(5), (imp.baseLoss + v).toFixed(4)),
+      maxW: gridW, attrs: { 'data-base': String(imp.baseLoss), 'data-n': String(LH) },
+    }));
+    const curveW = this.#width('hp-imp-curve', 500);
+    const atHalf = imp.lossAtHalf;
+    this.#mount('hp-imp-curve', lineChart({
+      loss: imp.pruning, half, base: imp.baseLoss, width: curveW, height: Math.round(Math.min(300, Math.max(220, curveW * 0.5))),
+      xTitle: t('hpCurveX'), yTitle: t('hpCurveY'), lang: this.lang,
+      halfLabel: t('hpHalfLabel', half, atHalf.toFixed(3), fmtS(atHalf - imp.baseLoss)),
+      halfLabelShort: `k = ${half}: ${atHalf.toFixed(3)} (${fmtS(atHalf - imp.baseLoss)})`,
+      baseLabel: t('hpCurveBase', imp.baseLoss.toFixed(3)),
+      pointTitle: (k, v) => t('hpCurvePoint', k, v.toFixed(4), fmtS(v - imp.baseLoss)),
+      attrs: { 'data-half': String(half), 'data-loss-at-half': String(atHalf), 'data-base': String(imp.baseLoss) },
+    }));
+    const most = Array.from(imp.order).reverse().slice(0, 3).map((k) => `${headName(Math.floor(k / H), k % H)} (${fmtS(imp.delta[k])})`);
+    const least = Array.from(imp.order).slice(0, 3).map((k) => `${headName(Math.floor(k / H), k % H)} (${fmtS(imp.delta[k])})`);
+    const all = imp.pruning[LH];
+    $('hp-imp-summary').textContent = [
+      t('hpImpBase', imp.baseLoss.toFixed(3), imp.T, cut),
+      t('hpImpHalf', half, LH, atHalf.toFixed(3), fmtS(atHalf - imp.baseLoss)),
+      t('hpImpAll', all.toFixed(3), fmtS(all - imp.baseLoss)),
+      t('hpImpMost', most.join(', ')),
+      t('hpImpLeast', least.join(', ')),
+    ].join(this.lang === 'zh' ? '' : ' ');
+    const card = $('hp-imp');
+    card.dataset.baseLoss = String(imp.baseLoss);
+    card.dataset.lossAtHalf = String(atHalf);
+    card.dataset.lossAll = String(all);
+    card.dataset.t = String(imp.T);
+  }
+
+  #drawRoles({ roles, ind, ids, n }) {
+    const t = this.t;
+    const uni = { ...uniformRoles(Array.from(ids)), induction: uniformInduction(n) };
+    const total = this.#width('hp-roles-grids', 800);
+    const per = total >= 760 ? Math.floor((total - 3 * 14) / 4) : total >= 400 ? Math.floor((total - 14) / 2) : Math.min(total, 320);
+    const specs = [
+      ['prev', roles.prev, roles.top.prev, t('hpRolePrev'), roles.T],
+      ['sink', roles.sink, roles.top.sink, t('hpRoleSink'), roles.T],
+      ['dup', roles.dup, roles.top.dup, t('hpRoleDup'), roles.T],
+      ['induction', ind.induction, ind.top.induction, t('hpRoleInd', n), ind.T],
+    ];
+    replace($('hp-roles-grids'), specs.map(([key, values, top, title]) => {
+      let mx = 0;
+      for (const v of values) mx = Math.max(mx, v);
+      // one honest scale: a head near uniform attention stays pale whatever the largest score
+      const scale = ylOrRd(0, Math.max(mx, ROLE_VMAX));
+      const svg = this.#headGrid({
+        values, role: `role-${key}`, title, color: scale, cbar: null, maxW: per,
+        annotate: (v) => v.toFixed(3).replace(/^0/, ''),
+        cellTitle: (i, j, v) => t('hpRoleCell', title, i, j, v.toFixed(4)),
+        attrs: { 'data-role-name': key },
+      });
+      const tops = top.map((x) => `${headName(x.layer, x.head)} ${x.score.toFixed(3)}`).join(' · ');
+      const ratio = top.length && uni[key] > 0 ? top[0].score / uni[key] : 0;
+      return el('figure', { class: 'hp-role', dataset: { role: key, top: top.length ? headName(top[0].layer, top[0].head) : '' } },
+        toElement(svg, document),
+        el('figcaption', {},
+          el('span', { class: 'hp-top' }, t('hpRoleTop', tops)),
+          el('span', { class: 'muted' }, t('hpRoleUniform', uni[key].toFixed(3), ratio.toFixed(1)))));
+    }));
+    $('hp-roles').dataset.t = String(roles.T);
+    $('hp-roles').dataset.inductionDefined = String(ind.inductionDefined);
+  }
+
+  #tokenMaps(id, mats, { T, tokens, titles, scale, cbarLast = true, role = 'attn', cellTitle, attrsOf = () => ({}) }) {
+    const total = this.#width(id, 800);
+    const n = mats.length;
+    const stacked = total < 600;
+    const per = stacked ? total : Math.floor((total - (n - 1) * 16) / n);
+    const labels = tokens.map((s) => tokenLabel(s, 12));
+    // side by side: one colour bar, right of the last map; stacked: one on each, so the maps keep one size
+    replace($(id), mats.map((values, k) => toElement(gridMap({
+      values, R: T, C: T, color: scale, cbar: stacked || (cbarLast && k === n - 1) ? { scale, format: fmt2 } : null,
+      role: `${role}-${k}`, title: titles[k], maxW: per, maxCell: 30, minCell: 4,
+      rowLabels: labels, colLabels: labels, rotate: true, lang: this.lang,
+      cellTitle: (i, j, v) => cellTitle(k, i, j, v), attrs: attrsOf(k),
+    }), document)));
+  }
+
+  #topPair(idA, idB, a, b) {
+    topTable($(idA), a.top, null, this.t);
+    topTable($(idB), b.top, rankMoves(a.top, b.top), this.t);
+  }
+
+  #drawMask({ base, mixed }, s) {
+    const t = this.t;
+    const L = this.config.nLayer;
+    const T = base.T;
+    const A0 = base.attention(L - 1, 'avg'), A1 = mixed.attention(L - 1, 'avg');
+    let mx = 0;
+    for (let k = 0; k < T * T; k++) mx = Math.max(mx, A0[k], A1[k]);
+    const scale = ylOrRd(0, mx);
+    const tl = (k) => `${k} (${tokenLabel(base.tokens[k], 30)})`;
+    this.#tokenMaps('hp-mask-maps', [A0, A1], {
+      T, tokens: base.tokens, scale, titles: [t('hpMaskAllCausal'), t('hpMaskMixed', maskCode(s.mask))],
+      cellTitle: (k, i, j, v) => t('deltaCell', tl(i), tl(j), v.toFixed(4)),
+    });
+    const kl = klDivergence(base.logits, mixed.logits);
+    const change = attentionChange(base, mixed);
+    $('hp-mask-kl').textContent = `${t('hpKlMask', fmtKL(kl))} ${topMove(t, base, mixed)}`;
+    this.#topPair('hp-mask-top-a', 'hp-mask-top-b', base, mixed);
+    this.#mount('hp-mask-delta', deltaBars({ mean: change.mean, max: change.max, doLayer: -1, width: Math.min(520, this.#width('hp-mask-delta')), lang: this.lang, t }));
+    const card = $('hp-mask');
+    card.dataset.kl = String(kl);
+    card.dataset.mask = s.mask.join(',');
+    card.dataset.maxDelta = String(Math.max(...change.max));
+  }
+
+  #drawPair(cf) {
+    const t = this.t;
+    const { nLayer: L, nHead: H } = this.config;
+    const { a, b } = cf;
+    const TA = a.T;
+    const layer = Math.min(Number($('hp-cf-layer').value) || 0, L - 1);
+    const hv = $('hp-cf-head').value;
+    const TT = TA * TA;
+    const D = hv === 'avg' ? cf.attentionDiff.subarray(layer * TT, (layer + 1) * TT)
+      : cf.headDiff.subarray((layer * H + Number(hv)) * TT, (layer * H + Number(hv) + 1) * TT);
+    let m = 0, aligned = 0, missing = 0;
+    for (const v of D) { if (Number.isFinite(v)) { m = Math.max(m, Math.abs(v)); aligned += 1; } else missing += 1; }
+    const scale = rdBuR(m > 0 ? m : 1e-6);
+    // the aligned partner of each of A's positions
+    const partner = new Map(cf.aligned.map(([i, j]) => [i, j]));
+    const tl = (k) => `${k} (${tokenLabel(a.tokens[k], 30)}${partner.has(k) ? '' : ' · ' + t('hpUnaligned')})`;
+    const total = this.#share('hp-cf', 0.55, 560);
+    const cA = (cf.alignment || { changedA: [0, 0] }).changedA;
+    const labels = a.tokens.map((s, k) => (!partner.has(k) ? `${tokenLabel(s, 12)}*`
+      : k >= cA[0] && k < cA[1] ? `${tokenLabel(s, 12)}→${tokenLabel(b.tokens[partner.get(k)], 12)}` : tokenLabel(s, 12)));
+    this.#mount('hp-cf-map', gridMap({
+      values: D, R: TA, C: TA, color: scale, cbar: { scale, format: (v) => v.toFixed(m < 0.01 ? 4 : 3) },
+      role: 'cf-diff', title: t('hpCfMapTitle', layer, hv === 'avg' ? t('headAvg') : t('headOpt', Number(hv))),
+      maxW: total, maxCell: 32, minCell: 4, rowLabels: labels, colLabels: labels, rotate: true, lang: this.lang,
+      cellTitle: (i, j, v) => (Number.isFinite(v) ? t('hpCfCell', tl(i), tl(j), v.toFixed(5)) : t('hpCfCellNaN', tl(i), tl(j))),
+      attrs: { 'data-aligned': String(aligned), 'data-missing': String(missing) },
+    }));
+    // alignment: A's and B's tokens, the unaligned ones marked
+    const alignedA = new Set(cf.aligned.map((p) => p[0])), alignedB = new Set(cf.aligned.map((p) => p[1]));
+    const al = cf.alignment || { changedA: [0, 0], changedB: [0, 0] };
+    const line = (r, set, [c0, c1], label) => el('div', { class: 'hp-align-row' }, el('span', { class: 'hp-align-label' }, label),
+      el('ol', { class: 'tokens' }, r.tokens.map((tok, k) => {
+        const cls = !set.has(k) ? 'is-unaligned' : k >= c0 && k < c1 ? 'is-changed' : null;
+        return el('li', { class: cls, title: cls ? t(cls === 'is-changed' ? 'hpSubstituted' : 'hpUnaligned') : null },
+          el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 30)));
+      })));
+    replace($('hp-cf-align'), line(a, alignedA, al.changedA, 'A'), line(b, alignedB, al.changedB, 'B'));
+    // next-token Δp
+    const items = cf.next.top.slice(0, 12).map((x) => ({
+      label: tokenLabel(x.token, 14), v: x.delta, note: `${x.pA.toFixed(3)} → ${x.pB.toFixed(3)}`, id: x.id,
+    }));
+    this.#mount('hp-cf-bars', diffBars({
+      items, width: Math.min(520, this.#width('hp-cf-bars', 420)), lang: this.lang, ariaLabel: t('hpCfBarsTitle'),
+      barTitle: (k, it) => t('hpCfBar', it.label, it.note, fmtS(it.v)),
+    }));
+    $('hp-cf-kl').textContent = `${t('hpCfKl', fmtKL(cf.next.kl), cf.next.tv.toFixed(4))} ${topMove(t, a, b)}`;
+    const card = $('hp-cf');
+    card.dataset.kl = String(cf.next.kl);
+    card.dataset.tv = String(cf.next.tv);
+    card.dataset.aligned = String(cf.aligned.length);
+  }
+
+  #drawEdit({ base, after }, s) {
+    const t = this.t;
+    const { iv } = s;
+    const T = base.T;
+    const head = iv.head === 'all' ? 'avg' : iv.head;
+    const A0 = base.attention(iv.layer, head), A1 = after.attention(iv.layer, head);
+    let mx = 0;
+    for (let k = 0; k < T * T; k++) mx = Math.max(mx, A0[k], A1[k]);
+    const scale = ylOrRd(0, mx);
+    const what = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
+    const op = iv.kind === 'swapQK' ? t('hpEdSwapShort') : t(iv.kind === 'scaleQ' ? 'hpEdScaleQShort' : 'hpEdScaleKShort', iv.alpha.toFixed(2));
+    const tl = (k) => `${k} (${tokenLabel(base.tokens[k], 30)})`;
+    this.#tokenMaps('hp-ed-maps', [A0, A1], {
+      T, tokens: base.tokens, scale, titles: [t('hpEdBefore', what), t('hpEdAfter', op)],
+      cellTitle: (k, i, j, v) => t('deltaCell', tl(i), tl(j), v.toFixed(4)),
+    });
+    const kl = klDivergence(base.logits, after.logits);
+    const change = attentionChange(base, after);
+    $('hp-ed-kl').textContent = `${t('hpKlEdit', fmtKL(kl))} ${topMove(t, base, after)}`;
+    this.#topPair('hp-ed-top-a', 'hp-ed-top-b', base, after);
+    // an edit, not a do: the edited layer's label says so (measured by deltaBars with its " (do)", then dropped)
+    const tEdit = (key, ...a) => (key === 'deltaLayer' && a[0] === iv.layer ? `${t('deltaLayer', a[0])} (${t('hpEdited')})` : t(key, ...a));
+    const bars = deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: Math.min(520, this.#width('hp-ed-delta')), lang: this.lang, t: tEdit });
+    this.#mount('hp-ed-delta', relabel(bars, ' (do)', ''));
+    const card = $('hp-ed');
+    card.dataset.kl = String(kl);
+    card.dataset.maxDelta = String(Math.max(...change.max));
+    card.dataset.edit = JSON.stringify(iv);
+  }
+
+  #drawDag(p, s) {
+    const t = this.t;
+    const L = this.config.nLayer;
+    const w = this.#width('hp-dag-layers', 420);
+    this.#mount('hp-dag-layers', layerBars({
+      values: Array.from(p.mean.layer), ref: p.mean.null, labels: Array.from({ length: L }, (_, l) => `L${l}`),
+      width: Math.min(520, w), height: 230, yTitle: t('hpDagY'), refLabel: t('hpDagNull', p.mean.null.toFixed(3)), lang: this.lang,
+      barTitle: (k, v) => t('hpDagBar', k, v.toFixed(4), fmtS(v - p.mean.null)),
+      attrs: { 'data-null': String(p.mean.null), 'data-overall': String(p.mean.overall) },
+    }));
+    const ex = Float64Array.from(p.mean.head, (v) => v - p.mean.null);
+    let m = 0;
+    for (const v of ex) m = Math.max(m, Math.abs(v));
+    const scale = rdBuR(m > 0 ? m : 1e-6);
+    this.#mount('hp-dag-heads', this.#headGrid({
+      values: ex, role: 'dag-excess', title: t('hpDagHeadsTitle'), color: scale, cbar: { scale, format: fmt3 },
+      annotate: (v) => fmtS(v), maxW: this.#share('hp-dag', 0.45, 440),
+      cellTitle: (i, j, v) => t('hpDagCell', i, j, (v + p.mean.null).toFixed(4), fmtS(v)),
+    }));
+    const body = $('hp-dag-table').tBodies[0];
+    replace(body, p.sentences.map((x, k) => el('tr', {},
+      el('td', { class: 'hp-sent', title: s.list[k] }, s.list[k]),
+      el('td', {}, String(x.T)), el('td', {}, x.overall.toFixed(3)), el('td', {}, x.null.toFixed(3)),
+      el('td', {}, fmtS(x.overall - x.null)))));
+    $('hp-dag-summary').textContent = t('hpDagSummary', p.sentences.length, p.mean.overall.toFixed(3), p.mean.null.toFixed(3),
+      fmtS(p.mean.overall - p.mean.null), s.mask);
+    const card = $('hp-dag');
+    card.dataset.overall = String(p.mean.overall);
+    card.dataset.null = String(p.mean.null);
+  }
+}
+
+/** The node tree with every text `from` at the end of a text node replaced by `to`. */
+function relabel(node, from, to) {
+  for (const n of walk(node)) {
+    for (const c of n.children) if (typeof c.text === 'string' && c.text.endsWith(from)) c.text = c.text.slice(0, -from.length) + to;
+  }
+  return node;
+}
+
+/** "top token x → y." or "top token x unchanged." */
+function topMove(t, a, b) {
+  const x = a.top[0], y = b.top[0];
+  if (!x || !y) return '';
+  return x.id === y.id ? t('hpTopSame', tokenLabel(x.token, 24)) : t('hpTopMove', tokenLabel(x.token, 24), tokenLabel(y.token, 24));
+}
+
+/** A top-10 table (the in-model panel's look): rank, token (moves), probability bar. */
+function topTable(table, top, moves, t) {
+  const body = table.tBodies[0];
+  const pmax = Math.max(...top.map((x) => x.prob), 1e-9);
+  replace(body, top.map((x, k) => {
+    const bar = el('span', { class: 'pbar' });
+    bar.style.setProperty('--w', String(Math.max(0.01, x.prob / pmax)));
+    const mv = moves ? moves[k] : null;
+    const mvText = { up: t('mvUp'), down: t('mvDown'), new: t('mvNew') }[mv];
+    return el('tr', { dataset: { id: String(x.id), p: String(x.prob) } },
+      el('td', { class: 'rank' }, String(k + 1)),
+      el('td', { class: 'tok', title: x.token }, el('code', {}, tokenLabel(x.token, 24)),
+        mvText ? el('span', { class: `mv mv-${mv}`, title: mvText, 'aria-label': mvText }, mv === 'up' ? '▲' : mv === 'down' ? '▼' : '★') : null),
+      el('td', { class: 'prob' }, el('div', { class: 'pcell' }, el('span', { class: 'ptrack' }, bar), el('span', { class: 'pval' }, x.prob.toFixed(3)))));
+  }));
+}
