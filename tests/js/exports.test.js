@@ -21,6 +21,8 @@ const WORKER_PUBLIC = [
 // The lineage demos (web/src/lineage.js) are in the main entry only: they run
 // on their own small wasm instance, synchronously, and need no worker.
 const PUBLIC = [...WORKER_PUBLIC, 'GLYPH_SIDE', 'HOPFIELD_CAPACITY', 'Lineage', 'loadLineage'].sort();
+// 'attnlab/widget' (web/src/widget/index.js): the custom elements and their configuration.
+const WIDGET_PUBLIC = ['AttnlabFigure', 'AttnlabLab', 'CHAPTER_SENTENCE', 'FIGURES', 'VERSION', 'configure', 'stats'];
 
 // Value names a .d.ts exports: `export function|const|class X` and `export { X, ... } from`.
 function declaredValues(file) {
@@ -55,14 +57,15 @@ describe('the public export lists', () => {
 });
 
 describe('package.json', () => {
-  it('maps . and ./worker to those two files, with their declarations, and no ./widget yet', () => {
+  it('maps ., ./worker and ./widget to their files, with their declarations', () => {
     expect(pkg.type).toBe('module');
     expect(pkg.exports['.']).toEqual({ types: './types/index.d.ts', default: './web/src/index.js' });
     expect(pkg.exports['./worker']).toEqual({ types: './types/worker.d.ts', default: './web/src/worker-client.js' });
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './worker']);
+    expect(pkg.exports['./widget']).toEqual({ types: './types/widget.d.ts', default: './web/src/widget/index.js' });
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './widget', './worker']);
     expect(pkg.main).toBe('./web/src/index.js');
     expect(pkg.types).toBe('./types/index.d.ts');
-    expect(pkg.scripts.prepack).toBe('make wasm');
+    expect(pkg.scripts.prepack).toBe('make wasm widget');   // the prebuilt widget (web/dist/widget/) is packed
     for (const k of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts[k]).toBeUndefined();
   });
 
@@ -80,7 +83,10 @@ describe('package.json', () => {
     };
     visit('web/src/index.js');
     visit('web/src/worker-client.js');
+    visit('web/src/widget/index.js');
     expect(seen.has('web/src/worker.js')).toBe(true);
+    expect(seen.has('web/src/widget/worker.js')).toBe(true);
+    expect(listed('web/dist/widget/attnlab-widget.js') && listed('types/widget.d.ts')).toBe(true);
     expect(seen.size).toBeGreaterThanOrEqual(7);
     expect(listed('web/dist/attnlab.wasm')).toBe(true);
     expect(listed('types/index.d.ts') && listed('types/worker.d.ts')).toBe(true);
@@ -88,12 +94,12 @@ describe('package.json', () => {
       expect(listed(`models/brown-gpt2/${f}`)).toBe(true);
   });
 
-  it("Node resolves 'attnlab' and 'attnlab/worker' through the exports map", () => {
-    const script = `import * as a from 'attnlab'; import * as b from 'attnlab/worker';
-      console.log(JSON.stringify([Object.keys(a).sort(), Object.keys(b).sort()]));`;
+  it("Node resolves 'attnlab', 'attnlab/worker' and 'attnlab/widget' through the exports map", () => {
+    const script = `import * as a from 'attnlab'; import * as b from 'attnlab/worker'; import * as c from 'attnlab/widget';
+      console.log(JSON.stringify([Object.keys(a).sort(), Object.keys(b).sort(), Object.keys(c).sort()]));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual([PUBLIC, WORKER_PUBLIC]);
+    expect(JSON.parse(r.stdout)).toEqual([PUBLIC, WORKER_PUBLIC, WIDGET_PUBLIC]);
   });
 });
 
@@ -105,6 +111,10 @@ describe('TypeScript declarations', () => {
 
   it('types/worker.d.ts declares exactly the values of worker-client.js', () => {
     expect(declaredValues('types/worker.d.ts')).toEqual(WORKER_PUBLIC);
+  });
+
+  it('types/widget.d.ts declares exactly the values of widget/index.js', () => {
+    expect(declaredValues('types/widget.d.ts')).toEqual(WIDGET_PUBLIC);
   });
 
   it('declare every method of Model and Result and every run option', () => {

@@ -1,0 +1,200 @@
+// widget/draw.js — what each widget figure draws, from the worker's data: pure
+// functions returning svg.js node trees (the same figure functions as the page
+// and `npm run figures`: web/src/figures/), never DOM.
+
+import {
+  figAttentionAsymmetry, figOuterProduct, figDag, figDoIntervention, tokenLabel,
+} from '../figures/index.js';
+import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C } from '../figures/lineage.js';
+
+/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1) — the page's rule (page/runner.js). */
+export function defaultSelection(tokens) {
+  const labels = tokens.map((s) => tokenLabel(s, 1000).toLowerCase());
+  const T = tokens.length;
+  const row = labels.lastIndexOf('sank');
+  const col = labels.indexOf('storm');
+  return { row: row >= 0 ? row : T - 1, col: col >= 0 && col < T ? col : Math.min(2, T - 1) };
+}
+
+/** Figures 1–4 need the model; the others are the lineage demos. */
+export const MODEL_FIGURES = new Set(['1', '2', '3', '4']);
+export const LINEAGE_FIGURES = new Set(['hopfield', 'linear', 'sqrtdk']);
+export const FIGURES = [...MODEL_FIGURES, ...LINEAGE_FIGURES];
+
+const f3 = (x) => Number(x).toFixed(3);
+const sci = (x) => (x === 0 ? '0' : Number(x).toExponential(1));
+
+const CHAPTER_TOKENS = ['Because', ' the', ' storm', ' intensified', ' ,', ' the', ' ship', ' finally', ' sank', ' .'];
+
+/**
+ * The height (px) a figure will take in a box `width` px wide, for the
+ * placeholder, so that the page does not jump when the figure arrives. Model
+ * figures: the figure itself, built from stand-in data of the chapter's
+ * sentence's shape (10 tokens, head size 32, 4 heads); the lineage demos: their
+ * measured layouts.
+ */
+export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en' } = {}) {
+  const w = Math.max(240, Math.floor(width));
+  if (MODEL_FIGURES.has(figure)) {
+    const T = 10, HS = 32;
+    const A = new Float64Array(T * T);
+    for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) A[i * T + j] = 1 / (i + 1);
+    const base = {
+      T, tokens: CHAPTER_TOKENS, q: new Float32Array(T * HS), k: new Float32Array(T * HS), captureQK: { layer: 0, head: 0 },
+      dagScores: [[0.8, 0.8, 0.8, 0.8]], layerDagScores: [0.8], nullDagScore: 0.7071, attention: () => A,
+    };
+    const n = modelFigure({ figure, base, lang, width: w, maxHeight, layer: 0, head: 'avg', row: 8, col: 2, lambda: 3, modelName: 'brown-gpt2', config: { nLayer: 1, nHead: 4 } });
+    return Number(n.attrs.height) * Math.min(1, w / Number(n.attrs.width));
+  }
+  if (figure === 'hopfield') return w >= 960 ? 720 : w >= 640 ? 960 : 750;
+  if (figure === 'linear') return 332;
+  return w >= 880 ? 310 : 582;   // sqrtdk: two plots side by side, or stacked
+}
+
+/**
+ * The figure as large as a box cw px wide and maxH px high allows. The
+ * figures keep the chapter's aspect and, with tight: true, crop their spare
+ * width, so we look for the nominal width whose cropped figure just fits (a few
+ * proportional steps). When at cw the panels would stack into a column taller
+ * than maxH, a wider figure in a row that CSS scales down (to ≥ 55 %) wins.
+ */
+export function fitFigure(build, cw, maxH) {
+  const W = (n) => Number(n.attrs.width), H = (n) => Number(n.attrs.height);
+  const fits = (n) => W(n) <= cw + 0.5 && H(n) <= maxH;
+  let nominal = cw;
+  let best = build(nominal);
+  if (!fits(best)) {
+    if (H(best) <= maxH) return best;
+    for (const f of [1.15, 1.3, 1.5, 1.75, 2]) {
+      const n = build(cw * f);
+      const shrink = Math.min(1, cw / W(n));
+      if (shrink >= 0.55 && H(n) * shrink <= maxH) return n;
+    }
+    return best;
+  }
+  for (let k = 0; k < 4; k++) {
+    const f = Math.min(cw / W(best), maxH / H(best));
+    if (f < 1.01) break;
+    const n = build(Math.min(nominal * f, cw * 3));
+    if (!fits(n)) break;
+    best = n;
+    nominal = Math.min(nominal * f, cw * 3);
+  }
+  return best;
+}
+
+/**
+ * One of the chapter's figures from a base run (and, for Fig. 4, the run with
+ * the do inside the model). v: {figure, base, lang, width, layer, head, row, col,
+ * lambda, modelName, config}. Returns the svg node.
+ */
+export function modelFigure(v) {
+  const maxH = v.maxHeight || 640;
+  return fitFigure((w) => buildModelFigure(v, w), Math.max(240, Math.floor(v.width)), maxH);
+}
+
+function buildModelFigure(v, width) {
+  const { base: r, lang, layer, head, config } = v;
+  const w = Math.max(240, width);
+  const tight = true;
+  const A = r.attention(layer, head);
+  switch (v.figure) {
+    case '1':
+      return figAttentionAsymmetry({ tokens: r.tokens, A, model: v.modelName, layer, nLayer: config.nLayer, head, lang, width: w, tight });
+    case '2':
+      return figOuterProduct({
+        q: r.q, k: r.k, i: v.row, j: v.col, tokens: r.tokens,
+        attention: r.attention(layer, r.captureQK.head), lang, width: w, tight,
+      });
+    case '3':
+      return figDag({
+        tokens: r.tokens, A, dagScores: r.dagScores[layer], nullDagScore: r.nullDagScore,
+        overallDag: head === 'avg' ? r.layerDagScores[layer] : r.dagScores[layer][head], lang, width: w, tight,
+      });
+    case '4':
+      return figDoIntervention({ tokens: r.tokens, A, row: v.row, col: v.col, lambda: v.lambda, lang, width: w, tight });
+    default:
+      throw new Error(`not a model figure: ${v.figure}`);
+  }
+}
+
+/** The Hopfield demo: three grids (input, result, stored), the energy, the modern Hopfield plane. */
+export function hopfieldFigures(d, { lang, width, t }) {
+  const gridSize = Math.max(76, Math.min(160, Math.floor((width - 24) / 3) - 8));
+  const plot = Math.max(240, Math.min(460, width - 8));
+  const m = d.modern;
+  return [
+    figGrid({ values: d.start, diff: d.target, title: t('noisy'), size: gridSize, lang, figure: 'hopfield-start' }),
+    figGrid({ values: d.final, diff: d.target, title: t('retrieved'), size: gridSize, lang, figure: 'hopfield-final' }),
+    figGrid({ values: d.target, title: t('stored'), size: gridSize, lang, figure: 'hopfield-target' }),
+    figLines({
+      series: [{ name: 'E', xs: d.energies.map((_, k) => k), ys: d.energies, color: C.energy, role: 'energy' }],
+      title: t('energyTitle'), xLabel: t('energyX'), yLabel: 'E', width: plot, height: 230,
+      xDomain: [0, Math.max(3, d.energies.length - 1)], lang, figure: 'hopfield-energy',
+    }),
+    figModern2D({
+      patterns: m.patterns, start: m.start, oneStep: m.oneStep, path: m.path, fixed: m.fixed, mean: m.mean, weights: m.weights,
+      labels: { patterns: t('lPatterns'), start: t('lStart'), oneStep: t('lOne'), fixed: t('lFixed'), mean: t('lMean') },
+      title: t('modernTitle', Number(m.beta.toPrecision(3))), size: Math.max(200, Math.min(360, width - 60)), lang, figure: 'modern-hopfield-2d',
+    }),
+  ];
+}
+
+export function hopfieldNote(d, t) {
+  const ok = d.overlap >= 0.999;
+  return [t('hopRetrieval', ok, f3(d.startOverlap), f3(d.overlap), d.steps), t('hopEquiv', sci(d.equivalence.diff))];
+}
+
+/** The linear-attention demo: the timing sweep, softmax against the recurrent linear form. */
+export function linearFigures(d, { lang, width, t }) {
+  const xs = d.timing.map((p) => p.T);
+  const soft = d.timing.map((p) => p.softmaxMs), lin = d.timing.map((p) => p.linearMs);
+  const cross = crossover(xs, soft, lin);
+  const fname = { elu: 'elu+1', relu: 'relu', favor: `FAVOR+ m=${d.m}` }[d.featureMap];
+  return [figLines({
+    series: [
+      { name: t('tSoftmax'), xs, ys: soft, color: C.softmax, role: 'softmax' },
+      { name: t('tLinear', fname), xs, ys: lin, color: C.linear, role: 'linear' },
+    ],
+    vlines: cross ? [{ at: cross, label: t('cross', Math.round(cross)), role: 'crossover' }] : [],
+    title: t('timingTitle'), xLabel: t('timingX'), yLabel: t('timingY'), xLog: true, yLog: true,
+    xDomain: [48, Math.max(...xs) * 1.3], width: Math.max(280, Math.min(640, width - 8)), height: 330, lang,
+    figure: 'attention-timing', legendAt: 'below',
+  })];
+}
+
+export function linearNote(d, t) {
+  return [t('linEquiv', sci(d.prefixDiff), sci(d.rnnDiff)), t('linErr', f3(d.softmaxError))];
+}
+
+/** The √d_k demo: the q·k histogram with and without the scale, and the softmax entropy against d_k. */
+export function sqrtdkFigures(d, { lang, width, t }) {
+  const w = width >= 880 ? Math.min(620, Math.floor((width - 12) / 2)) : Math.max(280, Math.min(560, width - 8));
+  const lim = Math.max(4.5, 4.5 * Math.sqrt(d.dk));
+  const scaled = d.raw.map((x) => x / Math.sqrt(d.dk));
+  return [
+    figHistogram({
+      series: [
+        { name: t('histRaw'), values: d.raw, color: C.raw, role: 'raw' },
+        { name: t('histScaled'), values: scaled, color: C.scaled, role: 'scaled' },
+      ],
+      bins: 60, range: [-lim, lim], title: t('histTitle', d.dk), xLabel: t('histX'), width: w, height: 270, lang, figure: 'qk-histogram',
+    }),
+    figLines({
+      series: [
+        { name: t('entScaled'), xs: d.entropy.dks, ys: d.entropy.scaled, color: C.scaled, role: 'scaled' },
+        { name: t('entRaw'), xs: d.entropy.dks, ys: d.entropy.raw, color: C.raw, role: 'raw' },
+      ],
+      hlines: [{ at: Math.log(64), label: t('entMax'), role: 'log-t' }],
+      vlines: [{ at: d.dk, label: `d_k = ${d.dk}`, role: 'dk-line', color: C.muted }],
+      title: t('entropyTitle'), xLabel: t('entropyX'), yLabel: t('entropyY'), xLog: true, yDomain: [0, 4.5],
+      width: w, height: 300, lang, figure: 'softmax-entropy', legendAt: 'below',
+    }),
+  ];
+}
+
+export function sqrtdkNote(d, t) {
+  return [t('sqrtStats', d.stats, d.dk)];
+}
+
+export { tokenLabel };
