@@ -88,7 +88,7 @@ web/dist/page/index.html: $(PAGE_IN)
 # ---- serve -----------------------------------------------------------------
 PORT ?= 8080
 serve: deps
-	$(MAKE) wasm page
+	$(MAKE) wasm page widget
 	node scripts/serve.mjs --port $(PORT)
 
 bench: all wasm

@@ -7,12 +7,20 @@
 //   /models/...           the repo's models/ (the built-in model)
 //   /tests/fixtures/...   the repo's tests/fixtures/ (the tiny test model)
 //   /tests/e2e/pages/...  the repo's browser test pages (tests/js/browser_worker.test.js)
-//   /web/dist/...         the repo's web/dist/ (attnlab.wasm)
+//   /web/dist/...         the repo's web/dist/ (attnlab.wasm; widget/, the prebuilt
+//                         'attnlab/widget' module of `make widget`)
+//   /examples/...         the repo's examples/: /examples/plain-html/ is the widget
+//                         example without a build step (it loads
+//                         /web/dist/widget/attnlab-widget.js, which finds
+//                         /web/dist/attnlab.wasm and /models/brown-gpt2/ relative to itself)
 //   /...                  the built page web/dist/page/ (`make page`: vite build), then
 //                         the repo's web/ (src/ as ES modules, for test pages)
 // Paths are resolved inside their root (no "..", no symlink escapes), there
-// are no directory listings, and every response carries the page's
-// Content-Security-Policy. Also importable: startServer({port, host}), CSP, PAGE_DIR.
+// are no directory listings (a directory without its trailing slash is redirected
+// to it, so that the relative URLs of its index.html resolve), and every response
+// carries the page's Content-Security-Policy (the widget example works under it:
+// the widgets adopt constructable stylesheets, no inline style or script). Also
+// importable: startServer({port, host}), CSP, PAGE_DIR, EXAMPLE_PATH, WIDGET_BUNDLE.
 //
 // The CSP: scripts only from this origin (plus 'wasm-unsafe-eval' to compile the
 // wasm), no inline script or style, images from here, data: and blob: (the PNG
@@ -43,6 +51,12 @@ export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; st
 /** Where `make page` puts the built page. */
 export const PAGE_DIR = path.join(REPO, 'web', 'dist', 'page');
 
+/** The widget example's URL path (examples/plain-html/). */
+export const EXAMPLE_PATH = '/examples/plain-html/';
+
+/** The prebuilt widget module the example loads (`make widget`). */
+export const WIDGET_BUNDLE = path.join(REPO, 'web', 'dist', 'widget', 'attnlab-widget.js');
+
 const MIME = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -67,6 +81,7 @@ const MOUNTS = [
   ['/tests/fixtures/', [path.join(REPO, 'tests', 'fixtures')]],
   ['/tests/e2e/pages/', [path.join(REPO, 'tests', 'e2e', 'pages')]],
   ['/web/dist/', [path.join(REPO, 'web', 'dist')]],
+  ['/examples/', [path.join(REPO, 'examples')]],
   ['/', [PAGE_DIR, path.join(REPO, 'web')]],
 ];
 
@@ -93,6 +108,7 @@ async function resolveIn(root, rel) {
   try {
     st = await stat(file);
     if (st.isDirectory()) {
+      if (rel !== '' && !rel.endsWith('/')) return { redirect: true };
       file = path.join(file, 'index.html');
       st = await stat(file);
     }
@@ -128,6 +144,13 @@ async function handle(req, res) {
   }
   const found = await resolveFile(urlPath);
   if (!found) return send(res, 404, `not found: ${urlPath}`);
+  if (found.redirect) {
+    const { search } = new URL(req.url, 'http://localhost');
+    // same origin only: one leading slash, every segment re-encoded
+    const segs = urlPath.split('/').filter((x) => x !== '').map(encodeURIComponent);
+    res.setHeader('Location', `/${segs.join('/')}/${search}`);
+    return send(res, 301, 'moved permanently');
+  }
   res.writeHead(200, { 'Content-Type': mimeOf(found.file), 'Content-Length': found.size });
   if (req.method === 'HEAD') return res.end();
   const stream = createReadStream(found.file);
@@ -178,8 +201,15 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
     console.error('serve: the page is not built (web/dist/page/index.html is missing): run `make page` ' +
       '(make wasm && npx vite build); serving the unbuilt sources, the page will not work');
   }
+  if (!existsSync(WIDGET_BUNDLE)) {
+    console.error('serve: the widget is not built (web/dist/widget/attnlab-widget.js is missing): run `make widget` ' +
+      `for the example at ${EXAMPLE_PATH}`);
+  }
   startServer(opts).then(
-    ({ url }) => console.log(`attnlab: serving ${url}  (Ctrl-C to stop)`),
+    ({ url }) => {
+      console.log(`attnlab: serving ${url}  (Ctrl-C to stop)`);
+      console.log(`attnlab: widget example at ${new URL(EXAMPLE_PATH, url).href}`);
+    },
     (e) => {
       console.error(`serve: cannot listen on ${opts.host}:${opts.port}: ${e.message}` +
         (e.code === 'EADDRINUSE' ? ' (try --port 8081)' : ''));

@@ -312,14 +312,14 @@ export function labelNeed(kind, size, width = 0) {
  *   cellTitle: (i, j, v) → string (hover tooltip), role: data-role of the cell group,
  *   box: {row} | {row, col} | null (an outline on a row or a cell), boxColor }
  */
-export function heatmapPanel(o) {
+export function heatmapPanel(o, yFit = { lines: yTitleLines(o.yTitle), size: FONT.label }) {
   const R = o.R, C = o.C;
   const xl = o.xLabels || null, yl = o.yLabels || null;
   const tick = FONT.tick;
   const yLabW = yl ? Math.max(...yl.map((s) => textWidth(s, tick))) : 0;
   const xLabW = xl ? Math.max(...xl.map((s) => textWidth(s, tick))) : 0;
-  const yLines = yTitleLines(o.yTitle);
-  const yTitleW = FONT.label * 1.25 * yLines.length;
+  const yLines = yFit.lines, ySize = yFit.size;
+  const yTitleW = ySize * 1.25 * yLines.length;
   const left = yTitleW + (yl ? yLabW + 6 : 0) + 4;
   const xLabH = xl ? (o.rotateX ? xLabW * SIN45 + tick * SIN45 + 6 : tick * 1.3 + 4) : 0;
   const bottom = xLabH + (o.xTitle ? FONT.label * 1.3 + 4 : 0) + 2;
@@ -400,9 +400,12 @@ export function heatmapPanel(o) {
     if (o.xTitle) kids.push(richText(x0 + pw / 2, y0 + ph + xLabH + FONT.label + 2, o.xTitle, { size: FONT.label, role: 'xtitle' }));
     {
       yLines.forEach((ln, k) => {
-        const x = x0 - left + FONT.label * (1.0 + 1.25 * k);
+        const x = x0 - left + ySize * (1.0 + 1.25 * k);
         const y = y0 + ph / 2;
-        kids.push(richText(x, y, ln, { size: FONT.label, transform: `rotate(-90 ${x} ${y})`, role: 'ytitle' }));
+        // never taller than the plot (it would run into the title and the x labels): shrink if it still is
+        const w = lineWidth(ln, ySize);
+        const size = w > ph ? Math.max(Y_TITLE_MIN, (ySize * ph) / w) : ySize;
+        kids.push(richText(x, y, ln, { size, transform: `rotate(-90 ${x} ${y})`, role: 'ytitle' }));
       });
     }
     // colour bar
@@ -410,7 +413,43 @@ export function heatmapPanel(o) {
     return h('g', { 'data-role': 'panel' }, kids);
   }
   const titleW = Math.max(0, ...o.title.map((l) => lineWidth(l, FONT.title, true)));
-  return { left: left + hang, right, top, bottom, aw, ah, titleW, render: (x0, y0, s) => render(x0 + hang, y0, s) };
+  // At scale s the plot is ah·s px tall; a y title longer than that is wrapped (and
+  // if need be shrunk) to fit it, which widens the left margin: layoutFigure asks
+  // when it stacks the panels.
+  const withScale = (s) => {
+    const fit = fitYTitle(yTitleLines(o.yTitle), ah * s);
+    const same = fit.size === ySize && fit.lines.length === yLines.length && fit.lines.every((l, k) => l === yLines[k]);
+    return same ? panel : heatmapPanel(o, fit);
+  };
+  const panel = { left: left + hang, right, top, bottom, aw, ah, titleW, withScale, render: (x0, y0, s) => render(x0 + hang, y0, s) };
+  return panel;
+}
+
+/** The smallest font size (px) a y title is shrunk to. */
+const Y_TITLE_MIN = 8;
+
+/**
+ * A panel's y title fitted to `room` px (the plot's height): as it is when it fits,
+ * else wrapped at spaces into lines that fit (words and bracketed groups are never
+ * split; rich lines stay whole), and drawn smaller, down to Y_TITLE_MIN, while a line is still too
+ * long. Returns {lines, size}.
+ */
+export function fitYTitle(lines, room, size = FONT.label) {
+  const widest = (ls, sz) => Math.max(0, ...ls.map((l) => lineWidth(l, sz)));
+  if (widest(lines, size) <= room) return { lines, size };
+  const wrapped = [];
+  for (const ln of lines) {
+    if (typeof ln !== 'string') { wrapped.push(ln); continue; }
+    let cur = '';
+    // a bracketed group, "(Q space)", stays whole
+    for (const word of ln.split(/ (?![^()（）]*[)）])/).filter((x) => x)) {
+      const next = cur ? `${cur} ${word}` : word;
+      if (cur && textWidth(next, size) > room) { wrapped.push(cur); cur = word; } else cur = next;
+    }
+    if (cur) wrapped.push(cur);
+  }
+  const w = widest(wrapped, size);
+  return { lines: wrapped, size: w <= room ? size : Math.max(Y_TITLE_MIN, (size * room) / w) };
 }
 
 // A y title is a line, or {lines: [line, ...]} for several (the chapter's
@@ -447,6 +486,19 @@ function titleOverhang(p, s) {
   return Math.max(0, w / 2 - pw / 2);
 }
 
+/** The plot scale s layoutFigure gives these panels: side by side (row) or stacked. */
+function panelScale(panels, width, height, supH, minS, gap) {
+  const n = panels.length;
+  const fixedW = 2 * PAD + panels.reduce((a, p) => a + p.left + p.right, 0) + gap * (n - 1);
+  const sW = (width - fixedW) / panels.reduce((a, p) => a + p.aw, 0);
+  if (sW >= minS || n === 1) {
+    const sH = (height - 2 * PAD - supH - Math.max(...panels.map((p) => p.top)) - Math.max(...panels.map((p) => p.bottom))) /
+      Math.max(...panels.map((p) => p.ah));
+    return { row: true, s: Math.max(40, Math.min(sW, sH)) };
+  }
+  return { row: false, s: Math.max(40, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw))) };
+}
+
 /**
  * Place panels under a suptitle. width: the figure width (px); height: the height
  * the row may use at most (the chapter's figsize), the result is cropped to its
@@ -459,6 +511,18 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
   if (!(width > 0)) throw new AttnlabError('EINVAL', `figure width must be positive, got ${width}`);
   suptitle = wrapLines(suptitle, FONT.suptitle, width - 2 * PAD);
   const supH = blockHeight(suptitle, FONT.suptitle) + (suptitle.length ? 10 : 0);
+  // Stacked panels (narrow screens) whose margins depend on their size (withScale:
+  // a y title wrapped to the plot's height) adapt to the scale they get; the new
+  // margins change the scale, so fit again. Panels in a row keep their margins, so
+  // a row's layout never depends on it (the render shrinks a y title taller than
+  // its plot instead).
+  for (let pass = 0; pass < 3; pass++) {
+    const { row, s } = panelScale(panels, width, height, supH, minS, gap);
+    if (row) break;
+    const next = panels.map((p) => (p.withScale ? p.withScale(s) : p));
+    if (next.every((p, k) => p === panels[k])) break;
+    panels = next;
+  }
   const n = panels.length;
   const fixedW = 2 * PAD + panels.reduce((a, p) => a + p.left + p.right, 0) + gap * (n - 1);
   const sumAw = panels.reduce((a, p) => a + p.aw, 0);
@@ -470,7 +534,7 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
   const kids = [];
   let H;
   if (sW >= minS || n === 1) {
-    const s = Math.max(40, Math.min(sW, sH));
+    const s = Math.max(40, Math.min(sW, sH));   // as panelScale
     // Like matplotlib's subplots: each panel centred in its slot, so the outer
     // margins get half the spare space of an inner gap. tight crops to the content
     // (bbox_inches="tight", and the inner gaps too): just room for titles that
@@ -497,7 +561,7 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
     });
     H = y0 + maxAh * s + maxBottom + PAD;
   } else {
-    const s = Math.max(40, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw)));
+    const s = Math.max(40, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw)));   // as panelScale
     let y = PAD + supH;
     for (const p of panels) {
       const pw = p.left + p.aw * s + p.right;

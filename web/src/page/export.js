@@ -3,7 +3,7 @@
 // the click). PNG: the SVG string is drawn on a canvas through an <img> of a
 // Blob URL (CSP img-src blob:), at the chapter's 150 dpi, on white.
 
-import { toString, FIGURE_FILES, CHAPTER_SCALE } from '../figures/index.js';
+import { toString, h, SVG_NS, FONT_FAMILY, FONT_FAMILY_ZH, FIGURE_FILES, CHAPTER_SCALE } from '../figures/index.js';
 
 /** Offer `blob` as a download named `name`. */
 export function downloadBlob(blob, name) {
@@ -93,4 +93,78 @@ export function runData({ out, modelName, settings, change, kl, klPlain }) {
     attention_change: { mean_abs: change.mean, max_abs: change.max },
     unmodified: plain ? { top: plain.top.map(({ id, token, prob }) => ({ id, token, prob })), kl_unmodified_this: klPlain } : null,
   };
+}
+
+// ── the heads panel's cards: several charts in one file ────────────────────
+
+/**
+ * Presentation attributes for the page's CSS classes inside charts (delta.js's ΔA
+ * bars are styled by page.css), light scheme: an exported file has no stylesheet.
+ */
+export const CLASS_ATTRS = Object.freeze({
+  'd-label': { fill: '#5d6166' },
+  'd-label-do': { fill: '#1f4fd1' },
+  'd-value': { fill: '#1c1d1f', 'font-family': "'DejaVu Sans Mono', monospace", 'font-size': '11.5' },
+  'd-track': { fill: '#f0f0ec' },
+  'd-bar': { fill: '#5d6166' },
+  'd-bar-do': { fill: '#1f4fd1' },
+  'd-frame': { stroke: '#999999', 'stroke-width': '0.5' },
+});
+
+/** A copy of a node tree with CLASS_ATTRS written onto the nodes of those classes (later classes win). */
+export function withClassAttrs(node, map = CLASS_ATTRS) {
+  if (typeof node.text === 'string') return node;
+  const extra = {};
+  for (const c of String(node.attrs.class || '').split(/\s+/)) if (map[c]) Object.assign(extra, map[c]);
+  return { ...node, attrs: { ...node.attrs, ...extra }, children: node.children.map((k) => withClassAttrs(k, map)) };
+}
+
+/**
+ * Several chart <svg> node trees as one <svg>: an optional title line, then the
+ * charts left to right, wrapping to a new row past maxWidth, each nested at its
+ * own size (x, y), on white. Returns the node tree.
+ */
+export function composeSvg(nodes, { title = '', lang = 'en', maxWidth = 1200, gap = 16, pad = 12 } = {}) {
+  if (!nodes.length) throw new Error('nothing to export: the card has not drawn yet');
+  const size = (n) => [Number(n.attrs.width), Number(n.attrs.height)];
+  const top = pad + (title ? 26 : 0);
+  const placed = [];
+  let x = pad, y = top, rowH = 0, W = 0;
+  for (const n of nodes) {
+    const [w, hh] = size(n);
+    if (x > pad && x + w > maxWidth - pad) { x = pad; y += rowH + gap; rowH = 0; }
+    const c = withClassAttrs(n);
+    placed.push({ ...c, attrs: { ...c.attrs, x: String(x), y: String(y) } });
+    W = Math.max(W, x + w);
+    rowH = Math.max(rowH, hh);
+    x += w + gap;
+  }
+  const width = Math.round(Math.max(W, title ? 200 : 0) + pad), height = Math.round(y + rowH + pad);
+  return h('svg', {
+    xmlns: SVG_NS, width, height, viewBox: `0 0 ${width} ${height}`, 'font-family': lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY,
+    lang: lang === 'zh' ? 'zh-Hans' : 'en', role: 'img', 'aria-label': title, 'data-charts': nodes.length,
+  }, h('rect', { x: 0, y: 0, width, height, fill: '#ffffff' }),
+  title ? h('text', { x: pad, y: pad + 16, 'font-size': 15, 'font-weight': 'bold', fill: '#262626' }, title) : null,
+  placed);
+}
+
+/** Download an SVG node tree as `${base}.svg` or `${base}.png` (the chapter's 150 dpi). */
+export async function exportSvgNode(node, base, kind) {
+  const svg = toString(node);
+  if (kind === 'svg') downloadBlob(new Blob([svg], { type: 'image/svg+xml' }), `${base}.svg`);
+  else downloadBlob(await svgToPngBlob(svg), `${base}.png`);
+}
+
+/** Download a JSON-able object as `${base}.json`. */
+export function exportJsonData(data, base) {
+  downloadBlob(new Blob([JSON.stringify(data)], { type: 'application/json' }), `${base}.json`);
+}
+
+/** A flat row-major array as rows of `cols` numbers (7 significant digits; NaN → null). */
+export function rows(flat, cols) {
+  const out = [];
+  for (let k = 0; k < flat.length; k += cols) {
+    out.push(Array.from(flat.slice(k, k + cols), (v) => (Number.isFinite(v) ? Number(v.toPrecision(7)) : null)));
+  }
+  return out;
 }

@@ -19,6 +19,7 @@ import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from './delta.js';
 import { gridMap, lineChart, layerBars, diffBars } from './heads-figs.js';
+import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
 import { ylOrRd, rdBuR, fmt2, fmt3 } from '../figures/common.js';
 
@@ -39,6 +40,19 @@ const ROLE_VMAX = 0.25;
 
 const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-mask-maps', 'hp-mask-delta', 'hp-cf-map', 'hp-cf-bars',
   'hp-ed-maps', 'hp-ed-delta', 'hp-dag-layers', 'hp-dag-heads'];
+
+/**
+ * Each card's charts (the boxes they are drawn in, in this order in the exported
+ * file), the base name of its SVG / PNG / JSON downloads and its title's i18n key.
+ */
+export const CARD_EXPORTS = Object.freeze({
+  'hp-imp': { boxes: ['hp-imp-grid', 'hp-imp-curve'], file: 'attnlab_heads_importance', title: 'hpImpTitle' },
+  'hp-roles': { boxes: ['hp-roles-grids'], file: 'attnlab_heads_roles', title: 'hpRolesTitle' },
+  'hp-mask': { boxes: ['hp-mask-maps', 'hp-mask-delta'], file: 'attnlab_heads_mixed_masks', title: 'hpMaskTitle' },
+  'hp-cf': { boxes: ['hp-cf-map', 'hp-cf-bars'], file: 'attnlab_heads_counterfactual_pair', title: 'hpCfTitle' },
+  'hp-ed': { boxes: ['hp-ed-maps', 'hp-ed-delta'], file: 'attnlab_heads_weight_edit', title: 'hpEdTitle' },
+  'hp-dag': { boxes: ['hp-dag-layers', 'hp-dag-heads'], file: 'attnlab_heads_dag_profile', title: 'hpDagTitle' },
+});
 
 /** A signed difference with 3 decimals: +0.012, −0.004, 0.000 (never −0.000). */
 export const fmtS = (v) => (Math.abs(v) < 0.0005 ? '0.000' : (v > 0 ? '+' : '−') + Math.abs(v).toFixed(3));
@@ -112,6 +126,7 @@ class Job {
   reset() {
     this.last = null;
     this.forced = false;
+    this.panel.exportable(this.id, false);
     this.card.dataset.state = 'idle';
     this.status('');
   }
@@ -167,6 +182,7 @@ class Job {
   }
 
   fail(e) {
+    this.panel.exportable(this.id, false);
     this.card.dataset.state = 'error';
     this.status(explain(e, this.panel.t, { nPositions: this.panel.config?.nPositions }), 'error');
   }
@@ -175,6 +191,7 @@ class Job {
     if (!this.last) return;
     try {
       this.f.draw(this.last.result, this.last.spec);
+      this.panel.exportable(this.id, true);
       this.card.dataset.state = 'ready';
       this.status('');
     } catch (e) {
@@ -197,6 +214,8 @@ export class HeadsPanel {
     this.chain = Promise.resolve();
     this.jobs = {};
     this.mask = null;       // per-layer mask choice: ['causal' | 'full' | 'window']
+    this.charts = {};       // box id -> the svg node trees drawn in it (what the export buttons save)
+    this.exportData = {};   // card id -> the numbers it shows (the JSON export)
     this.#build();
   }
 
@@ -236,6 +255,8 @@ export class HeadsPanel {
     this.chain = Promise.resolve();
     const L = config.nLayer;
     this.mask = maskPreset('lowerFull', L);
+    this.charts = {};
+    this.exportData = {};
     this.#fillSelects();
     this.#buildMaskRow();
     for (const j of Object.values(this.jobs)) j.reset();
@@ -250,6 +271,7 @@ export class HeadsPanel {
     if (!this.config) return;
     this.#fillSelects();
     this.#buildMaskRow();
+    for (const card of Object.keys(CARD_EXPORTS)) this.exportable(card);
     for (const j of Object.values(this.jobs)) {
       if (j.card.dataset.state === 'waiting') j.status(this.t('hpPressCompute'));
       if (j.card.dataset.state === 'ready') j.redraw();
@@ -402,6 +424,17 @@ export class HeadsPanel {
       this.jobs.edit.request(true);
     });
 
+    // each card's SVG / PNG / JSON downloads (enabled once it has drawn)
+    for (const [card, x] of Object.entries(CARD_EXPORTS)) {
+      const head = card === 'hp-ed' ? $('hp-cf').querySelector('h3.hp-sub') : $(card).querySelector('.fig-head');
+      head.appendChild(el('div', { class: 'fig-actions hp-actions', dataset: { card } },
+        ['svg', 'png', 'json'].map((kind) => el('button', {
+          type: 'button', class: 'btn btn-small', disabled: true, dataset: { export: kind, card },
+          'aria-label': P.t('hpExportAria', P.t(x.title), kind.toUpperCase()),
+          on: { click: () => P.#exportCard(card, kind) },
+        }, kind.toUpperCase()))));
+    }
+
     // compute a card when it comes into view
     const io = new IntersectionObserver((entries) => {
       for (const e of entries) {
@@ -444,6 +477,37 @@ export class HeadsPanel {
     }
   }
 
+  // ── export ────────────────────────────────────────────────────────────────
+
+  /** Enable or disable a card's export buttons (on when it has drawn); without `on`, relabel them only. */
+  exportable(card, on) {
+    for (const b of document.querySelectorAll(`.hp-actions[data-card="${card}"] button`)) {
+      if (on !== undefined) b.disabled = !on;
+      b.setAttribute('aria-label', this.t('hpExportAria', this.t(CARD_EXPORTS[card].title), b.dataset.export.toUpperCase()));
+    }
+  }
+
+  async #exportCard(card, kind) {
+    const x = CARD_EXPORTS[card];
+    const job = Object.values(this.jobs).find((j) => j.id === card);
+    try {
+      if (kind === 'json') {
+        if (!this.exportData[card]) return;
+        exportJsonData({
+          generator: 'attnlab page: heads & counterfactuals', card: x.file.replace(/^attnlab_heads_/, ''),
+          created: new Date().toISOString(), model: { name: this.name, nLayer: this.config.nLayer, nHead: this.config.nHead },
+          ...this.exportData[card],
+        }, x.file);
+        return;
+      }
+      const nodes = x.boxes.flatMap((id) => this.charts[id] || []);
+      if (!nodes.length) return;
+      await exportSvgNode(composeSvg(nodes, { title: this.t(x.title), lang: this.lang }), x.file, kind);
+    } catch (e) {
+      if (job) job.status(`${this.t('hpExportFailed')} ${e.message}`, 'error');
+    }
+  }
+
   // ── drawing ───────────────────────────────────────────────────────────────
 
   /** The width of box id (a block or a growing flex item), at least 200 px. */
@@ -463,6 +527,7 @@ export class HeadsPanel {
   }
 
   #mount(id, node) {
+    this.charts[id] = [node];
     replace($(id), toElement(node, document));
   }
 
@@ -516,6 +581,11 @@ export class HeadsPanel {
       t('hpImpMost', most.join(', ')),
       t('hpImpLeast', least.join(', ')),
     ].join(this.lang === 'zh' ? '' : ' ');
+    this.exportData['hp-imp'] = {
+      text: $('hp-imp-input').value, T: imp.T, cut_to_context: cut, base_loss: imp.baseLoss,
+      delta_loss: rows(imp.delta, H), pruning_order: Array.from(imp.order, (k) => headName(Math.floor(k / H), k % H)),
+      pruning_loss: Array.from(imp.pruning), half, loss_at_half: atHalf, loss_all_removed: all,
+    };
     const card = $('hp-imp');
     card.dataset.baseLoss = String(imp.baseLoss);
     card.dataset.lossAtHalf = String(atHalf);
@@ -534,6 +604,7 @@ export class HeadsPanel {
       ['dup', roles.dup, roles.top.dup, t('hpRoleDup'), roles.T],
       ['induction', ind.induction, ind.top.induction, t('hpRoleInd', n), ind.T],
     ];
+    this.charts['hp-roles-grids'] = [];
     replace($('hp-roles-grids'), specs.map(([key, values, top, title]) => {
       let mx = 0;
       for (const v of values) mx = Math.max(mx, v);
@@ -545,6 +616,7 @@ export class HeadsPanel {
         cellTitle: (i, j, v) => t('hpRoleCell', title, i, j, v.toFixed(4)),
         attrs: { 'data-role-name': key },
       });
+      this.charts['hp-roles-grids'].push(svg);
       const tops = top.map((x) => `${headName(x.layer, x.head)} ${x.score.toFixed(3)}`).join(' · ');
       const ratio = top.length && uni[key] > 0 ? top[0].score / uni[key] : 0;
       return el('figure', { class: 'hp-role', dataset: { role: key, top: top.length ? headName(top[0].layer, top[0].head) : '' } },
@@ -553,6 +625,14 @@ export class HeadsPanel {
           el('span', { class: 'hp-top' }, t('hpRoleTop', tops)),
           el('span', { class: 'muted' }, t('hpRoleUniform', uni[key].toFixed(3), ratio.toFixed(1)))));
     }));
+    const byHead = (v) => rows(v, this.config.nHead);
+    const tops = (list) => list.map((x) => ({ layer: x.layer, head: x.head, score: x.score }));
+    this.exportData['hp-roles'] = {
+      text: $('hp-imp-input').value, T: roles.T, induction_n: n, induction_seed: Number($('hp-ind-seed').value),
+      scores: { prev: byHead(roles.prev), sink: byHead(roles.sink), dup: byHead(roles.dup), induction: byHead(ind.induction) },
+      top: { prev: tops(roles.top.prev), sink: tops(roles.top.sink), dup: tops(roles.top.dup), induction: tops(ind.top.induction) },
+      uniform: uni, induction_defined: ind.inductionDefined,
+    };
     $('hp-roles').dataset.t = String(roles.T);
     $('hp-roles').dataset.inductionDefined = String(ind.inductionDefined);
   }
@@ -564,12 +644,14 @@ export class HeadsPanel {
     const per = stacked ? total : Math.floor((total - (n - 1) * 16) / n);
     const labels = tokens.map((s) => tokenLabel(s, 12));
     // side by side: one colour bar, right of the last map; stacked: one on each, so the maps keep one size
-    replace($(id), mats.map((values, k) => toElement(gridMap({
+    const nodes = mats.map((values, k) => gridMap({
       values, R: T, C: T, color: scale, cbar: stacked || (cbarLast && k === n - 1) ? { scale, format: fmt2 } : null,
       role: `${role}-${k}`, title: titles[k], maxW: per, maxCell: 30, minCell: 4,
       rowLabels: labels, colLabels: labels, rotate: true, lang: this.lang,
       cellTitle: (i, j, v) => cellTitle(k, i, j, v), attrs: attrsOf(k),
-    }), document)));
+    }));
+    this.charts[id] = nodes;
+    replace($(id), nodes.map((node) => toElement(node, document)));
   }
 
   #topPair(idA, idB, a, b) {
@@ -595,6 +677,12 @@ export class HeadsPanel {
     $('hp-mask-kl').textContent = `${t('hpKlMask', fmtKL(kl))} ${topMove(t, base, mixed)}`;
     this.#topPair('hp-mask-top-a', 'hp-mask-top-b', base, mixed);
     this.#mount('hp-mask-delta', deltaBars({ mean: change.mean, max: change.max, doLayer: -1, width: Math.min(520, this.#width('hp-mask-delta')), lang: this.lang, t }));
+    this.exportData['hp-mask'] = {
+      text: s.text, mask: s.mask, tokens: base.tokens, layer: L - 1, head: 'avg',
+      attention_all_causal: rows(A0, T), attention_mixed: rows(A1, T),
+      top_all_causal: plainTop(base.top), top_mixed: plainTop(mixed.top), kl_causal_mixed: kl,
+      attention_change: { mean_abs: Array.from(change.mean), max_abs: Array.from(change.max) },
+    };
     const card = $('hp-mask');
     card.dataset.kl = String(kl);
     card.dataset.mask = s.mask.join(',');
@@ -647,6 +735,13 @@ export class HeadsPanel {
       barTitle: (k, it) => t('hpCfBar', it.label, it.note, fmtS(it.v)),
     }));
     $('hp-cf-kl').textContent = `${t('hpCfKl', fmtKL(cf.next.kl), cf.next.tv.toFixed(4))} ${topMove(t, a, b)}`;
+    this.exportData['hp-cf'] = {
+      a: { text: $('hp-cf-a').value, tokens: a.tokens }, b: { text: $('hp-cf-b').value, tokens: b.tokens },
+      aligned: cf.aligned.map(([i, j]) => [i, j]), alignment: cf.alignment || null,
+      layer, head: hv === 'avg' ? 'avg' : Number(hv), attention_diff_b_minus_a: rows(D, TA),
+      next: cf.next.top.slice(0, 12).map((x) => ({ id: x.id, token: x.token, p_a: x.pA, p_b: x.pB, delta: x.delta })),
+      kl_a_b: cf.next.kl, total_variation: cf.next.tv,
+    };
     const card = $('hp-cf');
     card.dataset.kl = String(cf.next.kl);
     card.dataset.tv = String(cf.next.tv);
@@ -677,6 +772,12 @@ export class HeadsPanel {
     const tEdit = (key, ...a) => (key === 'deltaLayer' && a[0] === iv.layer ? `${t('deltaLayer', a[0])} (${t('hpEdited')})` : t(key, ...a));
     const bars = deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: Math.min(520, this.#width('hp-ed-delta')), lang: this.lang, t: tEdit });
     this.#mount('hp-ed-delta', relabel(bars, ' (do)', ''));
+    this.exportData['hp-ed'] = {
+      text: s.text, edit: iv, tokens: base.tokens, layer: iv.layer, head: head,
+      attention_before: rows(A0, T), attention_after: rows(A1, T),
+      top_before: plainTop(base.top), top_after: plainTop(after.top), kl_before_after: kl,
+      attention_change: { mean_abs: Array.from(change.mean), max_abs: Array.from(change.max) },
+    };
     const card = $('hp-ed');
     card.dataset.kl = String(kl);
     card.dataset.maxDelta = String(Math.max(...change.max));
@@ -709,6 +810,11 @@ export class HeadsPanel {
       el('td', {}, fmtS(x.overall - x.null)))));
     $('hp-dag-summary').textContent = t('hpDagSummary', p.sentences.length, p.mean.overall.toFixed(3), p.mean.null.toFixed(3),
       fmtS(p.mean.overall - p.mean.null), s.mask);
+    this.exportData['hp-dag'] = {
+      mask: s.mask, overall: p.mean.overall, null: p.mean.null, layer_mean: Array.from(p.mean.layer),
+      head_mean: rows(p.mean.head, this.config.nHead),
+      sentences: p.sentences.map((x, k) => ({ text: s.list[k], T: x.T, overall: x.overall, null: x.null })),
+    };
     const card = $('hp-dag');
     card.dataset.overall = String(p.mean.overall);
     card.dataset.null = String(p.mean.null);
@@ -721,6 +827,11 @@ function relabel(node, from, to) {
     for (const c of n.children) if (typeof c.text === 'string' && c.text.endsWith(from)) c.text = c.text.slice(0, -from.length) + to;
   }
   return node;
+}
+
+/** A top-k list as plain JSON rows. */
+function plainTop(top) {
+  return top.map(({ id, token, prob }) => ({ id, token, prob }));
 }
 
 /** "top token x → y." or "top token x unchanged." */

@@ -156,6 +156,8 @@ export const STRINGS = {
     hpCompute: 'Compute',
     hpComputing: 'Computing in the worker…',
     hpPressCompute: 'This model is large: press Compute to run the full grid (it occupies the worker for a while).',
+    hpExportAria: (card, kind) => `Download “${card}” as ${kind}`,
+    hpExportFailed: 'Export failed:',
     hpAllHeads: 'all heads',
     hpLayerN: (l) => `L${l}`,
 
@@ -400,6 +402,8 @@ export const STRINGS = {
     hpCompute: '计算',
     hpComputing: '正在工作线程中计算…',
     hpPressCompute: '这个模型较大：按“计算”运行完整网格（会占用工作线程一段时间）。',
+    hpExportAria: (card, kind) => `下载“${card}”（${kind}）`,
+    hpExportFailed: '导出失败：',
     hpAllHeads: '所有头',
     hpLayerN: (l) => `L${l}`,
 
