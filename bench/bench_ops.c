@@ -34,7 +34,7 @@
 #define BENCH_EXPORT(name)
 #endif
 
-enum { K_MM = 0, K_MM_REF = 1, K_NT = 2, K_NT_REF = 3 };
+enum { K_MM = 0, K_MM_REF = 1, K_NT = 2, K_NT_REF = 3, K_MMP = 4 /* matmul on packed weights */ };
 
 /* ------------------------------------------------------------ helpers */
 
@@ -73,6 +73,7 @@ static void run_kind(int kind, float *out, const float *inp, const float *w, con
     case K_MM: matmul_forward(out, inp, w, bias, T, C, OC); break;
     case K_MM_REF: matmul_forward_ref(out, inp, w, bias, T, C, OC); break;
     case K_NT: matmul_nt_forward(out, inp, w, T, C, OC); break;
+    case K_MMP: matmul_packed_forward(out, inp, w, bias, T, C, OC); break; /* w already packed */
     default: matmul_nt_forward_ref(out, inp, w, T, C, OC); break;
     }
 }
@@ -92,8 +93,16 @@ BENCH_EXPORT("bench_check_error") double bench_check_error(int kind, int T, int 
     if (inp && w && bias && a && b) {
         fill(inp, (size_t)T * C, 1.0f), fill(w, nw, 0.1f), fill(bias, OC, 0.1f);
         worst = 0.0;
-        int nt = kind >= K_NT;
-        run_kind(nt ? K_NT : K_MM, a, inp, w, bias, T, C, OC);
+        int nt = kind == K_NT || kind == K_NT_REF;
+        if (kind == K_MMP) { /* packed copy through a, then the fast packed kernel vs the plain ref */
+            float *wp = malloc(sizeof(float) * nw);
+            if (!wp) { worst = -1.0; goto done; }
+            matmul_pack_weights(wp, w, C, OC);
+            run_kind(K_MMP, a, inp, wp, bias, T, C, OC);
+            free(wp);
+        } else {
+            run_kind(nt ? K_NT : K_MM, a, inp, w, bias, T, C, OC);
+        }
         run_kind(nt ? K_NT_REF : K_MM_REF, b, inp, w, bias, T, C, OC);
         for (int t = 0; t < T; t++) {
             for (int o = 0; o < OC; o++) {
@@ -105,6 +114,7 @@ BENCH_EXPORT("bench_check_error") double bench_check_error(int kind, int T, int 
             }
         }
     }
+done:
     free(inp), free(w), free(bias), free(a), free(b);
     return worst;
 }
@@ -131,6 +141,7 @@ BENCH_EXPORT("bench_selfcheck") int bench_selfcheck(void) {
             for (int k = 0; k < 4; k++) {
                 if (!(bench_check_error(K_MM, Ts[i], Cs[j], OCs[k]) <= 2e-6)) fails |= 1;
                 if (!(bench_check_error(K_NT, Ts[i], Cs[j], OCs[k]) <= 2e-6)) fails |= 2;
+                if (!(bench_check_error(K_MMP, Ts[i], Cs[j], OCs[k]) <= 2e-6)) fails |= 1; /* packed: matmul's bit */
             }
     if (!(bench_check_error(K_MM, 130, 300, 131) <= 2e-6)) fails |= 1;
     if (!(bench_check_error(K_NT, 1, 768, 50257) <= 2e-6)) fails |= 2;
@@ -190,6 +201,13 @@ BENCH_EXPORT("bench_time_ms") double bench_time_ms(int kind, int T, int C, int O
     double *ms = malloc(sizeof(double) * (reps > 0 ? reps : 1)), med = -1.0;
     if (inp && w && bias && out && ms && reps > 0) {
         fill(inp, (size_t)T * C, 1.0f), fill(w, nw, 0.1f), fill(bias, OC, 0.1f);
+        if (kind == K_MMP) { /* pack once, as the model does at load (out is scratch) */
+            float *wp = malloc(sizeof(float) * nw);
+            if (!wp) { free(inp), free(w), free(bias), free(out), free(ms); return -1.0; }
+            matmul_pack_weights(wp, w, C, OC);
+            free(w);
+            w = wp;
+        }
         run_kind(kind, out, inp, w, bias, T, C, OC); /* warm-up */
         for (int r = 0; r < reps; r++) {
             double t0 = now_ms();
@@ -226,12 +244,19 @@ BENCH_EXPORT("bench_peak_gflops") double bench_peak_gflops(int iters) {
 /* ------------------------------------------------------------- native */
 
 #if !defined(__wasm__)
-static const int shapes[][3] = {
-    {11, 768, 2304}, {11, 768, 768}, {11, 768, 3072}, {11, 3072, 768},
-    {128, 768, 2304}, {128, 768, 768}, {128, 768, 3072}, {128, 3072, 768},
-    {1, 768, 50257},
+/* kernel, T, C, OC: the same rows as bench_ops_wasm.mjs's SHAPES */
+static const struct { int kind, T, C, OC; } shapes[] = {
+    {K_MM, 11, 768, 2304}, {K_MM, 11, 768, 768}, {K_MM, 11, 768, 3072}, {K_MM, 11, 3072, 768},
+    {K_MM, 128, 768, 2304}, {K_MM, 128, 768, 768}, {K_MM, 128, 768, 3072}, {K_MM, 128, 3072, 768},
+    {K_MMP, 1, 768, 2304}, {K_MMP, 1, 3072, 768},
+    {K_MMP, 11, 768, 2304}, {K_MMP, 11, 768, 768}, {K_MMP, 11, 768, 3072}, {K_MMP, 11, 3072, 768},
+    {K_MMP, 128, 768, 2304}, {K_MMP, 128, 768, 768}, {K_MMP, 128, 768, 3072}, {K_MMP, 128, 3072, 768},
+    {K_NT, 1, 768, 50257},
 };
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
+static const char *kind_name(int kind) {
+    return kind == K_NT ? "matmul_nt" : kind == K_MMP ? "matmul_packed" : "matmul";
+}
 
 int main(int argc, char **argv) {
     int tsv = 0;
@@ -260,19 +285,17 @@ int main(int argc, char **argv) {
         printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     }
     for (int s = 0; s < NSHAPES; s++) {
-        int T = shapes[s][0], C = shapes[s][1], OC = shapes[s][2];
-        int nt = s == NSHAPES - 1;
+        int kind = shapes[s].kind, T = shapes[s].T, C = shapes[s].C, OC = shapes[s].OC;
+        int nt = kind == K_NT;
         double flop = 2.0 * T * C * OC;
-        double err = bench_check_error(nt ? K_NT : K_MM, T, C, OC);
-        double fast = bench_time_ms(nt ? K_NT : K_MM, T, C, OC, reps), fast_min = bench_last_min_ms();
+        double err = bench_check_error(kind, T, C, OC);
+        double fast = bench_time_ms(kind, T, C, OC, reps), fast_min = bench_last_min_ms();
         double ref = bench_time_ms(nt ? K_NT_REF : K_MM_REF, T, C, OC, 10);
         if (tsv)
-            printf("%s\t%d\t%d\t%d\t%.3g\t%.4f\t%.4f\t%.4f\n", nt ? "matmul_nt" : "matmul", T, C, OC, err, fast,
-                   ref, fast_min);
+            printf("%s\t%d\t%d\t%d\t%.3g\t%.4f\t%.4f\t%.4f\n", kind_name(kind), T, C, OC, err, fast, ref, fast_min);
         else
-            printf("| %s | %d | %d | %d | %.1e | %.3f | %.1f (%.1f) | %.2f | %.0fx |\n",
-                   nt ? "matmul_nt" : "matmul", T, C, OC, err, fast, flop / (fast * 1e6), flop / (fast_min * 1e6),
-                   flop / (ref * 1e6), ref / fast);
+            printf("| %s | %d | %d | %d | %.1e | %.3f | %.1f (%.1f) | %.2f | %.0fx |\n", kind_name(kind), T, C, OC, err,
+                   fast, flop / (fast * 1e6), flop / (fast_min * 1e6), flop / (ref * 1e6), ref / fast);
         fflush(stdout);
     }
     return fails != 0;

@@ -29,9 +29,14 @@ const cpuTime = args.includes('--cpu-time'); // time with CPU clocks (steadier o
 const SHAPES = [
   ['matmul', 11, 768, 2304], ['matmul', 11, 768, 768], ['matmul', 11, 768, 3072], ['matmul', 11, 3072, 768],
   ['matmul', 128, 768, 2304], ['matmul', 128, 768, 768], ['matmul', 128, 768, 3072], ['matmul', 128, 3072, 768],
+  // the model's layer weights are packed at load (matmul_pack_weights): this is the kernel the forward runs
+  ['matmul_packed', 1, 768, 2304], ['matmul_packed', 1, 3072, 768],
+  ['matmul_packed', 11, 768, 2304], ['matmul_packed', 11, 768, 768], ['matmul_packed', 11, 768, 3072],
+  ['matmul_packed', 11, 3072, 768], ['matmul_packed', 128, 768, 2304], ['matmul_packed', 128, 768, 768],
+  ['matmul_packed', 128, 768, 3072], ['matmul_packed', 128, 3072, 768],
   ['matmul_nt', 1, 768, 50257],
 ];
-const KIND = { matmul: 0, matmul_nt: 2 };
+const KIND = { matmul: 0, matmul_nt: 2, matmul_packed: 4 };
 const CHECK_NAMES = ['matmul', 'matmul_nt', 'exp', 'gelu', 'softmax', 'softmax all -inf', 'layernorm', 'dot', 'axpy', 'add'];
 
 async function load(path) {
@@ -116,7 +121,7 @@ if (nativePath !== 'none' && existsSync(nativePath)) {
     const f = line.split('\t');
     if (f[0] === 'simd') native.simd = f[1];
     else if (f[0] === 'peak_gflops') native.peak = Number(f[1]);
-    else if (f[0] === 'matmul' || f[0] === 'matmul_nt')
+    else if (f[0] === 'matmul' || f[0] === 'matmul_nt' || f[0] === 'matmul_packed')
       native.rows.set(f.slice(0, 4).join(','), { err: Number(f[4]), fast: Number(f[5]), ref: Number(f[6]), best: Number(f[7]) });
   }
 }

@@ -200,7 +200,9 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m);
 
 /* Sample max_new tokens after ids[0..T) (no interventions). temperature 0
  * means greedy; top_k 0 means the full vocabulary. The RNG state is passed in.
- * out receives the new ids; *n_out how many were written. */
+ * out receives the new ids; *n_out how many were written. Runs with a
+ * key/value cache (one token per step after the prompt) and leaves no result:
+ * alab_result_T is 0 afterwards until the next alab_forward. */
 int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T,
                   int max_new, float temperature, int top_k, uint64_t *rng_state);
 

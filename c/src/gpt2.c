@@ -56,6 +56,7 @@ struct alab_model {
     activations acts;
     int T;                    /* of the last run, 0 if none */
     int has_qk;
+    int packed;               /* layer matmul weights in matmul_pack_weights order */
 };
 
 const alab_config *alab_model_config(const alab_model *m) { return m ? &m->cfg : NULL; }
@@ -248,11 +249,9 @@ static int bind_weights(alab_model *m, const st_file *st) {
             p = dst;
             dst += count;
         }
-        for (size_t j = 0; j < count; j++)
-            if (!isfinite(p[j])) {
-                rc = alab_fail(ALAB_ENAN, "model.safetensors: tensor \"%s\" holds a non-finite value at index %zu", t->name, j);
-                break;
-            }
+        size_t bad = first_nonfinite_f32(p, count); /* vectorised: the scan is most of the load */
+        if (bad < count)
+            rc = alab_fail(ALAB_ENAN, "model.safetensors: tensor \"%s\" holds a non-finite value at index %zu", t->name, bad);
         *specs[i].dst = p;
     }
     free(specs);
@@ -261,6 +260,40 @@ static int bind_weights(alab_model *m, const st_file *st) {
         m->file = NULL;
     }
     return rc;
+}
+
+/* The four matmul weights of every layer, repacked in place into the panel
+ * order of matmul_packed_forward (ops.c). Every weight pointer points into
+ * memory the model owns (the safetensors buffer it took over, or converted),
+ * and tensors cannot overlap (st_parse), so each matrix is permuted in place,
+ * one block of 256 rows at a time (scratch 256 x 4C floats: 3 MB for
+ * distilgpt2, freed before the load returns). */
+static int pack_layer_weights(alab_model *m) {
+#ifdef ALAB_NO_PACK
+    (void)m;
+    return ALAB_OK;
+#else
+    const int C = m->cfg.n_embd;
+    float *tmp = malloc(matmul_pack_scratch_floats(4 * C) * sizeof(float));
+    if (!tmp) return alab_fail(ALAB_ENOMEM, "cannot allocate %zu MB to pack the weights", (matmul_pack_scratch_floats(4 * C) * 4) >> 20);
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        layer_weights *w = &m->layers[l];
+        const float *mats[4] = {w->attn_w, w->proj_w, w->fc_w, w->fcproj_w};
+        const int rows[4] = {C, C, C, 4 * C}, cols[4] = {3 * C, C, 4 * C, C};
+        for (int i = 0; i < 4; i++) /* owned by the model: see above */
+            matmul_pack_weights_inplace((float *)(uintptr_t)mats[i], rows[i], cols[i], tmp);
+    }
+    free(tmp);
+    m->packed = 1;
+    return ALAB_OK;
+#endif
+}
+
+/* out (T, OC) = inp (T, C) @ w + b for a layer weight, packed or not. */
+static void layer_matmul(const alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                         int T, int C, int OC) {
+    if (m->packed) matmul_packed_forward(out, inp, w, b, T, C, OC);
+    else matmul_forward(out, inp, w, b, T, C, OC);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -306,6 +339,7 @@ int alab_model_load_buffers(alab_model **out, const char *config_json, size_t co
             st_free(&st);
         }
     }
+    if (rc == ALAB_OK) rc = pack_layer_weights(m);
     if (rc != ALAB_OK) {
         alab_model_free(m);
         return rc;
@@ -499,7 +533,17 @@ static void apply_head_edits(alab_model *m, int l, int T, const alab_run_opts *o
 }
 
 /* y (T, C) = per head softmax(q k^T * scale + soft do, masked) [hard do] v.
- * Writes the probabilities to att (NH, T, T) of this layer. */
+ * Writes the probabilities to att (NH, T, T) of this layer.
+ *
+ * Per head, in blocks of ATT_RB query rows, as two small matrix products with
+ * the packed matmul kernel (matmul_forward_ld reads q and v in place in qkv):
+ *   scores (rows, 0..hi_max) = q_rows @ k^T   written straight into att,
+ *   then per row: scale, soft do, mask, softmax, hard do (as before),
+ *   y_rows = att_rows (rows, 0..nz) @ v        nz: past the last nonzero column.
+ * k^T (HS, T) is transposed once per head into fc, free until the MLP.
+ * Columns a causal block cannot see are not computed; entries a row's mask
+ * excludes are overwritten with 0, so att is exactly what the per-row loop made. */
+#define ATT_RB 32
 static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *o,
                               const intervention_index *ix) {
     const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = C / NH, C3 = 3 * C;
@@ -508,38 +552,52 @@ static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *
     const int mode = o->layer_mask ? o->layer_mask[l] : o->mask;
     const int window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
     float *att_l = a->att + (size_t)l * NH * T * T;
+    float *kt = a->fc; /* (HS, T) */
 
     for (int h = 0; h < NH; h++) {
         float *att_h = att_l + (size_t)h * T * T;
-        for (int i = 0; i < T; i++) {
-            const float *q = a->qkv + (size_t)i * C3 + h * HS;
-            float *row = att_h + (size_t)i * T;
-            int lo, hi;
-            mask_range(&lo, &hi, mode, window, i, T);
-            /* scores of the allowed positions; the rest are masked (0 after softmax) */
-            for (int j = lo; j < hi; j++) row[j] = dot_f32(q, a->qkv + (size_t)j * C3 + C + h * HS, HS) * scale;
-            const int *g = ix->idx + ix->start[(size_t)l * T + i];
-            const int ng = ix->start[(size_t)l * T + i + 1] - ix->start[(size_t)l * T + i];
-            for (int s = 0; s < ng; s++) { /* soft do: before the mask, so a masked cell stays masked */
-                const alab_intervention *v = &o->interventions[g[s]];
-                if (v->kind == ALAB_DO_SOFT && (v->head == ALAB_ALL_HEADS || v->head == h) && v->col >= lo && v->col < hi)
-                    row[v->col] += v->lambda;
+        const float *qh = a->qkv + h * HS, *kh = a->qkv + C + h * HS, *vh = a->qkv + 2 * C + h * HS;
+        const int ablated = ix->ablated[l * NH + h];
+        for (int j = 0; j < T; j++)
+            for (int d = 0; d < HS; d++) kt[(size_t)d * T + j] = kh[(size_t)j * C3 + d];
+        for (int i0 = 0; i0 < T; i0 += ATT_RB) {
+            const int i1 = T - i0 < ATT_RB ? T : i0 + ATT_RB;
+            int lo, hi, hi_max = 0, nz = 0;
+            for (int i = i0; i < i1; i++) {
+                mask_range(&lo, &hi, mode, window, i, T);
+                if (hi > hi_max) hi_max = hi;
             }
-            softmax_forward(row + lo, row + lo, hi - lo);
-            for (int j = 0; j < lo; j++) row[j] = 0.0f;
-            for (int j = hi; j < T; j++) row[j] = 0.0f;
-            for (int s = 0; s < ng; s++) { /* hard do: after the softmax, the row becomes one-hot */
-                const alab_intervention *v = &o->interventions[g[s]];
-                if (v->kind == ALAB_DO_HARD && (v->head == ALAB_ALL_HEADS || v->head == h)) {
-                    memset(row, 0, (size_t)T * sizeof(float));
-                    row[v->col] = 1.0f;
+            matmul_forward_ld(att_h + (size_t)i0 * T, T, qh + (size_t)i0 * C3, C3, kt, T, NULL, i1 - i0, HS, hi_max);
+            for (int i = i0; i < i1; i++) {
+                float *row = att_h + (size_t)i * T;
+                mask_range(&lo, &hi, mode, window, i, T);
+                for (int j = lo; j < hi; j++) row[j] *= scale;
+                const int *g = ix->idx + ix->start[(size_t)l * T + i];
+                const int ng = ix->start[(size_t)l * T + i + 1] - ix->start[(size_t)l * T + i];
+                for (int s = 0; s < ng; s++) { /* soft do: before the mask, so a masked cell stays masked */
+                    const alab_intervention *v = &o->interventions[g[s]];
+                    if (v->kind == ALAB_DO_SOFT && (v->head == ALAB_ALL_HEADS || v->head == h) && v->col >= lo && v->col < hi)
+                        row[v->col] += v->lambda;
+                }
+                softmax_forward(row + lo, row + lo, hi - lo);
+                for (int j = 0; j < lo; j++) row[j] = 0.0f;
+                for (int j = hi; j < T; j++) row[j] = 0.0f;
+                if (hi > nz) nz = hi;
+                for (int s = 0; s < ng; s++) { /* hard do: after the softmax, the row becomes one-hot */
+                    const alab_intervention *v = &o->interventions[g[s]];
+                    if (v->kind == ALAB_DO_HARD && (v->head == ALAB_ALL_HEADS || v->head == h)) {
+                        memset(row, 0, (size_t)T * sizeof(float));
+                        row[v->col] = 1.0f;
+                        if (v->col + 1 > nz) nz = v->col + 1;
+                    }
                 }
             }
-            float *y = a->y + (size_t)i * C + h * HS;
-            memset(y, 0, (size_t)HS * sizeof(float));
-            if (ix->ablated[l * NH + h]) continue; /* the head's output is zeroed before c_proj */
-            for (int j = 0; j < T; j++)
-                if (row[j] != 0.0f) axpy_f32(y, row[j], a->qkv + (size_t)j * C3 + 2 * C + h * HS, HS);
+            float *y = a->y + (size_t)i0 * C + h * HS;
+            if (ablated) { /* the head's output is zeroed before c_proj */
+                for (int i = i0; i < i1; i++) memset(y + (size_t)(i - i0) * C, 0, (size_t)HS * sizeof(float));
+                continue;
+            }
+            matmul_forward_ld(y, C, att_h + (size_t)i0 * T, T, vh, C3, NULL, i1 - i0, nz, HS);
         }
     }
 }
@@ -574,7 +632,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     for (int l = 0; l < L; l++) {
         const layer_weights *w = &m->layers[l];
         layernorm_forward(a->h, a->x, w->ln1_w, w->ln1_b, T, C, c->layer_norm_epsilon);
-        matmul_forward(a->qkv, a->h, w->attn_w, w->attn_b, T, C, 3 * C);
+        layer_matmul(m, a->qkv, a->h, w->attn_w, w->attn_b, T, C, 3 * C);
         if (ix.has_edits) apply_head_edits(m, l, T, opts);
         if (l == opts->capture_layer) { /* q and k of the captured head, before scaling */
             for (int t = 0; t < T; t++) {
@@ -583,12 +641,12 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
             }
         }
         attention_forward(m, l, T, opts, &ix);
-        matmul_forward(a->h, a->y, w->proj_w, w->proj_b, T, C, C);
+        layer_matmul(m, a->h, a->y, w->proj_w, w->proj_b, T, C, C);
         add_f32(a->x, a->x, a->h, T * C);
         layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, T, C, c->layer_norm_epsilon);
-        matmul_forward(a->fc, a->h, w->fc_w, w->fc_b, T, C, 4 * C);
+        layer_matmul(m, a->fc, a->h, w->fc_w, w->fc_b, T, C, 4 * C);
         gelu_forward(a->fc, a->fc, T * 4 * C);
-        matmul_forward(a->h, a->fc, w->fcproj_w, w->fcproj_b, T, 4 * C, C);
+        layer_matmul(m, a->h, a->fc, w->fcproj_w, w->fcproj_b, T, 4 * C, C);
         add_f32(a->x, a->x, a->h, T * C);
     }
     /* Only the last position's logits are needed: the LM head is the largest matmul. */
@@ -697,8 +755,90 @@ static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
 }
 static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
 
-int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
-                  float temperature, int top_k, uint64_t *rng_state) {
+/* ---- KV cache ------------------------------------------------------------
+ * Generation runs the prompt once and then one token per step, keeping every
+ * layer's keys and values: a step costs one row through the weights (T = 1
+ * matmuls, which stream the weights once) plus attention over the cache,
+ * instead of a full forward over the whole sequence. Per head the cached rows
+ * are contiguous (layout (L, NH, cap, HS)), so a new row's scores are one
+ * matmul_nt over the cache and its output one matmul over the cached values.
+ * Cached steps capture no attention and take no interventions; they use the
+ * model's activation buffers as scratch, so generation leaves no result. */
+typedef struct {
+    int cap, n;      /* positions held / filled */
+    float *k, *v;    /* (L, NH, cap, HS) */
+    float *scores;   /* (cap) one row of attention */
+    float *logits;   /* (V) next-token logits after the last step */
+    void *block;
+} kv_cache;
+
+static int kv_init(kv_cache *kv, const alab_model *m, int cap) {
+    const uint64_t L = (uint64_t)m->cfg.n_layer, C = (uint64_t)m->cfg.n_embd, V = (uint64_t)m->cfg.vocab_size;
+    const uint64_t total = 2 * L * (uint64_t)cap * C + (uint64_t)cap + V;
+    memset(kv, 0, sizeof *kv);
+    if (total > (uint64_t)SIZE_MAX / sizeof(float) || !(kv->block = malloc((size_t)total * sizeof(float))))
+        return alab_fail(ALAB_ENOMEM, "cannot allocate %llu MB for the key/value cache of %d positions",
+                         (unsigned long long)(total * 4 >> 20), cap);
+    kv->cap = cap;
+    kv->k = kv->block;
+    kv->v = kv->k + L * (uint64_t)cap * C;
+    kv->scores = kv->v + L * (uint64_t)cap * C;
+    kv->logits = kv->scores + cap;
+    return ALAB_OK;
+}
+
+/* Tn new tokens (ids valid, kv->n + Tn <= kv->cap) at positions kv->n.. through the
+ * model, keys and values appended to the cache; kv->logits = the last one's logits. */
+static int forward_cached(alab_model *m, kv_cache *kv, const int *ids, int Tn) {
+    const alab_config *c = &m->cfg;
+    const int C = c->n_embd, L = c->n_layer, NH = c->n_head, HS = C / NH, V = c->vocab_size, C3 = 3 * C;
+    const int P0 = kv->n;
+    const float scale = 1.0f / sqrtf((float)HS);
+    int rc = ensure_activations(m, Tn);
+    if (rc) return rc;
+    m->T = 0; /* the activations are scratch from here on: no valid result */
+    activations *a = &m->acts;
+    for (int t = 0; t < Tn; t++)
+        add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);
+    for (int l = 0; l < L; l++) {
+        const layer_weights *w = &m->layers[l];
+        layernorm_forward(a->h, a->x, w->ln1_w, w->ln1_b, Tn, C, c->layer_norm_epsilon);
+        layer_matmul(m, a->qkv, a->h, w->attn_w, w->attn_b, Tn, C, C3);
+        for (int h = 0; h < NH; h++) {
+            float *kh = kv->k + ((size_t)l * NH + h) * kv->cap * HS, *vh = kv->v + ((size_t)l * NH + h) * kv->cap * HS;
+            for (int t = 0; t < Tn; t++) {
+                memcpy(kh + (size_t)(P0 + t) * HS, a->qkv + (size_t)t * C3 + C + h * HS, (size_t)HS * sizeof(float));
+                memcpy(vh + (size_t)(P0 + t) * HS, a->qkv + (size_t)t * C3 + 2 * C + h * HS, (size_t)HS * sizeof(float));
+            }
+            for (int t = 0; t < Tn; t++) { /* causal: position P0 + t sees 0..P0 + t */
+                const int n = P0 + t + 1;
+                matmul_nt_forward(kv->scores, a->qkv + (size_t)t * C3 + h * HS, kh, 1, HS, n);
+                for (int j = 0; j < n; j++) kv->scores[j] *= scale;
+                softmax_forward(kv->scores, kv->scores, n);
+                matmul_forward_ld(a->y + (size_t)t * C + h * HS, C, kv->scores, n, vh, HS, NULL, 1, n, HS);
+            }
+        }
+        layer_matmul(m, a->h, a->y, w->proj_w, w->proj_b, Tn, C, C);
+        add_f32(a->x, a->x, a->h, Tn * C);
+        layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, Tn, C, c->layer_norm_epsilon);
+        layer_matmul(m, a->fc, a->h, w->fc_w, w->fc_b, Tn, C, 4 * C);
+        gelu_forward(a->fc, a->fc, Tn * 4 * C);
+        layer_matmul(m, a->h, a->fc, w->fcproj_w, w->fcproj_b, Tn, 4 * C, C);
+        add_f32(a->x, a->x, a->h, Tn * C);
+    }
+    layernorm_forward(a->lnf, a->x + (size_t)(Tn - 1) * C, m->lnf_w, m->lnf_b, 1, C, c->layer_norm_epsilon);
+    matmul_nt_forward(kv->logits, a->lnf, m->wte, 1, C, V);
+    kv->n += Tn;
+    return ALAB_OK;
+}
+
+/* alab_generate, with the KV cache (use_cache) or by a full forward per token (the
+ * reference the tests compare against). step_logits, if not NULL, receives the
+ * logits (max_new x V) each token was chosen from. Declared in tests/c/test_kv_cache.c. */
+int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
+                       float temperature, int top_k, uint64_t *rng_state, int use_cache, float *step_logits);
+int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
+                       float temperature, int top_k, uint64_t *rng_state, int use_cache, float *step_logits) {
     if (!out || !n_out || !m || !ids || !rng_state) return alab_fail(ALAB_EINVAL, "alab_generate: NULL argument");
     *n_out = 0;
     if (max_new < 0) return alab_fail(ALAB_ERANGE, "max_new must be >= 0 (got %d)", max_new);
@@ -707,23 +847,38 @@ int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T, in
     if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to continue");
     if ((long)T + max_new > m->cfg.n_positions)
         return alab_fail(ALAB_ETOOLONG, "%d tokens + %d new exceed the model's context of %d", T, max_new, m->cfg.n_positions);
-    if (*rng_state == 0) *rng_state = 0x9E3779B97F4A7C15ULL; /* xorshift must not start at 0 */
     const int V = m->cfg.vocab_size;
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= V)
+            return alab_fail(ALAB_ERANGE, "token id %d at position %d is outside [0, %d)", ids[t], t, V);
+    if (*rng_state == 0) *rng_state = 0x9E3779B97F4A7C15ULL; /* xorshift must not start at 0 */
+    if (max_new == 0) return ALAB_OK;
     int k = top_k == 0 || top_k > V ? V : top_k;
     int *seq = malloc((size_t)(T + max_new) * sizeof(int));
     int *cand = malloc((size_t)k * sizeof(int));
     float *p = malloc((size_t)k * sizeof(float));
+    kv_cache kv = {0};
     int rc = (!seq || !cand || !p) ? alab_fail(ALAB_ENOMEM, "out of memory") : ALAB_OK;
     if (rc == ALAB_OK) memcpy(seq, ids, (size_t)T * sizeof(int));
+    if (rc == ALAB_OK && use_cache) rc = kv_init(&kv, m, T + max_new);
+    if (rc == ALAB_OK && use_cache) rc = forward_cached(m, &kv, ids, T);
     for (int s = 0; s < max_new && rc == ALAB_OK; s++) {
-        rc = alab_forward(m, seq, T + s, NULL);
-        if (rc) break;
-        int next;
-        if (temperature == 0.0f) {
-            topk_probs(cand, p, 1, m->acts.logits, V, 1.0f);
-            next = cand[0];
+        const float *logits;
+        if (use_cache) {
+            if (s > 0 && (rc = forward_cached(m, &kv, &seq[T + s - 1], 1))) break;
+            logits = kv.logits;
         } else {
-            topk_probs(cand, p, k, m->acts.logits, V, temperature);
+            if ((rc = alab_forward(m, seq, T + s, NULL))) break;
+            logits = m->acts.logits;
+        }
+        if (step_logits) memcpy(step_logits + (size_t)s * V, logits, (size_t)V * sizeof(float));
+        int next;
+        if (temperature == 0.0f) { /* greedy: the first largest logit (the lowest id among ties) */
+            next = 0;
+            for (int v = 1; v < V; v++)
+                if (logits[v] > logits[next]) next = v;
+        } else {
+            topk_probs(cand, p, k, logits, V, temperature);
             double total = 0.0, r;
             for (int i = 0; i < k; i++) total += p[i];
             r = rng_uniform(rng_state) * total;
@@ -737,8 +892,14 @@ int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T, in
         out[s] = next;
         *n_out = s + 1;
     }
+    free(kv.block);
     free(seq);
     free(cand);
     free(p);
     return rc;
+}
+
+int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
+                  float temperature, int top_k, uint64_t *rng_state) {
+    return alab_generate_impl(out, n_out, m, ids, T, max_new, temperature, top_k, rng_state, 1, NULL);
 }

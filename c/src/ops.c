@@ -6,13 +6,14 @@
  * tests/c/test_ops.c compare the two on odd and real sizes.
  *
  * Legend: T rows (tokens), C input channels, OC output channels.
- * No kernel allocates: the matmul packs a panel of weights into a fixed-size
- * buffer on the stack. */
+ * No kernel allocates: the matmuls pack what they reuse into fixed-size
+ * buffers on the stack (8-24 KiB of weights, 64 KiB of input rows). */
 #include "ops.h"
 #include "simd.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #define W ALAB_SIMD_WIDTH
 
@@ -43,9 +44,14 @@
  * rest of each cache line of w read by one strip is used by the next.
  * Columns left over after the full strips go through the same micro-kernel
  * with 1 vector, the last (< W) columns through a scalar loop.
- * With T <= MR there is no reuse of w to exploit: mm_few_rows streams it. */
+ * With T <= 4 there is no reuse of w to exploit: mm_few_rows streams it.
+ * matmul_forward_ld is the same with any row strides (ldo, ldi, ldw): the
+ * attention multiplies heads in place inside the (T, 3C) qkv buffer with it.
+ * The model's own layer weights go through matmul_packed_forward below. */
 
+#ifndef MM_MR
 #define MM_MR 4
+#endif
 #ifndef MM_NV
 #define MM_NV ALAB_MM_NV
 #endif
@@ -61,6 +67,7 @@
 static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float *src, int lds,
                                        float *pack, int do_pack, const float *bias, int mr, int nv,
                                        int kc, int C, int OC, int first) {
+    /* here C is the row stride of inp and OC the row stride of out */
     alab_vf acc[MM_MR][MM_NV];
     for (int i = 0; i < mr; i++) {
         for (int j = 0; j < nv; j++) {
@@ -96,15 +103,28 @@ static ALAB_ALWAYS_INLINE void mm_tile(float *out, const float *inp, const float
  * blocks read the packed copy, then the 1..3 rows left. */
 static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float *w, float *pack,
                                        const float *bias, int nv, int kc, int T, int C, int OC,
-                                       int first) {
+                                       int ldw, int first) {
+    /* C: row stride of inp, OC: of out, ldw: of w */
     const int lds = nv * W;
     int t = MM_MR;
-    mm_tile(out, inp, w, OC, pack, 1, bias, MM_MR, nv, kc, C, OC, first);
+    mm_tile(out, inp, w, ldw, pack, 1, bias, MM_MR, nv, kc, C, OC, first);
     for (; t + MM_MR <= T; t += MM_MR)
         mm_tile(out + (size_t)t * OC, inp + (size_t)t * C, pack, lds, NULL, 0, bias, MM_MR, nv, kc, C, OC, first);
     float *o = out + (size_t)t * OC;
     const float *in = inp + (size_t)t * C;
     switch (T - t) {
+#if MM_MR > 7
+#error "MM_MR > 7: extend the switch below"
+#endif
+#if MM_MR > 6
+    case 6: mm_tile(o, in, pack, lds, NULL, 0, bias, 6, nv, kc, C, OC, first); break;
+#endif
+#if MM_MR > 5
+    case 5: mm_tile(o, in, pack, lds, NULL, 0, bias, 5, nv, kc, C, OC, first); break;
+#endif
+#if MM_MR > 4
+    case 4: mm_tile(o, in, pack, lds, NULL, 0, bias, 4, nv, kc, C, OC, first); break;
+#endif
     case 3: mm_tile(o, in, pack, lds, NULL, 0, bias, 3, nv, kc, C, OC, first); break;
     case 2: mm_tile(o, in, pack, lds, NULL, 0, bias, 2, nv, kc, C, OC, first); break;
     case 1: mm_tile(o, in, pack, lds, NULL, 0, bias, 1, nv, kc, C, OC, first); break;
@@ -116,16 +136,16 @@ static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float
  * than T times, so stream w row after row, 4 rows at a time, and update the
  * output rows in place: out[t] += sum_{r<4} inp[t][c+r] * w[c+r]. Long
  * sequential reads of w, no strided strips. */
-static void mm_few_rows(float *out, const float *inp, const float *w, const float *bias,
-                        int T, int C, int OC) {
+static void mm_few_rows(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
+                        const float *bias, int T, int C, int OC) {
     for (int t = 0; t < T; t++)
-        for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+        for (int o = 0; o < OC; o++) out[(size_t)t * ldo + o] = bias ? bias[o] : 0.0f;
     int c = 0;
     for (; c + 4 <= C; c += 4) {
-        const float *w0 = w + (size_t)c * OC, *w1 = w0 + OC, *w2 = w1 + OC, *w3 = w2 + OC;
+        const float *w0 = w + (size_t)c * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
         for (int t = 0; t < T; t++) {
-            const float *x = inp + (size_t)t * C + c;
-            float *y = out + (size_t)t * OC;
+            const float *x = inp + (size_t)t * ldi + c;
+            float *y = out + (size_t)t * ldo;
             alab_vf a0 = alab_vf_set1(x[0]), a1 = alab_vf_set1(x[1]);
             alab_vf a2 = alab_vf_set1(x[2]), a3 = alab_vf_set1(x[3]);
             int o = 0;
@@ -141,42 +161,71 @@ static void mm_few_rows(float *out, const float *inp, const float *w, const floa
         }
     }
     for (; c < C; c++)
-        for (int t = 0; t < T; t++) axpy_f32(out + (size_t)t * OC, inp[(size_t)t * C + c], w + (size_t)c * OC, OC);
+        for (int t = 0; t < T; t++) axpy_f32(out + (size_t)t * ldo, inp[(size_t)t * ldi + c], w + (size_t)c * ldw, OC);
 }
 
-void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
-                    int T, int C, int OC) {
-    /* (T,OC)         (T,C)            (C,OC)          (OC) */
+void matmul_forward_ld(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
+                       const float *bias, int T, int C, int OC) {
+    /* (T,OC) rows ldo apart   (T,C) rows ldi apart   (C,OC) rows ldw apart   (OC) */
     float pack[MM_KC * MM_NR]; /* one packed panel: 24 KiB on AVX2, 8 KiB on SIMD128 */
     int oc_full = OC / MM_NR * MM_NR; /* columns in full strips */
     int oc_vec = OC / W * W;          /* columns in whole vectors */
     if (T <= 0 || OC <= 0) return;
     if (C <= 0) { /* empty sum: out = bias */
         for (int t = 0; t < T; t++)
-            for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+            for (int o = 0; o < OC; o++) out[(size_t)t * ldo + o] = bias ? bias[o] : 0.0f;
         return;
     }
-    if (T <= MM_MR) {
-        mm_few_rows(out, inp, w, bias, T, C, OC);
+    if (T <= 4) {
+        mm_few_rows(out, ldo, inp, ldi, w, ldw, bias, T, C, OC);
+        return;
+    }
+    if (T <= MM_MR) { /* (only when MM_MR > 4) one partial block: no reuse of a packed panel */
+        for (int c0 = 0; c0 < C; c0 += MM_KC) {
+            int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+            for (int o = 0; o < OC; o++)
+                for (int t = 0; t < T; t++) {
+                    float acc = c0 == 0 ? (bias ? bias[o] : 0.0f) : out[(size_t)t * ldo + o];
+                    for (int k = 0; k < kc; k++) acc += inp[(size_t)t * ldi + c0 + k] * w[(size_t)(c0 + k) * ldw + o];
+                    out[(size_t)t * ldo + o] = acc;
+                }
+        }
         return;
     }
     for (int c0 = 0; c0 < C; c0 += MM_KC) {
         int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
         int first = c0 == 0;
-        const float *inp_c = inp + c0;          /* (T, kc), row stride C */
-        const float *w_c = w + (size_t)c0 * OC; /* (kc, OC) */
+        const float *inp_c = inp + c0;           /* (T, kc), row stride ldi */
+        const float *w_c = w + (size_t)c0 * ldw; /* (kc, OC), row stride ldw */
         for (int o = 0; o < oc_full; o += MM_NR)
-            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, MM_NV, kc, T, C, OC, first);
+            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, MM_NV, kc, T, ldi, ldo, ldw, first);
         /* whole vectors left over (fewer than NV of them), one at a time */
         for (int o = oc_full; o < oc_vec; o += W)
-            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, 1, kc, T, C, OC, first);
+            mm_rows(out + o, inp_c, w_c + o, pack, bias ? bias + o : NULL, 1, kc, T, ldi, ldo, ldw, first);
         /* the last OC % W columns, scalar */
         for (int t = 0; t < T; t++) {
             for (int o = oc_vec; o < OC; o++) {
-                float acc = first ? (bias ? bias[o] : 0.0f) : out[(size_t)t * OC + o];
-                for (int k = 0; k < kc; k++) acc += inp_c[(size_t)t * C + k] * w_c[(size_t)k * OC + o];
-                out[(size_t)t * OC + o] = acc;
+                float acc = first ? (bias ? bias[o] : 0.0f) : out[(size_t)t * ldo + o];
+                for (int k = 0; k < kc; k++) acc += inp_c[(size_t)t * ldi + k] * w_c[(size_t)k * ldw + o];
+                out[(size_t)t * ldo + o] = acc;
             }
+        }
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int T, int C, int OC) {
+    /* (T,OC)         (T,C)            (C,OC)          (OC) */
+    matmul_forward_ld(out, OC, inp, C, w, OC, bias, T, C, OC);
+}
+
+void matmul_forward_ld_ref(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
+                           const float *bias, int T, int C, int OC) {
+    for (int t = 0; t < T; t++) {
+        for (int o = 0; o < OC; o++) {
+            double acc = bias ? (double)bias[o] : 0.0;
+            for (int c = 0; c < C; c++) acc += (double)inp[(size_t)t * ldi + c] * (double)w[(size_t)c * ldw + o];
+            out[(size_t)t * ldo + o] = (float)acc;
         }
     }
 }
@@ -192,6 +241,206 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
     }
 }
 
+/* ====================================================== packed matmul
+ * The same product with w stored panel by panel, in the order the kernel reads
+ * it (the packing mm_rows does on the fly, done once when the model loads):
+ * for each block of MM_KC rows of w (kc rows, the last may be shorter), the
+ * kc x OC block is stored as its full strips of MM_NR columns one after the
+ * other (each kc rows of MM_NR contiguous floats), then the leftover whole
+ * vectors as strips of W columns, then the last OC % W columns row-major.
+ * Same size as w (C * OC floats). Every panel is then read sequentially: no
+ * strided first pass (GPT-2's row strides of 3 KiB and 12 KiB map the rows of a
+ * strip onto a few L1 sets), and small T (decode, short prompts) streams w at
+ * full speed through the same micro-kernel with mr = T. */
+
+static size_t packed_index(int c, int o, int C, int OC) {
+    const int c0 = c / MM_KC * MM_KC, kc = C - c0 < MM_KC ? C - c0 : MM_KC, k = c - c0;
+    const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
+    const size_t base = (size_t)c0 * OC;
+    if (o < oc_full) return base + (size_t)(o / MM_NR) * kc * MM_NR + (size_t)k * MM_NR + o % MM_NR;
+    if (o < oc_vec) return base + (size_t)oc_full * kc + (size_t)((o - oc_full) / W) * kc * W + (size_t)k * W + (o - oc_full) % W;
+    return base + (size_t)oc_vec * kc + (size_t)k * (OC - oc_vec) + (o - oc_vec);
+}
+
+void matmul_pack_weights(float *dst, const float *w, int C, int OC) {
+    const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
+    float *d = dst;
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        const int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+        const float *wc = w + (size_t)c0 * OC;
+        for (int o = 0; o < oc_full; o += MM_NR)
+            for (int k = 0; k < kc; k++, d += MM_NR) memcpy(d, wc + (size_t)k * OC + o, MM_NR * sizeof(float));
+        for (int o = oc_full; o < oc_vec; o += W)
+            for (int k = 0; k < kc; k++, d += W) memcpy(d, wc + (size_t)k * OC + o, W * sizeof(float));
+        if (oc_vec < OC)
+            for (int k = 0; k < kc; k++, d += OC - oc_vec)
+                memcpy(d, wc + (size_t)k * OC + oc_vec, (size_t)(OC - oc_vec) * sizeof(float));
+    }
+}
+
+/* Each block of MM_KC rows is packed within its own rows, so a matrix can be
+ * packed in place one block at a time through a scratch of one block. */
+size_t matmul_pack_scratch_floats(int OC) { return (size_t)MM_KC * (size_t)(OC > 0 ? OC : 0); }
+
+void matmul_pack_weights_inplace(float *w, int C, int OC, float *scratch) {
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        const int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+        float *blk = w + (size_t)c0 * OC;
+        matmul_pack_weights(scratch, blk, kc, OC);
+        memcpy(blk, scratch, (size_t)kc * OC * sizeof(float));
+    }
+}
+
+/* The packed kernel also packs the rows of inp it multiplies: per block of MM_KC
+ * columns and MMP_RC rows, each group of MM_MR rows is copied k-major (for each
+ * k the mr values of the group side by side, a stack buffer of 64 KiB). The
+ * micro-kernel then steps two pointers by constants, and every load in its
+ * loop has a constant offset: on wasm, where each load otherwise needs its
+ * address computed by an integer add, that is 4 instructions fewer per k of
+ * 22 and the loop is no longer bound by the instruction front end. */
+#ifndef MMP_RC
+#define MMP_RC 64
+#endif
+
+static ALAB_ALWAYS_INLINE void mmp_tile(float *out, int ldo, const float *ap, const float *panel,
+                                        const float *bias, int mr, int nv, int kc, int first) {
+    alab_vf acc[MM_MR][MM_NV];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) {
+            if (!first) acc[i][j] = alab_vf_load(out + (size_t)i * ldo + j * W);
+            else if (bias) acc[i][j] = alab_vf_load(bias + j * W);
+            else acc[i][j] = alab_vf_zero();
+        }
+    const float *pa = ap, *pb = panel;
+    for (int k = 0; k < kc; k++) {
+        alab_vf wv[MM_NV];
+        for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(pb + j * W);
+        for (int i = 0; i < mr; i++) {
+            alab_vf ai = alab_vf_load1(pa + i);
+            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(ai, wv[j], acc[i][j]);
+        }
+        pa += mr;
+        pb += nv * W;
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * ldo + j * W, acc[i][j]);
+}
+
+/* One or two rows (decode, the end of a block): too few accumulators to hide
+ * the add latency, so even and odd k go to two sets, summed at the end. */
+static ALAB_ALWAYS_INLINE void mmp_tile_few(float *out, int ldo, const float *ap, const float *panel,
+                                            const float *bias, int mr, int nv, int kc, int first) {
+    alab_vf acc[2][MM_NV], acc2[2][MM_NV];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) {
+            if (!first) acc[i][j] = alab_vf_load(out + (size_t)i * ldo + j * W);
+            else if (bias) acc[i][j] = alab_vf_load(bias + j * W);
+            else acc[i][j] = alab_vf_zero();
+            acc2[i][j] = alab_vf_zero();
+        }
+    const float *pa = ap, *pb = panel;
+    int k = 0;
+    for (; k + 2 <= kc; k += 2) {
+        alab_vf w0[MM_NV], w1[MM_NV];
+        for (int j = 0; j < nv; j++) w0[j] = alab_vf_load(pb + j * W), w1[j] = alab_vf_load(pb + nv * W + j * W);
+        for (int i = 0; i < mr; i++) {
+            alab_vf a0 = alab_vf_load1(pa + i), a1 = alab_vf_load1(pa + mr + i);
+            for (int j = 0; j < nv; j++) {
+                acc[i][j] = alab_vf_fma(a0, w0[j], acc[i][j]);
+                acc2[i][j] = alab_vf_fma(a1, w1[j], acc2[i][j]);
+            }
+        }
+        pa += 2 * mr;
+        pb += 2 * nv * W;
+    }
+    if (k < kc)
+        for (int i = 0; i < mr; i++) {
+            alab_vf a0 = alab_vf_load1(pa + i);
+            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(a0, alab_vf_load(pb + j * W), acc[i][j]);
+        }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * ldo + j * W, alab_vf_add(acc[i][j], acc2[i][j]));
+}
+
+/* rows (<= MMP_RC) packed rows against one kc x (nv*W) panel */
+static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, const float *panel,
+                                        const float *bias, int nv, int kc, int rows, int first) {
+    int t = 0;
+    for (; t + MM_MR <= rows; t += MM_MR)
+        mmp_tile(out + (size_t)t * OC, OC, apack + (size_t)t * kc, panel, bias, MM_MR, nv, kc, first);
+    float *o = out + (size_t)t * OC;
+    const float *a = apack + (size_t)t * kc;
+    switch (rows - t) {
+#if MM_MR > 6
+    case 6: mmp_tile(o, OC, a, panel, bias, 6, nv, kc, first); break;
+#endif
+#if MM_MR > 5
+    case 5: mmp_tile(o, OC, a, panel, bias, 5, nv, kc, first); break;
+#endif
+#if MM_MR > 4
+    case 4: mmp_tile(o, OC, a, panel, bias, 4, nv, kc, first); break;
+#endif
+    case 3: mmp_tile(o, OC, a, panel, bias, 3, nv, kc, first); break;
+    case 2: mmp_tile_few(o, OC, a, panel, bias, 2, nv, kc, first); break;
+    case 1: mmp_tile_few(o, OC, a, panel, bias, 1, nv, kc, first); break;
+    default: break;
+    }
+}
+
+void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,
+                           int T, int C, int OC) {
+    /* (T,OC)                (T,C)            (C,OC) packed       (OC) */
+    float apack[MMP_RC * MM_KC];
+    const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
+    if (T <= 0 || OC <= 0) return;
+    if (C <= 0) {
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+        return;
+    }
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        const int kc = C - c0 < MM_KC ? C - c0 : MM_KC, first = c0 == 0;
+        const float *wc = wp + (size_t)c0 * OC;
+        for (int r0 = 0; r0 < T; r0 += MMP_RC) {
+            const int rows = T - r0 < MMP_RC ? T - r0 : MMP_RC;
+            /* pack rows r0.. of inp[:, c0:c0+kc]: groups of MM_MR rows (the last may be fewer), k-major */
+            for (int g = 0; g < rows; g += MM_MR) {
+                const int mr = rows - g < MM_MR ? rows - g : MM_MR;
+                float *d = apack + (size_t)g * kc;
+                const float *src = inp + (size_t)(r0 + g) * C + c0;
+                for (int i = 0; i < mr; i++)
+                    for (int k = 0; k < kc; k++) d[(size_t)k * mr + i] = src[(size_t)i * C + k];
+            }
+            float *o0 = out + (size_t)r0 * OC;
+            const float *p = wc;
+            for (int o = 0; o < oc_full; o += MM_NR, p += (size_t)kc * MM_NR)
+                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, MM_NV, kc, rows, first);
+            for (int o = oc_full; o < oc_vec; o += W, p += (size_t)kc * W)
+                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, 1, kc, rows, first);
+            if (oc_vec < OC) { /* p: kc rows of the OC - oc_vec last columns */
+                const int n = OC - oc_vec;
+                for (int t = r0; t < r0 + rows; t++)
+                    for (int o = 0; o < n; o++) {
+                        float acc = first ? (bias ? bias[oc_vec + o] : 0.0f) : out[(size_t)t * OC + oc_vec + o];
+                        for (int k = 0; k < kc; k++) acc += inp[(size_t)t * C + c0 + k] * p[(size_t)k * n + o];
+                        out[(size_t)t * OC + oc_vec + o] = acc;
+                    }
+            }
+        }
+    }
+}
+
+void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, const float *bias,
+                               int T, int C, int OC) {
+    for (int t = 0; t < T; t++) {
+        for (int o = 0; o < OC; o++) {
+            double acc = bias ? (double)bias[o] : 0.0;
+            for (int c = 0; c < C; c++) acc += (double)inp[(size_t)t * C + c] * (double)wp[packed_index(c, o, C, OC)];
+            out[(size_t)t * OC + o] = (float)acc;
+        }
+    }
+}
+
 /* ========================================================== matmul_nt
  * out (T,OC) = inp (T,C) @ w^T, w (OC,C): every output is a dot product of two
  * contiguous rows. The micro-kernel takes NT_MR rows of inp and NT_NR rows of
@@ -200,20 +449,31 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
  * reduced horizontally at the end, the last C % W columns added scalar. For
  * the LM head (OC = V = 50257, C = 768) with T = 1 this streams wte once. */
 
+#ifndef NT_MR
 #define NT_MR 2
+#endif
+#ifndef NT_NR
 #define NT_NR 4
+#endif
+/* A single row (the LM head of one position) has no reuse of w to exploit and
+ * is bound by streaming w: 8 rows of w at once keep more loads in flight
+ * (LM head 13.6 -> 12.2 ms in wasm; 2 x 8 would spill). */
+#ifndef NT_NR1
+#define NT_NR1 8
+#endif
+#define NT_NRMAX (NT_NR > NT_NR1 ? NT_NR : NT_NR1)
 
 static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float *w,
                                        int mr, int nr, int C, int OC) {
-    alab_vf acc[NT_MR][NT_NR];
-    const float *a[NT_MR], *b[NT_NR]; /* stepped by hand, as in mm_tile */
+    alab_vf acc[NT_MR][NT_NRMAX];
+    const float *a[NT_MR], *b[NT_NRMAX]; /* stepped by hand, as in mm_tile */
     int cv = C / W * W;
     for (int i = 0; i < mr; i++) a[i] = inp + (size_t)i * C;
     for (int j = 0; j < nr; j++) b[j] = w + (size_t)j * C;
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nr; j++) acc[i][j] = alab_vf_zero();
     for (int c = 0; c < cv; c += W) {
-        alab_vf wv[NT_NR];
+        alab_vf wv[NT_NRMAX];
         for (int j = 0; j < nr; j++) wv[j] = alab_vf_load(b[j]), b[j] += W;
         for (int i = 0; i < mr; i++) {
             alab_vf x = alab_vf_load(a[i]);
@@ -233,6 +493,8 @@ static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float
 static ALAB_ALWAYS_INLINE void nt_cols(float *out, const float *inp, const float *w,
                                        int mr, int C, int OC) {
     int o = 0;
+    if (mr == 1)
+        for (; o + NT_NR1 <= OC; o += NT_NR1) nt_tile(out + o, inp, w + (size_t)o * C, 1, NT_NR1, C, OC);
     for (; o + NT_NR <= OC; o += NT_NR) nt_tile(out + o, inp, w + (size_t)o * C, mr, NT_NR, C, OC);
     for (; o < OC; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, OC);
 }
@@ -440,6 +702,55 @@ void axpy_f32(float *y, float alpha, const float *x, int n) {
 
 void axpy_f32_ref(float *y, float alpha, const float *x, int n) {
     for (int i = 0; i < n; i++) y[i] = (float)((double)y[i] + (double)alpha * (double)x[i]);
+}
+
+/* x - x is 0 for every finite x and NaN for inf and NaN; a sum of such terms
+ * stays exactly 0 until one of them is not. Blocks of 1024 are summed with
+ * vectors; the first block whose sum is not 0 is searched element by element.
+ * The work is split into calls of NF_CHUNK floats on purpose: the check runs
+ * once per load, and V8 runs a wasm function's first calls in its baseline
+ * compiler (several times slower on SIMD) until the optimised code is ready;
+ * with many short calls the later ones get it (there is no on-stack
+ * replacement for wasm), with one call over 350 MB none would. */
+#define NF_BLOCK 1024
+#define NF_CHUNK (64 * NF_BLOCK)
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static size_t nonfinite_chunk(const float *x, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i < NF_BLOCK ? n : i + NF_BLOCK, j = i;
+        alab_vf s0 = alab_vf_zero(), s1 = alab_vf_zero();
+        for (; j + 2 * W <= end; j += 2 * W) {
+            alab_vf a = alab_vf_load(x + j), b = alab_vf_load(x + j + W);
+            s0 = alab_vf_add(s0, alab_vf_sub(a, a));
+            s1 = alab_vf_add(s1, alab_vf_sub(b, b));
+        }
+        float t = alab_vf_reduce_sum(alab_vf_add(s0, s1));
+        for (; j < end; j++) t += x[j] - x[j];
+        if (t != 0.0f) { /* NaN */
+            for (j = i; j < end; j++)
+                if (!isfinite(x[j])) return j;
+        }
+        i = end;
+    }
+    return n;
+}
+
+size_t first_nonfinite_f32(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i += NF_CHUNK) {
+        size_t m = n - i < NF_CHUNK ? n - i : NF_CHUNK, k = nonfinite_chunk(x + i, m);
+        if (k < m) return i + k;
+    }
+    return n;
+}
+
+size_t first_nonfinite_f32_ref(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
 }
 
 void add_f32(float *out, const float *a, const float *b, int n) {

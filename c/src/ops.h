@@ -5,11 +5,33 @@
 #ifndef ALAB_OPS_H
 #define ALAB_OPS_H
 
+#include <stddef.h>
+
 /* out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC); bias may be NULL. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                     int T, int C, int OC);
 void matmul_forward_ref(float *out, const float *inp, const float *w, const float *bias,
                         int T, int C, int OC);
+
+/* The same with explicit row strides: out rows ldo floats apart, inp rows ldi, w rows ldw
+ * (matmul_forward is ldo = OC, ldi = C, ldw = OC). Used on views into larger buffers. */
+void matmul_forward_ld(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
+                       const float *bias, int T, int C, int OC);
+void matmul_forward_ld_ref(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
+                           const float *bias, int T, int C, int OC);
+
+/* Packed weights: matmul_pack_weights writes w (C,OC) to dst (C*OC floats, dst != w) in the
+ * panel order the kernel reads; the layout depends on the build's SIMD width, so pack in the
+ * same binary that multiplies. matmul_packed_forward = matmul_forward on the packed copy. */
+void matmul_pack_weights(float *dst, const float *w, int C, int OC);
+/* The same result in place in w, through scratch of matmul_pack_scratch_floats(OC) floats
+ * (one block of rows: 256 x OC), so packing a model never holds a second copy of a matrix. */
+size_t matmul_pack_scratch_floats(int OC);
+void matmul_pack_weights_inplace(float *w, int C, int OC, float *scratch);
+void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,
+                           int T, int C, int OC);
+void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, const float *bias,
+                               int T, int C, int OC);
 
 /* out (T,OC) = inp (T,C) @ w^T where w is (OC, C) (the tied LM head: w = wte). */
 void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC);
@@ -36,6 +58,9 @@ float dot_f32_ref(const float *a, const float *b, int n);
 /* y += alpha x */
 void axpy_f32(float *y, float alpha, const float *x, int n);
 void axpy_f32_ref(float *y, float alpha, const float *x, int n);
+/* Index of the first inf or NaN in x (n if there is none): the weight check at load. */
+size_t first_nonfinite_f32(const float *x, size_t n);
+size_t first_nonfinite_f32_ref(const float *x, size_t n);
 /* out = a + b (residual add). out may equal a. */
 void add_f32(float *out, const float *a, const float *b, int n);
 

@@ -170,6 +170,90 @@ static void test_matmul_matches_ref_at_distilgpt2_shapes(void **state) {
     for (int s = 0; s < 7; s++) check_matmul(shapes[s][0], shapes[s][1], shapes[s][2], 1);
 }
 
+/* matmul_forward_ld on views: inp, w and out are sub-blocks of wider rows (as the attention
+ * uses it inside qkv (T, 3C) and att (T, T)); what lies outside the view must not change. */
+static void check_matmul_ld(int T, int C, int OC, int ldi, int ldw, int ldo, int with_bias) {
+    float *inp = randvec((size_t)T * ldi, 1.0f), *w = randvec((size_t)C * ldw, 0.1f);
+    float *bias = with_bias ? randvec(OC, 0.5f) : NULL;
+    float *a = randvec((size_t)T * ldo, 9.0f), *b = malloc((size_t)T * ldo * sizeof(float));
+    assert_non_null(b);
+    memcpy(b, a, (size_t)T * ldo * sizeof(float));
+    matmul_forward_ld(a, ldo, inp, ldi, w, ldw, bias, T, C, OC);
+    matmul_forward_ld_ref(b, ldo, inp, ldi, w, ldw, bias, T, C, OC);
+    /* compact copies for matmul_err */
+    float *ic = malloc((size_t)T * C * sizeof(float)), *wc = malloc((size_t)C * OC * sizeof(float));
+    float *ac = malloc((size_t)T * OC * sizeof(float)), *bc = malloc((size_t)T * OC * sizeof(float));
+    assert_true(ic && wc && ac && bc);
+    for (int t = 0; t < T; t++) memcpy(ic + (size_t)t * C, inp + (size_t)t * ldi, (size_t)C * sizeof(float));
+    for (int c = 0; c < C; c++) memcpy(wc + (size_t)c * OC, w + (size_t)c * ldw, (size_t)OC * sizeof(float));
+    for (int t = 0; t < T; t++) {
+        memcpy(ac + (size_t)t * OC, a + (size_t)t * ldo, (size_t)OC * sizeof(float));
+        memcpy(bc + (size_t)t * OC, b + (size_t)t * ldo, (size_t)OC * sizeof(float));
+        for (int o = OC; o < ldo; o++) /* outside the view: untouched (the same garbage in both) */
+            if (a[(size_t)t * ldo + o] != b[(size_t)t * ldo + o]) fail_msg("matmul_ld wrote outside its view");
+    }
+    double e = matmul_err(ac, bc, ic, wc, bias, T, C, OC, 0);
+    if (!(e <= TOL_SUM))
+        fail_msg("matmul_ld T=%d C=%d OC=%d ld %d %d %d: error %.3g > %.3g", T, C, OC, ldi, ldw, ldo, e, TOL_SUM);
+    free(inp), free(w), free(bias), free(a), free(b), free(ic), free(wc), free(ac), free(bc);
+}
+
+static void test_matmul_ld_matches_ref_on_strided_views(void **state) {
+    (void)state;
+    /* attention-like: scores (T x T) from q (ld 3C) and a transposed k (ld T); values from v (ld 3C) */
+    check_matmul_ld(11, 64, 11, 192, 11, 11, 0);
+    check_matmul_ld(37, 64, 37, 2304, 40, 37, 0);
+    check_matmul_ld(32, 40, 64, 128, 2304, 768, 0);
+    check_matmul_ld(3, 64, 29, 2304, 29, 29, 0); /* the few-rows path */
+    check_matmul_ld(130, 300, 131, 301, 133, 140, 1);
+    check_matmul_ld(9, 257, 61, 260, 70, 64, 1);
+    /* the ordinary strides give exactly matmul_forward */
+    float *inp = randvec(7 * 33, 1.0f), *w = randvec(33 * 20, 0.1f), *bias = randvec(20, 0.5f);
+    float *a = zeros(7 * 20), *b = zeros(7 * 20);
+    matmul_forward(a, inp, w, bias, 7, 33, 20);
+    matmul_forward_ld(b, 20, inp, 33, w, 20, bias, 7, 33, 20);
+    assert_memory_equal(a, b, 7 * 20 * sizeof(float));
+    free(inp), free(w), free(bias), free(a), free(b);
+}
+
+/* packed weights: the fast kernel against the twin that reads the packed layout by index, and
+ * both against matmul_forward_ref on the unpacked w (so the layout itself is checked) */
+static void check_matmul_packed(int T, int C, int OC, int with_bias) {
+    float *inp = randvec((size_t)T * C, 1.0f), *w = randvec((size_t)C * OC, 0.1f);
+    float *wp = randvec((size_t)C * OC, 7.0f);
+    float *bias = with_bias ? randvec(OC, 0.5f) : NULL;
+    float *a = randvec((size_t)T * OC, 9.0f), *b = randvec((size_t)T * OC, 9.0f), *r = zeros((size_t)T * OC);
+    matmul_pack_weights(wp, w, C, OC);
+    { /* in place, one block at a time: the same layout */
+        float *wi = malloc((size_t)C * OC * sizeof(float)), *scratch = malloc(matmul_pack_scratch_floats(OC) * sizeof(float));
+        assert_true(wi && scratch);
+        memcpy(wi, w, (size_t)C * OC * sizeof(float));
+        matmul_pack_weights_inplace(wi, C, OC, scratch);
+        assert_memory_equal(wi, wp, (size_t)C * OC * sizeof(float));
+        free(wi), free(scratch);
+    }
+    matmul_packed_forward(a, inp, wp, bias, T, C, OC);
+    matmul_packed_forward_ref(b, inp, wp, bias, T, C, OC);
+    matmul_forward_ref(r, inp, w, bias, T, C, OC);
+    double e = matmul_err(a, b, inp, w, bias, T, C, OC, 0), e2 = matmul_err(b, r, inp, w, bias, T, C, OC, 0);
+    if (!(e <= TOL_SUM))
+        fail_msg("matmul_packed T=%d C=%d OC=%d: error %.3g > %.3g", T, C, OC, e, TOL_SUM);
+    if (!(e2 <= 1e-7)) fail_msg("packed layout T=%d C=%d OC=%d: ref twin off by %.3g", T, C, OC, e2);
+    free(inp), free(w), free(wp), free(bias), free(a), free(b), free(r);
+}
+
+static void test_matmul_packed_matches_ref_on_odd_and_real_sizes(void **state) {
+    (void)state;
+    static const int Ts[] = {1, 2, 3, 4, 5, 11}, Cs[] = {1, 5, 257, 768}, OCs[] = {1, 3, 17, 61};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 4; k++) check_matmul_packed(Ts[i], Cs[j], OCs[k], (i + j + k) % 2);
+    check_matmul_packed(130, 300, 131, 1);
+    check_matmul_packed(11, 3072, 768, 1);
+    check_matmul_packed(1, 768, 2304, 1);
+    check_matmul_packed(33, 768, 3072, 1);
+}
+
 static void test_matmul_of_zero_length_c_is_the_bias(void **state) {
     (void)state;
     float bias[5] = {1, 2, 3, 4, 5}, out[10], inp[1] = {0}, w[1] = {0};
@@ -191,10 +275,11 @@ static void check_matmul_nt(int T, int C, int OC) {
 
 static void test_matmul_nt_matches_ref_on_odd_sizes(void **state) {
     (void)state;
-    static const int Ts[] = {1, 2, 3, 7, 11}, Cs[] = {1, 5, 33, 768}, OCs[] = {1, 3, 17, 2304};
+    /* OC 13 = one 8-row tile of w (single rows), one 4-row tile, one left over */
+    static const int Ts[] = {1, 2, 3, 7, 11}, Cs[] = {1, 5, 33, 768}, OCs[] = {1, 3, 13, 17, 2304};
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 4; j++)
-            for (int k = 0; k < 4; k++) check_matmul_nt(Ts[i], Cs[j], OCs[k]);
+            for (int k = 0; k < 5; k++) check_matmul_nt(Ts[i], Cs[j], OCs[k]);
 }
 
 static void test_matmul_nt_matches_ref_for_the_tied_lm_head(void **state) {
@@ -397,6 +482,34 @@ static void test_dot_axpy_add_match_ref_on_odd_lengths(void **state) {
     }
 }
 
+/* ------------------------------------------------------------ finite check */
+
+static void test_first_nonfinite_finds_the_first_inf_or_nan_anywhere(void **state) {
+    (void)state;
+    static const size_t ns[] = {0, 1, 3, 7, 8, 9, 1023, 1024, 1025, 3000};
+    const float bad[] = {INFINITY, -INFINITY, NAN};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+        size_t n = ns[a];
+        float *x = randvec(n + 1, 3.0e38f); /* large but finite: x - x must still be 0 */
+        assert_int_equal(first_nonfinite_f32(x, n), n);
+        assert_int_equal(first_nonfinite_f32_ref(x, n), n);
+        for (size_t pos = 0; pos < n; pos += (n > 40 ? n / 13 + 1 : 1)) {
+            for (int b = 0; b < 3; b++) {
+                float keep = x[pos];
+                x[pos] = bad[b];
+                if (pos + 5 < n) x[pos + 5] = NAN; /* a later one must not be reported */
+                assert_int_equal(first_nonfinite_f32(x, n), pos);
+                assert_int_equal(first_nonfinite_f32_ref(x, n), pos);
+                x[pos] = keep;
+                if (pos + 5 < n) x[pos + 5] = 1.0f;
+            }
+        }
+        x[n] = NAN; /* just past the end: not looked at */
+        assert_int_equal(first_nonfinite_f32(x, n), n);
+        free(x);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exp_is_within_2_eps_relative_of_exp_over_the_finite_range),
@@ -406,6 +519,9 @@ int main(void) {
         cmocka_unit_test(test_matmul_matches_ref_across_c_blocks_and_partial_strips),
         cmocka_unit_test(test_matmul_matches_ref_at_distilgpt2_shapes),
         cmocka_unit_test(test_matmul_of_zero_length_c_is_the_bias),
+        cmocka_unit_test(test_matmul_ld_matches_ref_on_strided_views),
+        cmocka_unit_test(test_matmul_packed_matches_ref_on_odd_and_real_sizes),
+        cmocka_unit_test(test_first_nonfinite_finds_the_first_inf_or_nan_anywhere),
         cmocka_unit_test(test_matmul_nt_matches_ref_on_odd_sizes),
         cmocka_unit_test(test_matmul_nt_matches_ref_for_the_tied_lm_head),
         cmocka_unit_test(test_layernorm_matches_ref_on_odd_sizes_and_offset_rows),

@@ -1,0 +1,69 @@
+// decode_bench.mjs — generation with the KV cache in wasm (Node, one thread): tokens per second and
+// the cost of one decode step against a full prefill of T = 1, and wasm memory against the file size.
+// Run by `make bench-decode`; see bench/peer/README.md.
+//
+//   node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5]
+//
+// Per model: greedy generation of --new tokens after a --prompt-token prompt (pseudo-random ids),
+// median of --runs; decode step = (time(prompt + new) - time(prompt + 1)) / (new - 1), i.e. the
+// generation minus its prefill and first token, per further token. "prefill T=1" is alab_forward on
+// one token (every attention captured), the cost a step would have without the cache at position 0;
+// "full forward at T=prompt+new" is what the last step cost without the cache.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
+import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+
+const argv = process.argv.slice(2);
+const dirs = [];
+const opt = { prompt: 11, new: 32, runs: 5 };
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i].startsWith('--')) { opt[argv[i].slice(2)] = Number(argv[i + 1]); i++; } else dirs.push(argv[i]);
+}
+if (!dirs.length) {
+  console.error('usage: node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5]');
+  process.exit(2);
+}
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+const time = (f) => { const t = performance.now(); f(); return performance.now() - t; };
+
+console.log(`# generation with the KV cache, wasm SIMD128, Node ${process.version}, 1 thread; ` +
+            `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`prompt ${opt.prompt} tokens, ${opt.new} new, greedy, median of ${opt.runs}\n`);
+console.log('| model | file MB | wasm memory / file | prefill T=1 ms | decode step ms | tokens/s (decode) | ' +
+            `tokens/s (incl. prefill) | full forward T=${opt.prompt + opt.new} ms |`);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+const rows = [];
+for (const dir of dirs) {
+  const w = await instantiateAttnlab();
+  const cfg0 = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const st = readFileSync(join(dir, 'model.safetensors'));
+  const m = w.loadModel({
+    config: readFileSync(join(dir, 'config.json')), vocab: readFileSync(join(dir, 'vocab.json')),
+    merges: readFileSync(join(dir, 'merges.txt')), safetensors: st,
+  });
+  const V = cfg0.vocab_size;
+  const ids = Array.from({ length: opt.prompt }, (_, t) => (t * 7919 + 13) % V);
+  const long = Array.from({ length: opt.prompt + opt.new }, (_, t) => (t * 7919 + 13) % V);
+  // warm-up (and the activations for the longest run, so memory is measured at its peak)
+  w.forward(m, long);
+  w.generate(m, ids, { maxNew: opt.new });
+  const p1 = [], g1 = [], gN = [], fN = [];
+  for (let r = 0; r < opt.runs; r++) {
+    p1.push(time(() => w.forward(m, [ids[0]])));
+    g1.push(time(() => w.generate(m, ids, { maxNew: 1 })));
+    gN.push(time(() => w.generate(m, ids, { maxNew: opt.new })));
+    fN.push(time(() => w.forward(m, long)));
+  }
+  const step = (median(gN) - median(g1)) / (opt.new - 1);
+  const mem = w.memoryBytes() / st.length;
+  console.log(`| ${dir} | ${(st.length / 1e6).toFixed(1)} | ${mem.toFixed(3)} | ${median(p1).toFixed(1)} | ` +
+              `${step.toFixed(1)} | ${(1000 / step).toFixed(1)} | ${(1000 * opt.new / median(gN)).toFixed(1)} | ` +
+              `${median(fN).toFixed(1)} |`);
+  rows.push({ dir, step, prefill1: median(p1), mem });
+  w.modelFree(m);
+}
+for (const r of rows)
+  console.log(`${r.dir}: decode step ${r.step.toFixed(1)} ms vs prefill T=1 ${r.prefill1.toFixed(1)} ms — ` +
+              `${r.step <= r.prefill1 ? 'no slower' : `${((r.step / r.prefill1 - 1) * 100).toFixed(0)} % slower`}`);
