@@ -15,7 +15,8 @@ const ids = m.tokenize(readFileSync(txt, 'utf8')).ids.slice(0, T);
 const median = (a) => a.sort((x, y) => x - y)[a.length >> 1];
 const grid = [], curve = [], run = [];
 let imp;
-for (let r = 0; r < 5; r++) {
+const REPS = Number(process.env.REPS ?? 5);
+for (let r = 0; r < REPS; r++) {
   let t = performance.now();
   m.run(ids);
   run.push(performance.now() - t);
@@ -27,7 +28,7 @@ for (let r = 0; r < 5; r++) {
   curve.push(performance.now() - t - grid.at(-1)); // the curve alone
 }
 const { nLayer, nHead } = m.config;
-console.log(`model ${dir}: L=${nLayer} NH=${nHead}, T=${ids.length}, median of 5 (wasm, Node ${process.version})`);
+console.log(`model ${dir}: L=${nLayer} NH=${nHead}, T=${ids.length}, median of ${REPS} (wasm, Node ${process.version})`);
 console.log(`run() ${median(run).toFixed(1)} ms; importance grid (${1 + nLayer * nHead} runs) ${median(grid).toFixed(0)} ms; ` +
             `pruning curve (${1 + nLayer * nHead} runs) ${median(curve).toFixed(0)} ms`);
 console.log(`base loss ${imp.baseLoss.toFixed(4)}, loss at half ${imp.lossAtHalf.toFixed(4)}, all removed ${imp.pruning.at(-1).toFixed(4)}`);

@@ -134,6 +134,8 @@ for (const b of builds) {
     b.ex.bench_peak_gflops(1_000_000);
     b.ex.bench_time_ms(0, 5, 64, 96, 2);
     b.ex.bench_time_ms(2, 1, 64, 96, 2);
+    b.ex.bench_time_ms(4, 1, 64, 96, 2); // the packed kernel, its few-rows tile
+    b.ex.bench_time_ms(4, 5, 64, 96, 2);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
