@@ -18,6 +18,7 @@ import { $, el, replace, setOptions } from './dom.js';
 import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from './delta.js';
+import { topTable } from './top-table.js';
 import { gridMap, lineChart, layerBars, diffBars } from './heads-figs.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
@@ -841,19 +842,3 @@ function topMove(t, a, b) {
   return x.id === y.id ? t('hpTopSame', tokenLabel(x.token, 24)) : t('hpTopMove', tokenLabel(x.token, 24), tokenLabel(y.token, 24));
 }
 
-/** A top-10 table (the in-model panel's look): rank, token (moves), probability bar. */
-function topTable(table, top, moves, t) {
-  const body = table.tBodies[0];
-  const pmax = Math.max(...top.map((x) => x.prob), 1e-9);
-  replace(body, top.map((x, k) => {
-    const bar = el('span', { class: 'pbar' });
-    bar.style.setProperty('--w', String(Math.max(0.01, x.prob / pmax)));
-    const mv = moves ? moves[k] : null;
-    const mvText = { up: t('mvUp'), down: t('mvDown'), new: t('mvNew') }[mv];
-    return el('tr', { dataset: { id: String(x.id), p: String(x.prob) } },
-      el('td', { class: 'rank' }, String(k + 1)),
-      el('td', { class: 'tok', title: x.token }, el('code', {}, tokenLabel(x.token, 24)),
-        mvText ? el('span', { class: `mv mv-${mv}`, title: mvText, 'aria-label': mvText }, mv === 'up' ? '▲' : mv === 'down' ? '▼' : '★') : null),
-      el('td', { class: 'prob' }, el('div', { class: 'pcell' }, el('span', { class: 'ptrack' }, bar), el('span', { class: 'pval' }, x.prob.toFixed(3)))));
-  }));
-}

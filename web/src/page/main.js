@@ -20,6 +20,7 @@ import { builtinSource, HUB_MODELS, fetchHubModel, pickModelFiles, explain } fro
 import { Runner } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from './delta.js';
+import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
 
@@ -361,22 +362,6 @@ function drawFig4() {
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }
 
-function topTable(table, top, moves) {
-  const body = table.tBodies[0];
-  const pmax = Math.max(...top.map((x) => x.prob), 1e-9);
-  replace(body, top.map((x, k) => {
-    const bar = el('span', { class: 'pbar' });
-    bar.style.setProperty('--w', String(Math.max(0.01, x.prob / pmax)));
-    const mv = moves ? moves[k] : null;
-    const mvText = { up: t('mvUp'), down: t('mvDown'), new: t('mvNew') }[mv];
-    return el('tr', { dataset: { id: String(x.id), p: String(x.prob) } },
-      el('td', { class: 'rank' }, String(k + 1)),
-      el('td', { class: 'tok', title: x.token }, el('code', {}, tokenLabel(x.token, 24)),
-        mvText ? el('span', { class: `mv mv-${mv}`, title: mvText, 'aria-label': mvText }, mv === 'up' ? '▲' : mv === 'down' ? '▼' : '★') : null),
-      el('td', { class: 'prob' }, el('div', { class: 'pcell' }, el('span', { class: 'ptrack' }, bar), el('span', { class: 'pval' }, x.prob.toFixed(3)))));
-  }));
-}
-
 function drawInModel() {
   const { base, after, plain, intervention: iv } = last;
   const where = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
@@ -393,8 +378,8 @@ function drawInModel() {
   $('inmodel').dataset.col = String(iv.col);
   const a = tokenLabel(base.top[0]?.token ?? '', 24), b = tokenLabel(after.top[0]?.token ?? '', 24);
   $('top-change').textContent = base.top[0] && after.top[0] && base.top[0].id !== after.top[0].id ? t('topChange', a, b) : '';
-  topTable($('top-before'), base.top, null);
-  topTable($('top-after'), after.top, rankMoves(base.top, after.top));
+  topTable($('top-before'), base.top, null, t);
+  topTable($('top-after'), after.top, rankMoves(base.top, after.top), t);
   const ref = $('ref-line');
   if (plain) {
     const klp = klDivergence(plain.logits, base.logits);
