@@ -7,14 +7,14 @@
 SHELL := /bin/bash
 CC      ?= gcc
 CFLAGS  ?= -O3 -march=native
-CFLAGS  += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src
-LDLIBS  += -lm
+CFLAGS  += -pthread -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src
+LDLIBS  += -lm -pthread
 EMCC    ?= emcc
 export NODE_PATH ?= /usr/share/nodejs
 
 B := build
 CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/ops.c \
-            c/src/gpt2.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c
+            c/src/gpt2.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
 NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
@@ -42,10 +42,30 @@ $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
               -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
               -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
-wasm: web/dist/attnlab.wasm
+wasm: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm
 web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
+
+# The multithreaded build for cross-origin isolated pages (and Node): the same C
+# with -pthread (atomics, a shared imported memory, libc's thread-safe malloc).
+# Emscripten 3.1.6 has no STANDALONE_WASM with pthreads, so it is linked as a
+# JS+wasm pair and the JS glue is thrown away: web/src/core/imports.js gives
+# the dozen imports it asks for, and our own workers (web/src/core/thread.js)
+# are its threads. Compiled at -O3, linked at -O2: at -O3 emcc minifies the
+# import and export names, which only its own glue could then find.
+WASM_MT_CFLAGS := -O3 -msimd128 -pthread -std=c11 -Ic/include -Ic/src
+WASM_MT_LDFLAGS := -O2 -msimd128 -pthread --no-entry -Wno-pthreads-mem-growth \
+              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
+              -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+WASM_MT_OBJ := $(patsubst c/src/%.c,$(B)/wasm-mt/%.o,$(CORE_SRC) c/src/wasm_api.c)
+$(B)/wasm-mt/%.o: c/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(WASM_MT_CFLAGS) -c $< -o $@
+web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json
+	@mkdir -p $(dir $@)
+	$(EMCC) $(WASM_MT_LDFLAGS) $(WASM_MT_OBJ) -o $(B)/wasm-mt/attnlab-mt.js
+	cp $(B)/wasm-mt/attnlab-mt.wasm $@
 
 include bench/Makefile.inc
 # The side-by-side benchmark against ONNX Runtime Web (issue 8).

@@ -5,7 +5,7 @@
 /** Stable error codes: the ALAB_E* names of the C library, and three of the JS side. */
 export type AttnlabErrorCode =
   | 'EINVAL' | 'ENOMEM' | 'EIO' | 'EJSON' | 'ECONFIG' | 'EFORMAT' | 'EDTYPE' | 'EMISSING' | 'ESHAPE'
-  | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE'
+  | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE' | 'ETHREAD'
   | 'ETYPE' | 'EWASM' | 'EDISPOSED';
 
 /** Everything attnlab throws (or rejects with) is an AttnlabError. */

@@ -3,10 +3,10 @@
  *   attnlab run [--model DIR] --text TEXT [--do L,H|all,ROW,COL,hard]
  *               [--do L,H|all,ROW,COL,soft,LAMBDA] [--ablate L.H,...]
  *               [--mask causal|full|window:W] [--scale S] [--capture L,H]
- *               [--top K] [--json]
+ *               [--top K] [--threads N] [--json]
  *   attnlab tokenize [--model DIR] --text TEXT [--json]
  *   attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T]
- *               [--top-k K] [--seed S] [--json]
+ *               [--top-k K] [--seed S] [--threads N] [--json]
  *
  * JSON goes to stdout as one object, built in memory first so that an error
  * never leaves partial output; errors go to stderr with a non-zero exit.
@@ -36,8 +36,9 @@ static const char *USAGE =
     "      --scale S                        score scale instead of 1/sqrt(d_head)\n"
     "      --capture L,H                    include q and k of that head in the JSON\n"
     "      --top K                          number of next tokens to list (default 10)\n"
+    "      --threads N                      split the forward pass over N threads (same numbers, bit for bit)\n"
     "  attnlab tokenize [--model DIR] --text TEXT [--json]\n"
-    "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--json]\n"
+    "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
     "  attnlab --version\n"
     "Indices are 0-based. Without --model the built-in model (" BUILTIN_NAME ") is used.\n";
 
@@ -156,7 +157,7 @@ static void json_tokens(FILE *f, const alab_bpe *bpe, const int *ids, int n) {
 
 typedef struct {
     const char *cmd, *model, *text;
-    int json, top, max_new, top_k;
+    int json, top, max_new, top_k, threads;
     float temperature;
     unsigned long long seed;
     alab_intervention interv[256];
@@ -218,6 +219,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     c->temperature = 0.8f;
     c->top_k = 40;
     c->seed = 42;
+    c->threads = 1;
     alab_run_opts_init(&c->run);
     if (argc < 2) return usage_error("%s", "no command given");
     c->cmd = argv[1];
@@ -256,6 +258,10 @@ static int parse_args(cli *c, int argc, char **argv) {
         } else if (strcmp(a, "--top-k") == 0) {
             NEED_VAL();
             if (parse_int(val, &c->top_k) || c->top_k < 0) return usage_error("--top-k expects an integer >= 0 (got %s)", val);
+        } else if (strcmp(a, "--threads") == 0) {
+            NEED_VAL();
+            if (parse_int(val, &c->threads) || c->threads < 1 || c->threads > 16)
+                return usage_error("--threads expects an integer in [1, 16] (got %s)", val);
         } else if (strcmp(a, "--seed") == 0) {
             NEED_VAL();
             char *end;
@@ -288,6 +294,11 @@ static int load(alab_model **m, const cli *c) {
         char what[PATH_MAX + 32];
         snprintf(what, sizeof what, "cannot load model from %s", dir);
         return fail_rc(rc, what);
+    }
+    if (c->threads > 1 && (rc = alab_model_set_threads(*m, c->threads))) {
+        alab_model_free(*m);
+        *m = NULL;
+        return fail_rc(rc, "--threads");
     }
     return 0;
 }

@@ -51,7 +51,8 @@ enum {
     ALAB_ERANGE = -14,       /* an index (layer, head, row, col, token id) is out of range */
     ALAB_ENAN = -15,         /* a NaN or infinite number where a finite one is needed */
     ALAB_ELIMIT = -16,       /* the input exceeds a documented size limit         */
-    ALAB_ESTATE = -17        /* the call needs state that is not there (no run yet) */
+    ALAB_ESTATE = -17,       /* the call needs state that is not there (no run yet) */
+    ALAB_ETHREAD = -18       /* a helper thread could not start or died during a run */
 };
 
 const char *alab_strerror(int rc);
@@ -132,6 +133,16 @@ int alab_model_load_buffers(alab_model **out,
 void alab_model_free(alab_model *m);
 
 const alab_config *alab_model_config(const alab_model *m);
+
+/* Split the forward pass over n threads (1..16, the caller included; native
+ * builds start n-1 pthreads, the wasm build gets its helpers from the JS
+ * layer instead). The big products are divided by output columns and the
+ * attention by heads, so results are bit for bit those of one thread; small
+ * products stay on the caller. 1 stops the helpers. ALAB_ERANGE, ALAB_EIO
+ * (a thread could not be started). Not thread-safe with a running forward. */
+int alab_model_set_threads(alab_model *m, int n);
+/* Threads a run uses now (1 without a pool). */
+int alab_model_threads(const alab_model *m);
 const alab_bpe *alab_model_bpe(const alab_model *m);
 
 /* ------------------------------------------------------------------------ */

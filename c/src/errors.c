@@ -29,6 +29,7 @@ const char *alab_strerror(int rc) {
     case ALAB_ENAN: return "not a finite number";
     case ALAB_ELIMIT: return "input exceeds a size limit";
     case ALAB_ESTATE: return "no result available";
+    case ALAB_ETHREAD: return "a helper thread failed";
     default: return "unknown error";
     }
 }

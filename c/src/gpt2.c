@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "json.h"
 #include "ops.h"
+#include "parallel.h"
 #include "safetensors.h"
 
 /* ------------------------------------------------------------------------ */
@@ -57,6 +58,9 @@ struct alab_model {
     int T;                    /* of the last run, 0 if none */
     int has_qk;
     int packed;               /* layer matmul weights in matmul_pack_weights order */
+    alab_pool *pool;          /* threads that split the big products, or NULL */
+    int owns_pool;            /* made by alab_model_set_threads (else the wasm layer's) */
+    int pool_rc;              /* ALAB_ETHREAD once a job of this run failed */
 };
 
 const alab_config *alab_model_config(const alab_model *m) { return m ? &m->cfg : NULL; }
@@ -289,12 +293,121 @@ static int pack_layer_weights(alab_model *m) {
 #endif
 }
 
-/* out (T, OC) = inp (T, C) @ w + b for a layer weight, packed or not. */
-static void layer_matmul(const alab_model *m, float *out, const float *inp, const float *w, const float *b,
-                         int T, int C, int OC) {
-    if (m->packed) matmul_packed_forward(out, inp, w, b, T, C, OC);
-    else matmul_forward(out, inp, w, b, T, C, OC);
+/* ------------------------------------------------------------------------ */
+/* Threads: the big products split by output columns                         */
+/* ------------------------------------------------------------------------ */
+/* Every split below hands each output value to exactly one part, computed by
+ * the same instructions as in the single-threaded kernel: a run is bit for
+ * bit the same with any number of threads (tests/c/test_parallel.c). */
+
+/* Parts for work of `madds` multiply-adds: 1 below the pool's threshold. */
+static int parts_for(const alab_model *m, double madds) {
+    if (!m->pool || madds < alab_pool_min_work(m->pool)) return 1;
+    return alab_pool_parts(m->pool);
 }
+
+/* Run job on the pool, or on this thread alone; a dead helper is remembered
+ * (the forward then fails with ALAB_ETHREAD at the end of the layer). */
+static void run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx) {
+    if (parts <= 1) fn(ctx, 0, 1);
+    else {
+        int rc = alab_pool_run(m->pool, fn, ctx);
+        if (rc != ALAB_OK) m->pool_rc = rc;
+    }
+}
+
+typedef struct {
+    float *out;
+    const float *inp, *w, *b;
+    int T, C, OC;
+} mm_job;
+
+static void mm_packed_part(void *ctx, int part, int nparts) {
+    const mm_job *j = ctx;
+    matmul_packed_forward_part(j->out, j->inp, j->w, j->b, j->T, j->C, j->OC, part, nparts);
+}
+
+static void mm_nt_part(void *ctx, int part, int nparts) {
+    const mm_job *j = ctx;
+    matmul_nt_forward_part(j->out, j->inp, j->w, j->T, j->C, j->OC, part, nparts);
+}
+
+typedef struct {
+    float *out;
+    const float *inp;
+    int n;
+} gelu_job;
+
+static void gelu_part(void *ctx, int part, int nparts) {
+    const gelu_job *j = ctx;
+    int lo, hi;
+    alab_split(&lo, &hi, j->n, part, nparts);
+    if (hi > lo) gelu_forward(j->out + lo, j->inp + lo, hi - lo);
+}
+
+/* out (T, OC) = inp (T, C) @ w + b for a layer weight, packed or not. */
+static void layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                         int T, int C, int OC) {
+    if (!m->packed) { /* (ALAB_NO_PACK builds) single-threaded */
+        matmul_forward(out, inp, w, b, T, C, OC);
+        return;
+    }
+    const int parts = parts_for(m, (double)T * C * OC);
+    if (parts <= 1) {
+        matmul_packed_forward(out, inp, w, b, T, C, OC);
+        return;
+    }
+    mm_job j = {out, inp, w, b, T, C, OC};
+    run_job(m, parts, mm_packed_part, &j);
+}
+
+/* out (T, V) = inp (T, C) @ wte^T: the LM head. */
+static void lm_head(alab_model *m, float *out, const float *inp, const float *w, int T, int C, int V) {
+    const int parts = parts_for(m, (double)T * C * V);
+    if (parts <= 1) {
+        matmul_nt_forward(out, inp, w, T, C, V);
+        return;
+    }
+    mm_job j = {out, inp, w, NULL, T, C, V};
+    run_job(m, parts, mm_nt_part, &j);
+}
+
+static void gelu_layer(alab_model *m, float *x, int n) {
+    const int parts = parts_for(m, 8.0 * n); /* a tanh is worth about 8 multiply-adds */
+    if (parts <= 1) {
+        gelu_forward(x, x, n);
+        return;
+    }
+    gelu_job j = {x, x, n};
+    run_job(m, parts, gelu_part, &j);
+}
+
+int alab_model_set_threads(alab_model *m, int n) {
+    if (!m) return alab_fail(ALAB_EINVAL, "alab_model_set_threads: NULL model");
+    if (n < 1 || n > ALAB_MAX_THREADS)
+        return alab_fail(ALAB_ERANGE, "threads must be in [1, %d] (got %d)", ALAB_MAX_THREADS, n);
+    if (m->owns_pool && alab_pool_size(m->pool) == n) return ALAB_OK;
+    alab_pool *p = NULL;
+    if (n > 1) {
+        int rc = alab_pool_create(&p, n, 1);
+        if (rc) return rc;
+    }
+    if (m->owns_pool) alab_pool_free(m->pool);
+    m->pool = p;
+    m->owns_pool = p != NULL;
+    return ALAB_OK;
+}
+
+int alab_model_threads(const alab_model *m) { return m ? alab_pool_parts(m->pool) : 0; }
+
+void alab_model_attach_pool(alab_model *m, alab_pool *p) {
+    if (!m) return;
+    if (m->owns_pool) alab_pool_free(m->pool);
+    m->pool = p;
+    m->owns_pool = 0;
+}
+
+alab_pool *alab_model_pool(const alab_model *m) { return m ? m->pool : NULL; }
 
 /* ------------------------------------------------------------------------ */
 /* Build / free                                                               */
@@ -302,6 +415,7 @@ static void layer_matmul(const alab_model *m, float *out, const float *inp, cons
 
 void alab_model_free(alab_model *m) {
     if (!m) return;
+    if (m->owns_pool) alab_pool_free(m->pool);
     alab_bpe_free(m->bpe);
     free(m->layers);
     free(m->file);
@@ -544,17 +658,29 @@ static void apply_head_edits(alab_model *m, int l, int T, const alab_run_opts *o
  * Columns a causal block cannot see are not computed; entries a row's mask
  * excludes are overwritten with 0, so att is exactly what the per-row loop made. */
 #define ATT_RB 32
-static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *o,
-                              const intervention_index *ix) {
+typedef struct {
+    alab_model *m;
+    int l, T;
+    const alab_run_opts *o;
+    const intervention_index *ix;
+} attention_job;
+
+/* Heads [h0, h1) of layer l. Each head has its own k^T scratch in fc (NH*HS*T
+ * = C*T floats of the T*4C), so heads can run on different threads. */
+static void attention_heads(const attention_job *job, int h0, int h1) {
+    alab_model *m = job->m;
+    const int l = job->l, T = job->T;
+    const alab_run_opts *o = job->o;
+    const intervention_index *ix = job->ix;
     const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = C / NH, C3 = 3 * C;
     activations *a = &m->acts;
     const float scale = o->scale_override ? o->scale : 1.0f / sqrtf((float)HS);
     const int mode = o->layer_mask ? o->layer_mask[l] : o->mask;
     const int window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
     float *att_l = a->att + (size_t)l * NH * T * T;
-    float *kt = a->fc; /* (HS, T) */
 
-    for (int h = 0; h < NH; h++) {
+    for (int h = h0; h < h1; h++) {
+        float *kt = a->fc + (size_t)h * HS * T; /* (HS, T) */
         float *att_h = att_l + (size_t)h * T * T;
         const float *qh = a->qkv + h * HS, *kh = a->qkv + C + h * HS, *vh = a->qkv + 2 * C + h * HS;
         const int ablated = ix->ablated[l * NH + h];
@@ -602,6 +728,23 @@ static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *
     }
 }
 
+
+static void attention_part(void *ctx, int part, int nparts) {
+    const attention_job *job = ctx;
+    int h0, h1;
+    alab_split(&h0, &h1, job->m->cfg.n_head, part, nparts);
+    attention_heads(job, h0, h1);
+}
+
+/* y (T, C) = per head softmax(...) v, the heads split over the threads. */
+static void attention_forward(alab_model *m, int l, int T, const alab_run_opts *o,
+                              const intervention_index *ix) {
+    const int C = m->cfg.n_embd, NH = m->cfg.n_head;
+    attention_job job = {m, l, T, o, ix};
+    const int parts = NH > 1 ? parts_for(m, (double)T * T * C) : 1; /* q k^T and att v, causal halves */
+    if (parts <= 1) attention_heads(&job, 0, NH);
+    else run_job(m, parts, attention_part, &job);
+}
 /* ------------------------------------------------------------------------ */
 /* Forward                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -624,6 +767,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     intervention_index ix = {0};
     if ((rc = build_index(&ix, opts, L, NH, T))) return rc;
     m->T = 0; /* no valid result until this run completes */
+    m->pool_rc = 0;
 
     activations *a = &m->acts;
     for (int t = 0; t < T; t++) /* x = wte[ids] + wpe[pos] */
@@ -645,14 +789,16 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
         add_f32(a->x, a->x, a->h, T * C);
         layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, T, C, c->layer_norm_epsilon);
         layer_matmul(m, a->fc, a->h, w->fc_w, w->fc_b, T, C, 4 * C);
-        gelu_forward(a->fc, a->fc, T * 4 * C);
+        gelu_layer(m, a->fc, T * 4 * C);
         layer_matmul(m, a->h, a->fc, w->fcproj_w, w->fcproj_b, T, 4 * C, C);
         add_f32(a->x, a->x, a->h, T * C);
+        if (m->pool_rc) break;
     }
     /* Only the last position's logits are needed: the LM head is the largest matmul. */
     layernorm_forward(a->lnf, a->x + (size_t)(T - 1) * C, m->lnf_w, m->lnf_b, 1, C, c->layer_norm_epsilon);
-    matmul_nt_forward(a->logits, a->lnf, m->wte, 1, C, V);
+    if (!m->pool_rc) lm_head(m, a->logits, a->lnf, m->wte, 1, C, V);
     free(ix.block);
+    if (m->pool_rc) return m->pool_rc; /* a helper thread died: no result */
     memcpy(a->ids, ids, (size_t)T * sizeof(int));
     m->T = T;
     m->has_qk = opts->capture_layer >= 0;
@@ -699,6 +845,26 @@ int alab_result_topk(int *ids, float *probs, int k, const alab_model *m) {
  * a time so each pass over wte (V, C) serves many positions. */
 #define NLL_ROWS 32
 #define NLL_VBLOCK 256
+typedef struct {
+    float *logits, *tiles;       /* (R, V), one (R, NLL_VBLOCK) tile per part */
+    const float *h, *wte;        /* (R, C), (V, C) */
+    int R, C, V;
+} nll_job;
+
+/* The vocabulary blocks of one part: logits[:, v0 : v0 + nb] for each. */
+static void nll_part(void *ctx, int part, int nparts) {
+    const nll_job *j = ctx;
+    float *tile = j->tiles + (size_t)part * j->R * NLL_VBLOCK;
+    int b0, b1;
+    alab_split(&b0, &b1, (j->V + NLL_VBLOCK - 1) / NLL_VBLOCK, part, nparts);
+    for (int b = b0; b < b1; b++) {
+        const int v0 = b * NLL_VBLOCK, nb = j->V - v0 < NLL_VBLOCK ? j->V - v0 : NLL_VBLOCK;
+        matmul_nt_forward(tile, j->h, j->wte + (size_t)v0 * j->C, j->R, j->C, nb);
+        for (int r = 0; r < j->R; r++)
+            memcpy(j->logits + (size_t)r * j->V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
+    }
+}
+
 int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
     if (!nll_sum || !n || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll: NULL argument");
     *nll_sum = 0.0;
@@ -706,20 +872,22 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
     if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
     const int C = m->cfg.n_embd, V = m->cfg.vocab_size, T = m->T;
     const activations *a = &m->acts;
-    float *buf = malloc(((size_t)NLL_ROWS * V + (size_t)NLL_ROWS * C + (size_t)NLL_ROWS * NLL_VBLOCK) * sizeof(float));
+    const int parts = alab_pool_parts(m->pool); /* the tiles are sized for this many */
+    float *buf = malloc(((size_t)NLL_ROWS * V + (size_t)NLL_ROWS * C + (size_t)parts * NLL_ROWS * NLL_VBLOCK) * sizeof(float));
     if (!buf) return alab_fail(ALAB_ENOMEM, "out of memory");
     float *logits = buf, *h = buf + (size_t)NLL_ROWS * V;  /* (R, V), (R, C) */
-    float *tile = h + (size_t)NLL_ROWS * C;                 /* (R, NLL_VBLOCK) */
+    float *tiles = h + (size_t)NLL_ROWS * C;                /* parts x (R, NLL_VBLOCK) */
     double total = 0.0;
     for (int t0 = 0; t0 + 1 < T; t0 += NLL_ROWS) {
         int R = T - 1 - t0 < NLL_ROWS ? T - 1 - t0 : NLL_ROWS;
         layernorm_forward(h, a->x + (size_t)t0 * C, m->lnf_w, m->lnf_b, R, C, m->cfg.layer_norm_epsilon);
         /* the LM head in vocabulary blocks that stay in cache while all R rows use them */
-        for (int v0 = 0; v0 < V; v0 += NLL_VBLOCK) {
-            int nb = V - v0 < NLL_VBLOCK ? V - v0 : NLL_VBLOCK;
-            matmul_nt_forward(tile, h, m->wte + (size_t)v0 * C, R, C, nb);
-            for (int r = 0; r < R; r++)
-                memcpy(logits + (size_t)r * V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
+        nll_job job = {logits, tiles, h, m->wte, R, C, V};
+        if (parts > 1 && (double)R * C * V >= alab_pool_min_work(m->pool)) {
+            int rc = alab_pool_run(m->pool, nll_part, &job);
+            if (rc) { free(buf); return rc; }
+        } else {
+            nll_part(&job, 0, 1);
         }
         for (int r = 0; r < R; r++) {
             float *row = logits + (size_t)r * V;
@@ -797,6 +965,7 @@ static int forward_cached(alab_model *m, kv_cache *kv, const int *ids, int Tn) {
     int rc = ensure_activations(m, Tn);
     if (rc) return rc;
     m->T = 0; /* the activations are scratch from here on: no valid result */
+    m->pool_rc = 0;
     activations *a = &m->acts;
     for (int t = 0; t < Tn; t++)
         add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);
@@ -822,12 +991,14 @@ static int forward_cached(alab_model *m, kv_cache *kv, const int *ids, int Tn) {
         add_f32(a->x, a->x, a->h, Tn * C);
         layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, Tn, C, c->layer_norm_epsilon);
         layer_matmul(m, a->fc, a->h, w->fc_w, w->fc_b, Tn, C, 4 * C);
-        gelu_forward(a->fc, a->fc, Tn * 4 * C);
+        gelu_layer(m, a->fc, Tn * 4 * C);
         layer_matmul(m, a->h, a->fc, w->fcproj_w, w->fcproj_b, Tn, 4 * C, C);
         add_f32(a->x, a->x, a->h, Tn * C);
+        if (m->pool_rc) return m->pool_rc;
     }
     layernorm_forward(a->lnf, a->x + (size_t)(Tn - 1) * C, m->lnf_w, m->lnf_b, 1, C, c->layer_norm_epsilon);
-    matmul_nt_forward(kv->logits, a->lnf, m->wte, 1, C, V);
+    lm_head(m, kv->logits, a->lnf, m->wte, 1, C, V);
+    if (m->pool_rc) return m->pool_rc;
     kv->n += Tn;
     return ALAB_OK;
 }

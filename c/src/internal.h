@@ -27,6 +27,13 @@ static inline int alab_add_size(size_t *out, size_t a, size_t b) {
     return 0;
 }
 
+/* The thread pool a model's runs split their work over (parallel.h). The wasm
+ * layer attaches a pool whose helpers are Web Workers; the model does not own
+ * it (alab_model_free leaves it alone). NULL detaches. */
+struct alab_pool;
+void alab_model_attach_pool(alab_model *m, struct alab_pool *p);
+struct alab_pool *alab_model_pool(const alab_model *m);
+
 /* Conversions of 16-bit floats to f32 (exact). */
 float alab_f16_to_f32(uint16_t h);
 float alab_bf16_to_f32(uint16_t h);

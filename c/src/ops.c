@@ -387,17 +387,23 @@ static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, 
     }
 }
 
-void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,
-                           int T, int C, int OC) {
+/* Strips [s0, s1) of the full strips, and with `rest` the leftover whole
+ * vectors and the last OC % W columns, of matmul_packed_forward's product.
+ * Every output value is computed by the same instructions whatever the range,
+ * so the parts of matmul_packed_forward_part add up to the whole bit for bit. */
+static void mmp_forward_range(float *out, const float *inp, const float *wp, const float *bias,
+                              int T, int C, int OC, int s0, int s1, int rest) {
     /* (T,OC)                (T,C)            (C,OC) packed       (OC) */
     float apack[MMP_RC * MM_KC];
     const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
     if (T <= 0 || OC <= 0) return;
     if (C <= 0) {
+        const int o0 = s0 * MM_NR, o1 = rest ? OC : s1 * MM_NR;
         for (int t = 0; t < T; t++)
-            for (int o = 0; o < OC; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
+            for (int o = o0; o < o1; o++) out[(size_t)t * OC + o] = bias ? bias[o] : 0.0f;
         return;
     }
+    if (s0 >= s1 && !rest) return;
     for (int c0 = 0; c0 < C; c0 += MM_KC) {
         const int kc = C - c0 < MM_KC ? C - c0 : MM_KC, first = c0 == 0;
         const float *wc = wp + (size_t)c0 * OC;
@@ -412,9 +418,11 @@ void matmul_packed_forward(float *out, const float *inp, const float *wp, const 
                     for (int k = 0; k < kc; k++) d[(size_t)k * mr + i] = src[(size_t)i * C + k];
             }
             float *o0 = out + (size_t)r0 * OC;
-            const float *p = wc;
-            for (int o = 0; o < oc_full; o += MM_NR, p += (size_t)kc * MM_NR)
+            const float *p = wc + (size_t)s0 * kc * MM_NR;
+            for (int o = s0 * MM_NR; o < s1 * MM_NR; o += MM_NR, p += (size_t)kc * MM_NR)
                 mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, MM_NV, kc, rows, first);
+            if (!rest) continue;
+            p = wc + (size_t)oc_full * kc;
             for (int o = oc_full; o < oc_vec; o += W, p += (size_t)kc * W)
                 mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, 1, kc, rows, first);
             if (oc_vec < OC) { /* p: kc rows of the OC - oc_vec last columns */
@@ -428,6 +436,19 @@ void matmul_packed_forward(float *out, const float *inp, const float *wp, const 
             }
         }
     }
+}
+
+void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,
+                           int T, int C, int OC) {
+    mmp_forward_range(out, inp, wp, bias, T, C, OC, 0, OC > 0 ? OC / MM_NR : 0, 1);
+}
+
+void matmul_packed_forward_part(float *out, const float *inp, const float *wp, const float *bias,
+                                int T, int C, int OC, int part, int nparts) {
+    if (nparts < 1 || part < 0 || part >= nparts || OC <= 0) return;
+    const int strips = OC / MM_NR;
+    const int s0 = (int)((long long)strips * part / nparts), s1 = (int)((long long)strips * (part + 1) / nparts);
+    mmp_forward_range(out, inp, wp, bias, T, C, OC, s0, s1, part == nparts - 1);
 }
 
 void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, const float *bias,
@@ -464,7 +485,7 @@ void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, co
 #define NT_NRMAX (NT_NR > NT_NR1 ? NT_NR : NT_NR1)
 
 static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float *w,
-                                       int mr, int nr, int C, int OC) {
+                                       int mr, int nr, int C, int ldo) {
     alab_vf acc[NT_MR][NT_NRMAX];
     const float *a[NT_MR], *b[NT_NRMAX]; /* stepped by hand, as in mm_tile */
     int cv = C / W * W;
@@ -485,25 +506,44 @@ static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float
         for (int j = 0; j < nr; j++) {
             float s = alab_vf_reduce_sum(acc[i][j]);
             for (int c = cv; c < C; c++) s += inp[(size_t)i * C + c] * w[(size_t)j * C + c];
-            out[(size_t)i * OC + j] = s;
+            out[(size_t)i * ldo + j] = s;
         }
     }
 }
 
+/* n output columns of mr rows, out rows ldo floats apart */
 static ALAB_ALWAYS_INLINE void nt_cols(float *out, const float *inp, const float *w,
-                                       int mr, int C, int OC) {
+                                       int mr, int C, int n, int ldo) {
     int o = 0;
     if (mr == 1)
-        for (; o + NT_NR1 <= OC; o += NT_NR1) nt_tile(out + o, inp, w + (size_t)o * C, 1, NT_NR1, C, OC);
-    for (; o + NT_NR <= OC; o += NT_NR) nt_tile(out + o, inp, w + (size_t)o * C, mr, NT_NR, C, OC);
-    for (; o < OC; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, OC);
+        for (; o + NT_NR1 <= n; o += NT_NR1) nt_tile(out + o, inp, w + (size_t)o * C, 1, NT_NR1, C, ldo);
+    for (; o + NT_NR <= n; o += NT_NR) nt_tile(out + o, inp, w + (size_t)o * C, mr, NT_NR, C, ldo);
+    for (; o < n; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, ldo);
+}
+
+/* Columns [o0, o1) of out (T, OC). */
+static void nt_forward_cols(float *out, const float *inp, const float *w, int T, int C, int OC, int o0, int o1) {
+    int t = 0;
+    const float *wo = w + (size_t)o0 * C;
+    for (; t + NT_MR <= T; t += NT_MR) nt_cols(out + (size_t)t * OC + o0, inp + (size_t)t * C, wo, NT_MR, C, o1 - o0, OC);
+    for (; t < T; t++) nt_cols(out + (size_t)t * OC + o0, inp + (size_t)t * C, wo, 1, C, o1 - o0, OC);
 }
 
 void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC) {
     /* (T,OC)           (T,C)            (OC,C) */
-    int t = 0;
-    for (; t + NT_MR <= T; t += NT_MR) nt_cols(out + (size_t)t * OC, inp + (size_t)t * C, w, NT_MR, C, OC);
-    for (; t < T; t++) nt_cols(out + (size_t)t * OC, inp + (size_t)t * C, w, 1, C, OC);
+    if (OC > 0) nt_forward_cols(out, inp, w, T, C, OC, 0, OC);
+}
+
+/* Each output is one dot product, reduced the same way whichever tile holds it,
+ * so the parts add up to matmul_nt_forward bit for bit. Part boundaries are
+ * multiples of NT_NR1 columns. */
+void matmul_nt_forward_part(float *out, const float *inp, const float *w, int T, int C, int OC,
+                            int part, int nparts) {
+    if (nparts < 1 || part < 0 || part >= nparts || OC <= 0) return;
+    const int units = (OC + NT_NR1 - 1) / NT_NR1;
+    int o0 = (int)((long long)units * part / nparts) * NT_NR1, o1 = (int)((long long)units * (part + 1) / nparts) * NT_NR1;
+    if (o1 > OC) o1 = OC;
+    if (o0 < o1) nt_forward_cols(out, inp, w, T, C, OC, o0, o1);
 }
 
 void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, int C, int OC) {

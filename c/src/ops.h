@@ -32,10 +32,20 @@ void matmul_packed_forward(float *out, const float *inp, const float *wp, const 
                            int T, int C, int OC);
 void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, const float *bias,
                                int T, int C, int OC);
+/* Part `part` of `nparts` of matmul_packed_forward: a contiguous range of its
+ * output columns (the full strips split evenly, the leftover columns with the
+ * last part). Running every part, in any order or at once on different
+ * threads, writes exactly matmul_packed_forward's out, bit for bit. */
+void matmul_packed_forward_part(float *out, const float *inp, const float *wp, const float *bias,
+                                int T, int C, int OC, int part, int nparts);
 
 /* out (T,OC) = inp (T,C) @ w^T where w is (OC, C) (the tied LM head: w = wte). */
 void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC);
 void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, int C, int OC);
+/* Part `part` of `nparts` of matmul_nt_forward's output columns (the same
+ * contract as matmul_packed_forward_part). */
+void matmul_nt_forward_part(float *out, const float *inp, const float *w, int T, int C, int OC,
+                            int part, int nparts);
 
 /* out (T,C) = (inp - mean) / sqrt(var + eps) * w + b, per row. out may equal inp. */
 void layernorm_forward(float *out, const float *inp, const float *w, const float *b,

@@ -17,6 +17,8 @@
  *   alab_vf_fma(a, b, c)                  a*b + c (fused on AVX2+FMA, mul then add elsewhere)
  *   alab_vf_reduce_sum(v) reduce_max(v)   horizontal sum / max of the lanes
  *   alab_vf_exp(v)                        fast exp, see below
+ *   alab_cpu_relax()                      spin-wait hint (x86 pause; nothing elsewhere),
+ *                                         for the thread pool's waits (parallel.c)
  * Tuning hint for ops.c (a number, not an ISA test):
  *   ALAB_MM_NV   vectors of output columns per matmul micro-kernel, chosen so that
  *                4 rows x NV accumulators + NV weights + 1 broadcast fit the register file.
@@ -243,5 +245,12 @@ static inline alab_vf alab_vf_exp(alab_vf x) {
     p = alab_vf_fma(p, alab_vf_mul(r, r), alab_vf_add(r, alab_vf_set1(1.0f)));
     return alab_vf__zero_below(alab_vf_mul(p, alab_vf__pow2i(n)), x, lo);
 }
+
+/* --------------------------------------------------- spin-wait hint */
+#if defined(ALAB_SIMD_AVX2) || defined(ALAB_SIMD_SSE2)
+static inline void alab_cpu_relax(void) { _mm_pause(); }
+#else
+static inline void alab_cpu_relax(void) {}
+#endif
 
 #endif

@@ -20,10 +20,12 @@
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnlab.h"
 #include "internal.h"
 #include "ops.h"
+#include "parallel.h"
 
 /* ------------------------------------------------------------------------ */
 /* Module facts                                                               */
@@ -86,6 +88,104 @@ EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field)
     case 5: return c->layer_norm_epsilon;
     default: return NAN;
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Threads (attnlab-mt.wasm: shared memory, helpers are Web Workers)          */
+/* ------------------------------------------------------------------------ */
+/* The JS layer (web/src/core/wasm.js) makes a pool, starts n-1 workers that
+ * instantiate this module on the same WebAssembly.Memory (web/src/core/
+ * thread.js), and each worker sets its stack pointer to the top of its own
+ * stack from alab_wasm_pool_stack_top and enters alab_wasm_pool_helper, which
+ * returns only when the pool is stopped. In attnlab.wasm (no shared memory)
+ * the same exports exist, and a pool never gets more than the caller. */
+
+#define HELPER_STACK_BYTES (512u << 10) /* kernels keep 72 KiB of panels on the stack */
+
+typedef struct {
+    alab_pool *pool;
+    void *stacks; /* (n-1) stacks of HELPER_STACK_BYTES */
+    int n;
+} wasm_pool;
+
+/* A pool of n threads (the caller included) with a stack for each helper;
+ * 0 on failure (rc in alab_wasm_last_rc()). can_block: the caller may sleep
+ * while it waits (a worker), 0 for a browser's main thread. */
+EMSCRIPTEN_KEEPALIVE wasm_pool *alab_wasm_pool_create(int n, int can_block) {
+    wasm_pool *wp = calloc(1, sizeof *wp);
+    if (!wp) { g_last_rc = alab_fail(ALAB_ENOMEM, "out of memory"); return NULL; }
+    g_last_rc = alab_pool_create(&wp->pool, n, 0);
+    if (g_last_rc == ALAB_OK && n > 1 && !(wp->stacks = aligned_alloc(16, (size_t)(n - 1) * HELPER_STACK_BYTES)))
+        g_last_rc = alab_fail(ALAB_ENOMEM, "out of memory for %d helper stacks", n - 1);
+    if (g_last_rc != ALAB_OK) {
+        alab_pool_free(wp->pool);
+        free(wp);
+        return NULL;
+    }
+    wp->n = n;
+    alab_pool_set_caller_can_block(wp->pool, can_block);
+    return wp;
+}
+
+/* The initial stack pointer of helper tid (1..n-1): the top of its stack. */
+EMSCRIPTEN_KEEPALIVE size_t alab_wasm_pool_stack_top(const wasm_pool *wp, int tid) {
+    if (!wp || tid < 1 || tid >= wp->n) return 0;
+    return (size_t)wp->stacks + (size_t)tid * HELPER_STACK_BYTES;
+}
+
+/* Helper tid's loop; returns after alab_wasm_pool_stop. */
+EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_helper(wasm_pool *wp, int tid) {
+    if (wp) alab_pool_helper(wp->pool, tid);
+}
+EMSCRIPTEN_KEEPALIVE int alab_wasm_pool_attached(const wasm_pool *wp) { return wp ? alab_pool_attached(wp->pool) : 0; }
+EMSCRIPTEN_KEEPALIVE int alab_wasm_pool_parts(const wasm_pool *wp) { return wp ? alab_pool_parts(wp->pool) : 1; }
+/* Called by a worker whose helper trapped: waiting and later runs fail with ALAB_ETHREAD. */
+EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_fail(wasm_pool *wp) { if (wp) alab_pool_mark_failed(wp->pool); }
+EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_stop(wasm_pool *wp) { if (wp) alab_pool_stop(wp->pool); }
+/* After alab_wasm_pool_stop and the end of every helper's worker. */
+EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_free(wasm_pool *wp) {
+    if (!wp) return;
+    alab_pool_free(wp->pool);
+    free(wp->stacks);
+    free(wp);
+}
+EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_set_min_work(wasm_pool *wp, double madds) {
+    if (wp) alab_pool_set_min_work(wp->pool, madds);
+}
+EMSCRIPTEN_KEEPALIVE void alab_wasm_model_set_pool(alab_model *m, wasm_pool *wp) {
+    alab_model_attach_pool(m, wp ? wp->pool : NULL);
+}
+
+/* A job for the tests: part p of n writes p + 1 to out[p] (n = the parts the
+ * pool runs), or with data the sum of its share of data[0..n_data) (as a
+ * float's bits), and with trap_part > 0 that part traps instead, as a helper
+ * with a bug would. Returns the number of parts, or ALAB_ETHREAD. */
+typedef struct {
+    int *out;
+    int trap_part;
+    const float *data;
+    int n_data;
+} selftest_job;
+
+static void selftest_part(void *ctx, int part, int nparts) {
+    const selftest_job *j = ctx;
+    if (part == j->trap_part) __builtin_trap();
+    if (!j->data) {
+        j->out[part] = part + 1;
+        return;
+    }
+    int lo, hi;
+    alab_split(&lo, &hi, j->n_data, part, nparts);
+    float sum = 0.0f;
+    for (int i = lo; i < hi; i++) sum += j->data[i];
+    memcpy(&j->out[part], &sum, sizeof sum);
+}
+
+EMSCRIPTEN_KEEPALIVE int alab_wasm_pool_selftest(wasm_pool *wp, int *out, int trap_part, const float *data, int n_data) {
+    if (!wp || !out || n_data < 0) return alab_fail(ALAB_EINVAL, "pool selftest: bad argument");
+    selftest_job j = {out, trap_part > 0 ? trap_part : -1, data, n_data};
+    int rc = alab_pool_run(wp->pool, selftest_part, &j);
+    return rc < 0 ? rc : alab_pool_parts(wp->pool);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 // docs-author.test.js — what "done" means for issue 7, literally: an author with
 // a fresh VitePress site installs the packed attnlab (npm pack → npm install
-// --offline of the tarball), copies the setup and the one snippet from
+// --prefer-offline of the tarball), copies the setup and the one snippet from
 // docs/guide/embedding.md (read from the guide itself, so the guide is what is
 // tested), builds the site, and a reader gets a live figure.
 //
@@ -44,7 +44,7 @@ beforeAll(async () => {
   site = join(tmp, 'site');
   mkdirSync(join(site, 'docs/.vitepress/theme'), { recursive: true });
   writeFileSync(join(site, 'package.json'), JSON.stringify({ name: 'someones-book', private: true, type: 'module' }));
-  run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(tmp, packed.filename)], site);
+  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(tmp, packed.filename)], site);
   // VitePress and its dependencies from this repository (what `npm install vitepress` would bring)
   for (const name of readdirSync(join(ROOT, 'node_modules'))) {
     if (name === 'attnlab' || existsSync(join(site, 'node_modules', name))) continue;

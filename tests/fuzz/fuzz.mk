@@ -7,6 +7,7 @@
 #   make test-fuzz-smoke   every target for FUZZ_SMOKE_SECONDS (default 30) each
 #   make test-asan         the cmocka suite under AddressSanitizer + UBSan (clang)
 #   make test-valgrind     the CLI on the fixtures under valgrind memcheck
+#   make test-tsan         the thread pool and the threaded forward under ThreadSanitizer
 #   make fuzz-seeds        regenerate tests/fuzz/seeds and tests/fuzz/mini
 #
 # Needs (Debian): clang-14 and libclang-rt-14-dev (libFuzzer, ASan, UBSan
@@ -29,8 +30,8 @@ FUZZ_CORE_OBJ := $(patsubst c/src/%.c,$(FZ)/obj/%.o,$(CORE_SRC))
 # built by pattern rules, but kept (make would delete them as intermediates)
 .SECONDARY: $(FUZZ_CORE_OBJ) $(addprefix $(FZ)/,$(FUZZ_TARGETS))
 
-.PHONY: fuzz fuzz-build test-fuzz-smoke test-asan test-valgrind fuzz-seeds
-test-extra: test-asan test-fuzz-smoke test-valgrind
+.PHONY: fuzz fuzz-build test-fuzz-smoke test-asan test-tsan test-valgrind fuzz-seeds
+test-extra: test-asan test-tsan test-fuzz-smoke test-valgrind
 
 $(FZ)/obj/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
@@ -92,21 +93,42 @@ test-asan: $(ASAN_TESTS)
 	  ATTNLAB_ROOT=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t; done
 
+# ---- ThreadSanitizer: the pool's protocol (c/src/parallel.c) and the threaded forward ----
+TSAN_DIR := $(B)/tsan
+TSAN_CFLAGS := -g -O1 -march=native -std=c11 -pthread -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src -Itests/c \
+               -fsanitize=thread -fno-omit-frame-pointer
+TSAN_OBJ := $(patsubst c/src/%.c,$(TSAN_DIR)/obj/%.o,$(NATIVE_SRC))
+.SECONDARY: $(TSAN_OBJ)
+$(TSAN_DIR)/obj/%.o: c/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(TSAN_CFLAGS) -c $< -o $@
+$(TSAN_DIR)/test_parallel: tests/c/test_parallel.c tests/c/testutil.h $(TSAN_OBJ)
+	$(FUZZ_CC) $(TSAN_CFLAGS) $< $(TSAN_OBJ) -lcmocka -lm -o $@
+test-tsan: $(TSAN_DIR)/test_parallel
+	ATTNLAB_ROOT=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $<
+
 # ---- the CLI under valgrind memcheck -----------------------------------------
 VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
             --show-leak-kinds=definite,indirect
 VG_TEXT := Because the storm intensified , the ship finally sank .
 VG_BAD := $(B)/valgrind-bad
-test-valgrind: $(B)/attnlab
+# valgrind 3.19 decodes AVX2 but not AVX-512, which -march=native emits on CPUs that have it
+# (gcc vectorises memset with it): the binary under test is built without AVX-512.
+VG_CLI := $(B)/vg/attnlab
+$(VG_CLI): c/cli/attnlab.c $(NATIVE_SRC) $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -mno-avx512f -g -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' c/cli/attnlab.c $(NATIVE_SRC) $(LDLIBS) -o $@
+test-valgrind: $(VG_CLI)
 	@set -e; for d in truncated png; do mkdir -p $(VG_BAD)/$$d; \
 	  cp tests/fixtures/tiny/{config.json,vocab.json,merges.txt} $(VG_BAD)/$$d/; done; \
 	head -c 100000 tests/fixtures/tiny/model.safetensors > $(VG_BAD)/truncated/model.safetensors; \
 	cp docs/img/page.png $(VG_BAD)/png/model.safetensors
-	@set -e; vg() { echo "== valgrind attnlab $$*"; $(VALGRIND) $(B)/attnlab "$$@" > /dev/null; }; \
+	@set -e; vg() { echo "== valgrind attnlab $$*"; $(VALGRIND) $(VG_CLI) "$$@" > /dev/null; }; \
 	vg run --model tests/fixtures/tiny --text "$(VG_TEXT)" --json; \
 	vg run --model tests/fixtures/tiny-f16 --text "$(VG_TEXT)" --do 2,all,9,2,hard --do 1,0,5,1,soft,3.5 \
 	   --ablate 0.1,2.3 --mask window:4 --capture 2,1 --top 5 --json; \
 	vg run --model tests/fixtures/tiny-bf16 --text "$(VG_TEXT)" --mask full --scale 0 --json; \
+	vg run --model tests/fixtures/tiny --text "$(VG_TEXT)" --threads 3 --do 2,all,9,2,hard --json; \
 	vg run --model tests/fixtures/tiny-prefixed --text $$'a\xffb \xe2\x82 \xc3\xa9' --json; \
 	vg tokenize --model tests/fixtures/tiny --text "$(VG_TEXT)" --json; \
 	vg generate --model tests/fixtures/tiny --text "$(VG_TEXT)" --max-new 5 --temperature 0.8 --top-k 20 --seed 7 --json; \
@@ -118,7 +140,7 @@ test-valgrind: $(B)/attnlab
 	           "run --model /nonexistent --text x --json" \
 	           "run --model tests/fixtures/tiny --text '' --json"; do \
 	  echo "== valgrind attnlab $$bad (must fail cleanly)"; \
-	  set +e; eval $(VALGRIND) $(B)/attnlab $$bad > /dev/null 2> $(B)/vg.err; rc=$$?; set -e; \
+	  set +e; eval $(VALGRIND) $(VG_CLI) $$bad > /dev/null 2> $(B)/vg.err; rc=$$?; set -e; \
 	  if [ $$rc -eq 0 ]; then echo "expected a failure"; exit 1; fi; \
 	  if grep -q '^==[0-9]*==' $(B)/vg.err; then cat $(B)/vg.err; exit 1; fi; \
 	  head -1 $(B)/vg.err; \

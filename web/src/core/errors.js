@@ -26,6 +26,7 @@ export const C_ERROR_CODES = Object.freeze({
   [-15]: 'ENAN',
   [-16]: 'ELIMIT',
   [-17]: 'ESTATE',
+  [-18]: 'ETHREAD',
 });
 
 /** Codes that only the JS side raises. */

@@ -2,8 +2,12 @@
 // mirrors the C exports 1:1 and owns wasm memory.
 //
 // The module is built with -sSTANDALONE_WASM --no-entry (a WASI "reactor"):
-// we instantiate it ourselves, give it the handful of imports it asks for,
-// call its _initialize, and talk to it through numbers and pointers.
+// we instantiate it ourselves, give it the handful of imports it asks for
+// (imports.js), call its _initialize, and talk to it through numbers and
+// pointers. The multithreaded build, attnlab-mt.wasm, has the same exports and
+// more: it imports a shared memory that this file creates, starts with
+// __wasm_call_ctors, and with {threads: n} gets n-1 helper threads
+// (threads.js) that split its forward pass; numbers are bit for bit the same.
 //
 // Memory rules of this file
 //   - Every buffer this file allocates is freed in the same function, in a
@@ -26,6 +30,8 @@
 // the layer above (web/src/model.js).
 
 import { AttnlabError, errorFromRc } from './errors.js';
+import { makeImports, importsSharedMemory, decodeUtf8, MT_INITIAL_PAGES, MT_MAXIMUM_PAGES } from './imports.js';
+import { startHelpers, callerCanBlock, MAX_THREADS } from './threads.js';
 
 // Constants of c/include/attnlab.h
 export const DO_HARD = 0;
@@ -47,45 +53,60 @@ export const CONFIG_FIELDS = Object.freeze([
 /** Kernels of alab_wasm_kernel, in its numbering. */
 export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, gelu: 3, softmax: 4 });
 
-/** The exports every attnlab.wasm must have (c/src/wasm_exports.json). */
+/** The exports every attnlab.wasm must have (c/src/wasm_exports.json), and those of each build. */
 export const REQUIRED_EXPORTS = Object.freeze([
-  'memory', '_initialize', 'malloc', 'free', 'alab_strerror', 'alab_last_error',
+  'malloc', 'free', 'alab_strerror', 'alab_last_error',
   'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
   'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
   'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
   'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
   'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
   'alab_asymmetry', 'alab_head_average', 'alab_outer_product', 'alab_attention_entropy',
-  'alab_display_do', 'alab_wasm_kernel',
+  'alab_display_do', 'alab_wasm_kernel', 'alab_wasm_pool_create', 'alab_wasm_pool_helper',
+  'alab_wasm_pool_attached', 'alab_wasm_pool_stop', 'alab_wasm_model_set_pool',
 ]);
+const BUILD_EXPORTS = Object.freeze({
+  st: ['memory', '_initialize'],
+  mt: ['__wasm_call_ctors', '_emscripten_thread_init', 'emscripten_tls_init', 'stackRestore'],
+});
 
 // Exports that return a pointer or a size_t: read as unsigned.
 const UNSIGNED_RESULTS = new Set([
   'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
   'alab_wasm_load', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
-  'alab_result_k',
+  'alab_result_k', 'alab_wasm_pool_create', 'alab_wasm_pool_stack_top',
 ]);
 
 /** Where the .wasm is looked for when no source is given: web/dist/attnlab.wasm. */
 export function defaultWasmURL() {
   return new URL('../../dist/attnlab.wasm', import.meta.url);
 }
+/** The same for the multithreaded build: web/dist/attnlab-mt.wasm. */
+export function defaultWasmMTURL() {
+  return new URL('../../dist/attnlab-mt.wasm', import.meta.url);
+}
 
 const utf8Encoder = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8'); // invalid bytes -> U+FFFD
 
 // ---------------------------------------------------------------------------
 // Loading
 // ---------------------------------------------------------------------------
 
 /**
- * Compile and instantiate attnlab.wasm.
+ * Compile and instantiate attnlab.wasm or attnlab-mt.wasm (told apart by
+ * their imports).
  * @param {WebAssembly.Module|ArrayBuffer|ArrayBufferView|Response|URL|string} [source]
  *   the module, its bytes, a fetch Response, or its URL (file: URLs are read
  *   with node:fs); default defaultWasmURL().
+ * @param {{threads?: number, threadWorker?: string|URL}} [options]
+ *   threads: with attnlab-mt.wasm, the threads to split runs over (1..16, the
+ *   caller included; 1 starts no helper); threadWorker: the URL of thread.js
+ *   where a bundler cannot find it.
  * @returns {Promise<AttnlabWasm>}
  */
-export async function instantiateAttnlab(source = defaultWasmURL()) {
+export async function instantiateAttnlab(source = defaultWasmURL(), { threads = 1, threadWorker } = {}) {
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS)
+    throw new AttnlabError('ERANGE', `threads must be an integer in [1, ${MAX_THREADS}], got ${threads}`);
   let module;
   try {
     module = await compile(source);
@@ -93,12 +114,26 @@ export async function instantiateAttnlab(source = defaultWasmURL()) {
     if (e instanceof AttnlabError) throw e;
     throw new AttnlabError('EWASM', `attnlab.wasm could not be compiled: ${e.message}`, { cause: e });
   }
-  const missing = REQUIRED_EXPORTS.filter(
-    (name) => !WebAssembly.Module.exports(module).some((x) => x.name === name));
+  const mt = importsSharedMemory(module);
+  const exported = new Set(WebAssembly.Module.exports(module).map((x) => x.name));
+  const missing = [...REQUIRED_EXPORTS, ...BUILD_EXPORTS[mt ? 'mt' : 'st']].filter((name) => !exported.has(name));
   if (missing.length)
     throw new AttnlabError('EWASM', `attnlab.wasm lacks exports: ${missing.join(', ')} (rebuild with make wasm)`);
+  if (threads > 1 && !mt)
+    throw new AttnlabError('EINVAL', `threads: ${threads} needs the multithreaded build attnlab-mt.wasm, not attnlab.wasm`);
 
-  const env = { memory: null, onGrow: null };
+  let memory = null;
+  if (mt) {
+    try {
+      memory = new WebAssembly.Memory({ initial: MT_INITIAL_PAGES, maximum: MT_MAXIMUM_PAGES, shared: true });
+    } catch (e) {
+      throw new AttnlabError('ETHREAD', `a shared WebAssembly.Memory cannot be made here: ${e.message}`, { cause: e });
+    }
+  }
+  const env = {
+    memory, onGrow: null, exports: null, canBlock: callerCanBlock(),
+    isMainBrowserThread: typeof window !== 'undefined' && typeof WorkerGlobalScope === 'undefined',
+  };
   const imports = makeImports(module, env);
   let instance;
   try {
@@ -106,13 +141,18 @@ export async function instantiateAttnlab(source = defaultWasmURL()) {
   } catch (e) {
     throw new AttnlabError('EWASM', `attnlab.wasm could not be instantiated: ${e.message}`, { cause: e });
   }
-  env.memory = instance.exports.memory;
-  const wasm = new AttnlabWasm(instance, module);
+  env.memory = memory || instance.exports.memory;
+  env.exports = instance.exports;
+  const wasm = new AttnlabWasm(instance, module, env.memory);
   env.onGrow = () => wasm._onGrow();
   try {
-    instance.exports._initialize(); // static constructors of the reactor
+    if (mt) instance.exports.__wasm_call_ctors(); // static constructors + the main thread's libc state
+    else instance.exports._initialize();          // static constructors of the reactor
   } catch (e) {
     throw new AttnlabError('EWASM', `attnlab.wasm failed to initialise: ${e.message}`, { cause: e });
+  }
+  if (threads > 1) {
+    wasm._threads = await startHelpers(wasm, threads, { workerURL: threadWorker });
   }
   return wasm;
 }
@@ -140,82 +180,6 @@ async function compileResponse(res) {
   return WebAssembly.compile(await res.arrayBuffer());
 }
 
-// The imports a STANDALONE_WASM reactor may ask for. The library never prints,
-// reads files or exits, so most are inert; each does the documented minimum.
-// An import not listed here makes instantiation fail with a clear message.
-function makeImports(module, env) {
-  const WASI_ESUCCESS = 0;
-  const WASI_EBADF = 8;
-  const WASI_ENOSYS = 52;
-  const view = () => new DataView(env.memory.buffer);
-  const stdio = ['', '', ''];
-  const known = {
-    env: {
-      emscripten_notify_memory_growth: () => env.onGrow && env.onGrow(),
-    },
-    wasi_snapshot_preview1: {
-      // fd_write(fd, iovs, iovs_len, nwritten): stdout/stderr go to the console by line.
-      fd_write(fd, iovs, iovsLen, nwrittenPtr) {
-        if (fd !== 1 && fd !== 2) return WASI_EBADF;
-        iovs >>>= 0;
-        nwrittenPtr >>>= 0;
-        const dv = view();
-        let total = 0;
-        for (let i = 0; i < iovsLen; i++) {
-          const ptr = dv.getUint32(iovs + 8 * i, true);
-          const len = dv.getUint32(iovs + 8 * i + 4, true);
-          stdio[fd] += utf8Decoder.decode(new Uint8Array(env.memory.buffer, ptr, len));
-          total += len;
-        }
-        const lines = stdio[fd].split('\n');
-        stdio[fd] = lines.pop();
-        for (const line of lines) (fd === 1 ? console.log : console.error)(line);
-        dv.setUint32(nwrittenPtr, total, true);
-        return WASI_ESUCCESS;
-      },
-      fd_close: () => WASI_ENOSYS,
-      fd_seek: () => WASI_ENOSYS,
-      fd_read: () => WASI_ENOSYS,
-      fd_fdstat_get: () => WASI_ENOSYS,
-      proc_exit(code) {
-        throw new AttnlabError('EWASM', `attnlab.wasm called exit(${code})`);
-      },
-      environ_sizes_get(countPtr, sizePtr) {
-        const dv = view();
-        dv.setUint32(countPtr >>> 0, 0, true);
-        dv.setUint32(sizePtr >>> 0, 0, true);
-        return WASI_ESUCCESS;
-      },
-      environ_get: () => WASI_ESUCCESS,
-      args_sizes_get(countPtr, sizePtr) {
-        const dv = view();
-        dv.setUint32(countPtr >>> 0, 0, true);
-        dv.setUint32(sizePtr >>> 0, 0, true);
-        return WASI_ESUCCESS;
-      },
-      args_get: () => WASI_ESUCCESS,
-      clock_time_get(id, precision, timePtr) {
-        const ns = BigInt(Math.round(performance.now() * 1e6));
-        view().setBigUint64(timePtr >>> 0, ns, true);
-        return WASI_ESUCCESS;
-      },
-      random_get(ptr, len) {
-        // getRandomValues fills at most 65536 bytes per call
-        for (let off = 0; off < len; off += 65536)
-          crypto.getRandomValues(new Uint8Array(env.memory.buffer, (ptr >>> 0) + off, Math.min(65536, len - off)));
-        return WASI_ESUCCESS;
-      },
-    },
-  };
-  const imports = {};
-  for (const { module: mod, name, kind } of WebAssembly.Module.imports(module)) {
-    const value = known[mod] && known[mod][name];
-    if (kind !== 'function' || !value)
-      throw new AttnlabError('EWASM', `attnlab.wasm imports ${mod}.${name} (${kind}), which this loader does not provide`);
-    (imports[mod] ||= {})[name] = value;
-  }
-  return imports;
-}
 
 // ---------------------------------------------------------------------------
 // The instance
@@ -262,10 +226,13 @@ function toBytes(name, v) {
 }
 
 export class AttnlabWasm {
-  constructor(instance, module) {
+  constructor(instance, module, memory = instance.exports.memory) {
     this.instance = instance;
     this.module = module;
-    this.memory = instance.exports.memory;
+    this.memory = memory;
+    /** True for attnlab-mt.wasm (shared memory). */
+    this.multithreaded = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
+    this._threads = null; // {pool, threads, stop} of threads.js
     this._buf = null;
     this._trap = null;
     // The raw exports, each guarded: unsigned results, traps -> EWASM.
@@ -345,7 +312,7 @@ export class AttnlabWasm {
     const u8 = this.u8;
     let end = ptr;
     while (u8[end] !== 0) end++;
-    return utf8Decoder.decode(u8.subarray(ptr, end));
+    return decodeUtf8(u8.subarray(ptr, end));
   }
 
   // ---- errors ------------------------------------------------------------
@@ -399,6 +366,7 @@ export class AttnlabWasm {
         owned = false;
         const m = this.fn.alab_wasm_load(c, cfg.length, stPtr, stLen, v, voc.length, g, mrg.length);
         if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
+        if (this._threads) this.fn.alab_wasm_model_set_pool(m, this._threads.pool);
         return m;
       });
     } finally {
@@ -408,6 +376,41 @@ export class AttnlabWasm {
 
   modelFree(m) { this.fn.alab_model_free(m); }
 
+  // ---- threads -----------------------------------------------------------
+
+  /** Threads a run of this instance uses (1 without helpers). */
+  threads() { return this._threads && !this._trap ? this.fn.alab_wasm_pool_parts(this._threads.pool) : 1; }
+  /** The pool's threshold: products below this many multiply-adds run on one thread (tests set 0). */
+  setParallelMinWork(madds) {
+    if (this._threads) this.fn.alab_wasm_pool_set_min_work(this._threads.pool, checkNumber('madds', madds));
+  }
+  /** Stop the helper threads (idempotent); runs continue on one thread. */
+  stopThreads() {
+    if (!this._threads) return;
+    const t = this._threads;
+    this._threads = null;
+    t.stop();
+  }
+  /**
+   * For tests: one job over the pool in which part p writes p + 1, or with
+   * data (a Float32Array) the f32 sum of its share of data, copied into wasm
+   * memory first; with trapPart > 0 that helper traps instead. Returns the
+   * parts' values.
+   */
+  poolSelftest(trapPart = 0, data = null) {
+    if (!this._threads) throw new AttnlabError('ESTATE', 'no helper threads');
+    return this.scoped((alloc) => {
+      const out = alloc(4 * MAX_THREADS);
+      this.i32.fill(0, out >>> 2, (out >>> 2) + MAX_THREADS);
+      let d = 0;
+      if (data) {
+        d = alloc(4 * Math.max(data.length, 1));
+        this.f32.set(data, d >>> 2);
+      }
+      const n = this.check(this.fn.alab_wasm_pool_selftest(this._threads.pool, out, checkInt('trapPart', trapPart), d, data ? data.length : 0));
+      return data ? Array.from(this.readF32(out, n)) : Array.from(this.readI32(out, n));
+    });
+  }
   /** {n_layer, n_head, n_embd, vocab_size, n_positions, layer_norm_epsilon} */
   config(m) {
     const out = {};
@@ -455,12 +458,12 @@ export class AttnlabWasm {
                                16 * arr.length + 16);
     });
   }
-  decode(m, ids) { return utf8Decoder.decode(this.decodeBytes(m, ids)); }
+  decode(m, ids) { return decodeUtf8(this.decodeBytes(m, ids)); }
 
   /** Display string of one token, for labels (Ġ shown as a space). */
   tokenDisplay(m, id) {
     checkInt('token id', id);
-    return utf8Decoder.decode(
+    return decodeUtf8(
       this._readGrowing((out, cap) => this.fn.alab_wasm_token_display(out, cap, m, id), 64));
   }
 
