@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // serve.mjs — a zero-dependency static file server for the attnlab page.
 //
-//   node scripts/serve.mjs [--port 8080] [--host 127.0.0.1]
+//   node scripts/serve.mjs [--port 8080] [--host 127.0.0.1] [--no-isolation]
 //
 // URL space (everything read-only, GET and HEAD only):
 //   /models/...           the repo's models/ (the built-in model)
@@ -33,6 +33,16 @@
 // cas-bridge.xethub.hf.co and regional *.cdn.hf.co (Xet) — as the wildcards
 // https://*.huggingface.co and https://*.hf.co (a CSP "*." host matches any
 // depth of subdomain).
+//
+// Cross-origin isolation: every response also says Cross-Origin-Opener-Policy:
+// same-origin and Cross-Origin-Embedder-Policy: require-corp (and
+// Cross-Origin-Resource-Policy: same-origin for what it serves), so the page is
+// cross-origin isolated, SharedArrayBuffer exists and the model runs on
+// min(cores, 4) threads (attnlab-mt.wasm, docs/api.md "Threads"). Downloads
+// from Hugging Face still work: they are CORS fetches, which require-corp
+// allows. --no-isolation (startServer({isolate: false})) leaves the three
+// headers out: the page then runs the single-thread build, as on a host that
+// does not send them.
 
 import { createServer } from 'node:http';
 import { createReadStream, existsSync } from 'node:fs';
@@ -127,8 +137,13 @@ function send(res, status, text) {
   res.end(body);
 }
 
-async function handle(req, res) {
+async function handle(req, res, isolate) {
   res.setHeader('Content-Security-Policy', CSP);
+  if (isolate) {
+    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  }
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cache-Control', 'no-cache');
@@ -159,9 +174,9 @@ async function handle(req, res) {
 }
 
 /** Start the server; resolves to {server, url} once it listens. */
-export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
+export function startServer({ port = 8080, host = '127.0.0.1', isolate = true } = {}) {
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => { if (!res.headersSent) send(res, 500, 'internal error'); else res.destroy(); });
+    handle(req, res, isolate).catch(() => { if (!res.headersSent) send(res, 500, 'internal error'); else res.destroy(); });
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -175,13 +190,14 @@ export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
 }
 
 function parseArgs(argv) {
-  const opts = { port: Number(process.env.PORT || 8080), host: '127.0.0.1' };
+  const opts = { port: Number(process.env.PORT || 8080), host: '127.0.0.1', isolate: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--port') opts.port = Number(argv[++i]);
     else if (a === '--host') opts.host = argv[++i];
+    else if (a === '--no-isolation') opts.isolate = false;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node scripts/serve.mjs [--port N] [--host ADDR]');
+      console.log('usage: node scripts/serve.mjs [--port N] [--host ADDR] [--no-isolation]');
       process.exit(0);
     } else {
       console.error(`serve: unknown argument ${a}`);
@@ -207,7 +223,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   }
   startServer(opts).then(
     ({ url }) => {
-      console.log(`attnlab: serving ${url}  (Ctrl-C to stop)`);
+      console.log(`attnlab: serving ${url}  (Ctrl-C to stop)` +
+        (opts.isolate ? '' : ' without cross-origin isolation: the page runs on one thread'));
       console.log(`attnlab: widget example at ${new URL(EXAMPLE_PATH, url).href}`);
     },
     (e) => {

@@ -1,8 +1,9 @@
-// decode_bench.mjs — generation with the KV cache in wasm (Node, one thread): tokens per second and
+// decode_bench.mjs — generation with the KV cache in wasm (Node; --threads N > 1 runs attnlab-mt.wasm with
+// N - 1 helper threads, default 1): tokens per second and
 // the cost of one decode step against a full prefill of T = 1, and wasm memory against the file size.
 // Run by `make bench-decode`; see bench/peer/README.md.
 //
-//   node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5]
+//   node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5] [--threads 1]
 //
 // Per model: greedy generation of --new tokens after a --prompt-token prompt (pseudo-random ids),
 // median of --runs; decode step = (time(prompt + new) - time(prompt + 1)) / (new - 1), i.e. the
@@ -13,11 +14,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
-import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+import { instantiateAttnlab, defaultWasmURL, defaultWasmMTURL } from '../../web/src/core/wasm.js';
 
 const argv = process.argv.slice(2);
 const dirs = [];
-const opt = { prompt: 11, new: 32, runs: 5 };
+const opt = { prompt: 11, new: 32, runs: 5, threads: 1 };
 for (let i = 0; i < argv.length; i++) {
   if (argv[i].startsWith('--')) { opt[argv[i].slice(2)] = Number(argv[i + 1]); i++; } else dirs.push(argv[i]);
 }
@@ -28,7 +29,7 @@ if (!dirs.length) {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 const time = (f) => { const t = performance.now(); f(); return performance.now() - t; };
 
-console.log(`# generation with the KV cache, wasm SIMD128, Node ${process.version}, 1 thread; ` +
+console.log(`# generation with the KV cache, wasm SIMD128, Node ${process.version}, ${opt.threads} thread(s); ` +
             `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`prompt ${opt.prompt} tokens, ${opt.new} new, greedy, median of ${opt.runs}\n`);
 console.log('| model | file MB | wasm memory / file | prefill T=1 ms | decode step ms | tokens/s (decode) | ' +
@@ -36,7 +37,7 @@ console.log('| model | file MB | wasm memory / file | prefill T=1 ms | decode st
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 const rows = [];
 for (const dir of dirs) {
-  const w = await instantiateAttnlab();
+  const w = await instantiateAttnlab(opt.threads > 1 ? defaultWasmMTURL() : defaultWasmURL(), { threads: opt.threads });
   const cfg0 = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
   const st = readFileSync(join(dir, 'model.safetensors'));
   const m = w.loadModel({
@@ -63,6 +64,7 @@ for (const dir of dirs) {
               `${median(fN).toFixed(1)} |`);
   rows.push({ dir, step, prefill1: median(p1), mem });
   w.modelFree(m);
+  w.stopThreads();
 }
 for (const r of rows)
   console.log(`${r.dir}: decode step ${r.step.toFixed(1)} ms vs prefill T=1 ${r.prefill1.toFixed(1)} ms — ` +

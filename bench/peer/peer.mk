@@ -3,7 +3,7 @@
 #
 #   make bench-peer                     distilgpt2-shaped f32, one thread each, T = 11, 32, 128, 512
 #   make bench-peer PEER_RUNS=20 PEER_T=11,128
-#   make bench-peer-threads             ORT-web with 2 threads against attnlab (see bench/peer/README.md)
+#   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
 #
 # Needs PyTorch once (Debian: apt-get install python3-torch libopenblas0-pthread) to write the checkpoint
 # (tests/ref/make_checkpoint.py) and its ONNX export (tests/ref/export_onnx.py); both are cached in build/bench/.
@@ -30,7 +30,7 @@ bench-peer: web/dist/attnlab.wasm $(PEER_ONNX)
 	node bench/peer/peer_bench.mjs --model $(PEER_MODEL) --onnx $(PEER_ONNX) --runs $(PEER_RUNS) \
 	  --runs-long $(PEER_RUNS_LONG) --T $(PEER_T) --threads 1 --json $(B)/bench/peer/result-1thread.json
 
-bench-peer-threads: web/dist/attnlab.wasm $(PEER_ONNX)
+bench-peer-threads: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_ONNX)
 	node bench/peer/peer_bench.mjs --model $(PEER_MODEL) --onnx $(PEER_ONNX) --runs $(PEER_RUNS) \
 	  --runs-long $(PEER_RUNS_LONG) --T $(PEER_T) --threads 2 --json $(B)/bench/peer/result-2threads.json
 
@@ -41,5 +41,6 @@ $(PEER_MODEL_F16)/model.safetensors:
 	OMP_NUM_THREADS=1 $(PEER_PY) tests/ref/make_checkpoint.py --shape distilgpt2 --dtype f16 --seed 1234 --out $(PEER_MODEL_F16)
 
 .PHONY: bench-decode
-bench-decode: web/dist/attnlab.wasm $(PEER_MODEL)/model.safetensors $(PEER_MODEL_F16)/model.safetensors
-	node bench/peer/decode_bench.mjs $(PEER_MODEL) $(PEER_MODEL_F16) --prompt 11 --new 32 --runs 5
+DECODE_THREADS ?= 1
+bench-decode: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_MODEL)/model.safetensors $(PEER_MODEL_F16)/model.safetensors
+	node bench/peer/decode_bench.mjs $(PEER_MODEL) $(PEER_MODEL_F16) --prompt 11 --new 32 --runs 5 --threads $(DECODE_THREADS)

@@ -1,8 +1,15 @@
 // peer_bench.mjs — attnlab (wasm SIMD128) against ONNX Runtime Web (wasm backend, SIMD) on the same GPT-2
-// weights, in one Node process, one thread each (issue 8). Run by `make bench-peer`; see bench/peer/README.md.
+// weights, in one Node process, the same number of threads each (issue 8). Run by `make bench-peer` (one thread)
+// and `make bench-peer-threads` (two); see bench/peer/README.md.
 //
 //   node bench/peer/peer_bench.mjs --model DIR --onnx FILE [--runs 15] [--runs-long 7] [--T 11,32,128,512]
-//        [--threads 1] [--tol 1e-3] [--wasm web/dist/attnlab.wasm] [--json OUT]
+//        [--threads 1] [--attnlab-threads N] [--tol 1e-3] [--wasm web/dist/attnlab.wasm] [--json OUT]
+//
+// --threads sets both; --attnlab-threads overrides attnlab's (e.g. 1 against ORT-web with 2). With more than one
+// thread attnlab runs web/dist/attnlab-mt.wasm with its helper threads (worker_threads) and ORT-web its own
+// (ort.env.wasm.numThreads); the helpers' start counts in attnlab's load time. --gap MS idles between two timed
+// calls (default 0 with one thread, 50 with more): idle threads of both engines spin for a while before they
+// sleep, and on 2 cores the spinning helpers of the engine that just ran would slow the other one down.
 //
 // What it does, in order:
 //   1. load time, bytes in memory -> first result, for both: attnlab = compile + instantiate attnlab.wasm +
@@ -21,7 +28,7 @@ import { cpus, loadavg } from 'node:os';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 
 function parseArgs(argv) {
-  const a = { runs: 15, runsLong: 7, T: [11, 32, 128, 512], threads: 1, tol: 1e-3, wasm: null, json: null };
+  const a = { runs: 15, runsLong: 7, T: [11, 32, 128, 512], threads: 1, attnlabThreads: null, gap: null, tol: 1e-3, wasm: null, json: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i], v = argv[i + 1];
     switch (k) {
@@ -31,6 +38,8 @@ function parseArgs(argv) {
       case '--runs-long': a.runsLong = Number(v); i++; break;
       case '--T': a.T = v.split(',').map(Number); i++; break;
       case '--threads': a.threads = Number(v); i++; break;
+      case '--attnlab-threads': a.attnlabThreads = Number(v); i++; break;
+      case '--gap': a.gap = Number(v); i++; break;
       case '--tol': a.tol = Number(v); i++; break;
       case '--wasm': a.wasm = v; i++; break;
       case '--json': a.json = v; i++; break;
@@ -38,6 +47,8 @@ function parseArgs(argv) {
     }
   }
   if (!a.model || !a.onnx) throw new Error('usage: peer_bench.mjs --model DIR --onnx FILE [options]');
+  a.attnlabThreads ??= a.threads;
+  a.gap ??= Math.max(a.threads, a.attnlabThreads) > 1 ? 50 : 0;
   return a;
 }
 
@@ -63,14 +74,16 @@ const onnxBytes = readFileSync(args.onnx);
 console.log(`# attnlab vs ONNX Runtime Web ${ort.env.versions?.web ?? ''} — Node ${process.version}, ` +
             `${cpus().length} CPUs (${cpus()[0].model.trim()}), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`model ${args.model} (safetensors ${fmt(stBytes.length / 1e6)} MB), ${args.onnx} (${fmt(onnxBytes.length / 1e6)} MB); ` +
-            `threads: ORT ${args.threads}, attnlab 1`);
+            `threads: ORT ${args.threads}, attnlab ${args.attnlabThreads}; ${args.gap} ms idle before each timed call`);
 
 // ---- load: bytes in memory -> first result --------------------------------------------------------------------
 // attnlab.wasm's bytes are in memory too: its compile + instantiate count in its load time, as ORT's
 // runtime init (its ~10 MB wasm) counts in its first InferenceSession.create.
-const wasmBytes = readFileSync(args.wasm ? resolve(args.wasm) : new URL('../../web/dist/attnlab.wasm', import.meta.url));
+const wasmFile = args.attnlabThreads > 1 ? 'attnlab-mt.wasm' : 'attnlab.wasm';
+const wasmBytes = readFileSync(args.wasm ? resolve(args.wasm) : new URL(`../../web/dist/${wasmFile}`, import.meta.url));
 let t0 = performance.now();
-const w = await instantiateAttnlab(wasmBytes);
+const w = await instantiateAttnlab(wasmBytes, { threads: args.attnlabThreads });
+if (w.threads() !== args.attnlabThreads) throw new Error(`attnlab runs ${w.threads()} threads, not ${args.attnlabThreads}`);
 const aInst = performance.now() - t0;
 const memBefore = w.memoryBytes();
 const m = w.loadModel({ ...files, safetensors: stBytes });
@@ -119,10 +132,13 @@ for (const T of args.T) {
   if (!(diff <= args.tol)) fail = true;
   const runs = T >= 256 ? args.runsLong : args.runs;
   const ta = [], to = [];
+  const idle = () => (args.gap > 0 ? new Promise((r) => setTimeout(r, args.gap)) : null);
   for (let r = 0; r < runs; r++) {
+    await idle();
     let s = performance.now();
     attnlabRun(ids);
     ta.push(performance.now() - s);
+    await idle();
     s = performance.now();
     await ortRun(ids);
     to.push(performance.now() - s);
@@ -147,11 +163,12 @@ console.log(`\nattnlab wasm memory at the end (activations for T=${Math.max(...a
             `(${fmt(memPeak / stBytes.length, 3)} x file); load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 if (args.json) {
   writeFileSync(args.json, JSON.stringify({
-    node: process.version, threads: args.threads, load: { attnlab: aLoad, attnlabInstantiate: aInst, attnlabModel: aLoadOnly, ort: oLoad, ortSession: oCreate },
+    node: process.version, threads: args.threads, attnlabThreads: args.attnlabThreads, gap: args.gap, load: { attnlab: aLoad, attnlabInstantiate: aInst, attnlabModel: aLoadOnly, ort: oLoad, ortSession: oCreate },
     memory: { afterLoad: memAfterLoad, end: memPeak, file: stBytes.length }, results, loadavg: loadavg(),
   }, null, 2));
 }
 w.modelFree(m);
+w.stopThreads();
 await session.release();
 if (fail) {
   console.error(`peer_bench: logits disagree by more than ${args.tol} (see the table)`);

@@ -28,7 +28,8 @@ import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK
 import { AttnlabError } from './core/errors.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
-import { defaultWasmURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+import { defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
 export const MAX_TEXT_BYTES = 1 << 20;
@@ -53,8 +54,9 @@ const utf8 = new TextEncoder();
 
 const moduleCache = new Map(); // href -> Promise<WebAssembly.Module>
 
-async function newInstance(wasm) {
-  let src = wasm ?? defaultWasmURL();
+async function newInstance(wasm, { mt = false, threads = 1, threadWorker } = {}) {
+  let src = wasm ?? (mt ? defaultWasmMTURL() : defaultWasmURL());
+  const what = mt ? 'options.wasmMT' : 'options.wasm';
   let key = null;
   if (typeof src === 'string' || src instanceof URL) {
     src = await resolveURL(src, 'wasm URL');
@@ -62,17 +64,51 @@ async function newInstance(wasm) {
   } else if (!(src instanceof WebAssembly.Module || src instanceof ArrayBuffer ||
                (ArrayBuffer.isView(src) && !(src instanceof DataView)) ||
                (typeof Response !== 'undefined' && src instanceof Response))) {
-    throw new AttnlabError('ETYPE', 'options.wasm must be a URL, a string, bytes, a Response or a WebAssembly.Module');
+    throw new AttnlabError('ETYPE', `${what} must be a URL, a string, bytes, a Response or a WebAssembly.Module`);
   }
+  const opts = { threads, threadWorker };
   const cached = key && moduleCache.get(key);
-  if (cached) return instantiateAttnlab(await cached);
-  const p = instantiateAttnlab(src);
+  if (cached) return instantiateAttnlab(await cached, opts);
+  const p = instantiateAttnlab(src, opts);
   if (key) {
     const mp = p.then((w) => w.module);
     moduleCache.set(key, mp);
     mp.catch(() => moduleCache.delete(key));
   }
   return p;
+}
+
+/**
+ * The instance for loadModel's thread options: attnlab-mt.wasm with helper
+ * threads where they are asked for ('auto' or a number > 1) and this
+ * environment can run them, else attnlab.wasm. Returns {w, engine}; engine
+ * says what was asked, what runs and, when that is fewer threads, why.
+ */
+async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
+  const asked = threads === undefined || threads === null ? 'auto' : threads;
+  if (asked !== 'auto' && (!Number.isInteger(asked) || asked < 1 || asked > MAX_THREADS))
+    throw new AttnlabError(typeof asked === 'number' ? 'ERANGE' : 'ETYPE',
+                           `options.threads must be 'auto' or an integer in [1, ${MAX_THREADS}], got ${String(asked)}`);
+  let n = asked === 'auto' ? autoThreads() : asked;
+  let note = null;
+  const support = threadSupport();
+  if (n > 1 && !support.ok) { note = support.reason; n = 1; }
+  if (asked === 'auto' && n === 1 && !note) {
+    if (!support.ok) note = support.reason;
+    else if (typeof window === 'undefined' && typeof WorkerGlobalScope === 'undefined') note = "'auto' is one thread in Node: pass threads: n for more";
+    else note = 'this machine reports one core';
+  }
+  if (n > 1) {
+    try {
+      const w = await newInstance(wasmMT, { mt: true, threads: n, threadWorker });
+      return { w, engine: { threads: w.threads(), asked, build: 'attnlab-mt.wasm', note: null } };
+    } catch (e) {
+      if (!(e instanceof AttnlabError) || e.code === 'ETYPE') throw e;
+      note = `the multithreaded build could not start (${e.code}: ${e.message}); running on one thread`;
+    }
+  }
+  const w = await newInstance(wasm);
+  return { w, engine: { threads: 1, asked, build: 'attnlab.wasm', note } };
 }
 
 // ---------------------------------------------------------------------------
@@ -283,10 +319,12 @@ export class Model {
   #display = new Map(); // token id -> display string
 
   /** @private use loadModel() */
-  constructor(token, w, handle, source) {
+  constructor(token, w, handle, source, engine = { threads: 1, asked: 1, build: 'attnlab.wasm', note: null }) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() to create a Model');
     this.#w = w;
     this.#h = handle;
+    /** {threads, asked, build, note}: the threads runs are split over, what was asked, the wasm build, and why fewer (or null). */
+    this.engine = Object.freeze({ ...engine });
     const c = w.config(handle);
     /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} */
     this.config = Object.freeze({
@@ -451,6 +489,7 @@ export class Model {
     } catch {
       // a trapped instance (EWASM) cannot free; it is dropped whole anyway
     }
+    w.stopThreads(); // the helper workers end with their model
     this.#h = 0;
   }
 
@@ -627,23 +666,42 @@ export function modelInternals(model) {
 /**
  * Load a GPT-2-family model into its own WebAssembly instance.
  * @param {undefined|null|string|URL|object|FileList|File[]} [source] see sources.js
- * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response}} [options]
+ * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response,
+ *          threads?: 'auto'|number, wasmMT?: string|URL|BufferSource|WebAssembly.Module|Response,
+ *          threadWorker?: string|URL}} [options]
+ *   threads: split runs over this many threads ('auto', the default: min(cores, 4) on a cross-origin
+ *   isolated page, 1 elsewhere and in Node); wasmMT: where attnlab-mt.wasm is; threadWorker: the URL
+ *   of core/thread.js where a bundler cannot find it. Numbers are bit for bit the same either way.
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm } = checkOptions('loadModel', options, ['onProgress', 'wasm']);
+  const { onProgress, wasm, threads, wasmMT, threadWorker } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker']);
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
   const emit = onProgress ? (e) => onProgress(e) : () => {};
   const src = await resolveSource(source);
-  const w = await newInstance(wasm);
-  const files = await readModelInto(w, src, emit);
-  const handle = w.loadModelFromHeap(files, files.stPtr, files.stLen); // owns stPtr from here
+  const { w, engine } = await instanceFor({ wasm, wasmMT, threads, threadWorker });
+  let files;
+  try {
+    files = await readModelInto(w, src, emit);
+  } catch (e) {
+    w.stopThreads();
+    throw e;
+  }
+  let handle;
+  try {
+    handle = w.loadModelFromHeap(files, files.stPtr, files.stLen); // owns stPtr from here
+  } catch (e) {
+    w.stopThreads();
+    throw e;
+  }
   let model;
   try {
-    model = new Model(NEW, w, handle, files.name);
+    model = new Model(NEW, w, handle, files.name, engine);
   } catch (e) {
     w.modelFree(handle);
+    w.stopThreads();
     throw e;
   }
   try {

@@ -45,6 +45,11 @@ export function defaultWasmURL() {
   return new URL('../dist/attnlab.wasm', import.meta.url);
 }
 
+/** The default location of the multithreaded build: web/dist/attnlab-mt.wasm of this package. */
+export function defaultWasmMTURL() {
+  return new URL('../dist/attnlab-mt.wasm', import.meta.url);
+}
+
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const hasBlob = typeof Blob !== 'undefined';
 const utf8 = new TextEncoder();

@@ -138,6 +138,8 @@ class WorkerModel {
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
     this.source = null;
+    /** {threads, asked, build, note} of the model in the worker (after load); see Model#engine. */
+    this.engine = null;
     port.onMessage((msg) => this.#onMessage(msg));
     port.onFailure((why) => this.#fail(new AttnlabError('EWASM', `the attnlab worker failed: ${why}`)));
     port.busy(false);
@@ -198,10 +200,12 @@ class WorkerModel {
   }
 
   async #load(source, options) {
-    const value = await this.#call('load', [source, options.wasm === undefined ? {} : { wasm: options.wasm }],
-                                   options.transfer, options.onProgress);
+    const o = {};
+    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker']) if (options[k] !== undefined) o[k] = options[k];
+    const value = await this.#call('load', [source, o], options.transfer, options.onProgress);
     this.config = Object.freeze(value.config);
     this.source = value.source;
+    this.engine = Object.freeze(value.engine);
   }
 
   /** True once dispose() was called. */
@@ -259,7 +263,7 @@ async function loadModel(source, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
   const o = options || {};
-  const known = ['onProgress', 'wasm', 'worker', 'transfer'];
+  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'worker', 'transfer'];
   for (const k of Object.keys(o))
     if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
   if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
@@ -269,9 +273,12 @@ async function loadModel(source, options) {
   const transfer = [];
   const src = await sourceMessage(source, transfer, o.transfer === true);
   const wasm = await wasmMessage(o.wasm);
+  const wasmMT = await wasmMessage(o.wasmMT);
+  const threadWorker = o.threadWorker === undefined || o.threadWorker === null ? undefined
+    : (await resolveURL(o.threadWorker, 'threadWorker URL')).href;
   const model = new WorkerModel(NEW, await startWorker(o.worker));
   try {
-    await loadInto(model, src, { wasm, transfer, onProgress: o.onProgress || null });
+    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, transfer, onProgress: o.onProgress || null });
   } catch (e) {
     await model.dispose();
     throw e;

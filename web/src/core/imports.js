@@ -59,22 +59,24 @@ function threadedEnv(env) {
     emscripten_memcpy_big(dest, src, num) {
       new Uint8Array(env.memory.buffer).copyWithin(dest >>> 0, src >>> 0, (src >>> 0) + (num >>> 0));
     },
-    // malloc needs more memory: grow by at least what it asks, with the glue's
-    // 20 % overgrowth (capped at +96 MB), never past 4 GB. 1 on success.
+    // malloc needs more memory: grow to what it asks plus 1/16 of the memory (at
+    // most 16 MB) for the small allocations that follow, never past 4 GB. A
+    // shared memory grows in place (nothing is copied), so the glue's 20 %
+    // overgrowth would only add to the footprint (a distilgpt2 load: 1.21 x
+    // the file with it, 1.03 x without). 1 on success.
     emscripten_resize_heap(requested) {
       requested >>>= 0;
       const old = env.memory.buffer.byteLength;
       const max = MT_MAXIMUM_PAGES * 65536 - 65536;
       if (requested <= old || requested > max) return 0;
-      for (let cut = 1; cut <= 4; cut *= 2) {
-        let size = Math.min(old * (1 + 0.2 / cut), requested + 100663296);
-        size = Math.min(max, Math.ceil(Math.max(requested, size) / 65536) * 65536);
+      for (const slack of [Math.min(old / 16, 16 << 20), 0]) {
+        const size = Math.min(max, Math.ceil((requested + slack) / 65536) * 65536);
         try {
           env.memory.grow((size - env.memory.buffer.byteLength + 65535) >>> 16);
           if (env.onGrow) env.onGrow();
           return 1;
         } catch {
-          // try a smaller step
+          // try without the slack
         }
       }
       return 0;

@@ -27,11 +27,11 @@ export const MAX_THREADS = 16;
  * Whether this environment can run helper threads: {ok: true} or {ok: false, reason}.
  */
 export function threadSupport() {
+  if (!isNode && globalThis.crossOriginIsolated !== true) // browsers hide SharedArrayBuffer then
+    return { ok: false, reason: 'the page is not cross-origin isolated (serve it with COOP: same-origin and COEP: require-corp)' };
   if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined')
     return { ok: false, reason: 'SharedArrayBuffer is not available here' };
   if (isNode) return { ok: true };
-  if (globalThis.crossOriginIsolated !== true)
-    return { ok: false, reason: 'the page is not cross-origin isolated (serve it with COOP: same-origin and COEP: require-corp)' };
   if (typeof Worker === 'undefined') return { ok: false, reason: 'Web Workers are not available here' };
   return { ok: true };
 }

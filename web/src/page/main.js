@@ -149,8 +149,11 @@ async function switchModel(what) {
     clearError('load');
     setupModelControls();
     heads.setModel(m, config, modelName);
-    $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '');
+    $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '') +
+      ' · ' + t('engineThreads', m.engine.threads);
+    $('model-status').title = m.engine.note ? t('engineNote', m.engine.note) : '';
     document.body.dataset.model = modelName;
+    document.body.dataset.threads = String(m.engine.threads);
     schedule();
   } catch (e) {
     if (token !== loadToken) return;
@@ -555,7 +558,8 @@ function setLang(lang) {
   fillModelSelect();
   if (config) {
     setupModelControls();
-    $('model-status').textContent = t('modelLoaded', modelName, config);
+    $('model-status').textContent = t('modelLoaded', modelName, config) + (model ? ' · ' + t('engineThreads', model.engine.threads) : '');
+    $('model-status').title = model && model.engine.note ? t('engineNote', model.engine.note) : '';
   }
   renderAll();
   heads.setLang();
