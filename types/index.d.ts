@@ -60,6 +60,26 @@ export interface LoadOptions {
   onProgress?: (event: LoadProgressEvent) => void;
   /** Override the location of attnlab.wasm. */
   wasm?: WasmSource;
+  /**
+   * Threads to split every run over (1–16, the calling thread included). 'auto' (default): min(cores, 4)
+   * on a cross-origin isolated page, 1 elsewhere and in Node. Results are bit for bit the same.
+   */
+  threads?: 'auto' | number;
+  /** Override the location of attnlab-mt.wasm (used with more than one thread). */
+  wasmMT?: WasmSource;
+  /** The URL of the helper threads' worker script (web/src/core/thread.js), where a bundler cannot find it. */
+  threadWorker?: string | URL;
+}
+
+/** What a model runs on (docs/api.md, Threads). */
+export interface Engine {
+  /** Threads every run is split over. */
+  readonly threads: number;
+  /** The threads option as given ('auto' when omitted). */
+  readonly asked: 'auto' | number;
+  readonly build: 'attnlab.wasm' | 'attnlab-mt.wasm';
+  /** Why fewer threads run than could have been asked for, or null. */
+  readonly note: string | null;
 }
 
 /** The model's shape. */
@@ -186,6 +206,8 @@ export interface Model {
   readonly config: ModelConfig;
   /** The model directory URL, or 'buffers'. */
   readonly source: string;
+  /** The threads and the wasm build it runs on. */
+  readonly engine: Engine;
   readonly disposed: boolean;
   tokenize(text: string): { ids: Int32Array; tokens: string[] };
   decode(ids: ArrayLike<number>): string;

@@ -3,12 +3,12 @@
 // method returns a Promise. Documentation: docs/api.md.
 
 import type {
-  ModelSource, LoadOptions, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
+  ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
   HeadImportance, HeadRoles, DagProfile, Counterfactual,
 } from './index.js';
 
 export type {
-  AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions,
+  AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions, Engine,
   ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
   MemoryUsage, Matrix, HeadImportance, HeadRoles, DagProfile, Alignment, NextTokenDiff, Counterfactual,
 } from './index.js';
@@ -42,6 +42,8 @@ export interface WorkerModel {
   /** Set once loaded. */
   readonly config: ModelConfig;
   readonly source: string;
+  /** The threads and the wasm build of the model in the worker (set once loaded). */
+  readonly engine: Engine;
   readonly disposed: boolean;
   tokenize(text: string): Promise<{ ids: Int32Array; tokens: string[] }>;
   decode(ids: ArrayLike<number>): Promise<string>;
