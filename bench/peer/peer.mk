@@ -4,6 +4,8 @@
 #   make bench-peer                     distilgpt2-shaped f32, one thread each, T = 11, 32, 128, 512
 #   make bench-peer PEER_RUNS=20 PEER_T=11,128
 #   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
+#   make bench-threads                  attnlab alone, 1 against 2 threads (BENCH_THREADS=n)
+#   make bench-decode DECODE_THREADS=2  generation with the KV cache, on 2 threads
 #
 # Needs PyTorch once (Debian: apt-get install python3-torch libopenblas0-pthread) to write the checkpoint
 # (tests/ref/make_checkpoint.py) and its ONNX export (tests/ref/export_onnx.py); both are cached in build/bench/.
@@ -39,6 +41,12 @@ PEER_MODEL_F16 := $(B)/bench/distilgpt2-f16
 $(PEER_MODEL_F16)/model.safetensors:
 	@$(PEER_PY) -c 'import torch' 2>/dev/null || { echo "$(PEER_TORCH_HINT)"; exit 1; }
 	OMP_NUM_THREADS=1 $(PEER_PY) tests/ref/make_checkpoint.py --shape distilgpt2 --dtype f16 --seed 1234 --out $(PEER_MODEL_F16)
+
+.PHONY: bench-threads
+# attnlab alone with 1 and BENCH_THREADS threads on the same checkpoint (bit-for-bit check included)
+BENCH_THREADS ?= 2
+bench-threads: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_MODEL)/model.safetensors
+	node bench/peer/threads_bench.mjs $(PEER_MODEL) --threads $(BENCH_THREADS) --T 11,32,128,512 --runs 9
 
 .PHONY: bench-decode
 DECODE_THREADS ?= 1

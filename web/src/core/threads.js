@@ -49,6 +49,8 @@ export function callerCanBlock() {
   return typeof WorkerGlobalScope !== 'undefined';
 }
 
+const THREAD_ENTRY = './thread.js';
+
 function spawn(url) {
   if (!isNode) {
     const w = url ? new Worker(url, { type: 'module', name: 'attnlab-thread' })
@@ -66,7 +68,9 @@ function spawn(url) {
   return import('node:worker_threads').then(({ Worker: NodeWorker }) => {
     // Workers inherit process.execArgv; --input-type (valid only with -e) would stop a file worker.
     const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-    const w = new NodeWorker(url || new URL('./thread.js', import.meta.url), { execArgv });
+    // not new URL('./thread.js', import.meta.url) literally: bundlers would copy the unbundled file as an
+    // asset for this Node-only branch (the browser branch above is the one they bundle)
+    const w = new NodeWorker(url || new URL(THREAD_ENTRY, import.meta.url), { execArgv });
     w.unref(); // sleeping helpers must not keep Node alive
     return {
       post: (m) => w.postMessage(m),

@@ -1,7 +1,8 @@
 // widget/vite.config.js — the prebuilt, no-build-step copy of 'attnlab/widget':
 //   npx vite build --config web/src/widget/vite.config.js     (make widget)
-// → web/dist/widget/attnlab-widget.js (d3 bundled in, ES module) and
-//   web/dist/widget/attnlab-widget-worker.js (the shared worker).
+// → web/dist/widget/attnlab-widget.js (d3 bundled in, ES module),
+//   web/dist/widget/attnlab-widget-worker.js (the shared worker) and
+//   web/dist/widget/attnlab-widget-thread-worker.js (its helper threads, on isolated pages).
 // Same depth below the package root as web/src/widget/, so the module's
 // relative defaults (../../dist/attnlab.wasm, ../../../models/brown-gpt2/)
 // hold for both. The wasm is not copied (dropWasmCopy): the widget passes its URL to the worker.
@@ -60,6 +61,10 @@ export default defineConfig({
   worker: {
     format: 'es',
     plugins: () => [dropWasmCopy()],
-    rollupOptions: { output: { entryFileNames: 'attnlab-widget-worker.js', chunkFileNames: 'attnlab-widget-worker-[name].js', assetFileNames: 'attnlab-widget-[name][extname]' } },
+    // two workers: the widgets' shared model worker, and inside it the helper threads' worker
+    // (web/src/core/thread.js) that a cross-origin isolated page starts
+    rollupOptions: { output: {
+      entryFileNames: (chunk) => (chunk.name === 'thread' ? 'attnlab-widget-thread-worker.js' : 'attnlab-widget-worker.js'),
+      chunkFileNames: 'attnlab-widget-worker-[name].js', assetFileNames: 'attnlab-widget-[name][extname]' } },
   },
 });
