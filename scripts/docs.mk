@@ -12,7 +12,7 @@
 
 WIDGET_OUT := web/dist/widget/attnlab-widget.js
 widget: $(WIDGET_OUT)
-$(WIDGET_OUT): web/dist/attnlab.wasm $(shell find web/src -type f) web/src/widget/vite.config.js
+$(WIDGET_OUT): web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(shell find web/src -type f) web/src/widget/vite.config.js
 	npx vite build --config web/src/widget/vite.config.js
 
 # The files the site serves beside its pages: the wasm and the built-in model
@@ -25,9 +25,10 @@ $(DOCS_FIGS): models/brown-gpt2/model.safetensors scripts/figures.mjs $(wildcard
 	node scripts/figures.mjs --text "$(CHAPTER_TEXT)" --out docs/public/figures --lang zh
 	printf '*\n' > docs/public/figures/.gitignore
 
-docs-prep: web/dist/attnlab.wasm $(DOCS_FIGS)
+docs-prep: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(DOCS_FIGS)
 	@mkdir -p $(DOCS_PUBLIC)/models/brown-gpt2
 	cp -p web/dist/attnlab.wasm $(DOCS_PUBLIC)/attnlab.wasm
+	cp -p web/dist/attnlab-mt.wasm $(DOCS_PUBLIC)/attnlab-mt.wasm
 	cp -p models/brown-gpt2/config.json models/brown-gpt2/model.safetensors models/brown-gpt2/vocab.json \
 	      models/brown-gpt2/merges.txt $(DOCS_PUBLIC)/models/brown-gpt2/
 	rm -f $(DOCS_PUBLIC)/models/brown-gpt2/README.md

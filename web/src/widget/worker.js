@@ -109,7 +109,10 @@ async function handle(op, args, progress) {
     case 'load': {
       const [url, wasm] = args;
       if (!models.has(url)) {
-        const p = loadModel(url, { wasm, onProgress: progress });
+        // the multithreaded build sits beside attnlab.wasm; it is used only on a cross-origin isolated
+        // page, and where it is missing the model runs on one thread
+        const wasmMT = wasm ? new URL('attnlab-mt.wasm', wasm).href : undefined;
+        const p = loadModel(url, { wasm, wasmMT, onProgress: progress });
         models.set(url, p);
         p.catch(() => models.delete(url));   // a failed load can be retried
       }
