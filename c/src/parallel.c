@@ -138,10 +138,13 @@ struct alab_pool {
 #endif
 };
 
-/* The default of alab_pool_set_min_work: ~2 GFLOP of split work in wasm
- * takes ~1 ms per thread, a wake-up ~5-20 us; below 2^19 multiply-adds (a
- * 30 us product) the split does not pay. Measured in docs/BENCHMARKS.md. */
-#define POOL_MIN_WORK 524288.0
+/* The default of alab_pool_set_min_work: 2^17 multiply-adds (about 5 us of
+ * SIMD128 work). A hand-off costs about 1 us while the helpers spin; with 2
+ * threads, splitting every product was as fast as any threshold up to 2^21 on
+ * the built-in model and distilgpt2 (docs/BENCHMARKS.md, "Two threads"), so
+ * the threshold only keeps the tiniest products (the lineage-sized models) on
+ * one thread. */
+#define POOL_MIN_WORK 131072.0
 
 #if defined(POOL_NATIVE)
 typedef struct {
