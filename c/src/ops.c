@@ -27,7 +27,7 @@
  * out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC)      GPT-2 Conv1D layout.
  *
  * Blocking (after BLIS / llm.c's matmul_forward): C is cut into blocks of KC
- * rows of w, the output columns into strips of NR = MM_NV vectors. For one
+ * rows of w (simd.h's ALAB_MM_KC), the output columns into strips of NR = MM_NV vectors. For one
  * (C block, strip) every block of MR = 4 rows of inp runs the micro-kernel:
  * MR x NV vector accumulators; per step of c one load of NV weight vectors,
  * one broadcast of inp[t][c] per row, MR*NV fused multiply-adds. Partial sums
@@ -57,7 +57,7 @@
 #endif
 #define MM_NR (MM_NV * W)
 #ifndef MM_KC
-#define MM_KC 256
+#define MM_KC ALAB_MM_KC /* simd.h: 64 on wasm, 256 elsewhere */
 #endif
 
 /* One tile: out[i][j*W ..] (+)= sum_k inp[i][k] * src[k][j*W ..] for i < mr,
@@ -167,7 +167,7 @@ static void mm_few_rows(float *out, int ldo, const float *inp, int ldi, const fl
 void matmul_forward_ld(float *out, int ldo, const float *inp, int ldi, const float *w, int ldw,
                        const float *bias, int T, int C, int OC) {
     /* (T,OC) rows ldo apart   (T,C) rows ldi apart   (C,OC) rows ldw apart   (OC) */
-    float pack[MM_KC * MM_NR]; /* one packed panel: 24 KiB on AVX2, 8 KiB on SIMD128 */
+    float pack[MM_KC * MM_NR]; /* one packed panel: 24 KiB on AVX2, 2 KiB on SIMD128 */
     int oc_full = OC / MM_NR * MM_NR; /* columns in full strips */
     int oc_vec = OC / W * W;          /* columns in whole vectors */
     if (T <= 0 || OC <= 0) return;

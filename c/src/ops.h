@@ -25,7 +25,7 @@ void matmul_forward_ld_ref(float *out, int ldo, const float *inp, int ldi, const
  * same binary that multiplies. matmul_packed_forward = matmul_forward on the packed copy. */
 void matmul_pack_weights(float *dst, const float *w, int C, int OC);
 /* The same result in place in w, through scratch of matmul_pack_scratch_floats(OC) floats
- * (one block of rows: 256 x OC), so packing a model never holds a second copy of a matrix. */
+ * (one block of rows: ALAB_MM_KC x OC), so packing a model never holds a second copy of a matrix. */
 size_t matmul_pack_scratch_floats(int OC);
 void matmul_pack_weights_inplace(float *w, int C, int OC, float *scratch);
 void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,

@@ -19,9 +19,12 @@
  *   alab_vf_exp(v)                        fast exp, see below
  *   alab_cpu_relax()                      spin-wait hint (x86 pause; nothing elsewhere),
  *                                         for the thread pool's waits (parallel.c)
- * Tuning hint for ops.c (a number, not an ISA test):
+ * Tuning hints for ops.c (numbers, not ISA tests):
  *   ALAB_MM_NV   vectors of output columns per matmul micro-kernel, chosen so that
  *                4 rows x NV accumulators + NV weights + 1 broadcast fit the register file.
+ *   ALAB_MM_KC   rows of w per block of the matmuls (measured: 64 on wasm, where a
+ *                distilgpt2 forward at T = 11 takes 28 ms instead of 33.5 with 256;
+ *                256 natively, where 64 is 15 % slower; docs/BENCHMARKS.md).
  *
  * alab_vf_exp: Cephes-style expf. n = round(x log2 e); r = x - n ln2 (ln2 split
  * into an exactly-representable high part and a correction); exp(r) = 1 + r +
@@ -70,6 +73,7 @@
 #define ALAB_SIMD_WIDTH 4
 #define ALAB_SIMD_NAME "wasm-simd128"
 #define ALAB_MM_NV 2 /* V8 keeps 15 xmm registers: 4x3 tiles spill */
+#define ALAB_MM_KC 64
 typedef v128_t alab_vf;
 
 static inline alab_vf alab_vf_load(const float *p) { return wasm_v128_load(p); }
@@ -223,6 +227,10 @@ static inline alab_vf alab_vf__pow2i(alab_vf n) {
     return f;
 }
 static inline alab_vf alab_vf__zero_below(alab_vf v, alab_vf x, alab_vf lo) { return x < lo ? 0.0f : v; }
+#endif
+
+#ifndef ALAB_MM_KC
+#define ALAB_MM_KC 256
 #endif
 
 /* --------------------------------------------------- exp, written once */

@@ -100,7 +100,7 @@ EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field)
  * returns only when the pool is stopped. In attnlab.wasm (no shared memory)
  * the same exports exist, and a pool never gets more than the caller. */
 
-#define HELPER_STACK_BYTES (512u << 10) /* kernels keep 72 KiB of panels on the stack */
+#define HELPER_STACK_BYTES (512u << 10) /* kernels keep up to ~20 KiB of packed panels on the stack */
 
 typedef struct {
     alab_pool *pool;
