@@ -90,7 +90,7 @@ test: deps
 
 test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
-	$(MAKE) test-ops-scalar test-ops-wasm
+	$(MAKE) test-ops-scalar test-ops-kc64 test-ops-wasm
 
 test-js: wasm
 	npx vitest run

@@ -144,6 +144,11 @@ BENCH_EXPORT("bench_selfcheck") int bench_selfcheck(void) {
                 if (!(bench_check_error(K_MMP, Ts[i], Cs[j], OCs[k]) <= 2e-6)) fails |= 1; /* packed: matmul's bit */
             }
     if (!(bench_check_error(K_MM, 130, 300, 131) <= 2e-6)) fails |= 1;
+    /* more than 16 rows: the packed kernel's passes over several blocks of w (MMP_SUPER),
+     * with a partial last block, leftover vectors and scalar columns */
+    if (!(bench_check_error(K_MMP, 130, 300, 131) <= 2e-6)) fails |= 1;
+    if (!(bench_check_error(K_MMP, 17, 257, 61) <= 2e-6)) fails |= 1;
+    if (!(bench_check_error(K_MMP, 33, 768, 3072) <= 2e-6)) fails |= 1;
     if (!(bench_check_error(K_NT, 1, 768, 50257) <= 2e-6)) fails |= 2;
     enum { N = 3080 };
     static float x[N], y[N], z[N], g[N], bb[N];

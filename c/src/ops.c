@@ -302,8 +302,12 @@ void matmul_pack_weights_inplace(float *w, int C, int OC, float *scratch) {
 #define MMP_RC 64
 #endif
 
+/* The panel of one strip is nsub pieces of kc rows, one per block of MM_KC rows of
+ * the packed matrix (mmp_forward_range below): after each piece, pb jumps by
+ * `jump` floats to the same strip's piece in the next block. */
 static ALAB_ALWAYS_INLINE void mmp_tile(float *out, int ldo, const float *ap, const float *panel,
-                                        const float *bias, int mr, int nv, int kc, int first) {
+                                        const float *bias, int mr, int nv, int kc, int nsub, size_t jump,
+                                        int first) {
     alab_vf acc[MM_MR][MM_NV];
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nv; j++) {
@@ -312,15 +316,17 @@ static ALAB_ALWAYS_INLINE void mmp_tile(float *out, int ldo, const float *ap, co
             else acc[i][j] = alab_vf_zero();
         }
     const float *pa = ap, *pb = panel;
-    for (int k = 0; k < kc; k++) {
-        alab_vf wv[MM_NV];
-        for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(pb + j * W);
-        for (int i = 0; i < mr; i++) {
-            alab_vf ai = alab_vf_load1(pa + i);
-            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(ai, wv[j], acc[i][j]);
+    for (int q = 0; q < nsub; q++, pb += jump) {
+        for (int k = 0; k < kc; k++) {
+            alab_vf wv[MM_NV];
+            for (int j = 0; j < nv; j++) wv[j] = alab_vf_load(pb + j * W);
+            for (int i = 0; i < mr; i++) {
+                alab_vf ai = alab_vf_load1(pa + i);
+                for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(ai, wv[j], acc[i][j]);
+            }
+            pa += mr;
+            pb += nv * W;
         }
-        pa += mr;
-        pb += nv * W;
     }
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * ldo + j * W, acc[i][j]);
@@ -329,7 +335,8 @@ static ALAB_ALWAYS_INLINE void mmp_tile(float *out, int ldo, const float *ap, co
 /* One or two rows (decode, the end of a block): too few accumulators to hide
  * the add latency, so even and odd k go to two sets, summed at the end. */
 static ALAB_ALWAYS_INLINE void mmp_tile_few(float *out, int ldo, const float *ap, const float *panel,
-                                            const float *bias, int mr, int nv, int kc, int first) {
+                                            const float *bias, int mr, int nv, int kc, int nsub, size_t jump,
+                                            int first) {
     alab_vf acc[2][MM_NV], acc2[2][MM_NV];
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nv; j++) {
@@ -339,53 +346,72 @@ static ALAB_ALWAYS_INLINE void mmp_tile_few(float *out, int ldo, const float *ap
             acc2[i][j] = alab_vf_zero();
         }
     const float *pa = ap, *pb = panel;
-    int k = 0;
-    for (; k + 2 <= kc; k += 2) {
-        alab_vf w0[MM_NV], w1[MM_NV];
-        for (int j = 0; j < nv; j++) w0[j] = alab_vf_load(pb + j * W), w1[j] = alab_vf_load(pb + nv * W + j * W);
-        for (int i = 0; i < mr; i++) {
-            alab_vf a0 = alab_vf_load1(pa + i), a1 = alab_vf_load1(pa + mr + i);
-            for (int j = 0; j < nv; j++) {
-                acc[i][j] = alab_vf_fma(a0, w0[j], acc[i][j]);
-                acc2[i][j] = alab_vf_fma(a1, w1[j], acc2[i][j]);
+    for (int q = 0; q < nsub; q++, pb += jump) {
+        int k = 0;
+        for (; k + 2 <= kc; k += 2) {
+            alab_vf w0[MM_NV], w1[MM_NV];
+            for (int j = 0; j < nv; j++) w0[j] = alab_vf_load(pb + j * W), w1[j] = alab_vf_load(pb + nv * W + j * W);
+            for (int i = 0; i < mr; i++) {
+                alab_vf a0 = alab_vf_load1(pa + i), a1 = alab_vf_load1(pa + mr + i);
+                for (int j = 0; j < nv; j++) {
+                    acc[i][j] = alab_vf_fma(a0, w0[j], acc[i][j]);
+                    acc2[i][j] = alab_vf_fma(a1, w1[j], acc2[i][j]);
+                }
             }
+            pa += 2 * mr;
+            pb += 2 * nv * W;
         }
-        pa += 2 * mr;
-        pb += 2 * nv * W;
+        if (k < kc) {
+            for (int i = 0; i < mr; i++) {
+                alab_vf a0 = alab_vf_load1(pa + i);
+                for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(a0, alab_vf_load(pb + j * W), acc[i][j]);
+            }
+            pa += mr;
+            pb += nv * W;
+        }
     }
-    if (k < kc)
-        for (int i = 0; i < mr; i++) {
-            alab_vf a0 = alab_vf_load1(pa + i);
-            for (int j = 0; j < nv; j++) acc[i][j] = alab_vf_fma(a0, alab_vf_load(pb + j * W), acc[i][j]);
-        }
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nv; j++) alab_vf_store(out + (size_t)i * ldo + j * W, alab_vf_add(acc[i][j], acc2[i][j]));
 }
 
-/* rows (<= MMP_RC) packed rows against one kc x (nv*W) panel */
+/* rows (<= MMP_RC) packed rows against one strip's panel (nsub pieces of kc rows) */
 static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, const float *panel,
-                                        const float *bias, int nv, int kc, int rows, int first) {
+                                        const float *bias, int nv, int kc, int nsub, size_t jump, int rows,
+                                        int first) {
+    const int ka = kc * nsub; /* columns of apack per row */
     int t = 0;
     for (; t + MM_MR <= rows; t += MM_MR)
-        mmp_tile(out + (size_t)t * OC, OC, apack + (size_t)t * kc, panel, bias, MM_MR, nv, kc, first);
+        mmp_tile(out + (size_t)t * OC, OC, apack + (size_t)t * ka, panel, bias, MM_MR, nv, kc, nsub, jump, first);
     float *o = out + (size_t)t * OC;
-    const float *a = apack + (size_t)t * kc;
+    const float *a = apack + (size_t)t * ka;
     switch (rows - t) {
 #if MM_MR > 6
-    case 6: mmp_tile(o, OC, a, panel, bias, 6, nv, kc, first); break;
+    case 6: mmp_tile(o, OC, a, panel, bias, 6, nv, kc, nsub, jump, first); break;
 #endif
 #if MM_MR > 5
-    case 5: mmp_tile(o, OC, a, panel, bias, 5, nv, kc, first); break;
+    case 5: mmp_tile(o, OC, a, panel, bias, 5, nv, kc, nsub, jump, first); break;
 #endif
 #if MM_MR > 4
-    case 4: mmp_tile(o, OC, a, panel, bias, 4, nv, kc, first); break;
+    case 4: mmp_tile(o, OC, a, panel, bias, 4, nv, kc, nsub, jump, first); break;
 #endif
-    case 3: mmp_tile(o, OC, a, panel, bias, 3, nv, kc, first); break;
-    case 2: mmp_tile_few(o, OC, a, panel, bias, 2, nv, kc, first); break;
-    case 1: mmp_tile_few(o, OC, a, panel, bias, 1, nv, kc, first); break;
+    case 3: mmp_tile(o, OC, a, panel, bias, 3, nv, kc, nsub, jump, first); break;
+    case 2: mmp_tile_few(o, OC, a, panel, bias, 2, nv, kc, nsub, jump, first); break;
+    case 1: mmp_tile_few(o, OC, a, panel, bias, 1, nv, kc, nsub, jump, first); break;
     default: break;
     }
 }
+
+/* Blocks of MM_KC rows of w one pass takes: with many rows (T > MMP_SUPER_T) a
+ * pass covers MMP_SUPER consecutive full blocks (256 rows of w), so each tile's
+ * accumulators go through memory once per 256 k, not once per MM_KC; with few
+ * rows the small blocks keep the pass's working set small. On wasm (MM_KC 64)
+ * that is 28 vs 33.5 ms at T = 11 and the old speed at T >= 32 (BENCHMARKS). */
+#ifndef MMP_SUPER
+#define MMP_SUPER (MM_KC < 256 ? 256 / MM_KC : 1)
+#endif
+#ifndef MMP_SUPER_T
+#define MMP_SUPER_T 16
+#endif
 
 /* Strips [s0, s1) of the full strips, and with `rest` the leftover whole
  * vectors and the last OC % W columns, of matmul_packed_forward's product.
@@ -394,7 +420,7 @@ static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, 
 static void mmp_forward_range(float *out, const float *inp, const float *wp, const float *bias,
                               int T, int C, int OC, int s0, int s1, int rest) {
     /* (T,OC)                (T,C)            (C,OC) packed       (OC) */
-    float apack[MMP_RC * MM_KC];
+    float apack[MMP_RC * MM_KC * MMP_SUPER];
     const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
     if (T <= 0 || OC <= 0) return;
     if (C <= 0) {
@@ -404,37 +430,50 @@ static void mmp_forward_range(float *out, const float *inp, const float *wp, con
         return;
     }
     if (s0 >= s1 && !rest) return;
-    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+    const int super = T > MMP_SUPER_T ? MMP_SUPER : 1;
+    for (int c0 = 0; c0 < C;) {
         const int kc = C - c0 < MM_KC ? C - c0 : MM_KC, first = c0 == 0;
+        int nsub = 1; /* full blocks only go together: their pieces are MM_KC * OC floats apart */
+        if (kc == MM_KC) {
+            nsub = (C - c0) / MM_KC;
+            if (nsub > super) nsub = super;
+        }
+        const int ka = kc * nsub;
         const float *wc = wp + (size_t)c0 * OC;
         for (int r0 = 0; r0 < T; r0 += MMP_RC) {
             const int rows = T - r0 < MMP_RC ? T - r0 : MMP_RC;
-            /* pack rows r0.. of inp[:, c0:c0+kc]: groups of MM_MR rows (the last may be fewer), k-major */
+            /* pack rows r0.. of inp[:, c0:c0+ka]: groups of MM_MR rows (the last may be fewer), k-major */
             for (int g = 0; g < rows; g += MM_MR) {
                 const int mr = rows - g < MM_MR ? rows - g : MM_MR;
-                float *d = apack + (size_t)g * kc;
+                float *d = apack + (size_t)g * ka;
                 const float *src = inp + (size_t)(r0 + g) * C + c0;
                 for (int i = 0; i < mr; i++)
-                    for (int k = 0; k < kc; k++) d[(size_t)k * mr + i] = src[(size_t)i * C + k];
+                    for (int k = 0; k < ka; k++) d[(size_t)k * mr + i] = src[(size_t)i * C + k];
             }
             float *o0 = out + (size_t)r0 * OC;
+            const size_t jump = (size_t)kc * OC - (size_t)kc * MM_NR; /* end of a piece -> the next block's */
             const float *p = wc + (size_t)s0 * kc * MM_NR;
             for (int o = s0 * MM_NR; o < s1 * MM_NR; o += MM_NR, p += (size_t)kc * MM_NR)
-                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, MM_NV, kc, rows, first);
+                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, MM_NV, kc, nsub, jump, rows, first);
             if (!rest) continue;
             p = wc + (size_t)oc_full * kc;
             for (int o = oc_full; o < oc_vec; o += W, p += (size_t)kc * W)
-                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, 1, kc, rows, first);
-            if (oc_vec < OC) { /* p: kc rows of the OC - oc_vec last columns */
+                mmp_rows(o0 + o, OC, apack, p, bias ? bias + o : NULL, 1, kc, nsub, (size_t)kc * OC - (size_t)kc * W,
+                         rows, first);
+            if (oc_vec < OC) { /* p: kc rows of the OC - oc_vec last columns, in each of the nsub blocks */
                 const int n = OC - oc_vec;
                 for (int t = r0; t < r0 + rows; t++)
                     for (int o = 0; o < n; o++) {
                         float acc = first ? (bias ? bias[oc_vec + o] : 0.0f) : out[(size_t)t * OC + oc_vec + o];
-                        for (int k = 0; k < kc; k++) acc += inp[(size_t)t * C + c0 + k] * p[(size_t)k * n + o];
+                        for (int q = 0; q < nsub; q++) {
+                            const float *pq = p + (size_t)q * kc * OC;
+                            for (int k = 0; k < kc; k++) acc += inp[(size_t)t * C + c0 + q * kc + k] * pq[(size_t)k * n + o];
+                        }
                         out[(size_t)t * OC + oc_vec + o] = acc;
                     }
             }
         }
+        c0 += ka;
     }
 }
 
@@ -467,8 +506,9 @@ void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, co
  * contiguous rows. The micro-kernel takes NT_MR rows of inp and NT_NR rows of
  * w at once (NT_MR * NT_NR vector accumulators), so each loaded vector of w is
  * used NT_MR times and each vector of inp NT_NR times; the accumulators are
- * reduced horizontally at the end, the last C % W columns added scalar. For
- * the LM head (OC = V = 50257, C = 768) with T = 1 this streams wte once. */
+ * reduced horizontally at the end, the last C % W columns added scalar. A
+ * single row of inp (the LM head of one position: OC = V = 50257, C = 768)
+ * has no reuse of w and goes through nt_row1, which streams wte once. */
 
 #ifndef NT_MR
 #define NT_MR 2
@@ -476,13 +516,9 @@ void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, co
 #ifndef NT_NR
 #define NT_NR 4
 #endif
-/* A single row (the LM head of one position) has no reuse of w to exploit and
- * is bound by streaming w: 8 rows of w at once keep more loads in flight
- * (LM head 13.6 -> 12.2 ms in wasm; 2 x 8 would spill). */
-#ifndef NT_NR1
-#define NT_NR1 8
-#endif
-#define NT_NRMAX (NT_NR > NT_NR1 ? NT_NR : NT_NR1)
+/* Parts of matmul_nt_forward_part start at multiples of this many rows of w. */
+#define NT_PART_ROWS 8
+#define NT_NRMAX NT_NR
 
 static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float *w,
                                        int mr, int nr, int C, int ldo) {
@@ -512,11 +548,33 @@ static ALAB_ALWAYS_INLINE void nt_tile(float *out, const float *inp, const float
 }
 
 /* n output columns of mr rows, out rows ldo floats apart */
+/* One row of inp (the LM head of one position) against one row of w: bound by
+ * streaming w, so each row of w is read front to back (one sequential stream the
+ * hardware prefetcher follows), with 4 accumulators against the add latency. An
+ * 8-row tile that reads 8 rows side by side had the LM head at 8 ms of a 33 ms
+ * distilgpt2 forward in wasm; this is 4.5 ms (docs/BENCHMARKS.md). */
+static ALAB_ALWAYS_INLINE float nt_row1(const float *x, const float *wr, int C) {
+    alab_vf a0 = alab_vf_zero(), a1 = alab_vf_zero(), a2 = alab_vf_zero(), a3 = alab_vf_zero();
+    const int cv = C / (4 * W) * (4 * W);
+    int c = 0;
+    for (; c < cv; c += 4 * W) {
+        a0 = alab_vf_fma(alab_vf_load(x + c), alab_vf_load(wr + c), a0);
+        a1 = alab_vf_fma(alab_vf_load(x + c + W), alab_vf_load(wr + c + W), a1);
+        a2 = alab_vf_fma(alab_vf_load(x + c + 2 * W), alab_vf_load(wr + c + 2 * W), a2);
+        a3 = alab_vf_fma(alab_vf_load(x + c + 3 * W), alab_vf_load(wr + c + 3 * W), a3);
+    }
+    float sum = alab_vf_reduce_sum(alab_vf_add(alab_vf_add(a0, a1), alab_vf_add(a2, a3)));
+    for (; c < C; c++) sum += x[c] * wr[c];
+    return sum;
+}
+
 static ALAB_ALWAYS_INLINE void nt_cols(float *out, const float *inp, const float *w,
                                        int mr, int C, int n, int ldo) {
     int o = 0;
-    if (mr == 1)
-        for (; o + NT_NR1 <= n; o += NT_NR1) nt_tile(out + o, inp, w + (size_t)o * C, 1, NT_NR1, C, ldo);
+    if (mr == 1) {
+        for (; o < n; o++) out[o] = nt_row1(inp, w + (size_t)o * C, C);
+        return;
+    }
     for (; o + NT_NR <= n; o += NT_NR) nt_tile(out + o, inp, w + (size_t)o * C, mr, NT_NR, C, ldo);
     for (; o < n; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, ldo);
 }
@@ -536,12 +594,12 @@ void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int 
 
 /* Each output is one dot product, reduced the same way whichever tile holds it,
  * so the parts add up to matmul_nt_forward bit for bit. Part boundaries are
- * multiples of NT_NR1 columns. */
+ * multiples of NT_PART_ROWS columns. */
 void matmul_nt_forward_part(float *out, const float *inp, const float *w, int T, int C, int OC,
                             int part, int nparts) {
     if (nparts < 1 || part < 0 || part >= nparts || OC <= 0) return;
-    const int units = (OC + NT_NR1 - 1) / NT_NR1;
-    int o0 = (int)((long long)units * part / nparts) * NT_NR1, o1 = (int)((long long)units * (part + 1) / nparts) * NT_NR1;
+    const int units = (OC + NT_PART_ROWS - 1) / NT_PART_ROWS;
+    int o0 = (int)((long long)units * part / nparts) * NT_PART_ROWS, o1 = (int)((long long)units * (part + 1) / nparts) * NT_PART_ROWS;
     if (o1 > OC) o1 = OC;
     if (o0 < o1) nt_forward_cols(out, inp, w, T, C, OC, o0, o1);
 }
