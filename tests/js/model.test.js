@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModel, AttnlabError, dagScore, nullDagScore, headAverage } from '../../web/src/index.js';
 import { modelInternals, Result } from '../../web/src/model.js';
 import { startServer } from '../../scripts/serve.mjs';
+import { maxAbsDiff } from './helpers/compare.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIX = join(ROOT, 'tests/fixtures');
@@ -25,15 +26,6 @@ const golden = JSON.parse(readFileSync(join(FIX, 'golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
 
-function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let m = 0;
-  for (let i = 0; i < a.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
-  }
-  return m;
-}
 
 function files(dir) {
   const read = (f) => new Uint8Array(readFileSync(join(dir, f)));

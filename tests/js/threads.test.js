@@ -18,6 +18,7 @@ import {
 } from '../../web/src/core/wasm.js';
 import { AttnlabError } from '../../web/src/core/errors.js';
 import { checkpointBuffers } from './helpers/checkpoint.js';
+import { maxAbsDiff } from './helpers/compare.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
@@ -43,15 +44,6 @@ function forwardOpts(o) {
   };
 }
 
-function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let m = 0;
-  for (let i = 0; i < a.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
-  }
-  return m;
-}
 
 // Indices where a and b differ as float bits (-0 and +0, NaN payloads included).
 function bitDiffs(a, b) {

@@ -15,6 +15,7 @@ import {
   instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS, KERNELS,
 } from '../../web/src/core/wasm.js';
 import { AttnlabError, ERROR_CODES } from '../../web/src/core/errors.js';
+import { maxAbsDiff } from './helpers/compare.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WASM_PATH = process.env.ATTNLAB_WASM || join(ROOT, 'web/dist/attnlab.wasm');
@@ -47,16 +48,6 @@ function forwardOpts(o) {
   };
 }
 
-// Max |a - b| over equal-length arrays; Infinity on a length mismatch or a NaN.
-function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let m = 0;
-  for (let i = 0; i < a.length; i++) {
-    const d = Math.abs(a[i] - b[i]);
-    if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
-  }
-  return m;
-}
 
 function expectCode(fn, code) {
   let err;
