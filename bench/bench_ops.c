@@ -132,7 +132,7 @@ static double max_rel(const float *a, const float *b, int n, double floor_) {
 /* Every fast kernel against its twin on odd sizes, with the tolerances of
  * tests/c/test_ops.c. Returns a bit mask of the failed checks (0 = all pass):
  *   1 matmul  2 matmul_nt  4 exp  8 gelu  16 softmax  32 softmax all -inf
- *   64 layernorm  128 dot  256 axpy  512 add */
+ *   64 layernorm  128 dot  256 axpy  512 add  1024 argmax */
 BENCH_EXPORT("bench_selfcheck") int bench_selfcheck(void) {
     static const int Ts[] = {1, 3, 7, 11}, Cs[] = {1, 5, 33, 768}, OCs[] = {1, 3, 17, 2304};
     int fails = 0;
@@ -189,6 +189,19 @@ BENCH_EXPORT("bench_selfcheck") int bench_selfcheck(void) {
         if (!(fabsf(y[i] - z[i]) <= 1.2e-7f * (fabsf(g[i]) + fabsf(0.37f * x[i])))) fails |= 256;
     add_f32(y, x, g, N - 1);
     for (int i = 0; i < N - 1; i++) if (y[i] != x[i] + g[i]) fails |= 512;
+    /* argmax: plain, a tie of the maximum, NaNs in the way, NaN first; odd lengths */
+    static const int an[] = {1, 5, 33, N - 1};
+    for (int a = 0; a < 4; a++) {
+        const int n = an[a];
+        fill(x, n, 1.0f);
+        if (argmax_f32(x, n) != argmax_f32_ref(x, n)) fails |= 1024;
+        x[n / 2] = 5.0f, x[n - 1] = 5.0f;
+        if (argmax_f32(x, n) != argmax_f32_ref(x, n)) fails |= 1024;
+        for (int i = 0; i < n; i += 4) x[i] = NAN;
+        if (argmax_f32(x, n) != argmax_f32_ref(x, n)) fails |= 1024;
+        x[0] = NAN;
+        if (argmax_f32(x, n) != 0) fails |= 1024;
+    }
     return fails;
 }
 

@@ -37,7 +37,7 @@ const SHAPES = [
   ['matmul_nt', 1, 768, 50257],
 ];
 const KIND = { matmul: 0, matmul_nt: 2, matmul_packed: 4 };
-const CHECK_NAMES = ['matmul', 'matmul_nt', 'exp', 'gelu', 'softmax', 'softmax all -inf', 'layernorm', 'dot', 'axpy', 'add'];
+const CHECK_NAMES = ['matmul', 'matmul_nt', 'exp', 'gelu', 'softmax', 'softmax all -inf', 'layernorm', 'dot', 'axpy', 'add', 'argmax'];
 
 async function load(path) {
   const bytes = readFileSync(path);

@@ -1045,9 +1045,7 @@ int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int 
         if (step_logits) memcpy(step_logits + (size_t)s * V, logits, (size_t)V * sizeof(float));
         int next;
         if (temperature == 0.0f) { /* greedy: the first largest logit (the lowest id among ties) */
-            next = 0;
-            for (int v = 1; v < V; v++)
-                if (logits[v] > logits[next]) next = v;
+            next = argmax_f32(logits, V);
         } else {
             topk_probs(cand, p, k, logits, V, temperature);
             double total = 0.0, r;

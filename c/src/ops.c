@@ -840,3 +840,34 @@ void add_f32(float *out, const float *a, const float *b, int n) {
     for (; i + W <= n; i += W) alab_vf_store(out + i, alab_vf_add(alab_vf_load(a + i), alab_vf_load(b + i)));
     for (; i < n; i++) out[i] = a[i] + b[i];
 }
+
+/* ============================================================= argmax
+ * The first index of the largest value (greedy decoding picks it every step:
+ * V = 50257 scalar compares that each reload x[best] cost 2 % of a decode
+ * step). One vector pass for the maximum, then the first index holding it.
+ * NaN never wins, as in the reference (no comparison with it is true), except
+ * at index 0, where the reference starts. */
+int argmax_f32(const float *x, int n) {
+    if (n <= 0) return 0;
+    if (x[0] != x[0]) return 0;
+    alab_vf m0 = alab_vf_set1(x[0]), m1 = m0;
+    int i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) { /* max(x, m): a NaN in x keeps m (simd.h) */
+        m0 = alab_vf_max(alab_vf_load(x + i), m0);
+        m1 = alab_vf_max(alab_vf_load(x + i + W), m1);
+    }
+    for (; i + W <= n; i += W) m0 = alab_vf_max(alab_vf_load(x + i), m0);
+    float m = alab_vf_reduce_max(alab_vf_max(m0, m1));
+    for (; i < n; i++)
+        if (x[i] > m) m = x[i];
+    for (i = 0; i < n; i++)
+        if (x[i] == m) return i;
+    return 0;
+}
+
+int argmax_f32_ref(const float *x, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}

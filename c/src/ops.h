@@ -71,6 +71,10 @@ void axpy_f32_ref(float *y, float alpha, const float *x, int n);
 /* Index of the first inf or NaN in x (n if there is none): the weight check at load. */
 size_t first_nonfinite_f32(const float *x, size_t n);
 size_t first_nonfinite_f32_ref(const float *x, size_t n);
+/* Index of the first largest of x[0..n) (0 for n <= 0); NaN is never the
+ * largest, except at index 0 (as the reference's first comparison). */
+int argmax_f32(const float *x, int n);
+int argmax_f32_ref(const float *x, int n);
 /* out = a + b (residual add). out may equal a. */
 void add_f32(float *out, const float *a, const float *b, int n);
 

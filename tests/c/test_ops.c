@@ -482,6 +482,37 @@ static void test_dot_axpy_add_match_ref_on_odd_lengths(void **state) {
     }
 }
 
+/* ------------------------------------------------------------ argmax */
+
+/* the first index of the largest value, checked from the definition */
+static int first_largest(const float *x, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+static void test_argmax_gives_the_first_largest_like_its_twin(void **state) {
+    (void)state;
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1000, 50257};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+        const int n = ns[a];
+        float *x = randvec((size_t)n, 10.0f);
+        for (int trial = 0; trial < 6; trial++) {
+            if (trial == 1 && n > 2) { x[n / 3] = 100.0f; x[n - 1] = 100.0f; }     /* a tie: the first wins */
+            if (trial == 2) for (int i = 0; i < n; i += 3) x[i] = NAN;            /* NaN never wins ... */
+            if (trial == 3) x[0] = NAN;                                             /* ... except at index 0 */
+            if (trial == 4) for (int i = 0; i < n; i++) x[i] = i % 2 ? 0.0f : -0.0f; /* -0 == +0: the first */
+            if (trial == 5) { for (int i = 0; i < n; i++) x[i] = -INFINITY; if (n > 4) x[n - 2] = INFINITY; }
+            const int want = first_largest(x, n);
+            assert_int_equal(argmax_f32_ref(x, n), want);
+            assert_int_equal(argmax_f32(x, n), want);
+        }
+        free(x);
+    }
+    assert_int_equal(argmax_f32(NULL, 0), 0);
+}
+
 /* ------------------------------------------------------------ finite check */
 
 static void test_first_nonfinite_finds_the_first_inf_or_nan_anywhere(void **state) {
@@ -522,6 +553,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_ld_matches_ref_on_strided_views),
         cmocka_unit_test(test_matmul_packed_matches_ref_on_odd_and_real_sizes),
         cmocka_unit_test(test_first_nonfinite_finds_the_first_inf_or_nan_anywhere),
+        cmocka_unit_test(test_argmax_gives_the_first_largest_like_its_twin),
         cmocka_unit_test(test_matmul_nt_matches_ref_on_odd_sizes),
         cmocka_unit_test(test_matmul_nt_matches_ref_for_the_tied_lm_head),
         cmocka_unit_test(test_layernorm_matches_ref_on_odd_sizes_and_offset_rows),
