@@ -109,9 +109,9 @@ typedef struct {
 } wasm_pool;
 
 /* A pool of n threads (the caller included) with a stack for each helper;
- * 0 on failure (rc in alab_wasm_last_rc()). can_block: the caller may sleep
- * while it waits (a worker), 0 for a browser's main thread. */
-EMSCRIPTEN_KEEPALIVE wasm_pool *alab_wasm_pool_create(int n, int can_block) {
+ * 0 on failure (rc in alab_wasm_last_rc()). On wasm the caller always spins
+ * while its helpers finish (parallel.c says why), wherever it runs. */
+EMSCRIPTEN_KEEPALIVE wasm_pool *alab_wasm_pool_create(int n) {
     wasm_pool *wp = calloc(1, sizeof *wp);
     if (!wp) { g_last_rc = alab_fail(ALAB_ENOMEM, "out of memory"); return NULL; }
     g_last_rc = alab_pool_create(&wp->pool, n, 0);
@@ -123,7 +123,6 @@ EMSCRIPTEN_KEEPALIVE wasm_pool *alab_wasm_pool_create(int n, int can_block) {
         return NULL;
     }
     wp->n = n;
-    alab_pool_set_caller_can_block(wp->pool, can_block);
     return wp;
 }
 

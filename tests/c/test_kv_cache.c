@@ -22,14 +22,6 @@ int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int 
 
 #define TOL_LOGITS 1e-4
 
-static alab_model *load(const char *rel) {
-    alab_model *m = NULL;
-    int rc = alab_model_load_dir(&m, repo_path(rel));
-    if (rc) fprintf(stderr, "load %s: %s: %s\n", rel, alab_strerror(rc), alab_last_error());
-    assert_int_equal(rc, ALAB_OK);
-    return m;
-}
-
 /* cached vs uncached: identical ids, logits within TOL_LOGITS at every step */
 static void compare(alab_model *m, const int *ids, int T, int max_new, float temperature, int top_k, uint64_t seed) {
     const int V = alab_model_config(m)->vocab_size;
@@ -52,7 +44,7 @@ static void compare(alab_model *m, const int *ids, int T, int max_new, float tem
 
 static void cached_greedy_generation_equals_full_forwards_on_tiny(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     int ids[11] = {40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50};
     compare(m, ids, 1, 12, 0.0f, 0, 1);   /* from a single token */
     compare(m, ids, 4, 20, 0.0f, 0, 1);
@@ -62,7 +54,7 @@ static void cached_greedy_generation_equals_full_forwards_on_tiny(void **state) 
 
 static void cached_sampling_equals_full_forwards_with_the_same_seed(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     int ids[4] = {40, 41, 42, 43};
     compare(m, ids, 4, 30, 1.0f, 20, 7);
     compare(m, ids, 4, 30, 0.7f, 0, 12345);
@@ -71,7 +63,7 @@ static void cached_sampling_equals_full_forwards_with_the_same_seed(void **state
 
 static void cached_generation_equals_full_forwards_on_f16_weights(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny-f16");
+    alab_model *m = load_model("tests/fixtures/tiny-f16");
     int ids[5] = {100, 7, 300, 12, 999};
     compare(m, ids, 5, 25, 0.0f, 0, 1);
     alab_model_free(m);
@@ -79,7 +71,7 @@ static void cached_generation_equals_full_forwards_on_f16_weights(void **state) 
 
 static void cached_generation_equals_full_forwards_on_the_builtin_model(void **state) {
     (void)state;
-    alab_model *m = load("models/brown-gpt2");
+    alab_model *m = load_model("models/brown-gpt2");
     int ids[64];
     const char *text = "The quick brown fox jumps over the lazy dog because";
     int n = 0;
@@ -91,7 +83,7 @@ static void cached_generation_equals_full_forwards_on_the_builtin_model(void **s
 
 static void a_run_after_generation_is_unaffected_by_the_cache(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     int ids[6] = {40, 41, 42, 43, 44, 45}, out[8], n = 0;
     uint64_t rng = 1;
     assert_int_equal(alab_forward(m, ids, 6, NULL), ALAB_OK);
@@ -111,7 +103,7 @@ static void a_run_after_generation_is_unaffected_by_the_cache(void **state) {
 
 static void generation_rejects_bad_prompts_with_codes(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     int bad[2] = {40, 5000}, out[4], n = 7;
     uint64_t rng = 1;
     assert_int_equal(alab_generate(out, &n, m, bad, 2, 4, 0.0f, 0, &rng), ALAB_ERANGE);

@@ -140,14 +140,6 @@ static void the_column_parts_of_a_product_add_up_to_it_bit_for_bit(void **state)
 
 /* ---- the model -------------------------------------------------------------- */
 
-static alab_model *load(const char *rel) {
-    alab_model *m = NULL;
-    int rc = alab_model_load_dir(&m, repo_path(rel));
-    if (rc) fprintf(stderr, "load %s: %s: %s\n", rel, alab_strerror(rc), alab_last_error());
-    assert_int_equal(rc, ALAB_OK);
-    return m;
-}
-
 typedef struct {
     float *att, *logits, *q, *k;
     size_t n_att;
@@ -203,7 +195,7 @@ static int setup_run(int which, alab_run_opts *o, alab_intervention *iv, int *la
 }
 
 static void compare_threads(const char *rel, double min_work) {
-    alab_model *m = load(rel);
+    alab_model *m = load_model(rel);
     const alab_config *c = alab_model_config(m);
     const int L = c->n_layer, V = c->vocab_size, Ts[] = {1, 4, 9, c->n_positions < 64 ? c->n_positions : 64};
     int ids[64], layer_mask[ALAB_MAX_LAYERS];
@@ -262,7 +254,7 @@ static void threaded_runs_are_bit_for_bit_one_thread_runs_on_the_builtin_model(v
 
 static void threaded_generation_gives_the_same_tokens(void **state) {
     (void)state;
-    alab_model *m = load("models/brown-gpt2");
+    alab_model *m = load_model("models/brown-gpt2");
     int ids[5] = {464, 6388, 13, 262, 4074}, a[40], b[40], na = 0, nb = 0;
     uint64_t ra = 7, rb = 7;
     assert_int_equal(alab_generate(a, &na, m, ids, 5, 40, 0.9f, 20, &ra), ALAB_OK);
@@ -280,7 +272,7 @@ static void threaded_generation_gives_the_same_tokens(void **state) {
 
 static void a_dead_helper_fails_the_run_with_ethread_instead_of_hanging(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     int ids[6] = {1, 2, 3, 4, 5, 6};
     assert_int_equal(alab_model_set_threads(m, 2), ALAB_OK);
     alab_pool_set_min_work(alab_model_pool(m), 0);
@@ -300,7 +292,7 @@ static void a_dead_helper_fails_the_run_with_ethread_instead_of_hanging(void **s
 
 static void thread_counts_out_of_range_get_their_codes(void **state) {
     (void)state;
-    alab_model *m = load("tests/fixtures/tiny");
+    alab_model *m = load_model("tests/fixtures/tiny");
     assert_int_equal(alab_model_threads(m), 1);
     assert_int_equal(alab_model_set_threads(m, 0), ALAB_ERANGE);
     assert_int_equal(alab_model_set_threads(m, 17), ALAB_ERANGE);

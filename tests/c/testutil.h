@@ -45,6 +45,15 @@ static inline float *json_floats_of(const json_value *arr, size_t *n) {
     return out;
 }
 
+/* A model directory of the repository (rel to $ATTNLAB_ROOT), loaded or the test fails with the reason. */
+static inline alab_model *load_model(const char *rel) {
+    alab_model *m = NULL;
+    int rc = alab_model_load_dir(&m, repo_path(rel));
+    if (rc) fprintf(stderr, "load %s: %s: %s\n", rel, alab_strerror(rc), alab_last_error());
+    assert_int_equal(rc, ALAB_OK);
+    return m;
+}
+
 static inline double max_abs_diff(const float *a, const float *b, size_t n) {
     double m = 0.0;
     for (size_t i = 0; i < n; i++) {

@@ -43,7 +43,7 @@ export function autoThreads() {
   return Math.max(1, Math.min(cores, AUTO_MAX_THREADS));
 }
 
-/** Whether the calling thread may block in Atomics.wait (not a browser's main thread). */
+/** Whether the calling thread may block in Atomics.wait (not a browser's main thread): libc's view of it. */
 export function callerCanBlock() {
   if (isNode) return true;
   return typeof WorkerGlobalScope !== 'undefined';
@@ -109,7 +109,7 @@ function listen(h, sink) {
  * @param {{workerURL?: string|URL, timeoutMs?: number}} [o]
  */
 export async function startHelpers(w, n, { workerURL, timeoutMs = 30000 } = {}) {
-  const pool = w.fn.alab_wasm_pool_create(n, callerCanBlock() ? 1 : 0);
+  const pool = w.fn.alab_wasm_pool_create(n);
   if (pool === 0) w.check(w.fn.alab_wasm_last_rc() || -1);
   const workers = [];
   const sink = { fn: null };
