@@ -128,27 +128,204 @@ def pick_sample_text(data_dir):
     return out[:SAMPLE_CHARS] + "\n"
 
 
+REP_N = 50                      # repeatedTokens(50, {seed}) of the page and the npm API
+REP_SEEDS = (1, 2, 3, 4)        # the induction ranking must agree on these
+LOSS_SEEDS = tuple(range(1, 11))  # ablation losses: mean over these ten sequences
+PREV_TOKENS = 256               # previous-token score: the first 256 tokens of heldout_sample.txt
+
+
+def mulberry32_ids(n, seed, V=50257):
+    """model.repeatedTokens(n, {seed}) of web/src/model.js: r ++ r, r uniform in [0, V - 1) by mulberry32."""
+    a = seed & 0xFFFFFFFF
+    r = []
+    for _ in range(n):
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = a
+        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
+        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        r.append(int(((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296 * (V - 1)))
+    return np.array(r + r, dtype=np.int64)
+
+
+def role_scores(atts, ids):
+    """c/src/heads.c alab_head_roles: prev, sink, dup, induction per (layer, head), from [L] of (NH, T, T)."""
+    A = np.stack(atts).astype(np.float64)                        # (L, NH, T, T)
+    T = len(ids)
+    i = np.arange(1, T)
+    prev = A[:, :, i, i - 1].sum(-1) / (T - 1)
+    sink = A[:, :, :, 0].sum(-1) / T
+    rep = T >= 4 and T % 2 == 0 and np.array_equal(ids[:T // 2], ids[T // 2:])
+    ind = np.zeros(A.shape[:2])
+    if rep:
+        n = T // 2
+        q = np.arange(n, T)
+        ind = A[:, :, q, q - n + 1].sum(-1) / n
+    return {"prev": prev, "sink": sink, "induction": ind, "repeated": bool(rep)}
+
+
+def copy_losses(model, ids, ablate=()):
+    """Mean next-token loss on the first copy (positions 0..n-2 predict r[1:]) and on the second copy
+    (positions n..2n-2 predict r[1:]) of ids = r ++ r."""
+    n = len(ids) // 2
+    logits, _ = model.forward(ids, ablate=ablate)
+    l = logits.astype(np.float64)
+    m = l.max(-1, keepdims=True)
+    lse = np.log(np.exp(l - m).sum(-1)) + m[:, 0]
+    nll = lse[:-1] - l[np.arange(len(ids) - 1), ids[1:]]
+    return float(nll[:n - 1].mean()), float(nll[n:2 * n - 1].mean())
+
+
+def head_name(lh, NH):
+    return f"L{lh // NH}H{lh % NH}"
+
+
+def circuits(model, enc, sample_text):
+    """The circuit numbers of the card: previous-token and induction scores of every head, the induction
+    ranking on four seeds, and what ablating the best induction head(s) or the previous-token head does
+    to the loss on repeated random tokens."""
+    L, NH = model.L, model.NH
+    pids = np.array(enc.encode(sample_text)[:PREV_TOKENS], dtype=np.int64)
+    _, atts = model.forward(pids, want_att=True)
+    prev = role_scores(atts, pids)["prev"]
+    ind = {}
+    for sd in REP_SEEDS:
+        ids = mulberry32_ids(REP_N, sd)
+        _, atts = model.forward(ids, want_att=True)
+        ind[sd] = role_scores(atts, ids)["induction"]
+    rank = {sd: [int(x) for x in np.argsort(-ind[sd].ravel(), kind="stable")[:3]] for sd in REP_SEEDS}
+    best_ind = rank[REP_SEEDS[0]]
+    best_prev = int(np.argmax(prev.ravel()))
+
+    def losses(ablate):
+        f, s = zip(*(copy_losses(model, mulberry32_ids(REP_N, sd), ablate) for sd in LOSS_SEEDS))
+        return {"first_copy": float(np.mean(f)), "second_copy": float(np.mean(s))}
+
+    def ind_after(ablate):
+        ids = mulberry32_ids(REP_N, REP_SEEDS[0])
+        _, atts = model.forward(ids, want_att=True, ablate=ablate)
+        return float(role_scores(atts, ids)["induction"].max())
+
+    pair = lambda lh: (lh // NH, lh % NH)
+    base = losses(())
+    one = losses((pair(best_ind[0]),))
+    two = losses((pair(best_ind[0]), pair(best_ind[1])))
+    pv = losses((pair(best_prev),))
+    out = {
+        "prev_text": f"heldout_sample.txt, first {len(pids)} GPT-2 tokens",
+        "prev": [[round(float(v), 6) for v in r] for r in prev],
+        "best_prev": {"head": head_name(best_prev, NH), "layer": best_prev // NH, "index": best_prev % NH,
+                      "score": float(prev.ravel()[best_prev])},
+        "induction_n": REP_N,
+        "induction": {str(sd): [[round(float(v), 6) for v in r] for r in ind[sd]] for sd in REP_SEEDS},
+        "induction_top3": {str(sd): [head_name(x, NH) for x in rank[sd]] for sd in REP_SEEDS},
+        "same_top_head_all_seeds": all(rank[sd][0] == best_ind[0] for sd in REP_SEEDS),
+        "best_induction": {"head": head_name(best_ind[0], NH), "layer": best_ind[0] // NH,
+                           "index": best_ind[0] % NH, "score": float(ind[REP_SEEDS[0]].ravel()[best_ind[0]])},
+        "loss_seeds": list(LOSS_SEEDS),
+        "loss_plain": base,
+        "loss_ablate_best_induction": {"heads": [head_name(best_ind[0], NH)], **one},
+        "loss_ablate_two_best_induction": {"heads": [head_name(x, NH) for x in best_ind[:2]], **two},
+        "loss_ablate_best_prev": {"heads": [head_name(best_prev, NH)], **pv},
+        "induction_max_after_ablating_best_prev": ind_after((pair(best_prev),)),
+        "induction_max_plain": float(ind[REP_SEEDS[0]].max()),
+    }
+    d1 = one["second_copy"] - base["second_copy"]
+    d2 = two["second_copy"] - base["second_copy"]
+    use = (one, d1, 1) if d1 >= 1.0 else (two, d2, 2)
+    out["targets"] = [
+        {"target": "a head with previous-token score >= 0.5 on the held-out text",
+         "value": out["best_prev"]["score"], "met": out["best_prev"]["score"] >= 0.5},
+        {"target": "a head with induction score >= 0.5 on repeatedTokens(50, {seed: 1})",
+         "value": out["best_induction"]["score"], "met": out["best_induction"]["score"] >= 0.5},
+        {"target": "the same best induction head on seeds 2, 3, 4", "value": out["induction_top3"],
+         "met": out["same_top_head_all_seeds"]},
+        {"target": f"ablating the best {'two induction heads' if use[2] == 2 else 'induction head'} raises the "
+                   "second copy's loss by >= 1 nat", "value": use[1], "met": use[1] >= 1.0},
+        {"target": "... while the first copy's loss moves by <= 0.1 nat",
+         "value": use[0]["first_copy"] - base["first_copy"],
+         "met": abs(use[0]["first_copy"] - base["first_copy"]) <= 0.1},
+    ]
+    return out
+
+
 def plot_curve(log_rows, base, path):
     """Loss against training tokens (so runs with different batch sizes compare)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     step = [int(r["tokens"]) / 1e6 for r in log_rows]
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    has_circ = bool(log_rows) and "induction" in log_rows[0]
+    if has_circ:
+        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 7.2), dpi=110, sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 2]})
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     ax.plot(step, [float(r["train_loss"]) for r in log_rows], label="train loss (mean since previous point)")
     ax.plot(step, [float(r["heldout_loss"]) for r in log_rows], label="held-out loss (first 40 windows)")
     ax.axhline(math.log(base["bigram_ppl"]), color="gray", ls="--", lw=1,
                label=f"bigram KN, all held-out (ppl {base['bigram_ppl']:.0f})")
     ax.axhline(math.log(base["unigram_ppl"]), color="gray", ls=":", lw=1,
                label=f"unigram, all held-out (ppl {base['unigram_ppl']:.0f})")
-    ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("cross-entropy (nats / token)")
     ax.set_ylim(3.5, 9)
     ax.set_title("brown-gpt2: training on the Brown corpus")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    if has_circ:  # the induction-head phase change
+        ax2.plot(step, [float(r["induction"]) for r in log_rows], color="C3",
+                 label="best induction score, repeatedTokens(50, seed 1)")
+        ax2.plot(step, [float(r["prev"]) for r in log_rows], color="C2",
+                 label="best previous-token score, first 256 held-out tokens")
+        ax2.set_ylim(0, 1)
+        ax2.set_ylabel("attention score")
+        ax2.grid(alpha=0.3)
+        ax3 = ax2.twinx()
+        ax3.plot(step, [float(r["rep_loss2"]) for r in log_rows], color="C4", ls="--",
+                 label="loss on the second copy (nats, right axis)")
+        ax3.set_ylabel("nats / token")
+        ax3.set_ylim(0, 12)
+        h1, l1 = ax2.get_legend_handles_labels()
+        h2, l2 = ax3.get_legend_handles_labels()
+        ax2.legend(h1 + h2, l1 + l2, fontsize=8, loc="center right")
+        ax2.set_xlabel("training tokens (millions)")
+    else:
+        ax.set_xlabel("training tokens (millions)")
     fig.tight_layout()
     fig.savefig(path)
+
+
+def circuit_subs(c, cfg, targs):
+    """Card text for the circuits: the recipe, the role grid and the targets with their margins."""
+    L, NH = cfg["n_layer"], cfg["n_head"]
+    grid = ["| layer | " + " | ".join(f"head {h}" for h in range(NH)) + " |", "|---" * (NH + 1) + "|"]
+    ind1 = c["induction"][str(REP_SEEDS[0])]
+    for l in range(L):
+        grid.append(f"| {l} | " + " | ".join(f"{c['prev'][l][h]:.2f} / {ind1[l][h]:.2f}" for h in range(NH)) + " |")
+    rows = ["| target | measured | met |", "|---|---|---|"]
+    for t in c["targets"]:
+        v = t["value"]
+        if isinstance(v, dict):
+            v = "; ".join(f"seed {k}: {', '.join(x)}" for k, x in v.items())
+        else:
+            v = f"{v:+.3f}" if "moves" in t["target"] or "raises" in t["target"] else f"{v:.3f}"
+        rows.append(f"| {t['target']} | {v} | {'yes' if t['met'] else '**no**'} |")
+    lp, l1, l2, lv = (c["loss_plain"], c["loss_ablate_best_induction"], c["loss_ablate_two_best_induction"],
+                      c["loss_ablate_best_prev"])
+    abl = ["| heads ablated | loss, first copy | loss, second copy |", "|---|---|---|",
+           f"| none | {lp['first_copy']:.3f} | {lp['second_copy']:.3f} |",
+           f"| {', '.join(l1['heads'])} (best induction) | {l1['first_copy']:.3f} | {l1['second_copy']:.3f} |",
+           f"| {', '.join(l2['heads'])} (two best induction) | {l2['first_copy']:.3f} | {l2['second_copy']:.3f} |",
+           f"| {', '.join(lv['heads'])} (best previous-token) | {lv['first_copy']:.3f} | {lv['second_copy']:.3f} |"]
+    return dict(
+        p_random=targs.get("p_random_repeat", 0.0), p_span=targs.get("p_span_repeat", 0.0),
+        rep_min=targs.get("repeat_min", 0), rep_max=targs.get("repeat_max", 0),
+        role_grid="\n".join(grid), targets_table="\n".join(rows), ablation_table="\n".join(abl),
+        best_prev=c["best_prev"]["head"], best_prev_score=f"{c['best_prev']['score']:.3f}",
+        best_ind=c["best_induction"]["head"], best_ind_score=f"{c['best_induction']['score']:.3f}",
+        ind_after_prev=f"{c['induction_max_after_ablating_best_prev']:.3f}",
+        ind_plain=f"{c['induction_max_plain']:.3f}", rep_n=REP_N,
+        loss_seeds=f"{LOSS_SEEDS[0]}…{LOSS_SEEDS[-1]}",
+    )
 
 
 def md_matrix(A, toks):
@@ -241,6 +418,13 @@ def main():
     for s in samples:
         print(repr(s["text"]), flush=True)
 
+    # 5b. circuits: previous-token and induction heads, and what ablating them does
+    circ = circuits(model, enc, text)
+    print("circuits", {k: circ[k] for k in ("best_prev", "best_induction", "induction_top3", "loss_plain",
+                                            "loss_ablate_best_induction", "loss_ablate_two_best_induction",
+                                            "loss_ablate_best_prev", "induction_max_after_ablating_best_prev")},
+          flush=True)
+
     # 6. curve + training facts
     rows = list(csv.DictReader(open(os.path.join(a.run, "log.csv"))))
     plot_curve(rows, res, os.path.join(a.model, "train_curve.png"))
@@ -249,7 +433,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     n_params = sum(int(np.prod(w.shape)) for w in model.w.values())
     out = {"heldout": res, "sample": sample_res, "attention": att_res, "samples": samples,
-           "export_check": check,
+           "export_check": check, "circuits": circ,
            "training": {"steps": targs["steps"], "batch": targs["batch"], "block": targs["block"],
                         "tokens_seen": int(rows[-1]["tokens"]) if rows else 0, "elapsed_s": elapsed,
                         "final_train_loss": float(rows[-1]["train_loss"]), "final_heldout_loss_40win": float(rows[-1]["heldout_loss"]),
@@ -300,6 +484,7 @@ def main():
         max_diff=f"{check['max_abs_logit_diff_f16_vs_f32']:.4f}" if check else "n/a",
         argmax_agree=f"{100 * check['argmax_agreement']:.1f}" if check else "n/a",
     )
+    subs.update(circuit_subs(circ, cfg, targs))
     card = string.Template(open(os.path.join(HERE, "model_card.md")).read()).substitute(subs)
     with open(os.path.join(a.model, "README.md"), "w", encoding="utf-8") as f:
         f.write(card)

@@ -177,13 +177,17 @@ class GPT2(nn.Module):
         x = self.ln_f(x)
         if targets is not None:                                       # training / eval: loss only
             t = targets.reshape(-1)
+            xf = x.reshape(B * T, -1)
+            keep = t >= 0                                             # targets < 0 are not scored
+            if not bool(keep.all()):
+                xf, t = xf[keep], t[keep]
             if shared:
                 t = self.id_map[t]
-                loss = TiedHeadLoss.apply(x.view(B * T, -1), self.wte.weight, t, self.head_bias)
+                loss = TiedHeadLoss.apply(xf, self.wte.weight, t, self.head_bias)
                 n_unseen_targets = (t == self.cfg.n_seen).sum()
                 loss = loss + n_unseen_targets * self.head_bias[-1] / t.numel()
             else:
-                loss = TiedHeadLoss.apply(x.view(B * T, -1), self.wte.weight, t)
+                loss = TiedHeadLoss.apply(xf, self.wte.weight, t)
             return None, loss, (atts if return_att else None)
         W = self.full_wte()
         logits = x @ W.t()                                            # (B, T, V), tied head

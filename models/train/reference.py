@@ -71,8 +71,9 @@ class GPT2Ref:
         assert self.w["wte.weight"].shape == (V, self.C)
         assert self.w["wpe.weight"].shape == (self.cfg["n_positions"], self.C)
 
-    def forward(self, ids, want_att=False):
-        """ids (T,) -> logits (T, V) float32, and the attention probabilities [L] of (NH, T, T)."""
+    def forward(self, ids, want_att=False, ablate=()):
+        """ids (T,) -> logits (T, V) float32, and the attention probabilities [L] of (NH, T, T).
+        ablate: (layer, head) pairs whose output is set to zero before the output projection."""
         w, C, NH = self.w, self.C, self.NH
         T, HS = len(ids), C // NH
         assert 0 < T <= self.cfg["n_positions"]
@@ -90,7 +91,11 @@ class GPT2Ref:
             a = s / s.sum(-1, keepdims=True)
             if want_att:
                 atts.append(a)
-            y = (a @ v).transpose(1, 0, 2).reshape(T, C)                 # (T, C)
+            y = a @ v                                                    # (NH, T, HS)
+            for (l, hd) in ablate:
+                if l == i:
+                    y[hd] = 0.0
+            y = y.transpose(1, 0, 2).reshape(T, C)                       # (T, C)
             x = x + y @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
             h = layernorm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], self.eps)
             h = gelu_new(h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])  # (T, 4C)

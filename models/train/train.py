@@ -40,7 +40,13 @@ def get_args():
     ap.add_argument("--n_positions", type=int, default=256)
     ap.add_argument("--block", type=int, default=256, help="training context length T")
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=1600)
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--p_random_repeat", type=float, default=0.3,
+                    help="share of windows that open with r ++ r, r random ids (the induction task)")
+    ap.add_argument("--p_span_repeat", type=float, default=0.15,
+                    help="share of windows in which a span of the text is copied further on")
+    ap.add_argument("--repeat_min", type=int, default=8, help="shortest r / copied span")
+    ap.add_argument("--repeat_max", type=int, default=100, help="longest r / copied span")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -69,11 +75,88 @@ def lr_at(step, a):
 
 
 def get_batch(data, step, a):
+    """B windows of block+1 tokens; a function of (seed, step) only. Targets set to -1 are not scored.
+
+    Each window is, independently (one uniform draw u per window):
+      u < p_random_repeat: r ++ r ++ text, r = n ids uniform in [0, V-1) (every id but <|endoftext|>, the
+        distribution of the page's repeatedTokens), n uniform in [repeat_min, repeat_max]; the first copy and
+        the first id of the second copy are unpredictable and not scored, so only copying is rewarded;
+      u < p_random_repeat + p_span_repeat: text in which a span of s tokens is copied again further on;
+      otherwise plain text.
+    """
     rng = np.random.default_rng([a.seed, step])
     ix = rng.integers(0, len(data) - a.block - 1, size=a.batch)
-    x = np.stack([data[i:i + a.block] for i in ix]).astype(np.int64)
-    y = np.stack([data[i + 1:i + 1 + a.block] for i in ix]).astype(np.int64)
-    return torch.from_numpy(x), torch.from_numpy(y)
+    n1 = a.block + 1
+    xs, ys = [], []
+    for i in ix:
+        w = data[i:i + n1].astype(np.int64)
+        y_mask = np.ones(a.block, dtype=bool)
+        u = rng.random()
+        if u < a.p_random_repeat:
+            n = int(rng.integers(a.repeat_min, a.repeat_max + 1))
+            r = rng.integers(0, 50256, size=n)
+            w = np.concatenate([r, r, w])[:n1]
+            y_mask[:n] = False                 # targets r[1:], r[0]: not predictable
+        elif u < a.p_random_repeat + a.p_span_repeat:
+            s_len = int(rng.integers(a.repeat_min, a.repeat_max + 1))
+            src = int(rng.integers(0, a.block // 2 - s_len + 1)) if s_len < a.block // 2 else 0
+            dst = int(rng.integers(src + s_len, a.block - s_len + 1))
+            w = np.concatenate([w[:dst], w[src:src + s_len], w[dst:]])[:n1]
+        x, y = w[:-1].copy(), w[1:].copy()
+        y[~y_mask] = -1
+        xs.append(x)
+        ys.append(y)
+    return torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))
+
+
+def mulberry32(seed):
+    """The page's seeded generator (model.js repeatedTokens), so the probe is the same sequence."""
+    a = seed & 0xFFFFFFFF
+
+    def nxt():
+        nonlocal a
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = a
+        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
+        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        return ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296
+    return nxt
+
+
+def repeated_tokens(n, seed, V=50257):
+    """model.repeatedTokens(n, {seed}): r ++ r with r uniform in [0, V - 1)."""
+    nxt = mulberry32(seed)
+    r = [int(nxt() * (V - 1)) for _ in range(n)]
+    return np.array(r + r, dtype=np.int64)
+
+
+@torch.no_grad()
+def circuit_probe(model, held, n=50, seed=1):
+    """Over training: the best induction score (heads.c's definition) on repeatedTokens(n, {seed}),
+    the loss on its second copy (targets r[1:]) and first copy, and the best previous-token score
+    on the first 256 held-out tokens."""
+    model.eval()
+    ids = repeated_tokens(n, seed)
+    x = torch.from_numpy(ids).view(1, -1)
+    logits, _, atts = model(x, return_att=True)
+    lp = torch.log_softmax(logits[0].double(), dim=-1)
+    tgt = torch.from_numpy(ids[1:])
+    nll = -lp[:-1].gather(1, tgt.view(-1, 1)).view(-1)
+    second = nll[n:2 * n - 1].mean().item()                  # positions n .. 2n-2 predict r[1:]
+    first = nll[:n - 1].mean().item()
+    A = torch.stack([a[0] for a in atts])                       # (L, NH, T, T)
+    i = torch.arange(n, 2 * n)
+    ind = A[:, :, i, i - n + 1].mean(-1)                        # (L, NH)
+    h = torch.from_numpy(held[:256].astype(np.int64)).view(1, -1)
+    _, _, atts = model(h, return_att=True)
+    A = torch.stack([a[0] for a in atts])
+    j = torch.arange(1, 256)
+    prev = A[:, :, j, j - 1].mean(-1)
+    model.train()
+    li, lp_ = int(ind.argmax()), int(prev.argmax())
+    nh = ind.shape[1]
+    return {"induction": ind.max().item(), "induction_head": f"L{li // nh}H{li % nh}", "rep_loss2": second,
+            "rep_loss1": first, "prev": prev.max().item(), "prev_head": f"L{lp_ // nh}H{lp_ % nh}"}
 
 
 @torch.no_grad()
@@ -124,7 +207,8 @@ def main():
         print(f"resumed at step {step0}", flush=True)
     elif not a.trial:
         with open(log_path, "w", newline="") as f:
-            csv.writer(f).writerow(["step", "lr", "train_loss", "heldout_loss", "elapsed_s", "tokens"])
+            csv.writer(f).writerow(["step", "lr", "train_loss", "heldout_loss", "elapsed_s", "tokens",
+                                    "induction", "induction_head", "rep_loss2", "rep_loss1", "prev", "prev_head"])
         with open(os.path.join(a.out, "args.json"), "w") as f:
             json.dump(vars(a), f, indent=1)
     print(f"wte rows {model.wte.weight.shape[0]}  params {n_params}  train tokens {len(train)}  heldout tokens {len(held)}  "
@@ -154,12 +238,16 @@ def main():
         done = step + 1
         if done % a.eval_every == 0 or done == a.steps:
             hl = heldout_loss(model, held, a)
+            c = circuit_probe(model, held)
             el = time.time() - t_start
             with open(log_path, "a", newline="") as f:
                 csv.writer(f).writerow([done, f"{lr_at(step, a):.6g}", f"{acc / acc_n:.5f}", f"{hl:.5f}",
-                                        f"{el:.1f}", done * a.batch * a.block])
+                                        f"{el:.1f}", done * a.batch * a.block,
+                                        f"{c['induction']:.4f}", c["induction_head"], f"{c['rep_loss2']:.4f}",
+                                        f"{c['rep_loss1']:.4f}", f"{c['prev']:.4f}", c["prev_head"]])
             print(f"step {done}/{a.steps} train {acc / acc_n:.4f} heldout {hl:.4f} ppl {math.exp(hl):.1f} "
-                  f"{el:.0f}s", flush=True)
+                  f"ind {c['induction']:.3f} {c['induction_head']} rep2 {c['rep_loss2']:.2f} "
+                  f"prev {c['prev']:.3f} {c['prev_head']} {el:.0f}s", flush=True)
             acc, acc_n = 0.0, 0
         if done % a.ckpt_every == 0 or done == a.steps:
             tmp = ckpt_path + ".tmp"
