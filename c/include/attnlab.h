@@ -431,6 +431,38 @@ int alab_head_roles(float *prev, float *sink, float *dup, float *induction,
  * ALAB_EEMPTY (T < 1), ALAB_ETOOLONG (T > ALAB_MAX_POSITIONS). */
 int alab_dag_profile(float *head, float *layer, const float *att, int L, int NH, int T);
 
+/* ======================================================================== */
+/* Evidence: does attention explain? (c/src/evidence.c; docs/evidence.md)    */
+/*                                                                           */
+/* Statistics that compare a reading of attention with an interventional    */
+/* effect, and two readings of a whole attention tensor. Pure functions.     */
+/* Undefined statistics (fewer than 2 values, a constant side) are NaN with  */
+/* ALAB_OK; non-finite inputs are ALAB_ENAN.                                  */
+/* ======================================================================== */
+#define ALAB_EVIDENCE_MAX_N (1 << 22)
+#define ALAB_FLOW_MAX_EDGES (1 << 20)
+
+/* Spearman's rho: the Pearson correlation of the ranks (ties: average rank). */
+int alab_spearman(double *rho, const double *a, const double *b, int n);
+/* Kendall's tau-b = (n0 - n1 - n2 + n3 - 2 D) / sqrt((n0 - n1)(n0 - n2)),
+ * n0 = n(n-1)/2 pairs, n1 / n2 tied in a / b, n3 tied in both, D discordant.
+ * O(n log n) (Knight 1966); _ref is the O(n^2) pair count, its twin. */
+int alab_kendall_tau_b(double *tau, const double *a, const double *b, int n);
+int alab_kendall_tau_b_ref(double *tau, const double *a, const double *b, int n);
+/* *share = |top_k(a) ∩ top_k(b)| / k, top_k by value descending, ties by
+ * the lower index; k is clamped to n. ALAB_ERANGE for k < 1. */
+int alab_top_k_overlap(double *share, const double *a, const double *b, int n, int k);
+/* Attention rollout: R (T, T) = Ã_{L-1} ... Ã_0, Ã_l = ½ mean_h att[l] + ½ I,
+ * att (L, NH, T, T). R[i][j]: how much of position i's input at the top comes
+ * from token j when attention and the residual are mixed half and half. */
+int alab_attention_rollout(float *R, const float *att, int L, int NH, int T);
+/* Attention flow: flow (T)[j] = the maximum flow from token j (layer-0 node)
+ * to position target at the top (layer-L node) through the layered graph
+ * whose edge (l, j) -> (l+1, i) has capacity Ã_l[i][j] (Ã as for rollout).
+ * ALAB_ELIMIT above ALAB_FLOW_MAX_EDGES positive capacities, ALAB_ERANGE
+ * for a target outside [0, T). */
+int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int target);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,12 +168,27 @@ def forward(model, ids, opts=None):
     if layer_mask is not None and len(layer_mask) != L:
         raise ValueError("layer_mask must have one entry per layer")
 
+    # evidence hooks (evidence_ref.py; docs/evidence.md): knockouts after the hard do, head outputs and
+    # residual positions replaced, residual stream / head outputs captured, logits at every position
+    knockouts = opts.get("knockouts") or []
+    ko_tokens = opts.get("knockout_tokens") or []
+    head_out = opts.get("head_out") or {}
+    resid = opts.get("resid") or {}
+    cap_resid = torch.zeros(L, T, C, dtype=torch.float64) if opts.get("capture_resid") else None
+    cap_head = torch.zeros(L, NH, T, HS, dtype=torch.float64) if opts.get("capture_head_out") else None
+
     idx = torch.tensor(ids, dtype=torch.long)
     x = W["wte.weight"][idx] + W["wpe.weight"][:T]                              # (T, C)
     attentions = torch.zeros(L, NH, T, T, dtype=torch.float64)
     q_cap = k_cap = None
     for l in range(L):
         p = "h.%d." % l
+        for (rl, rp), vec in resid.items():
+            if rl == l:
+                x = x.clone()
+                x[rp] = vec
+        if cap_resid is not None:
+            cap_resid[l] = x
         h = layernorm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)         # (T, C)
         qkv = h @ W[p + "attn.c_attn.weight"] + W[p + "attn.c_attn.bias"]        # (T, 3C)
         q = qkv[:, 0:C].reshape(T, NH, HS).transpose(0, 1)                       # (NH, T, HS)
@@ -206,6 +221,19 @@ def forward(model, ids, opts=None):
                 for n in _heads(iv["head"], NH):
                     att[n, iv["row"], :] = 0.0
                     att[n, iv["row"], iv["col"]] = 1.0
+        # (4b) knockouts: the entries set to 0, each touched row renormalised (a row left with no mass is 0)
+        touched = set()
+        for ko in knockouts:
+            if ko["layer"] == l:
+                for n in _heads(ko["head"], NH):
+                    att[n, ko["row"], ko["col"]] = 0.0
+                    touched.add((n, ko["row"]))
+        for j in ko_tokens:
+            att[:, :, j] = 0.0
+            touched.update((n, i) for n in range(NH) for i in range(T))
+        for n, i in touched:
+            s_ = att[n, i].sum()
+            att[n, i] = att[n, i] / s_ if s_ > 0 else att[n, i] * 0.0
         attentions[l] = att
         # (5) weighted values
         y = att @ v                                                              # (NH, T, HS)
@@ -214,6 +242,12 @@ def forward(model, ids, opts=None):
             if iv["kind"] == "ablate" and iv["layer"] == l:
                 for n in _heads(iv["head"], NH):
                     y[n] = 0.0
+        # (6b) head outputs replaced (mean / resample ablation, patching)
+        for (hl, hn), val in head_out.items():
+            if hl == l:
+                y[hn] = val
+        if cap_head is not None:
+            cap_head[l] = y
         y = y.transpose(0, 1).reshape(T, C)                                      # (T, C)
         x = x + y @ W[p + "attn.c_proj.weight"] + W[p + "attn.c_proj.bias"]
         h = layernorm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
@@ -221,7 +255,15 @@ def forward(model, ids, opts=None):
         x = x + m @ W[p + "mlp.c_proj.weight"] + W[p + "mlp.c_proj.bias"]
     xf = layernorm(x[T - 1], W["ln_f.weight"], W["ln_f.bias"], eps)              # (C)
     logits = W["wte.weight"] @ xf                                                # (V)
+    extra = {}
+    if opts.get("all_logits"):
+        extra["all_logits64"] = (layernorm(x, W["ln_f.weight"], W["ln_f.bias"], eps) @ W["wte.weight"].T).numpy()
+    if cap_resid is not None:
+        extra["resid"] = cap_resid
+    if cap_head is not None:
+        extra["head_out"] = cap_head
     return {
+        **extra,
         "logits": logits.numpy().astype(np.float32),
         "logits64": logits.numpy(),
         "attentions": attentions.numpy().astype(np.float32),
