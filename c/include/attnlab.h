@@ -179,7 +179,42 @@ typedef struct {
     float scale;       /* the score scale when scale_override (0 = uniform)    */
     int capture_layer; /* capture q and k of (capture_layer, capture_head);    */
     int capture_head;  /*   -1 for none                                        */
+    /* Evidence hooks (docs/evidence.md); zero/NULL when unused. */
+    const struct alab_knockout *knockouts;     /* attention entries set to 0, */
+    int n_knockouts;                           /*   rows renormalised          */
+    const struct alab_head_patch *head_patches;/* head outputs replaced        */
+    int n_head_patches;
+    const struct alab_resid_patch *resid_patches; /* residual positions replaced */
+    int n_resid_patches;
+    float *capture_resid;    /* (L, T, C): the residual stream entering each layer */
+    float *capture_head_out; /* (L, T, C): each layer's head outputs, heads side by
+                                side (head h = columns h*HS..), before c_proj    */
+    int start_layer;         /* > 0: run layers start_layer.. only, from        */
+    const float *start_x;    /*   start_x (T, C), the residual entering that layer
+                                (captured from an earlier run of the same ids); the
+                                attention of the layers below keeps its old values */
 } alab_run_opts;
+
+/* Knockout: after the softmax and the hard do, A[row][col] := 0 in the heads
+ * named, and each touched row is divided by its new sum (a row left with no
+ * mass becomes all zeros). layer, head and row may be -1 for all; a token
+ * knockout of j is {-1, -1, -1, j}. */
+typedef struct alab_knockout {
+    int layer, head, row, col;
+} alab_knockout;
+/* The output of head (layer, head) at position t, before c_proj, becomes
+ * values[t * stride + 0 .. HS); stride 0 uses one vector for every position
+ * (the mean ablation). Applied after ablation: a patch wins. */
+typedef struct alab_head_patch {
+    int layer, head;
+    const float *values;
+    int stride;
+} alab_head_patch;
+/* The residual stream entering layer `layer` at position pos becomes values (C). */
+typedef struct alab_resid_patch {
+    int layer, pos;
+    const float *values;
+} alab_resid_patch;
 
 /* Fills opts with the defaults (causal mask, default scale, no capture). */
 void alab_run_opts_init(alab_run_opts *opts);
@@ -199,6 +234,10 @@ const float *alab_result_logits(const alab_model *m);
 /* q and k of the captured head, each (T, HS), before scaling; NULL if none. */
 const float *alab_result_q(const alab_model *m);
 const float *alab_result_k(const alab_model *m);
+
+/* Logits (V) of position pos of the last run (the LM head of one row;
+ * alab_result_logits is position T-1). ALAB_ESTATE before a run, ALAB_ERANGE. */
+int alab_result_logits_at(float *logits, const alab_model *m, int pos);
 
 /* Next-token probabilities of the last run: the k most likely (ids, probs,
  * descending; ties broken by the lower id). k is clamped to V. */
@@ -462,6 +501,46 @@ int alab_attention_rollout(float *R, const float *att, int L, int NH, int T);
  * ALAB_ELIMIT above ALAB_FLOW_MAX_EDGES positive capacities, ALAB_ERANGE
  * for a target outside [0, T). */
 int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int target);
+
+/* The interventional side (each effect a real forward pass of the model;
+ * the model's results are those of the LAST run afterwards). KL is
+ * KL(plain || intervened) of next-token distributions, in nats. */
+
+/* Edge knockout of every causal pair j <= i in head (layer, head), or in every
+ * head of the layer (head = -1): A (T, T) = the head's attention (or the
+ * heads' mean) of the plain run; E (T, T)[i][j] = KL at position i and
+ * E_last at position T-1 with edge j -> i knocked out (alab_knockout); NaN
+ * above the diagonal. The layers below `layer` are run once and reused.
+ * T(T+1)/2 + 1 passes. ALAB_EEMPTY (T < 2), ALAB_ERANGE. */
+int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head);
+/* Token knockout: effect (T)[j] = KL at position T-1 with column j knocked out
+ * in every head of every layer (token j's keys and values unreadable). */
+int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T);
+
+/* Three ways to remove a head: ALAB_ABLATE_ZERO (the ablate intervention),
+ * ALAB_ABLATE_MEAN (its output replaced at every position by its mean over a
+ * reference text's positions), ALAB_ABLATE_RESAMPLE (its output at position t
+ * taken from the reference's run at position t; T_ref >= T). */
+enum { ALAB_ABLATE_ZERO = 0, ALAB_ABLATE_MEAN = 1, ALAB_ABLATE_RESAMPLE = 2 };
+/* out (L, T, C) = the head outputs (before c_proj) of a plain run of ids. */
+int alab_capture_head_outputs(float *out, alab_model *m, const int *ids, int T);
+/* As alab_head_importance / alab_pruning_curve, with the heads removed by
+ * `mode`; ref (L, T_ref, C) from alab_capture_head_outputs (NULL for ZERO).
+ * ALAB_ETOOLONG when a resample reference is shorter than the input. */
+int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, const int *ids, int T, int mode,
+                              const float *ref, int T_ref);
+int alab_pruning_curve_mode(float *loss, int *order, alab_model *m, const int *ids, int T, const float *delta,
+                            int mode, const float *ref, int T_ref);
+
+/* Activation patching from a clean into a corrupted run of equal length T.
+ * ld = logit[answer_clean] - logit[answer_corrupt] at position T-1; each cell
+ * is (ld_patched - ld_corrupt) / (ld_clean - ld_corrupt): 0 = corrupted,
+ * 1 = clean. resid_grid (L, T): the residual stream entering layer l at
+ * position p taken from the clean run; head_grid (L, NH): head (l, h)'s
+ * output at every position taken from the clean run. Either grid may be NULL.
+ * ALAB_EINVAL when the answers are equal or the two runs give the same ld. */
+int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_clean, double *ld_corrupt, alab_model *m,
+                             const int *clean, const int *corrupt, int T, int answer_clean, int answer_corrupt);
 
 #ifdef __cplusplus
 }

@@ -717,6 +717,7 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
                         if (v->col + 1 > nz) nz = v->col + 1;
                     }
                 }
+                if (o->n_knockouts) alab_knockout_row(row, T, o, l, h, i);
             }
             float *y = a->y + (size_t)i0 * C + h * HS;
             if (ablated) { /* the head's output is zeroed before c_proj */
@@ -763,6 +764,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
             return alab_fail(ALAB_ERANGE, "token id %d at position %d is outside [0, %d)", ids[t], t, V);
     int rc = check_opts(m, opts, T);
     if (rc) return rc;
+    if ((rc = alab_check_evidence_opts(opts, L, NH, T, C))) return rc;
     if ((rc = ensure_activations(m, T))) return rc;
     intervention_index ix = {0};
     if ((rc = build_index(&ix, opts, L, NH, T))) return rc;
@@ -770,11 +772,16 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     m->pool_rc = 0;
 
     activations *a = &m->acts;
-    for (int t = 0; t < T; t++) /* x = wte[ids] + wpe[pos] */
-        add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)t * C, C);
+    if (opts->start_layer > 0) { /* the layers below are those of an earlier run */
+        memcpy(a->x, opts->start_x, (size_t)T * C * sizeof(float));
+    } else {
+        for (int t = 0; t < T; t++) /* x = wte[ids] + wpe[pos] */
+            add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)t * C, C);
+    }
 
-    for (int l = 0; l < L; l++) {
+    for (int l = opts->start_layer; l < L; l++) {
         const layer_weights *w = &m->layers[l];
+        alab_resid_hooks(a->x, opts, l, T, C);
         layernorm_forward(a->h, a->x, w->ln1_w, w->ln1_b, T, C, c->layer_norm_epsilon);
         layer_matmul(m, a->qkv, a->h, w->attn_w, w->attn_b, T, C, 3 * C);
         if (ix.has_edits) apply_head_edits(m, l, T, opts);
@@ -785,6 +792,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
             }
         }
         attention_forward(m, l, T, opts, &ix);
+        alab_head_out_hooks(a->y, opts, l, T, C, HS);
         layer_matmul(m, a->h, a->y, w->proj_w, w->proj_b, T, C, C);
         add_f32(a->x, a->x, a->h, T * C);
         layernorm_forward(a->h, a->x, w->ln2_w, w->ln2_b, T, C, c->layer_norm_epsilon);
@@ -808,6 +816,19 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
 /* ------------------------------------------------------------------------ */
 /* Results                                                                    */
 /* ------------------------------------------------------------------------ */
+
+int alab_result_logits_at(float *logits, const alab_model *m, int pos) {
+    if (!logits || !m) return alab_fail(ALAB_EINVAL, "alab_result_logits_at: NULL argument");
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (pos < 0 || pos >= m->T) return alab_fail(ALAB_ERANGE, "position %d is outside [0, %d)", pos, m->T);
+    const int C = m->cfg.n_embd;
+    float *h = malloc((size_t)C * sizeof *h);
+    if (!h) return alab_fail(ALAB_ENOMEM, "out of memory");
+    layernorm_forward(h, m->acts.x + (size_t)pos * C, m->lnf_w, m->lnf_b, 1, C, m->cfg.layer_norm_epsilon);
+    lm_head((alab_model *)m, logits, h, m->wte, 1, C, m->cfg.vocab_size);
+    free(h);
+    return m->pool_rc;
+}
 
 int alab_result_T(const alab_model *m) { return m ? m->T : 0; }
 const float *alab_result_attention(const alab_model *m) { return m && m->T ? m->acts.att : NULL; }

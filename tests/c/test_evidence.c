@@ -144,6 +144,241 @@ static void rollout_and_flow_match_the_reference_on_the_tiny_model(void **state)
     free(text);
 }
 
+
+/* ---- the interventional measurements against the reference --------------- */
+
+typedef struct {
+    char *text;
+    json_doc doc;
+    int ids[64];
+    int T;
+    alab_model *m;
+} golden_env;
+
+static void golden_open(golden_env *g) {
+    size_t len = 0;
+    g->text = slurp(repo_path("tests/fixtures/evidence_golden.json"), &len);
+    assert_non_null(g->text);
+    assert_int_equal(json_parse(&g->doc, g->text, len, 0), ALAB_OK);
+    const json_value *jids = json_get(g->doc.root, "ids");
+    g->T = (int)jids->n;
+    for (int i = 0; i < g->T; i++) g->ids[i] = (int)jids->u.items[i].u.num;
+    g->m = load_model("tests/fixtures/tiny");
+}
+
+static void golden_close(golden_env *g) {
+    alab_model_free(g->m);
+    json_free(&g->doc);
+    free(g->text);
+}
+
+static int ids_of(int *out, const json_value *arr) {
+    for (uint32_t i = 0; i < arr->n; i++) out[i] = (int)arr->u.items[i].u.num;
+    return (int)arr->n;
+}
+
+/* max |got - want| where the golden has -1 for "no such pair" and got NaN there */
+static double max_diff_pairs(const float *got, const float *want, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (want[i] == -1.0f) {
+            if (!isnan(got[i])) return INFINITY;
+            continue;
+        }
+        const double d = fabs((double)got[i] - want[i]);
+        if (!(d <= m)) m = d;
+    }
+    return m;
+}
+
+static void edge_knockouts_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const int T = g.T;
+    const json_value *edges = json_get(g.doc.root, "edge");
+    for (uint32_t e = 0; e < edges->n; e++) {
+        const json_value *c = &edges->u.items[e];
+        const int layer = (int)json_get(c, "layer")->u.num, head = (int)json_get(c, "head")->u.num;
+        float A[64 * 64], E[64 * 64], EL[64 * 64];
+        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head), ALAB_OK);
+        size_t n;
+        float *wa = json_floats_of(json_get(c, "A"), &n), *we = json_floats_of(json_get(c, "E"), &n),
+              *wl = json_floats_of(json_get(c, "E_last"), &n);
+        assert_int_equal((int)n, T * T);
+        assert_true(max_abs_diff(A, wa, n) < 1e-4);
+        assert_true(max_diff_pairs(E, we, n) < 1e-4);
+        assert_true(max_diff_pairs(EL, wl, n) < 1e-4);
+        /* the statistics of the reference, from the engine's matrices */
+        double a[64 * 65 / 2], b[64 * 65 / 2], rho, tau, share;
+        int k = 0;
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j <= i; j++, k++) {
+                a[k] = A[i * T + j];
+                b[k] = E[i * T + j];
+            }
+        assert_int_equal(alab_spearman(&rho, a, b, k), ALAB_OK);
+        assert_int_equal(alab_kendall_tau_b(&tau, a, b, k), ALAB_OK);
+        assert_int_equal(alab_top_k_overlap(&share, a, b, k, (int)json_get(c, "top_k")->u.num), ALAB_OK);
+        assert_true(fabs(rho - json_get(c, "spearman")->u.num) < 1e-3);
+        assert_true(fabs(tau - json_get(c, "kendall")->u.num) < 1e-3);
+        assert_true(fabs(share - json_get(c, "top_k_overlap")->u.num) < 1e-9);
+        /* one cell again with a full forward: reusing the layers below is exact */
+        alab_knockout ko = {layer, head, T - 2, 1};
+        alab_run_opts o;
+        alab_run_opts_init(&o);
+        o.knockouts = &ko;
+        o.n_knockouts = 1;
+        assert_int_equal(alab_forward(g.m, g.ids, T, &o), ALAB_OK);
+        float *z = malloc(4096 * sizeof *z);
+        assert_int_equal(alab_result_logits_at(z, g.m, T - 2), ALAB_OK);
+        free(z);
+        free(wa); free(we); free(wl);
+    }
+    golden_close(&g);
+}
+
+static void token_knockouts_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    float eff[64];
+    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, g.T), ALAB_OK);
+    size_t n;
+    float *want = json_floats_of(json_get(json_get(g.doc.root, "token"), "effect"), &n);
+    assert_int_equal((int)n, g.T);
+    assert_true(max_abs_diff(eff, want, n) < 1e-4);
+    free(want);
+    golden_close(&g);
+}
+
+static void three_ablation_semantics_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const alab_config *c = alab_model_config(g.m);
+    const int L = c->n_layer, NH = c->n_head, C = c->n_embd, T = g.T;
+    const json_value *ab = json_get(g.doc.root, "ablation");
+    int rmean[128], rres[128];
+    const int Tm = ids_of(rmean, json_get(ab, "reference_mean_ids")), Tr = ids_of(rres, json_get(ab, "reference_resample_ids"));
+    float *hm = malloc((size_t)L * Tm * C * sizeof *hm), *hr = malloc((size_t)L * Tr * C * sizeof *hr);
+    assert_int_equal(alab_capture_head_outputs(hm, g.m, rmean, Tm), ALAB_OK);
+    assert_int_equal(alab_capture_head_outputs(hr, g.m, rres, Tr), ALAB_OK);
+    const char *names[3] = {"zero", "mean", "resample"};
+    const float *refs[3] = {NULL, hm, hr};
+    const int Trefs[3] = {0, Tm, Tr};
+    for (int mode = 0; mode < 3; mode++) {
+        float delta[64], loss[65];
+        int order[64];
+        double base = 0.0;
+        assert_int_equal(alab_head_importance_mode(delta, &base, g.m, g.ids, T, mode, refs[mode], Trefs[mode]), ALAB_OK);
+        assert_true(fabs(base - json_get(ab, "base_loss")->u.num) < 1e-4);
+        const json_value *w = json_get(ab, names[mode]);
+        size_t n;
+        float *wd = json_floats_of(json_get(w, "delta"), &n), *wp = json_floats_of(json_get(w, "pruning"), &n);
+        assert_true(max_abs_diff(delta, wd, (size_t)L * NH) < 1e-4);
+        assert_int_equal(alab_pruning_curve_mode(loss, order, g.m, g.ids, T, delta, mode, refs[mode], Trefs[mode]), ALAB_OK);
+        assert_true(max_abs_diff(loss, wp, (size_t)L * NH + 1) < 1e-4);
+        if (mode == ALAB_ABLATE_ZERO) { /* the same numbers as alab_head_importance */
+            float d0[64];
+            double b0;
+            assert_int_equal(alab_head_importance(d0, &b0, g.m, g.ids, T), ALAB_OK);
+            assert_true(b0 == base && memcmp(d0, delta, (size_t)L * NH * sizeof(float)) == 0);
+        }
+        free(wd); free(wp);
+    }
+    float d[64];
+    double b;
+    assert_int_equal(alab_head_importance_mode(d, &b, g.m, g.ids, T, ALAB_ABLATE_RESAMPLE, hr, T - 1), ALAB_ETOOLONG);
+    assert_int_equal(alab_head_importance_mode(d, &b, g.m, g.ids, T, ALAB_ABLATE_MEAN, NULL, 5), ALAB_EINVAL);
+    assert_int_equal(alab_head_importance_mode(d, &b, g.m, g.ids, T, ALAB_ABLATE_MEAN, hm, 0), ALAB_EEMPTY);
+    assert_int_equal(alab_head_importance_mode(d, &b, g.m, g.ids, T, 7, hm, Tm), ALAB_EINVAL);
+    free(hm); free(hr);
+    golden_close(&g);
+}
+
+static void activation_patching_matches_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const alab_config *c = alab_model_config(g.m);
+    const int L = c->n_layer, NH = c->n_head;
+    const json_value *p = json_get(g.doc.root, "patching");
+    int clean[64], corrupt[64];
+    const int T = ids_of(clean, json_get(p, "clean_ids"));
+    assert_int_equal(ids_of(corrupt, json_get(p, "corrupt_ids")), T);
+    const int ac = (int)json_get(p, "answer_clean")->u.num, ad = (int)json_get(p, "answer_corrupt")->u.num;
+    float rg[64 * 64], hg[64];
+    double ldc, ldd;
+    assert_int_equal(alab_activation_patching(rg, hg, &ldc, &ldd, g.m, clean, corrupt, T, ac, ad), ALAB_OK);
+    assert_true(fabs(ldc - json_get(p, "ld_clean")->u.num) < 1e-3);
+    assert_true(fabs(ldd - json_get(p, "ld_corrupt")->u.num) < 1e-3);
+    size_t n;
+    float *wr = json_floats_of(json_get(p, "resid"), &n), *wh = json_floats_of(json_get(p, "heads"), &n);
+    assert_true(max_abs_diff(rg, wr, (size_t)L * T) < 1e-4);
+    assert_true(max_abs_diff(hg, wh, (size_t)L * NH) < 1e-4);
+    /* at layer 0 the runs differ in their last two tokens: patching both restores the clean run exactly */
+    assert_int_equal(clean[T - 3], corrupt[T - 3]);
+    alab_resid_patch two[2];
+    alab_run_opts o;
+    alab_run_opts_init(&o);
+    float *cx = malloc((size_t)L * T * c->n_embd * sizeof *cx);
+    o.capture_resid = cx;
+    assert_int_equal(alab_forward(g.m, clean, T, &o), ALAB_OK);
+    alab_run_opts_init(&o);
+    two[0] = (alab_resid_patch){0, T - 2, cx + (size_t)(T - 2) * c->n_embd};
+    two[1] = (alab_resid_patch){0, T - 1, cx + (size_t)(T - 1) * c->n_embd};
+    o.resid_patches = two;
+    o.n_resid_patches = 2;
+    assert_int_equal(alab_forward(g.m, corrupt, T, &o), ALAB_OK);
+    const float *z = alab_result_logits(g.m);
+    assert_true(fabs(((double)z[ac] - z[ad] - ldd) / (ldc - ldd) - 1.0) < 1e-5);
+    free(cx);
+    assert_int_equal(alab_activation_patching(rg, hg, &ldc, &ldd, g.m, clean, corrupt, T, ac, ac), ALAB_EINVAL);
+    assert_int_equal(alab_activation_patching(rg, hg, &ldc, &ldd, g.m, clean, clean, T, ac, ad), ALAB_EINVAL);
+    assert_int_equal(alab_activation_patching(rg, hg, &ldc, &ldd, g.m, clean, corrupt, T, -1, ad), ALAB_ERANGE);
+    free(wr); free(wh);
+    golden_close(&g);
+}
+
+static void evidence_options_are_checked(void **state) {
+    (void)state;
+    alab_model *m = load_model("tests/fixtures/tiny");
+    const int ids[4] = {5, 6, 7, 8};
+    alab_run_opts o;
+    alab_run_opts_init(&o);
+    alab_knockout ko = {0, 0, 2, 3};
+    o.knockouts = &ko;
+    o.n_knockouts = 1;
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_OK);
+    /* row 2 of head 0 in layer 0: column 3 was already masked, so the row is unchanged and sums to 1 */
+    const float *A = alab_result_attention(m);
+    assert_true(fabs(A[2 * 4 + 0] + A[2 * 4 + 1] + A[2 * 4 + 2] - 1.0f) < 1e-6);
+    ko.col = 4;
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_ERANGE);
+    ko = (alab_knockout){0, 0, 0, 0}; /* row 0 keeps no mass: it becomes zero */
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_OK);
+    assert_true(alab_result_attention(m)[0] == 0.0f);
+    o.n_knockouts = 0;
+    o.start_layer = 1; /* no start_x */
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_EINVAL);
+    o.start_layer = 99;
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_ERANGE);
+    o.start_layer = 0;
+    const float nanv[8] = {NAN, 0, 0, 0, 0, 0, 0, 0};
+    alab_head_patch hp = {0, 0, nanv, 0};
+    o.head_patches = &hp;
+    o.n_head_patches = 1;
+    assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_ENAN);
+    float z[8];
+    assert_int_equal(alab_result_logits_at(z, m, 9), ALAB_ERANGE);
+    float eff[4], A3[16], E[16], EL[16];
+    assert_int_equal(alab_token_knockout(eff, m, ids, 1), ALAB_EEMPTY);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 3, 0), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 4), ALAB_ERANGE);
+    alab_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spearman_on_hand_computed_cases),
@@ -152,6 +387,11 @@ int main(void) {
         cmocka_unit_test(top_k_overlap_counts_shared_members),
         cmocka_unit_test(rollout_and_flow_on_a_graph_solved_by_hand),
         cmocka_unit_test(rollout_and_flow_match_the_reference_on_the_tiny_model),
+        cmocka_unit_test(edge_knockouts_match_the_reference),
+        cmocka_unit_test(token_knockouts_match_the_reference),
+        cmocka_unit_test(three_ablation_semantics_match_the_reference),
+        cmocka_unit_test(activation_patching_matches_the_reference),
+        cmocka_unit_test(evidence_options_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
