@@ -135,6 +135,24 @@ const MODEL_CASES = [
   ...expand('run: scaleK layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleK', layer: v, head: 1, alpha: 2 }] })),
   ...expand('run: swapQK head', badHead, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: v }] })),
   ['run: swapQK with a row', 'EINVAL', ({ m }) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: 0, row: 1 }] })],
+  // evidence (docs/evidence.md): inputs, indices, options
+  ...notText.map(([l, v]) => [`edgeKnockout(${l})`, 'ETYPE', ({ m }) => m.edgeKnockout(v)]),
+  ...expand('edgeKnockout: layer', badIndex(L - 1), ({ m }, v) => m.edgeKnockout(CHAPTER, { layer: v, head: 0 })),
+  ...expand('edgeKnockout: head', badIndex(H - 1), ({ m }, v) => m.edgeKnockout(CHAPTER, { layer: 0, head: v })),
+  ...expand('edgeKnockout: topK', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.edgeKnockout(CHAPTER, { topK: v })),
+  ['edgeKnockout: one token', 'EEMPTY', ({ m }) => m.edgeKnockout([5])],
+  ['edgeKnockout(1 MiB + 1 ASCII)', 'ELIMIT', ({ m }) => m.edgeKnockout('a'.repeat(MiB + 1))],
+  ...notText.map(([l, v]) => [`tokenKnockout(${l})`, 'ETYPE', ({ m }) => m.tokenKnockout(v)]),
+  ['tokenKnockout: onProgress = 1', 'ETYPE', ({ m }) => m.tokenKnockout(CHAPTER, { onProgress: 1 })],
+  ['tokenKnockout: unknown option', 'EINVAL', ({ m }) => m.tokenKnockout(CHAPTER, { rows: 2 })],
+  ...notText.map(([l, v]) => [`ablationSemantics(${l})`, 'ETYPE', ({ m }) => m.ablationSemantics(v)]),
+  ...notText.filter(([l]) => l !== 'undefined').map(([l, v]) => [`ablationSemantics: reference ${l}`, 'ETYPE', ({ m }) => m.ablationSemantics(CHAPTER, { reference: v })]),
+  ['ablationSemantics: empty reference', 'EEMPTY', ({ m }) => m.ablationSemantics(CHAPTER, { reference: '' })],
+  ...expand('ablationSemantics: reference[0]', badIndex(V - 1), ({ m }, v) => m.ablationSemantics(CHAPTER, { reference: [v, 5] })),
+  ...notText.map(([l, v]) => [`activationPatching(${l}, text)`, 'ETYPE', ({ m }) => m.activationPatching(v, CHAPTER)]),
+  ['activationPatching: unequal lengths', 'EINVAL', ({ m }) => m.activationPatching(CHAPTER, 'The storm')],
+  // (a string answer is a token text: '1' is the token "1", so that bad value does not apply)
+  ...expand('activationPatching: answers[1]', drop(badIndex(V - 1), "'1'"), ({ m }, v) => m.activationPatching(CHAPTER, CHAPTER, { answers: [5, v] })),
   // counterfactual pairs: both inputs and the shared options are checked
   ...notText.map(([l, v]) => [`counterfactual(${l}, text)`, 'ETYPE', ({ m }) => m.counterfactual(v, CHAPTER)]),
   ...notText.map(([l, v]) => [`counterfactual(text, ${l})`, 'ETYPE', ({ m }) => m.counterfactual(CHAPTER, v)]),
@@ -407,7 +425,8 @@ describe('a disposed model throws EDISPOSED before it looks at the arguments', (
     const calls = [() => d.tokenize(42), () => d.tokenize('a'.repeat(MiB + 1)), () => d.decode([NaN]), () => d.decode('x'),
       () => d.run([V]), () => d.run(CHAPTER, hardDo({ layer: Infinity })), () => d.generate(null),
       () => d.generate(CHAPTER, { temperature: -Infinity }), () => d.memoryUsage(), () => d.headImportance(CHAPTER),
-      () => d.headRoles(42), () => d.dagProfile(null), () => d.repeatedTokens(NaN), () => d.counterfactual(null, 42)];
+      () => d.headRoles(42), () => d.dagProfile(null), () => d.repeatedTokens(NaN), () => d.counterfactual(null, 42),
+      () => d.edgeKnockout(null), () => d.tokenKnockout(CHAPTER), () => d.ablationSemantics(42), () => d.activationPatching(1, 2)];
     for (const c of calls) expectError(caught(c), 'EDISPOSED');
     expect(() => d.dispose()).not.toThrow();
   });

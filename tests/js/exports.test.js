@@ -50,7 +50,7 @@ describe('the public export lists', () => {
     expect(new main.AttnlabError('ERANGE', 'x')).toBeInstanceOf(Error);
     expect(Object.isFrozen(main.ERROR_CODES)).toBe(true);
     expect([...main.ERROR_CODES].sort()).toEqual([
-      'EDISPOSED', 'EDTYPE', 'EEMPTY', 'EFORMAT', 'EINVAL', 'EIO', 'EJSON', 'ELIMIT', 'EMERGES', 'EMISSING',
+      'EABORT', 'EDISPOSED', 'EDTYPE', 'EEMPTY', 'EFORMAT', 'EINVAL', 'EIO', 'EJSON', 'ELIMIT', 'EMERGES', 'EMISSING',
       'ENAN', 'ENOMEM', 'ERANGE', 'ESHAPE', 'ESTATE', 'ETHREAD', 'ETOOLONG', 'ETYPE', 'EVOCAB', 'EWASM', 'ECONFIG',
     ].sort());
   });

@@ -28,6 +28,8 @@ import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK
 import { AttnlabError } from './core/errors.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
+import * as evidence from './evidence.js';
+import { REFERENCE_TEXT } from './evidence-reference.js';
 import { defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
@@ -46,6 +48,8 @@ const KIND_FIELDS = {
   scaleQ: ['layer', 'head', 'alpha'], scaleK: ['layer', 'head', 'alpha'], swapQK: ['layer', 'head'],
 };
 const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
+/** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
+export const EVIDENCE_JOB = Symbol('attnlab.evidenceJob');
 const utf8 = new TextEncoder();
 
 // ---------------------------------------------------------------------------
@@ -621,6 +625,151 @@ export class Model {
     const { attentionDiff: avg, headDiff } = attentionDiff(a, b, alignment.pairs);
     const next = nextTokenDiff(a.logits, b.logits, { k: 10, token: (id) => this.#token(id) });
     return { a, b, alignment, aligned: alignment.pairs, attentionDiff: avg, headDiff, next };
+  }
+
+  // ---- does attention explain? (docs/evidence.md) -------------------------
+  // Each effect is a real forward pass with the intervention inside it. Long
+  // computations take onProgress({done, total}) and an AbortSignal (EABORT).
+
+  #evidenceInput(where, input) {
+    const ids = this.#idsOf(input);
+    if (ids.length < 2) throw new AttnlabError('EEMPTY', `${where} needs at least 2 tokens, got ${ids.length}`);
+    if (ids.length > this.config.nPositions)
+      throw new AttnlabError('ETOOLONG', `${where}: ${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
+    return ids;
+  }
+
+  #progressOptions(where, o) {
+    if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
+      throw new AttnlabError('ETYPE', `${where}: options.onProgress must be a function`);
+    if (o.signal !== undefined && (o.signal === null || typeof o.signal !== 'object' || typeof o.signal.aborted !== 'boolean'))
+      throw new AttnlabError('ETYPE', `${where}: options.signal must be an AbortSignal`);
+    return { onProgress: o.onProgress, signal: o.signal };
+  }
+
+  /**
+   * Edge knockout against attention weight: for every causal pair j <= i, the
+   * edge j -> i is knocked out of head (layer, head) (or of every head of the
+   * layer, head 'all') and the next-token distributions at i and at the last
+   * position are compared with the plain run's (KL).
+   * @param {string|ArrayLike<number>} input
+   * @param {{layer?: number, head?: number|'all', topK?: number, onProgress?: Function, signal?: AbortSignal}} [options]
+   *   layer: default the last; head: default 'all'; topK: default T
+   */
+  edgeKnockout(input, options) { return this.#runJob(this.#edgeJob(input, options)); }
+
+  /**
+   * Token knockout against three readings of attention: for each token j, its
+   * column is knocked out in every head of every layer and the last
+   * position's next-token distribution compared with the plain run's (KL);
+   * beside it the last layer's head average, attention rollout and attention
+   * flow to the last position, with their rank correlations to the effects.
+   * @param {{onProgress?: Function, signal?: AbortSignal}} [options]
+   */
+  tokenKnockout(input, options) { return this.#runJob(this.#tokenJob(input, options)); }
+
+  /**
+   * Head importance and the pruning curve under three ways of removing a head:
+   * zero (its output set to 0), mean (its output replaced by its mean over the
+   * reference text's positions) and resample (its output at each position
+   * taken from the run of a second text); and how much the rankings agree.
+   * @param {{reference?: string|ArrayLike<number>, resample?: string|ArrayLike<number>,
+   *   onProgress?: Function, signal?: AbortSignal}} [options]
+   *   reference: default a held-out passage of the built-in model's corpus
+   *   (REFERENCE_TEXT, cut at n_positions); resample: default the reference (it
+   *   must have at least as many tokens as input)
+   */
+  ablationSemantics(input, options) { return this.#runJob(this.#ablationJob(input, options)); }
+
+  /** For worker.js: the stepwise form of an evidence method (steps, finish), options without callbacks. */
+  [EVIDENCE_JOB](kind, input, options) {
+    if (kind === 'edgeKnockout') return this.#edgeJob(input, options);
+    if (kind === 'tokenKnockout') return this.#tokenJob(input, options);
+    if (kind === 'ablationSemantics') return this.#ablationJob(input, options);
+    throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
+  }
+
+  #runJob(job) {
+    return job.finish(evidence.runSteps(job.steps, job.progress));
+  }
+
+  #edgeJob(input, options) {
+    const w = this.#live();
+    const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'onProgress', 'signal']);
+    const { nLayer, nHead } = this.config;
+    const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
+    const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
+    const ids = this.#evidenceInput('edgeKnockout', input);
+    const topK = o.topK === undefined ? undefined : checkIndex('topK', o.topK, 1, INT_MAX);
+    return { steps: evidence.edgeKnockoutSteps(w, this.#h, ids, { layer, head, topK }),
+             progress: this.#progressOptions('edgeKnockout', o),
+             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
+  }
+
+  #tokenJob(input, options) {
+    const w = this.#live();
+    const o = checkOptions('tokenKnockout', options, ['onProgress', 'signal']);
+    const ids = this.#evidenceInput('tokenKnockout', input);
+    const { nLayer, nHead } = this.config;
+    return { steps: evidence.tokenKnockoutSteps(w, this.#h, ids, { nLayer, nHead }),
+             progress: this.#progressOptions('tokenKnockout', o),
+             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
+  }
+
+  #ablationJob(input, options) {
+    const w = this.#live();
+    const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'onProgress', 'signal']);
+    const ids = this.#evidenceInput('ablationSemantics', input);
+    const refIds = (name, v) => {
+      const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
+      if (r.length < 1) throw new AttnlabError('EEMPTY', `ablationSemantics: the ${name} text has no tokens`);
+      const P = this.config.nPositions;
+      return r.length > P ? r.subarray(0, P) : r;
+    };
+    const reference = refIds('reference', o.reference);
+    const resample = o.resample === undefined ? reference : refIds('resample', o.resample);
+    if (resample.length < ids.length)
+      throw new AttnlabError('ETOOLONG', `ablationSemantics: the resample text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
+    const { nLayer, nHead, nEmbd } = this.config;
+    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, nLayer, nHead, nEmbd }),
+             progress: this.#progressOptions('ablationSemantics', o),
+             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
+  }
+
+  /**
+   * Activation patching from a clean into a corrupted input of equal length:
+   * the residual stream entering each layer at each position, and each head's
+   * output at every position, taken from the clean run. Metric: the logit
+   * difference of two answers at the last position, 0 = corrupted, 1 = clean.
+   * @param {{answers?: [string|number, string|number]}} [options] default: the
+   *   top next token of each run; a string answer must be exactly one token
+   */
+  activationPatching(clean, corrupt, options) {
+    const w = this.#live();
+    const o = checkOptions('activationPatching', options, ['answers']);
+    const c = this.#evidenceInput('activationPatching (clean)', clean);
+    const d = this.#evidenceInput('activationPatching (corrupted)', corrupt);
+    if (c.length !== d.length)
+      throw new AttnlabError('EINVAL', `activationPatching: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+    let answers;
+    if (o.answers === undefined) {
+      answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
+    } else {
+      if (!Array.isArray(o.answers) || o.answers.length !== 2)
+        throw new AttnlabError('ETYPE', 'activationPatching: options.answers must be [clean answer, corrupted answer]');
+      answers = o.answers.map((a, k) => {
+        if (typeof a === 'string') {
+          const t = this.#idsOf(a);
+          if (t.length !== 1)
+            throw new AttnlabError('EINVAL', `activationPatching: answer ${k} ${JSON.stringify(a)} is ${t.length} tokens, not one`);
+          return t[0];
+        }
+        return checkIndex(`answers[${k}]`, a, 0, this.config.vocabSize - 1);
+      });
+    }
+    const r = evidence.activationPatching(w, this.#h, c, d, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
+    return { ...r, tokens: Array.from(c, (id) => this.#token(id)), corruptTokens: Array.from(d, (id) => this.#token(id)),
+             answerTokens: answers.map((id) => this.#token(id)) };
   }
 
   /**

@@ -235,6 +235,37 @@ class WorkerModel {
     return counterfactualFromMessage(await this.#call('counterfactual', options === undefined ? [inputA, inputB] : [inputA, inputB, options]));
   }
 
+  // ---- evidence (docs/evidence.md): progress events and cancel through options.signal ----
+  /** @returns {Promise<object>} see Model#edgeKnockout */
+  edgeKnockout(input, options) { return this.#evidenceCall('edgeKnockout', input, options); }
+  /** @returns {Promise<object>} see Model#tokenKnockout */
+  tokenKnockout(input, options) { return this.#evidenceCall('tokenKnockout', input, options); }
+  /** @returns {Promise<object>} see Model#ablationSemantics */
+  ablationSemantics(input, options) { return this.#evidenceCall('ablationSemantics', input, options); }
+  /** @returns {Promise<object>} see Model#activationPatching */
+  activationPatching(clean, corrupt, options) {
+    return this.#call('activationPatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]);
+  }
+
+  #evidenceCall(op, input, options) {
+    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
+      return Promise.reject(new AttnlabError('ETYPE', `${op}: options must be an object`));
+    const { onProgress, signal, ...rest } = options || {};
+    if (onProgress !== undefined && typeof onProgress !== 'function')
+      return Promise.reject(new AttnlabError('ETYPE', `${op}: options.onProgress must be a function`));
+    if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
+      return Promise.reject(new AttnlabError('ETYPE', `${op}: options.signal must be an AbortSignal`));
+    if (signal && signal.aborted) return Promise.reject(new AttnlabError('EABORT', `${op}: cancelled before it started`));
+    const id = this.#nextId; // the id #call gives this request
+    const p = this.#call(op, [input, rest], [], onProgress || null);
+    if (signal) {
+      const cancel = () => { try { this.#port.post({ op: 'cancel', target: id }, []); } catch { /* worker gone */ } };
+      signal.addEventListener('abort', cancel, { once: true });
+      p.then(() => signal.removeEventListener('abort', cancel), () => signal.removeEventListener('abort', cancel));
+    }
+    return p;
+  }
+
   /** Free the model and terminate its worker. Idempotent. */
   async dispose() {
     if (this.#disposed) return;

@@ -6,15 +6,20 @@
 //   client -> worker  {id, op, args}        op: load | tokenize | decode | run |
 //                                            generate | memoryUsage | headImportance |
 //                                            headRoles | repeatedTokens | dagProfile |
-//                                            counterfactual | dispose
+//                                            counterfactual | edgeKnockout | tokenKnockout |
+//                                            ablationSemantics | activationPatching | dispose
+//   client -> worker  {op: 'cancel', target}  (not queued) stops the evidence computation
+//                                            `target` between two of its parts (EABORT)
 //   worker -> client  {id, progress: event}  (load only, any number of times)
 //                     {id, ok: true, value}  |  {id, ok: false, error: {name, code, message, rc}}
 // Requests are handled one at a time, in order.
 
 import { AttnlabError } from './core/errors.js';
-import { loadModel, resultToMessage, counterfactualToMessage } from './model.js';
+import { loadModel, resultToMessage, counterfactualToMessage, EVIDENCE_JOB } from './model.js';
+import { runStepsAsync } from './evidence.js';
 
 let model = null;
+const cancelled = new Set(); // ids of requests a 'cancel' message named
 
 function errorMessage(e) {
   if (e instanceof AttnlabError) return { name: 'AttnlabError', code: e.code, message: e.message, rc: e.rc };
@@ -27,7 +32,7 @@ function needModel() {
 }
 
 // One request -> {value, transfer}
-async function handle(op, args, progress) {
+async function handle(op, args, progress, id) {
   switch (op) {
     case 'load': {
       if (model) needModel().dispose();
@@ -64,6 +69,19 @@ async function handle(op, args, progress) {
       const { data, transfer } = counterfactualToMessage(needModel().counterfactual(...args));
       return { value: data, transfer };
     }
+    // evidence (docs/evidence.md): run in parts, with progress and a cancel message between them
+    case 'edgeKnockout':
+    case 'tokenKnockout':
+    case 'ablationSemantics': {
+      const job = needModel()[EVIDENCE_JOB](op, ...args);
+      try {
+        return { value: job.finish(await runStepsAsync(job.steps, { onProgress: progress, cancelled: () => cancelled.has(id) })) };
+      } finally {
+        cancelled.delete(id);
+      }
+    }
+    case 'activationPatching':
+      return { value: needModel().activationPatching(...args) };
     case 'dispose':
       if (model) model.dispose();
       model = null;
@@ -76,10 +94,14 @@ async function handle(op, args, progress) {
 function serve(post) {
   let queue = Promise.resolve();
   return (msg) => {
+    if (msg && msg.op === 'cancel') { // not queued: it must reach a computation that is running
+      cancelled.add(msg.target);
+      return;
+    }
     queue = queue.then(async () => {
       const { id, op, args } = msg || {};
       try {
-        const { value, transfer = [] } = await handle(op, args || [], (event) => post({ id, progress: event }));
+        const { value, transfer = [] } = await handle(op, args || [], (event) => post({ id, progress: event }), id);
         post({ id, ok: true, value }, transfer);
       } catch (e) {
         post({ id, ok: false, error: errorMessage(e) });

@@ -34,6 +34,7 @@ export const JS_ERROR_CODES = Object.freeze({
   ETYPE: 'an argument has the wrong type',
   EWASM: 'the WebAssembly module could not be loaded or trapped',
   EDISPOSED: 'the object was used after dispose()',
+  EABORT: 'the computation was cancelled through options.signal',
 });
 
 /** Every code an AttnlabError can carry, for documentation and tests. */

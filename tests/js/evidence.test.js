@@ -1,0 +1,178 @@
+// evidence.test.js — does attention explain? Model#edgeKnockout, #tokenKnockout,
+// #ablationSemantics and #activationPatching (web/src/evidence.js over
+// c/src/evidence.c) against the float64 reference's numbers in
+// tests/fixtures/evidence_golden.json, in Node and through attnlab/worker, with
+// progress, cancellation and every refused input.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadModel, AttnlabError } from '../../web/src/index.js';
+import * as workerApi from '../../web/src/worker-client.js';
+import { maxAbsDiff } from './helpers/compare.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TINY = join(ROOT, 'tests/fixtures/tiny');
+const G = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/evidence_golden.json'), 'utf8'));
+const TOL = 1e-4;
+
+// the golden marks "no such pair" with -1, the API with NaN
+function pairsDiff(got, want) {
+  let m = 0;
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === -1) { if (!Number.isNaN(got[i])) return Infinity; continue; }
+    const d = Math.abs(got[i] - want[i]);
+    if (!(d <= m)) m = d;
+  }
+  return m;
+}
+
+function codeOf(f) {
+  try { f(); } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
+  return null;
+}
+
+let m;
+beforeAll(async () => { m = await loadModel(TINY); });
+afterAll(() => m.dispose());
+
+describe('edge knockout', () => {
+  for (const c of G.edge) {
+    it(`layer ${c.layer}, head ${c.head === -1 ? 'all' : c.head}: A, E and E_last as the reference`, () => {
+      const progress = [];
+      const r = m.edgeKnockout(G.ids, { layer: c.layer, head: c.head === -1 ? 'all' : c.head, onProgress: (e) => progress.push(e) });
+      expect(maxAbsDiff(r.A, c.A)).toBeLessThan(TOL);
+      expect(pairsDiff(r.E, c.E)).toBeLessThan(TOL);
+      expect(pairsDiff(r.ELast, c.E_last)).toBeLessThan(TOL);
+      expect(r.pairs).toBe((G.ids.length * (G.ids.length + 1)) / 2);
+      expect(Math.abs(r.spearman - c.spearman)).toBeLessThan(1e-3);
+      expect(Math.abs(r.kendall - c.kendall)).toBeLessThan(1e-3);
+      expect(r.topKOverlap).toBeCloseTo(c.top_k_overlap, 9);
+      c.row_spearman.forEach((x, i) => {
+        if (x === null) expect(r.rows[i]).toBeNull();
+        else expect(Math.abs(r.rows[i] - x)).toBeLessThan(1e-3);
+      });
+      // parts of 4 rows: progress after each part but the last, increasing
+      expect(progress.length).toBe(Math.ceil(G.ids.length / 4) - 1);
+      progress.forEach((e, i) => { expect(e.total).toBe(r.pairs); if (i) expect(e.done).toBeGreaterThan(progress[i - 1].done); });
+    });
+  }
+});
+
+describe('token knockout and the three readings', () => {
+  it('effects, last-layer average, rollout and flow as the reference', () => {
+    const r = m.tokenKnockout(G.ids);
+    expect(maxAbsDiff(r.effect, G.token.effect)).toBeLessThan(TOL);
+    for (const [mine, theirs] of [['lastLayer', 'last_layer'], ['rollout', 'rollout'], ['flow', 'flow']]) {
+      expect(maxAbsDiff(r.readings[mine], G.token.readings[theirs])).toBeLessThan(TOL);
+      expect(Math.abs(r.spearman[mine] - G.token.spearman[theirs])).toBeLessThan(1e-3);
+      expect(Math.abs(r.kendall[mine] - G.token.kendall[theirs])).toBeLessThan(1e-3);
+    }
+  });
+});
+
+describe('three ablation semantics', () => {
+  it('zero, mean and resample importance and pruning as the reference, with their agreement', () => {
+    const a = G.ablation;
+    const r = m.ablationSemantics(G.ids, { reference: a.reference_mean_ids, resample: a.reference_resample_ids });
+    for (const mode of ['zero', 'mean', 'resample']) {
+      expect(Math.abs(r[mode].baseLoss - a.base_loss)).toBeLessThan(TOL);
+      expect(maxAbsDiff(r[mode].delta, a[mode].delta)).toBeLessThan(TOL);
+      expect(maxAbsDiff(r[mode].pruning, a[mode].pruning)).toBeLessThan(TOL);
+      expect(Array.from(r[mode].order)).toEqual(a[mode].order);
+    }
+    expect(Math.abs(r.agreement['zero-mean'].spearman - a.spearman_zero_mean)).toBeLessThan(1e-3);
+    expect(Math.abs(r.agreement['zero-resample'].kendall - a.kendall_zero_resample)).toBeLessThan(1e-3);
+    expect(Math.abs(r.agreement['mean-resample'].spearman - a.spearman_mean_resample)).toBeLessThan(1e-3);
+  });
+  it('zero ablation is headImportance bit for bit', () => {
+    const r = m.ablationSemantics(G.ids);
+    const h = m.headImportance(G.ids, { pruning: true });
+    expect(Array.from(r.zero.delta)).toEqual(Array.from(h.delta));
+    expect(Array.from(r.zero.pruning)).toEqual(Array.from(h.pruning));
+  });
+});
+
+describe('activation patching', () => {
+  it('residual and head grids as the reference', () => {
+    const p = G.patching;
+    const r = m.activationPatching(p.clean_ids, p.corrupt_ids, { answers: [p.answer_clean, p.answer_corrupt] });
+    expect(Math.abs(r.ldClean - p.ld_clean)).toBeLessThan(1e-3);
+    expect(Math.abs(r.ldCorrupt - p.ld_corrupt)).toBeLessThan(1e-3);
+    expect(maxAbsDiff(r.resid, p.resid)).toBeLessThan(TOL);
+    expect(maxAbsDiff(r.heads, p.heads)).toBeLessThan(TOL);
+  });
+});
+
+describe('cancellation', () => {
+  it('an aborted signal stops a grid between parts with EABORT, and the model runs on', () => {
+    const ac = new AbortController();
+    let parts = 0;
+    const code = codeOf(() => m.edgeKnockout(G.ids, { layer: 1, head: 0, onProgress: () => { parts++; ac.abort(); }, signal: ac.signal }));
+    expect(code).toBe('EABORT');
+    expect(parts).toBe(1);
+    expect(m.run(G.ids).T).toBe(G.ids.length);
+    const r = m.edgeKnockout(G.ids, { layer: 1, head: 2 });
+    expect(maxAbsDiff(r.A, G.edge[0].A)).toBeLessThan(TOL);
+  });
+});
+
+describe('refused inputs', () => {
+  const p = G.patching;
+  const cases = [
+    ['T = 1 (edge)', 'EEMPTY', () => m.edgeKnockout([5])],
+    ['T = 1 (tokens)', 'EEMPTY', () => m.tokenKnockout([5])],
+    ['T = 1 (ablation)', 'EEMPTY', () => m.ablationSemantics([5])],
+    ['T = 1 (patching)', 'EEMPTY', () => m.activationPatching([5], [6])],
+    ['layer out of range', 'ERANGE', () => m.edgeKnockout(G.ids, { layer: 3 })],
+    ['head out of range', 'ERANGE', () => m.edgeKnockout(G.ids, { layer: 0, head: 4 })],
+    ['topK 0', 'ERANGE', () => m.edgeKnockout(G.ids, { topK: 0 })],
+    ['unknown option', 'EINVAL', () => m.tokenKnockout(G.ids, { layer: 1 })],
+    ['onProgress not a function', 'ETYPE', () => m.tokenKnockout(G.ids, { onProgress: 3 })],
+    ['signal not a signal', 'ETYPE', () => m.tokenKnockout(G.ids, { signal: {} })],
+    ['empty reference text', 'EEMPTY', () => m.ablationSemantics(G.ids, { reference: '' })],
+    ['resample shorter than the input', 'ETOOLONG', () => m.ablationSemantics(G.ids, { resample: G.ids.slice(0, 3) })],
+    ['unequal lengths', 'EINVAL', () => m.activationPatching(p.clean_ids, p.corrupt_ids.slice(1))],
+    ['answer of two tokens', 'EINVAL', () => m.activationPatching(p.clean_ids, p.corrupt_ids, { answers: [' storm sank', 5] })],
+    ['answer id outside the vocabulary', 'ERANGE', () => m.activationPatching(p.clean_ids, p.corrupt_ids, { answers: [5, 1e6] })],
+    ['the same answer twice', 'EINVAL', () => m.activationPatching(p.clean_ids, p.corrupt_ids, { answers: [5, 5] })],
+    ['identical runs', 'EINVAL', () => m.activationPatching(p.clean_ids, p.clean_ids, { answers: [5, 6] })],
+    ['answers not a pair', 'ETYPE', () => m.activationPatching(p.clean_ids, p.corrupt_ids, { answers: 5 })],
+  ];
+  for (const [name, code, f] of cases) it(`${name}: ${code}`, () => expect(codeOf(f)).toBe(code));
+  it('the unequal-lengths message names both lengths', () => {
+    try { m.activationPatching(p.clean_ids, p.corrupt_ids.slice(1)); } catch (e) {
+      expect(e.message).toContain(String(p.clean_ids.length));
+      expect(e.message).toContain(String(p.corrupt_ids.length - 1));
+    }
+  });
+});
+
+describe('through attnlab/worker', () => {
+  it('the same numbers as in Node, progress events, and cancel with EABORT', async () => {
+    const wm = await workerApi.loadModel(TINY);
+    try {
+      const events = [];
+      const e = await wm.edgeKnockout(G.ids, { layer: 2, head: 'all', onProgress: (x) => events.push(x) });
+      const local = m.edgeKnockout(G.ids, { layer: 2, head: 'all' });
+      expect(Array.from(e.E).map(String)).toEqual(Array.from(local.E).map(String)); // NaN-aware, bit for bit
+      expect(events.length).toBeGreaterThan(0);
+      const t = await wm.tokenKnockout(G.ids);
+      expect(Array.from(t.effect)).toEqual(Array.from(m.tokenKnockout(G.ids).effect));
+      const pp = G.patching;
+      const pw = await wm.activationPatching(pp.clean_ids, pp.corrupt_ids, { answers: [pp.answer_clean, pp.answer_corrupt] });
+      expect(maxAbsDiff(pw.heads, pp.heads)).toBeLessThan(TOL);
+      const ac = new AbortController();
+      const pending = wm.ablationSemantics(G.ids, { onProgress: () => ac.abort(), signal: ac.signal });
+      await expect(pending).rejects.toMatchObject({ code: 'EABORT' });
+      const again = await wm.ablationSemantics(G.ids, { reference: G.ablation.reference_mean_ids, resample: G.ablation.reference_resample_ids });
+      expect(maxAbsDiff(again.mean.delta, G.ablation.mean.delta)).toBeLessThan(TOL);
+      await expect(wm.edgeKnockout([5])).rejects.toMatchObject({ code: 'EEMPTY' });
+      const pre = new AbortController();
+      pre.abort();
+      await expect(wm.tokenKnockout(G.ids, { signal: pre.signal })).rejects.toMatchObject({ code: 'EABORT' });
+    } finally {
+      await wm.dispose();
+    }
+  });
+});
