@@ -511,11 +511,15 @@ int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int
  * heads' mean) of the plain run; E (T, T)[i][j] = KL at position i and
  * E_last at position T-1 with edge j -> i knocked out (alab_knockout); NaN
  * above the diagonal. The layers below `layer` are run once and reused.
- * T(T+1)/2 + 1 passes. ALAB_EEMPTY (T < 2), ALAB_ERANGE. */
-int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head);
-/* Token knockout: effect (T)[j] = KL at position T-1 with column j knocked out
- * in every head of every layer (token j's keys and values unreadable). */
-int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T);
+ * Only the rows [row0, row1) of E and E_last are written (A whole), so a long
+ * grid can be run in parts with progress between them: 1 + the number of
+ * pairs in those rows passes. ALAB_EEMPTY (T < 2), ALAB_ERANGE. */
+int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head,
+                       int row0, int row1);
+/* Token knockout: effect (T)[j] for j in [j0, j1) = KL at position T-1 with
+ * column j knocked out in every head of every layer (token j's keys and
+ * values unreadable by any later position, and by its own query). */
+int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1);
 
 /* Three ways to remove a head: ALAB_ABLATE_ZERO (the ablate intervention),
  * ALAB_ABLATE_MEAN (its output replaced at every position by its mean over a

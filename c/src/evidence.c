@@ -494,7 +494,8 @@ static int check_run_input(alab_model *m, const int *ids, int T, const char *whe
     return ALAB_OK;
 }
 
-int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head) {
+int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head,
+                       int row0, int row1) {
     int rc = check_run_input(m, ids, T, "alab_edge_knockout");
     if (rc != ALAB_OK) return rc;
     if (!A || !E || !E_last) return alab_fail(ALAB_EINVAL, "alab_edge_knockout: NULL output");
@@ -503,6 +504,8 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
     if (layer < 0 || layer >= L) return alab_fail(ALAB_ERANGE, "alab_edge_knockout: layer %d outside [0, %d)", layer, L);
     if (head < -1 || head >= NH)
         return alab_fail(ALAB_ERANGE, "alab_edge_knockout: head %d outside [0, %d) (or -1 for all)", head, NH);
+    if (row0 < 0 || row1 > T || row0 > row1)
+        return alab_fail(ALAB_ERANGE, "alab_edge_knockout: rows [%d, %d) outside [0, %d)", row0, row1, T);
     size_t n_base, n_x;
     if (alab_mul_size(&n_base, (size_t)T + 1, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C))
         return alab_fail(ALAB_ENOMEM, "alab_edge_knockout: sizes overflow");
@@ -524,17 +527,18 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
         else for (int h = 0; h < NH; h++) s += att[(size_t)h * T * T + x] / NH;
         A[x] = (float)s;
     }
-    for (int i = 0; i < T; i++) {
+    for (int i = row0; i < row1; i++) {
         if ((rc = alab_result_logits_at(z, m, i)) != ALAB_OK) goto done;
         log_softmax64(lp + (size_t)i * V, z, V);
     }
+    log_softmax64(lp + (size_t)(T - 1) * V, alab_result_logits(m), V);
     alab_run_opts_init(&o);
     alab_knockout ko = {layer, head, 0, 0};
     o.knockouts = &ko;
     o.n_knockouts = 1;
     o.start_layer = layer;
     o.start_x = layer > 0 ? xs + (size_t)layer * T * C : NULL;
-    for (int i = 0; i < T; i++)
+    for (int i = row0; i < row1; i++)
         for (int j = 0; j < T; j++) {
             const size_t x = (size_t)i * T + j;
             if (j > i) {
@@ -559,10 +563,12 @@ done:
     return rc;
 }
 
-int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T) {
+int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1) {
     int rc = check_run_input(m, ids, T, "alab_token_knockout");
     if (rc != ALAB_OK) return rc;
     if (!effect) return alab_fail(ALAB_EINVAL, "alab_token_knockout: NULL output");
+    if (j0 < 0 || j1 > T || j0 > j1)
+        return alab_fail(ALAB_ERANGE, "alab_token_knockout: tokens [%d, %d) outside [0, %d)", j0, j1, T);
     const int V = alab_model_config(m)->vocab_size;
     double *lp = malloc(2 * (size_t)V * sizeof *lp);
     if (!lp) return alab_fail(ALAB_ENOMEM, "alab_token_knockout: no memory");
@@ -573,7 +579,7 @@ int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T) {
         alab_knockout ko = {-1, -1, -1, 0};
         o.knockouts = &ko;
         o.n_knockouts = 1;
-        for (int j = 0; j < T && rc == ALAB_OK; j++) {
+        for (int j = j0; j < j1 && rc == ALAB_OK; j++) {
             ko.col = j;
             if ((rc = alab_forward(m, ids, T, &o)) == ALAB_OK)
                 effect[j] = (float)kl_from(lp, alab_result_logits(m), lp + V, V);

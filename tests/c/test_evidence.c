@@ -201,7 +201,8 @@ static void edge_knockouts_match_the_reference(void **state) {
         const json_value *c = &edges->u.items[e];
         const int layer = (int)json_get(c, "layer")->u.num, head = (int)json_get(c, "head")->u.num;
         float A[64 * 64], E[64 * 64], EL[64 * 64];
-        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head), ALAB_OK);
+        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 0, 5), ALAB_OK); /* in two parts */
+        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 5, T), ALAB_OK);
         size_t n;
         float *wa = json_floats_of(json_get(c, "A"), &n), *we = json_floats_of(json_get(c, "E"), &n),
               *wl = json_floats_of(json_get(c, "E_last"), &n);
@@ -243,7 +244,7 @@ static void token_knockouts_match_the_reference(void **state) {
     golden_env g;
     golden_open(&g);
     float eff[64];
-    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, g.T), ALAB_OK);
+    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, g.T, 0, g.T), ALAB_OK);
     size_t n;
     float *want = json_floats_of(json_get(json_get(g.doc.root, "token"), "effect"), &n);
     assert_int_equal((int)n, g.T);
@@ -373,9 +374,11 @@ static void evidence_options_are_checked(void **state) {
     float z[8];
     assert_int_equal(alab_result_logits_at(z, m, 9), ALAB_ERANGE);
     float eff[4], A3[16], E[16], EL[16];
-    assert_int_equal(alab_token_knockout(eff, m, ids, 1), ALAB_EEMPTY);
-    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 3, 0), ALAB_ERANGE);
-    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 4), ALAB_ERANGE);
+    assert_int_equal(alab_token_knockout(eff, m, ids, 1, 0, 1), ALAB_EEMPTY);
+    assert_int_equal(alab_token_knockout(eff, m, ids, 4, 2, 5), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 0, 3, 2), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 3, 0, 0, 4), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 4, 0, 4), ALAB_ERANGE);
     alab_model_free(m);
 }
 
