@@ -820,14 +820,8 @@ static void topk_probs(int *ids, float *probs, int k, const float *logits, int V
     double mx = -INFINITY, sum = 0.0;
     for (int v = 0; v < V; v++) if (logits[v] > mx) mx = logits[v];
     for (int v = 0; v < V; v++) sum += exp(((double)logits[v] - mx) / temp);
-    int n = 0; /* insertion into a sorted list of k: ties keep the lower id first */
-    for (int v = 0; v < V; v++) {
-        float x = logits[v];
-        if (n == k && x <= logits[ids[n - 1]]) continue;
-        int pos = n < k ? n++ : k - 1;
-        while (pos > 0 && logits[ids[pos - 1]] < x) { ids[pos] = ids[pos - 1]; pos--; }
-        ids[pos] = v;
-    }
+    int n = k < V ? k : V;
+    topk_f32(ids, logits, V, n); /* O(V log k), ops.c; ties keep the lower id first */
     for (int i = 0; i < n; i++) probs[i] = (float)(exp(((double)logits[ids[i]] - mx) / temp) / sum);
 }
 
