@@ -1010,7 +1010,7 @@ int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int 
     if (!isfinite(temperature) || temperature < 0) return alab_fail(ALAB_ENAN, "temperature must be a finite number >= 0");
     if (top_k < 0) return alab_fail(ALAB_ERANGE, "top_k must be >= 0 (got %d)", top_k);
     if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to continue");
-    if ((long)T + max_new > m->cfg.n_positions)
+    if ((int64_t)T + max_new > m->cfg.n_positions) /* 64 bits: long is 32 on wasm32 */
         return alab_fail(ALAB_ETOOLONG, "%d tokens + %d new exceed the model's context of %d", T, max_new, m->cfg.n_positions);
     const int V = m->cfg.vocab_size;
     for (int t = 0; t < T; t++)

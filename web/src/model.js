@@ -468,6 +468,11 @@ export class Model {
     } else if (o.seed !== undefined) {
       seed = BigInt(checkIndex('seed', o.seed, 0, Number.MAX_SAFE_INTEGER));
     }
+    // The context is checked before anything is allocated for the new ids
+    // (maxTokens 2^28 would otherwise grow wasm memory by 1 GB first).
+    const nPos = this.config.nPositions;
+    if (ids.length + maxNew > nPos)
+      throw new AttnlabError('ETOOLONG', `${ids.length} tokens + ${maxNew} new exceed the model's context of ${nPos}`);
     const out = w.generate(this.#h, ids, { maxNew, temperature, topK, rngState: seed });
     return { ids: out.ids, tokens: Array.from(out.ids, (id) => this.#token(id)), text: w.decode(this.#h, out.ids) };
   }
