@@ -122,7 +122,7 @@ describe('attnlab parses every number strictly', () => {
     // [flag, value, what the message must also say]
     ['--do', '1,,0,3,2,hard', /head .*'' is not an integer/], // was read as layer 1 head 0
     ['--do', '0,0,1,0,hard,', /expected \.\.\.,hard/],     // a trailing comma
-    ['--do', ',0,0,1,0,hard', /expects L,H\|all/],
+    ['--do', ',0,0,1,0,hard', /layer '' is not an integer/],
     ['--do', '0,0,1,0,soft,1e39', /does not fit a float/],
     ['--do', '0,0,1,0,soft,0x10', /not a finite decimal/],
     ['--do', '0,0,1,0,soft,inf', /not a finite decimal/],
