@@ -28,7 +28,7 @@ import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK
 import { AttnlabError } from './core/errors.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
-import { defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
@@ -673,23 +673,28 @@ export function modelInternals(model) {
  * @param {undefined|null|string|URL|object|FileList|File[]} [source] see sources.js
  * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response,
  *          threads?: 'auto'|number, wasmMT?: string|URL|BufferSource|WebAssembly.Module|Response,
- *          threadWorker?: string|URL}} [options]
+ *          threadWorker?: string|URL, signal?: AbortSignal, timeoutMs?: number,
+ *          redirects?: 'same-origin'|'any'|'none'}} [options]
+ *   signal: aborts the load (EABORT); timeoutMs: a download that goes this long without a byte is
+ *   ended (ETIMEDOUT; default 30000, 0 for none); redirects: which HTTP redirects are followed
+ *   (default 'same-origin': only within the origin of the URL given). See sources.js.
  *   threads: split runs over this many threads ('auto', the default: min(cores, 4) on a cross-origin
  *   isolated page, 1 elsewhere and in Node); wasmMT: where attnlab-mt.wasm is; threadWorker: the URL
  *   of core/thread.js where a bundler cannot find it. Numbers are bit for bit the same either way.
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm, threads, wasmMT, threadWorker } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker']);
+  const { onProgress, wasm, threads, wasmMT, threadWorker, signal, timeoutMs, redirects } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'signal', 'timeoutMs', 'redirects']);
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
+  const readOpts = checkReadOptions({ signal, timeoutMs, redirects });
   const emit = onProgress ? (e) => onProgress(e) : () => {};
   const src = await resolveSource(source);
   const { w, engine } = await instanceFor({ wasm, wasmMT, threads, threadWorker });
   let files;
   try {
-    files = await readModelInto(w, src, emit);
+    files = await readModelInto(w, src, emit, readOpts);
   } catch (e) {
     w.stopThreads();
     throw e;

@@ -11,14 +11,16 @@
 //                     {id, ok: true, value}  |  {id, ok: false, error: {name, code, message, rc}}
 // Requests are handled one at a time, in order.
 
-import { AttnlabError } from './core/errors.js';
+import { AttnlabError, asAttnlabError } from './core/errors.js';
 import { loadModel, resultToMessage, counterfactualToMessage } from './model.js';
 
 let model = null;
 
+// Every failure crosses as an AttnlabError with its code (asAttnlabError:
+// EWASM for a trap, EINTERNAL for an unexpected JS error).
 function errorMessage(e) {
-  if (e instanceof AttnlabError) return { name: 'AttnlabError', code: e.code, message: e.message, rc: e.rc };
-  return { name: (e && e.name) || 'Error', code: null, message: String((e && e.message) || e), rc: 0 };
+  const a = asAttnlabError(e);
+  return { name: 'AttnlabError', code: a.code, message: a.message, rc: a.rc };
 }
 
 function needModel() {
