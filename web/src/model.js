@@ -115,6 +115,17 @@ async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
 // Argument checks
 // ---------------------------------------------------------------------------
 
+// Finite inputs must give finite scores (c/include/attnlab.h: ALAB_MAX_SOFT_LAMBDA, ALAB_MAX_SCALE; the C
+// also bounds the product of one head's alphas). Checked here too, so a double that would overflow a float
+// is ERANGE, not ENAN.
+const MAX_SOFT_LAMBDA = 1e30;
+const MAX_SCALE = 1e6;
+function checkMagnitude(name, v, max) {
+  const x = checkFinite(name, v);
+  if (Math.abs(x) > max) throw new AttnlabError('ERANGE', `${name} = ${x} is outside [-${max}, ${max}]`);
+  return x;
+}
+
 function checkOptions(where, options, keys) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options))
@@ -227,8 +238,8 @@ export function parseInterventions(interventions, ablate, cfg, T) {
         iv.row = checkIndex(`${name}.row`, x.row, 0, maxPos);
         iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
       }
-      if (x.kind === 'soft') iv.lambda = checkFinite(`${name}.lambda`, x.lambda);
-      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkFinite(`${name}.alpha`, x.alpha);
+      if (x.kind === 'soft') iv.lambda = checkMagnitude(`${name}.lambda`, x.lambda, MAX_SOFT_LAMBDA);
+      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkMagnitude(`${name}.alpha`, x.alpha, MAX_SCALE);
       out.push(iv);
     });
   }
@@ -395,7 +406,7 @@ export class Model {
     const { nLayer: L, nHead: H, vocabSize: V } = cfg;
     const interventions = parseInterventions(o.interventions, o.ablate, cfg, T);
     const mask = parseMask(o.mask, L);
-    const scale = o.scale === undefined || o.scale === null ? null : checkFinite('scale', o.scale);
+    const scale = o.scale === undefined || o.scale === null ? null : checkMagnitude('scale', o.scale, MAX_SCALE);
     let capture = null;
     if (o.captureQK !== undefined && o.captureQK !== null) {
       checkObject('captureQK', o.captureQK, ['layer', 'head']);
