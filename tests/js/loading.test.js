@@ -12,7 +12,8 @@ import http from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import * as worker from '../../web/src/worker-client.js';
-import { FILE_LIMITS, DEFAULT_STALL_TIMEOUT_MS } from '../../web/src/sources.js';
+import { FILE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, readModelInto, resolveSource } from '../../web/src/sources.js';
+import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
@@ -187,6 +188,31 @@ describe('options.signal aborts a load at any point and frees what it held', () 
     const m = await loadModel(TINY);
     expect(m.run('a b c').T).toBeGreaterThan(0);
     m.dispose();
+  });
+
+  it('the wasm buffer the weights were streaming into is freed on abort and on a stall (malloc heap back to its start)', async () => {
+    const w = await instantiateAttnlab();
+    const heap0 = w.heapInUse();
+    const st = tiny['model.safetensors'];
+    const s = await server({
+      'model.safetensors': (req, res) => { res.writeHead(200, { 'content-length': st.length }); res.write(st.subarray(0, 5000)); },
+    });
+    try {
+      const src = await resolveSource(s.base);
+      const ac = new AbortController();
+      let heapWhileStreaming = 0;
+      const e = await caught(() => readModelInto(w, src, (ev) => {
+        if (ev.file === 'model.safetensors' && ev.status === 'download') setTimeout(() => { heapWhileStreaming = w.heapInUse(); ac.abort(); }, 100);
+      }, { signal: ac.signal }));
+      expectCode(e, 'EABORT');
+      expect(heapWhileStreaming).toBeGreaterThanOrEqual(heap0 + st.length); // the buffer was there ...
+      expect(w.heapInUse()).toBe(heap0); // ... and is gone
+      const e2 = await caught(() => readModelInto(w, src, () => {}, { timeoutMs: 300 }));
+      expectCode(e2, 'ETIMEDOUT');
+      expect(w.heapInUse()).toBe(heap0);
+    } finally {
+      await s.close();
+    }
   });
 
   it('a signal aborted before the call rejects at once; one aborted while reading a path also stops it', async () => {
