@@ -66,6 +66,14 @@ export const FILE_LIMITS = Object.freeze({
   'model.safetensors': 2 ** 32 - 1,
 });
 
+/** Bytes a file of this name may have: its kind's limit; any other .safetensors (a shard) as the weights;
+ *  any other file 256 MiB (a kind added later should add its C limit to FILE_LIMITS). */
+export function limitOf(file) {
+  if (Object.hasOwn(FILE_LIMITS, file)) return FILE_LIMITS[file];
+  if (/\.safetensors$/.test(file)) return FILE_LIMITS['model.safetensors'];
+  return 256 << 20;
+}
+
 /** A download that goes this long without a byte is ended (ETIMEDOUT), unless options.timeoutMs says otherwise. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30000;
 /** How often a 'waiting' progress event is sent while no byte arrives. */
@@ -181,7 +189,7 @@ function notFound(file, where, builtin, detail) {
 
 function tooLarge(file, n, known) {
   const mib = (x) => `${(x / 2 ** 20).toFixed(1)} MiB`;
-  const lim = FILE_LIMITS[file];
+  const lim = limitOf(file);
   return new AttnlabError('ELIMIT', `${file} is ${known ? '' : 'more than '}${n} bytes (${mib(n)}), over the limit of ${lim} ` +
     `bytes (${mib(lim)}) for this file${known ? '' : '; stopped while reading it'}`);
 }
@@ -279,7 +287,7 @@ async function openFile(url, file, builtin, guard) {
     throw notFound(file, url.href, builtin, e.code || e.message);
   }
   if (!st.isFile()) throw new AttnlabError('EIO', `${file} at ${url.href} is ${kindOf(st)}, not a regular file`);
-  if (st.size > FILE_LIMITS[file]) throw tooLarge(file, st.size, true);
+  if (st.size > limitOf(file)) throw tooLarge(file, st.size, true);
   let fh;
   try {
     fh = await guard.race(fs.open(path, constants.O_RDONLY | (constants.O_NONBLOCK || 0)));
@@ -303,7 +311,7 @@ async function openFile(url, file, builtin, guard) {
     await release();
     throw new AttnlabError('EIO', `${file} at ${url.href} is ${kindOf(st)}, not a regular file`);
   }
-  if (st.size > FILE_LIMITS[file]) {
+  if (st.size > limitOf(file)) {
     await release();
     throw tooLarge(file, st.size, true);
   }
@@ -373,7 +381,7 @@ async function openURL(url, file, builtin, guard, opts) {
   const enc = (res.headers.get('content-encoding') || 'identity').toLowerCase();
   // A compressed body's Content-Length counts compressed bytes: treat as unknown.
   const total = len !== null && enc === 'identity' && /^\d+$/.test(len) ? Number(len) : null;
-  if (total !== null && total > FILE_LIMITS[file]) {
+  if (total !== null && total > limitOf(file)) {
     await release(); // refused before the first byte of the body
     throw tooLarge(file, total, true);
   }
@@ -404,7 +412,7 @@ async function openURL(url, file, builtin, guard, opts) {
 function bytesOf(v, file) {
   if (typeof v === 'string') {
     // UTF-8 is at most 3 bytes per UTF-16 unit: a string that cannot be over the limit is not measured first
-    if (v.length > FILE_LIMITS[file]) throw tooLarge(file, v.length, false);
+    if (v.length > limitOf(file)) throw tooLarge(file, v.length, false);
     return utf8.encode(v);
   }
   try {
@@ -419,11 +427,11 @@ function bytesOf(v, file) {
 function openValue(v, file, guard) {
   if (!isBlob(v)) {
     const bytes = bytesOf(v, file);
-    if (bytes.length > FILE_LIMITS[file]) throw tooLarge(file, bytes.length, true);
+    if (bytes.length > limitOf(file)) throw tooLarge(file, bytes.length, true);
     return { total: bytes.length, bytes };
   }
   // Blob / File: the size first; the stream is counted too (a File can change after it was picked)
-  if (v.size > FILE_LIMITS[file]) throw tooLarge(file, v.size, true);
+  if (v.size > limitOf(file)) throw tooLarge(file, v.size, true);
   return {
     total: v.size,
     blob: true,
@@ -466,7 +474,7 @@ function progressEmitter(emit, file, total) {
 // The chunks of a streamed reader, each counted against the file's limit (and
 // the announced size) before it is handed on, restarting the stall clock.
 async function* counted(r, file, guard, tick) {
-  const limit = FILE_LIMITS[file];
+  const limit = limitOf(file);
   let loaded = 0;
   for await (const c of r.chunks()) {
     if (r.total !== null && loaded + c.length > r.total)
