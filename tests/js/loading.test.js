@@ -145,6 +145,37 @@ describe('stalled downloads time out, and say so while they wait', () => {
     }
   }, 20000);
 
+  it('a body dripping a few bytes at a time gets a progress event about once a second (onProgress was silent)', async () => {
+    const cfg = tiny['config.json'];
+    const s = await server({
+      'config.json': (req, res) => {
+        res.writeHead(200, { 'content-length': cfg.length });
+        let off = 0;
+        const t = setInterval(() => { if (off < cfg.length) res.write(cfg.subarray(off, off += 4)); }, 100);
+        req.socket.on('close', () => clearInterval(t));
+      },
+    });
+    const ac = new AbortController();
+    const progress = [];
+    try {
+      const e = await caught(() => loadModel(s.base, {
+        signal: ac.signal,
+        onProgress: (ev) => {
+          if (ev.status === 'progress') progress.push(ev.loaded);
+          if (progress.length === 3) ac.abort();
+        },
+      }));
+      expectCode(e, 'EABORT'); // a moving download is not a stall: only the signal ends it
+      expect(progress.length).toBe(3);
+      expect(progress[0]).toBeGreaterThan(0);
+      expect(progress[2]).toBeGreaterThan(progress[0]);
+      expect(progress[2]).toBeLessThan(cfg.length); // still far from done: these are the heartbeat's events
+      await s.stats.whenClosed('config.json');
+    } finally {
+      await s.close();
+    }
+  }, 20000);
+
   it('headers that never come end with ETIMEDOUT too', async () => {
     const s = await server({ 'config.json': () => {} });
     try {

@@ -28,6 +28,8 @@
 //   {status: 'done', file, loaded, total}         the file is complete
 //   {status: 'waiting', file, loaded, total, idleMs}  about once a second while
 //                                                 no byte arrives (a slow or stalled server)
+// and, while bytes trickle in too slowly for the 1 % steps, a 'progress' event
+// about once a second.
 // and {status: 'ready'} from loadModel once the model is built. total is null
 // when unknown; progress is a percentage (null when total is unknown). For a
 // URL, 'download' and 'done' also carry url: the final URL, after redirects.
@@ -223,6 +225,8 @@ function makeGuard(opts, file, emit) {
   let last = Date.now();
   let loaded = 0;
   let total = null;
+  let beatLoaded = 0;   // the heartbeat's last 'progress' event: bytes and time
+  let beatAt = last;
   const abort = (err) => { if (!ac.signal.aborted) ac.abort(err); };
   const onUserAbort = () => abort(new AttnlabError('EABORT', `${file}: the load was aborted (options.signal)`));
   let rejectAborted;
@@ -240,12 +244,17 @@ function makeGuard(opts, file, emit) {
         'the server stalled (options.timeoutMs changes the limit)'));
       return;
     }
-    if (idle >= WAITING_EVENT_MS) {
-      try {
+    try {
+      if (idle >= WAITING_EVENT_MS) {
         emit({ status: 'waiting', file, loaded, total, idleMs: idle });
-      } catch (err) {
-        abort(err); // an onProgress that throws ends the load, as it does elsewhere
+      } else if (loaded !== beatLoaded && Date.now() - beatAt >= WAITING_EVENT_MS) {
+        // bytes trickle in, too few for the 1 % steps: say so about once a second
+        beatLoaded = loaded;
+        beatAt = Date.now();
+        emit({ status: 'progress', file, loaded, total, progress: total ? (100 * loaded) / total : null });
       }
+    } catch (err) {
+      abort(err); // an onProgress that throws ends the load, as it does elsewhere
     }
   }, Math.min(WAITING_EVENT_MS, timeoutMs > 0 ? timeoutMs : WAITING_EVENT_MS));
   if (typeof timer.unref === 'function') timer.unref();
