@@ -574,7 +574,10 @@ async function readIntoWasm(w, r, file, emit, guard) {
           guard.check();
           const n = Math.min(CHUNK, total - loaded);
           const view = new Uint8Array(w.memory.buffer, ptr + loaded, n);
-          const { bytesRead } = await guard.race(r.fh.read(view, 0, n, loaded));
+          // Not raced against an abort: the read writes into the wasm buffer, which is freed on
+          // failure, so it must be over first (a regular file's read does not stall; an abort is
+          // seen at the next chunk, at most 8 MiB later).
+          const { bytesRead } = await r.fh.read(view, 0, n, loaded);
           if (bytesRead === 0) break;
           loaded += bytesRead;
           guard.progress(loaded, total);
