@@ -31,3 +31,12 @@ echo "### native (gcc -O3 -march=native, 1 thread)"
 "$OUT/bench_forward" "$MODEL" "$RUNS" 11 128
 echo "### wasm SIMD128 in Node $(node --version) (1 thread)"
 node bench/bench_forward_wasm.mjs "$MODEL" "$RUNS" 11 128
+
+echo
+echo "## loaders: safetensors header and JSON object of N entries (issue 21)"
+${CC:-gcc} -O3 -march=native -std=c11 -Ic/include -Ic/src bench/bench_loaders.c build/libattnlab.a -lm -pthread -o "$OUT/bench_loaders"
+"$OUT/bench_loaders" 5 1000000
+
+echo
+echo "## soak: 12 000 calls through attnlab/worker (10 286 random valid runs, 1 714 invalid), memory at start and end"
+node bench/bench_soak.mjs 12000

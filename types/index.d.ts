@@ -2,11 +2,11 @@
 // They use the DOM's Blob, File, FileList, Response and Worker types: compile with the "dom" (or "webworker")
 // lib, also in Node projects. Checked with TypeScript 5 (strict; nodenext and bundler resolution).
 
-/** Stable error codes: the ALAB_E* names of the C library, and three of the JS side. */
+/** Stable error codes: the ALAB_E* names of the C library, and six of the JS side. */
 export type AttnlabErrorCode =
   | 'EINVAL' | 'ENOMEM' | 'EIO' | 'EJSON' | 'ECONFIG' | 'EFORMAT' | 'EDTYPE' | 'EMISSING' | 'ESHAPE'
   | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE' | 'ETHREAD'
-  | 'ETYPE' | 'EWASM' | 'EDISPOSED';
+  | 'ETYPE' | 'EWASM' | 'EDISPOSED' | 'EABORT' | 'ETIMEDOUT' | 'EINTERNAL';
 
 /** Everything attnlab throws (or rejects with) is an AttnlabError. */
 export class AttnlabError extends Error {
@@ -48,9 +48,10 @@ export type WasmSource = string | URL | ArrayBuffer | ArrayBufferView | Response
 /** A loading progress event (transformers.js style). */
 export type LoadProgressEvent =
   | { status: 'initiate'; file: ModelFileName }
-  | { status: 'download'; file: ModelFileName; total: number | null }
+  | { status: 'download'; file: ModelFileName; total: number | null; url?: string }
   | { status: 'progress'; file: ModelFileName; loaded: number; total: number | null; progress: number | null }
-  | { status: 'done'; file: ModelFileName; loaded: number; total: number }
+  | { status: 'waiting'; file: ModelFileName; loaded: number; total: number | null; idleMs: number }
+  | { status: 'done'; file: ModelFileName; loaded: number; total: number; url?: string }
   | { status: 'ready'; file: null };
 
 export type ModelFileName = 'config.json' | 'vocab.json' | 'merges.txt' | 'model.safetensors';
@@ -69,6 +70,12 @@ export interface LoadOptions {
   wasmMT?: WasmSource;
   /** The URL of the helper threads' worker script (web/src/core/thread.js), where a bundler cannot find it. */
   threadWorker?: string | URL;
+  /** Aborting it ends the load (EABORT), freeing what it held. */
+  signal?: AbortSignal;
+  /** A download that goes this long without a byte is ended (ETIMEDOUT). Default 30000; 0: no stall timeout. */
+  timeoutMs?: number;
+  /** Which HTTP redirects are followed (default 'same-origin': only within the origin of the URL given). */
+  redirects?: 'same-origin' | 'any' | 'none';
 }
 
 /** What a model runs on (docs/api.md, Threads). */

@@ -12,6 +12,8 @@
  * never leaves partial output; errors go to stderr with a non-zero exit.
  */
 #include <errno.h>
+#include <float.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,22 +59,93 @@ static int usage_error(const char *fmt, const char *arg) {
     return 2;
 }
 
-static int parse_int(const char *s, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) return -1;
-    *out = (int)v;
+/* ---- strict number parsing ----------------------------------------------
+ * A number is the whole token: decimal digits with an optional leading '-'
+ * (integers) or a plain decimal float (digits, '.', an exponent; no hex, no
+ * inf/nan, no spaces), within the range of the flag. Anything else is refused
+ * with the flag and the value named (exit 2). */
+
+static int refuse(const char *flag, const char *whole, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int refuse(const char *flag, const char *whole, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "attnlab: %s '%s': ", flag, whole);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(run `attnlab --help` for usage)\n");
+    return 2;
+}
+
+/* A whole-token integer in [lo, hi] (no overflow: digits are accumulated in
+ * 64 bits with a bound check before each step). what names the field. */
+static int int_arg(int *out, const char *s, long long lo, long long hi, const char *flag, const char *whole,
+                   const char *what) {
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-') { neg = 1; p++; }
+    if (!*p) return refuse(flag, whole, "%s '%s' is not an integer", what, s);
+    unsigned long long v = 0, lim = neg ? (unsigned long long)(-(lo + 1)) + 1 : (unsigned long long)(hi < 0 ? 0 : hi);
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') return refuse(flag, whole, "%s '%s' is not an integer", what, s);
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (lim - d) / 10) return refuse(flag, whole, "%s %s is out of range [%lld, %lld]", what, s, lo, hi);
+        v = v * 10 + d;
+    }
+    if (neg && lo >= 0 && v != 0) return refuse(flag, whole, "%s %s is out of range [%lld, %lld]", what, s, lo, hi);
+    long long x = neg ? -(long long)v : (long long)v;
+    if (x < lo || x > hi) return refuse(flag, whole, "%s %s is out of range [%lld, %lld]", what, s, lo, hi);
+    *out = (int)x;
     return 0;
 }
 
-static int parse_float(const char *s, float *out) {
+/* A whole-token unsigned 64-bit integer (the seed): digits only. */
+static int u64_arg(unsigned long long *out, const char *s, const char *flag) {
+    if (!*s) return refuse(flag, s, "not an integer");
+    unsigned long long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return refuse(flag, s, "not an integer in [0, 2^64 - 1]");
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (ULLONG_MAX - d) / 10) return refuse(flag, s, "out of range [0, 2^64 - 1]");
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A whole-token finite decimal that is finite as a float, in [lo, hi]. */
+static int float_arg(float *out, const char *s, double lo, double hi, const char *flag, const char *whole,
+                     const char *what) {
+    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s) || !((*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
+        return refuse(flag, whole, "%s '%s' is not a finite decimal number", what, s);
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end) return -1;
+    if (end == s || *end) return refuse(flag, whole, "%s '%s' is not a finite decimal number", what, s);
+    if (!isfinite(v) || fabs(v) > FLT_MAX) return refuse(flag, whole, "%s %s does not fit a float", what, s);
+    if (v < lo || v > hi) return refuse(flag, whole, "%s %s is out of range [%g, %g]", what, s, lo, hi);
     *out = (float)v;
     return 0;
+}
+
+/* Split a copy of arg at every ',' (empty fields kept, so "1,,2" and "1,"
+ * have an empty field the caller refuses). Returns the field count, or -1 if
+ * there are more than max. */
+static int split_commas(char *tmp, char **fields, int max) {
+    int n = 0;
+    char *p = tmp;
+    for (;;) {
+        if (n == max) return -1;
+        fields[n++] = p;
+        char *comma = strchr(p, ',');
+        if (!comma) break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    return n;
 }
 
 static int dir_has_model(const char *dir) {
@@ -168,26 +241,27 @@ typedef struct {
 static int parse_do(cli *c, const char *arg) {
     /* L,H|all,ROW,COL,hard  or  L,H|all,ROW,COL,soft,LAMBDA */
     char tmp[256];
-    if (strlen(arg) >= sizeof tmp) return usage_error("--do argument too long: %s", arg);
+    if (strlen(arg) >= sizeof tmp) return refuse("--do", arg, "too long");
     strcpy(tmp, arg);
-    char *parts[7];
-    int n = 0;
-    for (char *tok = strtok(tmp, ","); tok && n < 7; tok = strtok(NULL, ",")) parts[n++] = tok;
-    if (c->n_interv >= (int)(sizeof c->interv / sizeof c->interv[0])) return usage_error("too many interventions at %s", arg);
+    char *f[7] = {0};
+    int n = split_commas(tmp, f, 7);
+    if (n != 5 && n != 6)
+        return refuse("--do", arg, "expects L,H|all,ROW,COL,hard or L,H|all,ROW,COL,soft,LAMBDA");
+    if (c->n_interv >= (int)(sizeof c->interv / sizeof c->interv[0])) return refuse("--do", arg, "too many interventions");
     alab_intervention *v = &c->interv[c->n_interv];
     memset(v, 0, sizeof *v);
-    if (n < 5) return usage_error("--do needs L,H|all,ROW,COL,hard or L,H|all,ROW,COL,soft,LAMBDA (got %s)", arg);
-    if (parse_int(parts[0], &v->layer)) return usage_error("--do: bad layer in %s", arg);
-    if (strcmp(parts[1], "all") == 0) v->head = ALAB_ALL_HEADS;
-    else if (parse_int(parts[1], &v->head) || v->head < 0) return usage_error("--do: bad head in %s (a number or 'all')", arg);
-    if (parse_int(parts[2], &v->row) || parse_int(parts[3], &v->col)) return usage_error("--do: bad row or col in %s", arg);
-    if (strcmp(parts[4], "hard") == 0 && n == 5) {
+    if (int_arg(&v->layer, f[0], 0, ALAB_MAX_LAYERS - 1, "--do", arg, "layer")) return 2;
+    if (strcmp(f[1], "all") == 0) v->head = ALAB_ALL_HEADS;
+    else if (int_arg(&v->head, f[1], 0, ALAB_MAX_HEADS - 1, "--do", arg, "head (a number or 'all')")) return 2;
+    if (int_arg(&v->row, f[2], 0, ALAB_MAX_POSITIONS - 1, "--do", arg, "row")) return 2;
+    if (int_arg(&v->col, f[3], 0, ALAB_MAX_POSITIONS - 1, "--do", arg, "col")) return 2;
+    if (strcmp(f[4], "hard") == 0 && n == 5) {
         v->kind = ALAB_DO_HARD;
-    } else if (strcmp(parts[4], "soft") == 0 && n == 6) {
+    } else if (strcmp(f[4], "soft") == 0 && n == 6) {
         v->kind = ALAB_DO_SOFT;
-        if (parse_float(parts[5], &v->lambda)) return usage_error("--do: bad lambda in %s", arg);
+        if (float_arg(&v->lambda, f[5], -FLT_MAX, FLT_MAX, "--do", arg, "lambda")) return 2;
     } else {
-        return usage_error("--do: expected ...,hard or ...,soft,LAMBDA (got %s)", arg);
+        return refuse("--do", arg, "expected ...,hard or ...,soft,LAMBDA");
     }
     c->n_interv++;
     return 0;
@@ -195,18 +269,22 @@ static int parse_do(cli *c, const char *arg) {
 
 static int parse_ablate(cli *c, const char *arg) {
     char tmp[1024];
-    if (strlen(arg) >= sizeof tmp) return usage_error("--ablate argument too long: %s", arg);
+    if (strlen(arg) >= sizeof tmp) return refuse("--ablate", arg, "too long");
     strcpy(tmp, arg);
-    for (char *tok = strtok(tmp, ","); tok; tok = strtok(NULL, ",")) {
-        char *dot = strchr(tok, '.');
-        if (!dot) return usage_error("--ablate expects L.H[,L.H...] (got %s)", arg);
+    char *f[256];
+    int n = split_commas(tmp, f, 256);
+    if (n < 0) return refuse("--ablate", arg, "more than 256 heads");
+    for (int i = 0; i < n; i++) {
+        char *dot = strchr(f[i], '.');
+        if (!dot) return refuse("--ablate", arg, "'%s' is not L.H (expects L.H[,L.H...])", f[i]);
         *dot = '\0';
-        if (c->n_interv >= (int)(sizeof c->interv / sizeof c->interv[0])) return usage_error("too many interventions at %s", arg);
+        if (c->n_interv >= (int)(sizeof c->interv / sizeof c->interv[0])) return refuse("--ablate", arg, "too many interventions");
         alab_intervention *v = &c->interv[c->n_interv];
         memset(v, 0, sizeof *v);
         v->kind = ALAB_ABLATE;
-        if (parse_int(tok, &v->layer) || parse_int(dot + 1, &v->head) || v->head < 0)
-            return usage_error("--ablate: bad L.H in %s", arg);
+        if (int_arg(&v->layer, f[i], 0, ALAB_MAX_LAYERS - 1, "--ablate", arg, "layer") ||
+            int_arg(&v->head, dot + 1, 0, ALAB_MAX_HEADS - 1, "--ablate", arg, "head"))
+            return 2;
         c->n_interv++;
     }
     return 0;
@@ -228,7 +306,11 @@ static int parse_args(cli *c, int argc, char **argv) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED_VAL() do { if (!val) return usage_error("%s needs a value", a); i++; } while (0)
         if (strcmp(a, "--json") == 0) c->json = 1;
-        else if (strcmp(a, "--model") == 0) { NEED_VAL(); c->model = val; }
+        else if (strcmp(a, "--model") == 0) {
+            NEED_VAL();
+            if (!val[0]) return refuse("--model", val, "an empty directory name");
+            c->model = val;
+        }
         else if (strcmp(a, "--text") == 0) { NEED_VAL(); c->text = val; }
         else if (strcmp(a, "--do") == 0) { NEED_VAL(); if (parse_do(c, val)) return 2; }
         else if (strcmp(a, "--ablate") == 0) { NEED_VAL(); if (parse_ablate(c, val)) return 2; }
@@ -236,37 +318,41 @@ static int parse_args(cli *c, int argc, char **argv) {
             NEED_VAL();
             if (strcmp(val, "causal") == 0) c->run.mask = ALAB_MASK_CAUSAL;
             else if (strcmp(val, "full") == 0) c->run.mask = ALAB_MASK_FULL;
-            else if (strncmp(val, "window:", 7) == 0 && parse_int(val + 7, &c->run.window) == 0) c->run.mask = ALAB_MASK_WINDOW;
-            else return usage_error("--mask expects causal, full or window:W (got %s)", val);
+            else if (strncmp(val, "window:", 7) == 0) {
+                if (int_arg(&c->run.window, val + 7, 1, ALAB_MAX_POSITIONS, "--mask", val, "window")) return 2;
+                c->run.mask = ALAB_MASK_WINDOW;
+            } else return refuse("--mask", val, "expects causal, full or window:W");
         } else if (strcmp(a, "--scale") == 0) {
             NEED_VAL();
-            if (parse_float(val, &c->run.scale)) return usage_error("--scale: not a number: %s", val);
+            if (float_arg(&c->run.scale, val, -FLT_MAX, FLT_MAX, "--scale", val, "scale")) return 2;
             c->run.scale_override = 1;
         } else if (strcmp(a, "--capture") == 0) {
             NEED_VAL();
-            if (sscanf(val, "%d,%d", &c->run.capture_layer, &c->run.capture_head) != 2)
-                return usage_error("--capture expects L,H (got %s)", val);
+            char tmp[64], *f[3];
+            if (strlen(val) >= sizeof tmp) return refuse("--capture", val, "too long");
+            strcpy(tmp, val);
+            if (split_commas(tmp, f, 3) != 2) return refuse("--capture", val, "expects L,H");
+            if (int_arg(&c->run.capture_layer, f[0], 0, ALAB_MAX_LAYERS - 1, "--capture", val, "layer") ||
+                int_arg(&c->run.capture_head, f[1], 0, ALAB_MAX_HEADS - 1, "--capture", val, "head"))
+                return 2;
         } else if (strcmp(a, "--top") == 0) {
             NEED_VAL();
-            if (parse_int(val, &c->top) || c->top < 1) return usage_error("--top expects a positive integer (got %s)", val);
+            if (int_arg(&c->top, val, 1, ALAB_MAX_VOCAB, "--top", val, "count")) return 2;
         } else if (strcmp(a, "--max-new") == 0) {
             NEED_VAL();
-            if (parse_int(val, &c->max_new) || c->max_new < 0) return usage_error("--max-new expects an integer >= 0 (got %s)", val);
+            if (int_arg(&c->max_new, val, 0, ALAB_MAX_POSITIONS, "--max-new", val, "count")) return 2;
         } else if (strcmp(a, "--temperature") == 0) {
             NEED_VAL();
-            if (parse_float(val, &c->temperature)) return usage_error("--temperature: not a number: %s", val);
+            if (float_arg(&c->temperature, val, 0.0, FLT_MAX, "--temperature", val, "temperature")) return 2;
         } else if (strcmp(a, "--top-k") == 0) {
             NEED_VAL();
-            if (parse_int(val, &c->top_k) || c->top_k < 0) return usage_error("--top-k expects an integer >= 0 (got %s)", val);
+            if (int_arg(&c->top_k, val, 0, ALAB_MAX_VOCAB, "--top-k", val, "count")) return 2;
         } else if (strcmp(a, "--threads") == 0) {
             NEED_VAL();
-            if (parse_int(val, &c->threads) || c->threads < 1 || c->threads > 16)
-                return usage_error("--threads expects an integer in [1, 16] (got %s)", val);
+            if (int_arg(&c->threads, val, 1, 16, "--threads", val, "count")) return 2;
         } else if (strcmp(a, "--seed") == 0) {
             NEED_VAL();
-            char *end;
-            c->seed = strtoull(val, &end, 10);
-            if (*end || end == val) return usage_error("--seed expects an integer (got %s)", val);
+            if (u64_arg(&c->seed, val, "--seed")) return 2;
         } else return usage_error("unknown option %s", a);
 #undef NEED_VAL
     }

@@ -70,6 +70,18 @@ const char *alab_last_error(void);
 #define ALAB_MAX_TEXT_BYTES (1u << 20)      /* 1 MiB of text per encode call */
 #define ALAB_MAX_HEADER_BYTES (100u << 20)  /* safetensors JSON header      */
 #define ALAB_MAX_INTERVENTIONS 4096
+/* Finite inputs give finite scores: |soft-do lambda| <= 1e30 (4096 of them on
+ * one cell still sum to a finite float); |scale| <= 1e6, and the alphas of the
+ * SCALE_Q/SCALE_K edits of one head multiply to at most 1e6 in magnitude.
+ * Beyond: ALAB_ERANGE. */
+#define ALAB_MAX_SOFT_LAMBDA 1e30f
+#define ALAB_MAX_SCALE 1e6f
+/* The largest file of each kind a loader reads (the native directory loader
+ * checks the size before reading; the JS loader stops a stream at it). */
+#define ALAB_MAX_CONFIG_BYTES (1u << 20)          /* config.json: 1 MiB        */
+#define ALAB_MAX_VOCAB_BYTES (256u << 20)         /* vocab.json: 256 MiB       */
+#define ALAB_MAX_MERGES_BYTES (256u << 20)        /* merges.txt: 256 MiB       */
+#define ALAB_MAX_WEIGHTS_FILE_BYTES (16ull << 30) /* model.safetensors, native: 16 GiB (wasm: its 4 GB memory) */
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer: GPT-2 byte-level BPE                                            */

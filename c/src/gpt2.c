@@ -514,6 +514,37 @@ static int check_mask(int mode, int window, const char *where) {
     return ALAB_OK;
 }
 
+/* The SCALE_Q / SCALE_K edits of a head multiply its scores by the product
+ * of their alphas (a swap moves factors between q and k, it does not change
+ * the product). That product is held to |gain| <= ALAB_MAX_SCALE per head, so
+ * finite inputs cannot overflow q, k or a score to inf (and then NaN). */
+static int check_edit_gains(const alab_run_opts *o, int L, int NH) {
+    int any = 0;
+    for (int i = 0; i < o->n_interventions && !any; i++)
+        any = o->interventions[i].kind == ALAB_SCALE_Q || o->interventions[i].kind == ALAB_SCALE_K;
+    if (!any) return ALAB_OK;
+    double *gain = malloc((size_t)L * NH * sizeof *gain);
+    if (!gain) return alab_fail(ALAB_ENOMEM, "out of memory");
+    for (int i = 0; i < L * NH; i++) gain[i] = 1.0;
+    int rc = ALAB_OK;
+    for (int i = 0; i < o->n_interventions && rc == ALAB_OK; i++) {
+        const alab_intervention *v = &o->interventions[i];
+        if (v->kind != ALAB_SCALE_Q && v->kind != ALAB_SCALE_K) continue;
+        for (int h = 0; h < NH; h++) {
+            if (v->head != ALAB_ALL_HEADS && v->head != h) continue;
+            double *g = &gain[v->layer * NH + h];
+            *g *= fabs((double)v->lambda);
+            if (*g > ALAB_MAX_SCALE) {
+                rc = alab_fail(ALAB_ERANGE, "intervention %d: the alphas of layer %d head %d multiply to %g, outside [-%g, %g]",
+                               i, v->layer, h, *g, (double)ALAB_MAX_SCALE, (double)ALAB_MAX_SCALE);
+                break;
+            }
+        }
+    }
+    free(gain);
+    return rc;
+}
+
 static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
     const int L = m->cfg.n_layer, NH = m->cfg.n_head;
     int rc;
@@ -539,7 +570,13 @@ static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
             return alab_fail(ALAB_ERANGE, "intervention %d: col %d is outside [0, %d)", i, v->col, T);
         if (v->kind == ALAB_DO_SOFT && !isfinite(v->lambda))
             return alab_fail(ALAB_ENAN, "intervention %d: lambda is not a finite number", i);
+        /* finite inputs must give finite scores: |lambda| <= 1e30, so even
+         * ALAB_MAX_INTERVENTIONS of them on one cell sum to a finite float */
+        if (v->kind == ALAB_DO_SOFT && fabsf(v->lambda) > ALAB_MAX_SOFT_LAMBDA)
+            return alab_fail(ALAB_ERANGE, "intervention %d: lambda %g is outside [-%g, %g]", i, (double)v->lambda,
+                             (double)ALAB_MAX_SOFT_LAMBDA, (double)ALAB_MAX_SOFT_LAMBDA);
     }
+    if ((rc = check_edit_gains(o, L, NH))) return rc;
     if ((rc = check_mask(o->mask, o->window, "mask"))) return rc;
     if (o->layer_mask)
         for (int l = 0; l < L; l++)
@@ -547,6 +584,9 @@ static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
                 return rc;
     if (o->scale_override && !isfinite(o->scale))
         return alab_fail(ALAB_ENAN, "scale is not a finite number");
+    if (o->scale_override && fabsf(o->scale) > ALAB_MAX_SCALE)
+        return alab_fail(ALAB_ERANGE, "scale %g is outside [-%g, %g]", (double)o->scale, (double)ALAB_MAX_SCALE,
+                         (double)ALAB_MAX_SCALE);
     if (o->capture_layer != -1 || o->capture_head != -1) {
         if (o->capture_layer < 0 || o->capture_layer >= L)
             return alab_fail(ALAB_ERANGE, "capture layer %d is outside [0, %d)", o->capture_layer, L);
@@ -841,14 +881,8 @@ static void topk_probs(int *ids, float *probs, int k, const float *logits, int V
     double mx = -INFINITY, sum = 0.0;
     for (int v = 0; v < V; v++) if (logits[v] > mx) mx = logits[v];
     for (int v = 0; v < V; v++) sum += exp(((double)logits[v] - mx) / temp);
-    int n = 0; /* insertion into a sorted list of k: ties keep the lower id first */
-    for (int v = 0; v < V; v++) {
-        float x = logits[v];
-        if (n == k && x <= logits[ids[n - 1]]) continue;
-        int pos = n < k ? n++ : k - 1;
-        while (pos > 0 && logits[ids[pos - 1]] < x) { ids[pos] = ids[pos - 1]; pos--; }
-        ids[pos] = v;
-    }
+    int n = k < V ? k : V;
+    topk_f32(ids, logits, V, n); /* O(V log k), ops.c; ties keep the lower id first */
     for (int i = 0; i < n; i++) probs[i] = (float)(exp(((double)logits[ids[i]] - mx) / temp) / sum);
 }
 
@@ -1037,7 +1071,7 @@ int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int 
     if (!isfinite(temperature) || temperature < 0) return alab_fail(ALAB_ENAN, "temperature must be a finite number >= 0");
     if (top_k < 0) return alab_fail(ALAB_ERANGE, "top_k must be >= 0 (got %d)", top_k);
     if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to continue");
-    if ((long)T + max_new > m->cfg.n_positions)
+    if ((int64_t)T + max_new > m->cfg.n_positions) /* 64 bits: long is 32 on wasm32 */
         return alab_fail(ALAB_ETOOLONG, "%d tokens + %d new exceed the model's context of %d", T, max_new, m->cfg.n_positions);
     const int V = m->cfg.vocab_size;
     for (int t = 0; t < T; t++)

@@ -1,56 +1,86 @@
 /* io.c — loading a model directory from the file system (native builds only;
- * the browser hands the same files over as buffers). */
+ * the browser hands the same files over as buffers).
+ *
+ * Each file is opened without blocking (O_NONBLOCK: opening a FIFO for reading
+ * would otherwise wait for a writer forever), checked with fstat to be a
+ * regular file no larger than the limit of its kind, and only then read. */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-/* Read a whole file into a malloc'd buffer (plus a NUL byte not counted in
- * *len, so text files can be treated as C strings by the caller if needed). */
-static int read_file(char **out, size_t *len, const char *path, size_t max_len) {
+static const char *kind_of(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+/* Read a whole regular file into a malloc'd buffer (plus a NUL byte not
+ * counted in *len, so text files can be treated as C strings if needed). */
+static int read_file(char **out, size_t *len, const char *path, uint64_t max_len) {
     *out = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return alab_fail(ALAB_EIO, "cannot open %s: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return alab_fail(ALAB_EIO, "cannot seek in %s", path);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return alab_fail(ALAB_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return alab_fail(ALAB_EIO, "cannot stat %s: %s", path, strerror(e));
     }
-    long size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return alab_fail(ALAB_EIO, "cannot tell the size of %s", path);
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return alab_fail(ALAB_EIO, "%s is %s, not a regular file", path, kind_of(st.st_mode));
     }
-    if ((unsigned long)size > max_len) {
-        fclose(f);
-        return alab_fail(ALAB_ELIMIT, "%s is %ld bytes, over the limit of %zu", path, size, max_len);
+    if (st.st_size < 0 || (uint64_t)st.st_size > max_len) {
+        close(fd);
+        return alab_fail(ALAB_ELIMIT, "%s is %lld bytes, over the limit of %llu for this file", path,
+                         (long long)st.st_size, (unsigned long long)max_len);
     }
-    char *buf = malloc((size_t)size + 1);
+    if ((uint64_t)st.st_size >= SIZE_MAX) {
+        close(fd);
+        return alab_fail(ALAB_ENOMEM, "%s is %lld bytes, more than this process can address", path, (long long)st.st_size);
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size + 1);
     if (!buf) {
-        fclose(f);
-        return alab_fail(ALAB_ENOMEM, "cannot allocate %ld bytes for %s", size, path);
+        close(fd);
+        return alab_fail(ALAB_ENOMEM, "cannot allocate %zu bytes for %s", size, path);
     }
-    size_t got = fread(buf, 1, (size_t)size, f);
-    fclose(f);
-    if (got != (size_t)size) {
+    size_t got = 0;
+    while (got < size) {
+        size_t want = size - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : size - got;
+        ssize_t r = read(fd, buf + got, want);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != size) {
         free(buf);
-        return alab_fail(ALAB_EIO, "short read on %s (%zu of %ld bytes)", path, got, size);
+        return alab_fail(ALAB_EIO, "short read on %s (%zu of %zu bytes; did it change while it was read?)", path, got, size);
     }
     buf[size] = '\0';
     *out = buf;
-    *len = (size_t)size;
+    *len = size;
     return ALAB_OK;
 }
-
-#define TEXT_FILE_MAX ((size_t)64 << 20)    /* config, vocab and merges */
-#define WEIGHTS_FILE_MAX ((size_t)16 << 30) /* model.safetensors        */
 
 int alab_model_load_dir(alab_model **out, const char *dir) {
     if (!out || !dir) return alab_fail(ALAB_EINVAL, "alab_model_load_dir: NULL argument");
     *out = NULL;
+    if (!dir[0]) return alab_fail(ALAB_EINVAL, "alab_model_load_dir: the directory is an empty string");
     static const char *names[4] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
+    static const uint64_t limits[4] = {ALAB_MAX_CONFIG_BYTES, ALAB_MAX_WEIGHTS_FILE_BYTES, ALAB_MAX_VOCAB_BYTES,
+                                       ALAB_MAX_MERGES_BYTES};
     char *bufs[4] = {0};
     size_t lens[4] = {0};
     int rc = ALAB_OK;
@@ -59,7 +89,7 @@ int alab_model_load_dir(alab_model **out, const char *dir) {
         char *path = malloc(plen);
         if (!path) { rc = alab_fail(ALAB_ENOMEM, "out of memory"); break; }
         snprintf(path, plen, "%s/%s", dir, names[i]);
-        rc = read_file(&bufs[i], &lens[i], path, i == 1 ? WEIGHTS_FILE_MAX : TEXT_FILE_MAX);
+        rc = read_file(&bufs[i], &lens[i], path, limits[i]);
         free(path);
     }
     if (rc == ALAB_OK) {

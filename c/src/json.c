@@ -21,7 +21,8 @@
  * zeros, "NaN"/"Infinity", numbers that overflow a double, control characters
  * and invalid UTF-8 (overlongs, surrogates, > U+10FFFF) in strings, bad escapes,
  * lone surrogates in \u escapes, nesting deeper than JSON_MAX_DEPTH, empty or
- * truncated input. A byte order mark is rejected too (RFC 8259 §8.1 lets a
+ * truncated input, an object that names a key twice (checked in pass 2 through
+ * a sorted index: O(n log n), no hash table that chosen keys could flood). A byte order mark is rejected too (RFC 8259 §8.1 lets a
  * parser ignore it; we say so instead).
  */
 #include "json.h"
@@ -55,6 +56,9 @@ typedef struct {
     size_t next_node;
     char *strs;
     size_t next_str;
+    /* pass 2 scratch for the duplicate-key check of large objects */
+    const json_value **keyidx;
+    size_t cap_keyidx;
 } parser;
 
 /* Record a parse error at byte offset `at` and return ALAB_EJSON. */
@@ -338,6 +342,53 @@ static int close_container(parser *p, size_t slot, size_t count, size_t at) {
     return ALAB_OK;
 }
 
+/* Order of two members by key (length first, then bytes): a total order in
+ * which equal keys are neighbours. */
+static int cmp_key(const void *a, const void *b) {
+    const json_value *x = *(const json_value *const *)a, *y = *(const json_value *const *)b;
+    if (x->key_len != y->key_len) return x->key_len < y->key_len ? -1 : 1;
+    int c = memcmp(x->key, y->key, x->key_len);
+    if (c) return c;
+    return x < y ? -1 : (x > y); /* the earlier member first */
+}
+
+/* Pass 2: refuse an object that names a key twice (Python's json keeps the
+ * last, ours kept the first: instead of choosing, we say so). Small objects
+ * are compared pairwise; larger ones through a sorted index, so the check is
+ * O(n log n) in the member count whatever the keys are (no hash to flood). */
+static int check_unique_keys(parser *p, const json_value *kids, size_t n, size_t at) {
+    const json_value *a = NULL, *b = NULL;
+    if (n < 2) return ALAB_OK;
+    if (n <= 8) {
+        for (size_t i = 1; i < n && !a; i++)
+            for (size_t j = 0; j < i; j++)
+                if (kids[i].key_len == kids[j].key_len && memcmp(kids[i].key, kids[j].key, kids[i].key_len) == 0) {
+                    a = &kids[j];
+                    b = &kids[i];
+                    break;
+                }
+    } else {
+        if (n > p->cap_keyidx) {
+            const json_value **k = realloc((void *)p->keyidx, n * sizeof *k);
+            if (!k) return ALAB_ENOMEM;
+            p->keyidx = k;
+            p->cap_keyidx = n;
+        }
+        for (size_t i = 0; i < n; i++) p->keyidx[i] = &kids[i];
+        qsort((void *)p->keyidx, n, sizeof *p->keyidx, cmp_key);
+        for (size_t i = 1; i < n; i++) {
+            const json_value *x = p->keyidx[i - 1], *y = p->keyidx[i];
+            if (x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0) {
+                /* of all repeated keys, report the one whose second copy comes first */
+                if (!b || y < b) { a = x; b = y; }
+            }
+        }
+    }
+    if (!a) return ALAB_OK;
+    return perr(p, at, "duplicate key \"%.40s%s\" (members %zu and %zu of the object)", a->key,
+                a->key_len > 40 ? "..." : "", (size_t)(a - kids) + 1, (size_t)(b - kids) + 1);
+}
+
 static int parse_array(parser *p, json_value *out, int depth) {
     size_t at = p->pos, slot = 0, count = 0;
     json_value *kids;
@@ -406,6 +457,10 @@ static int parse_object(parser *p, json_value *out, int depth) {
         p->pos++;
         skip_ws(p);
         if (p->pos < p->len && p->src[p->pos] == '}') return perr(p, p->pos, "trailing comma in an object");
+    }
+    if (kids) {
+        rc = check_unique_keys(p, kids, count, at);
+        if (rc) return rc;
     }
     return close_container(p, slot, count, at);
 }
@@ -514,21 +569,24 @@ int json_parse(json_doc *doc, const char *src, size_t len, size_t max_len) {
     if (!arena) { rc = ALAB_ENOMEM; goto fail; }
     doc->arena = arena;
 
-    /* Pass 2: fill. The text is known to be valid, so this cannot fail. */
+    /* Pass 2: fill. The text is known to be valid; what is checked here is
+     * that no object names a key twice. */
     p.fill = 1;
     p.nodes = (json_value *)arena;
     p.next_node = 1;
     p.strs = arena + node_bytes;
     p.next_str = 0;
     p.next_container = 0;
-    rc = parse_document(&p);
-    if (rc) goto fail; /* unreachable by construction */
+    rc = parse_document(&p); /* fails only on a duplicate key (or no memory for its check) */
+    if (rc) goto fail;
     free(p.counts);
+    free((void *)p.keyidx);
     doc->root = p.nodes;
     return ALAB_OK;
 
 fail:
     free(p.counts);
+    free((void *)p.keyidx);
     free(doc->arena);
     doc->arena = NULL;
     doc->root = NULL;

@@ -5,8 +5,9 @@
  * their byte length kept (they may contain NUL). Rejects: trailing garbage,
  * trailing commas, comments, leading zeros, lone surrogates, control
  * characters in strings, invalid UTF-8, nesting deeper than JSON_MAX_DEPTH,
- * NaN/Infinity, numbers that overflow a double. Duplicate object keys are
- * kept in order (json_get returns the first).
+ * NaN/Infinity, numbers that overflow a double, an object naming a key twice
+ * (Python's json would keep the last copy, a first-wins reader the first: the
+ * file is ambiguous, so it is refused; the check is O(n log n) per object).
  */
 #ifndef ALAB_JSON_H
 #define ALAB_JSON_H

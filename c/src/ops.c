@@ -871,3 +871,59 @@ int argmax_f32_ref(const float *x, int n) {
         if (x[i] > x[best]) best = i;
     return best;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Top-k selection                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The order both twins rank by: larger value first, a NaN after every number,
+ * equal values (and -0 == +0, NaN == NaN) by the lower index first. A strict
+ * total order on (value, index) pairs, so the k best are one set in one order. */
+static inline int topk_before(const float *x, int a, int b) {
+    float u = x[a], v = x[b];
+    int un = u != u, vn = v != v;
+    if (un != vn) return vn; /* the number before the NaN */
+    if (!un && u != v) return u > v;
+    return a < b;
+}
+
+/* A binary min-heap of ids under topk_before: the root is the worst kept. */
+static void topk_sift_down(int *h, int n, int i, const float *x) {
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && topk_before(x, h[w], h[l])) w = l;
+        if (r < n && topk_before(x, h[w], h[r])) w = r;
+        if (w == i) return;
+        int t = h[i]; h[i] = h[w]; h[w] = t;
+        i = w;
+    }
+}
+
+void topk_f32(int *ids, const float *x, int n, int k) {
+    if (k > n) k = n;
+    if (k <= 0) return;
+    /* the first k, heapified; then each later id replaces the root if it ranks before it */
+    for (int i = 0; i < k; i++) ids[i] = i;
+    for (int i = k / 2 - 1; i >= 0; i--) topk_sift_down(ids, k, i, x);
+    for (int i = k; i < n; i++) {
+        if (!topk_before(x, i, ids[0])) continue;
+        ids[0] = i;
+        topk_sift_down(ids, k, 0, x);
+    }
+    /* heap sort: move the worst to the end, repeatedly, leaving the best first */
+    for (int end = k - 1; end > 0; end--) {
+        int t = ids[0]; ids[0] = ids[end]; ids[end] = t;
+        topk_sift_down(ids, end, 0, x);
+    }
+}
+
+void topk_f32_ref(int *ids, const float *x, int n, int k) {
+    if (k > n) k = n;
+    int m = 0; /* insertion into a sorted list of at most k ids: O(n k) */
+    for (int i = 0; i < n; i++) {
+        if (m == k && !topk_before(x, i, ids[k - 1])) continue;
+        int pos = m < k ? m++ : k - 1;
+        while (pos > 0 && topk_before(x, i, ids[pos - 1])) { ids[pos] = ids[pos - 1]; pos--; }
+        ids[pos] = i;
+    }
+}

@@ -75,6 +75,12 @@ size_t first_nonfinite_f32_ref(const float *x, size_t n);
  * largest, except at index 0 (as the reference's first comparison). */
 int argmax_f32(const float *x, int n);
 int argmax_f32_ref(const float *x, int n);
+/* ids[0..min(k,n)) = the indices of the k largest of x[0..n), largest first;
+ * equal values by the lower index first; NaN ranks after every number.
+ * topk_f32 keeps a heap of k: O(n log k) time, no memory beyond ids. The
+ * twin is the insertion sort it replaced (O(n k)). */
+void topk_f32(int *ids, const float *x, int n, int k);
+void topk_f32_ref(int *ids, const float *x, int n, int k);
 /* out = a + b (residual add). out may equal a. */
 void add_f32(float *out, const float *a, const float *b, int n);
 

@@ -27,6 +27,7 @@ size_t st_dtype_size(st_dtype t) {
 void st_free(st_file *f) {
     if (!f) return;
     free(f->tensors);
+    free(f->by_name);
     json_free(&f->header);
     memset(f, 0, sizeof *f);
 }
@@ -35,6 +36,10 @@ static int cmp_begin(const void *a, const void *b) {
     const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
     if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
     return x->nbytes < y->nbytes ? -1 : (x->nbytes > y->nbytes);
+}
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp((*(const st_tensor *const *)a)->name, (*(const st_tensor *const *)b)->name);
 }
 
 /* Parse one header entry into t. */
@@ -122,16 +127,29 @@ int st_parse(st_file *f, const uint8_t *buf, size_t len) {
     for (uint32_t i = 0; i < root->n; i++) {
         const json_value *v = &root->u.items[i];
         if (strcmp(v->key, "__metadata__") == 0) continue;
-        if (st_find(f, v->key)) {
-            rc = alab_fail(ALAB_EFORMAT, "safetensors: tensor \"%s\" appears twice", v->key);
-            break;
-        }
         st_tensor *t = &f->tensors[f->n];
         rc = parse_entry(t, v, f->data_len);
         if (rc != ALAB_OK) break;
         t->data = f->data + t->begin;
         order[f->n] = t;
         f->n++;
+    }
+    /* The name index: sorted, so a name given twice shows up as two neighbours
+     * (O(n log n); the JSON reader already refuses a repeated key, but a name
+     * with an embedded NUL decodes to a C string equal to its prefix) and
+     * st_find is a binary search. */
+    if (rc == ALAB_OK && f->n > 0) {
+        f->by_name = malloc((size_t)f->n * sizeof *f->by_name);
+        if (!f->by_name) rc = alab_fail(ALAB_ENOMEM, "safetensors: out of memory");
+    }
+    if (rc == ALAB_OK && f->n > 0) {
+        for (int i = 0; i < f->n; i++) f->by_name[i] = &f->tensors[i];
+        qsort(f->by_name, (size_t)f->n, sizeof *f->by_name, cmp_name);
+        for (int i = 1; i < f->n; i++)
+            if (strcmp(f->by_name[i - 1]->name, f->by_name[i]->name) == 0) {
+                rc = alab_fail(ALAB_EFORMAT, "safetensors: tensor \"%s\" appears twice", f->by_name[i]->name);
+                break;
+            }
     }
     /* No two tensors may share bytes (zero-size tensors share nothing). */
     if (rc == ALAB_OK && f->n > 1) {
@@ -154,7 +172,14 @@ int st_parse(st_file *f, const uint8_t *buf, size_t len) {
 }
 
 const st_tensor *st_find(const st_file *f, const char *name) {
-    for (int i = 0; i < f->n; i++)
-        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
+    if (!f || !name || !f->by_name) return NULL;
+    size_t lo = 0, hi = (size_t)f->n; /* binary search of the sorted name index */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->by_name[mid]->name, name);
+        if (c == 0) return f->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }

@@ -26,6 +26,7 @@ typedef struct {
 
 typedef struct {
     st_tensor *tensors;       /* n tensors, in header order */
+    st_tensor **by_name;      /* the same n, sorted by name (st_find's index) */
     int n;
     const uint8_t *data;      /* the data section */
     size_t data_len;
@@ -37,12 +38,12 @@ typedef struct {
  * ALAB_MAX_HEADER_BYTES, JSON well formed, every entry with a known dtype, a
  * shape of non-negative integers whose byte size equals end - begin (no
  * overflow), offsets inside the data section, no two tensors overlapping,
- * no name twice. Bytes of the data section that no tensor uses are allowed.
+ * no name twice (checked on a sorted index, O(n log n)). Bytes of the data section that no tensor uses are allowed.
  * Errors: ALAB_EFORMAT, ALAB_EDTYPE,
  * ALAB_EJSON, ALAB_ENOMEM. The buffer must outlive the st_file. */
 int st_parse(st_file *f, const uint8_t *buf, size_t len);
 void st_free(st_file *f);
-/* The tensor named name, or NULL. */
+/* The tensor named name, or NULL (a binary search, O(log n)). */
 const st_tensor *st_find(const st_file *f, const char *name);
 const char *st_dtype_name(st_dtype t);
 size_t st_dtype_size(st_dtype t);

@@ -158,9 +158,67 @@ static void overlapping_tensors_are_refused(void **state) {
 
 static void a_tensor_named_twice_is_refused(void **state) {
     (void)state;
+    /* the JSON reader refuses the repeated key ... */
     assert_int_equal(parse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                                   "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8),
+                     ALAB_EJSON);
+    assert_non_null(strstr(alab_last_error(), "duplicate key \"a\""));
+    /* ... and the index catches "a" and "a\u0000", equal as C strings */
+    assert_int_equal(parse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                                  "\"a\\u0000\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8),
                      ALAB_EFORMAT);
+    assert_non_null(strstr(alab_last_error(), "appears twice"));
+}
+
+/* A header of n zero-size tensors "t0".."t{n-1}", with "dup" (the name of
+ * tensor `dup`) given again at the end when dup >= 0. */
+static char *many_tensors(int n, int dup) {
+    size_t cap = (size_t)n * 64 + 128, len = 0;
+    char *h = malloc(cap);
+    h[len++] = '{';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(h + len, cap - len, "%s\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+                                i ? "," : "", i);
+    if (dup >= 0)
+        len += (size_t)snprintf(h + len, cap - len, ",\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", dup);
+    h[len++] = '}';
+    h[len] = '\0';
+    return h;
+}
+
+/* Issue 21: the duplicate check compared each name with every earlier one
+ * (400 000 entries took over 90 s). Now a sorted index: this test runs in
+ * about a second; the load times from 10k to 1M entries are in
+ * docs/BENCHMARKS.md. */
+static void four_hundred_thousand_tensors_parse_and_are_found(void **state) {
+    (void)state;
+    const int n = 400000;
+    char *h = many_tensors(n, -1);
+    size_t len;
+    uint8_t *buf = make_file(&len, h, 0);
+    st_file f;
+    assert_int_equal(st_parse(&f, buf, len), ALAB_OK);
+    assert_int_equal(f.n, n);
+    char name[32];
+    for (int i = 0; i < n; i += 9973) {
+        snprintf(name, sizeof name, "t%d", i);
+        const st_tensor *t = st_find(&f, name);
+        assert_non_null(t);
+        assert_string_equal(t->name, name);
+        assert_ptr_equal(t, &f.tensors[i]);
+    }
+    assert_null(st_find(&f, "t400000"));
+    assert_null(st_find(&f, ""));
+    st_free(&f);
+    free(buf);
+    free(h);
+    /* the same with the first name repeated last: refused */
+    h = many_tensors(n, 0);
+    buf = make_file(&len, h, 0);
+    assert_int_equal(st_parse(&f, buf, len), ALAB_EJSON);
+    assert_non_null(strstr(alab_last_error(), "duplicate key \"t0\""));
+    free(buf);
+    free(h);
 }
 
 static void sixteen_bit_floats_convert_exactly(void **state) {
@@ -199,6 +257,7 @@ int main(void) {
         cmocka_unit_test(more_than_eight_dimensions_are_refused),
         cmocka_unit_test(overlapping_tensors_are_refused),
         cmocka_unit_test(a_tensor_named_twice_is_refused),
+        cmocka_unit_test(four_hundred_thousand_tensors_parse_and_are_found),
         cmocka_unit_test(sixteen_bit_floats_convert_exactly),
     };
     return cmocka_run_group_tests_name("safetensors", tests, NULL, NULL);

@@ -164,6 +164,10 @@ def main():
                            b'{"dup":1,"dup":2,"":{},"x":[]}', b'123456789012345678901234567890',
                            b'"\\"\\\\\\/\\b\\f\\n\\r\\t"', b'-0.0e+0', b'1.7976931348623157e308']):
         put("fuzz_json", "edge_%d" % i, e)
+    # issue 21: repeated keys (refused), in a small object and past the pairwise limit (the sorted index)
+    put("fuzz_json", "dup_small", b'{"a":1,"b":{"c":1,"c":2}}')
+    put("fuzz_json", "dup_large", ("{" + ",".join('"k%d":%d' % (i, i) for i in range(40)) + ',"k17":0}').encode())
+    put("fuzz_json", "nul_keys", b'{"a":1,"a\\u0000":2,"a\\u0000b":3,"":4}')
 
     # ---- fuzz_safetensors: the mini model in every dtype/prefix, a truncation --
     put("fuzz_safetensors", "mini_f32", st)
@@ -174,6 +178,11 @@ def main():
     put("fuzz_safetensors", "three_tensors", safetensors(small))
     put("fuzz_safetensors", "empty_header", struct.pack("<Q", 2) + b"{}")
     put("fuzz_safetensors", "truncated", st[: len(st) // 2])
+    # issue 21: many names (the sorted name index), and two names equal as C strings ("a" and "a\0")
+    many = [("t%d" % i, (0,), []) for i in range(300)]
+    put("fuzz_safetensors", "many_names", safetensors(many, metadata=False))
+    h = b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a\\u0000":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}'
+    put("fuzz_safetensors", "nul_twin_names", struct.pack("<Q", len(h)) + h + bytes(8))
 
     # ---- fuzz_bpe_load: merges alone (with the tiny vocab), vocab\0merges ------
     lines = tiny_merges.split(b"\n")

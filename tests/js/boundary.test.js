@@ -68,6 +68,11 @@ const badFinite = [
   ['NaN', NaN, 'ENAN'], ['Infinity', Infinity, 'ENAN'], ['-Infinity', -Infinity, 'ENAN'],
   ["'1'", '1', 'ETYPE'], ['null', null, 'ETYPE'], ['1n', 1n, 'ETYPE'], ['{}', {}, 'ETYPE'], ['[2]', [2], 'ETYPE'],
 ];
+// Finite, but so large that the scores would overflow to inf and softmax to NaN (issue 21 item 12).
+const tooBig = (max) => [
+  [String(max * 10), max * 10, 'ERANGE'], [String(-max * 10), -max * 10, 'ERANGE'], ['3e38', 3e38, 'ERANGE'],
+  ['-3e38', -3e38, 'ERANGE'], ['1e300 (inf as a float)', 1e300, 'ERANGE'],
+];
 // Anything but a string / array of numbers.
 const notText = [['42', 42], ['null', null], ['undefined', undefined], ['{}', {}], ['true', true], ['Symbol', Symbol('x')],
   ['a function', () => 'text'], ['new String', new String('text')]];
@@ -106,7 +111,10 @@ const MODEL_CASES = [
   ...expand('run: hard do col', badIndex(T - 1), ({ m }, v) => m.run(CHAPTER, hardDo({ col: v }))),
   ...expand('run: soft do row', badIndex(T - 1), ({ m }, v) => m.run(CHAPTER, softDo({ row: v }))),
   ...expand('run: soft do col', badIndex(T - 1), ({ m }, v) => m.run(CHAPTER, softDo({ col: v }))),
-  ...expand('run: soft do lambda', badFinite, ({ m }, v) => m.run(CHAPTER, softDo({ lambda: v }))),
+  ...expand('run: soft do lambda', [...badFinite, ...tooBig(1e30)], ({ m }, v) => m.run(CHAPTER, softDo({ lambda: v }))),
+  ['run: two soft dos of 3e38 on one cell', 'ERANGE', ({ m }) => m.run(CHAPTER, { interventions: [softDo({ lambda: 3e38 }).interventions[0], softDo({ lambda: 3e38 }).interventions[0]] })],
+  ['run: scaleQ 1e3, scaleK 1e3, scaleQ 10 on one head (from C: the product)', 'ERANGE', ({ m }) => m.run(CHAPTER, { interventions: [
+    { kind: 'scaleQ', layer: 0, head: 1, alpha: 1e3 }, { kind: 'scaleK', layer: 0, head: 1, alpha: 1e3 }, { kind: 'scaleQ', layer: 0, head: 1, alpha: 10 }] })],
   ...expand('run: ablate intervention layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'ablate', layer: v, head: 0 }] })),
   ...expand('run: ablate intervention head', badHead, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'ablate', layer: 0, head: v }] })),
   ...expand('run: ablate pair layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, { ablate: [[v, 0]] })),
@@ -119,7 +127,7 @@ const MODEL_CASES = [
   ["run: mask 'window:99999999999'", 'ERANGE', ({ m }) => m.run(CHAPTER, { mask: 'window:99999999999' })],
   ...expand('run: per-layer mask[1].window', drop(badIndex(2 ** 31 - 1), '-1'),
     ({ m }, v) => m.run(CHAPTER, { mask: ['causal', { mode: 'window', window: v }, 'full'] })),
-  ...expand('run: scale', badFinite.filter(([l]) => l !== 'null'), ({ m }, v) => m.run(CHAPTER, { scale: v })),
+  ...expand('run: scale', [...badFinite.filter(([l]) => l !== 'null'), ...tooBig(1e6)], ({ m }, v) => m.run(CHAPTER, { scale: v })),
   ...expand('run: topK', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.run(CHAPTER, { topK: v })),
   ['run: options = a string', 'ETYPE', ({ m }) => m.run(CHAPTER, 'causal')],
   ['run: options = a function', 'ETYPE', ({ m }) => m.run(CHAPTER, () => {})],
@@ -131,7 +139,8 @@ const MODEL_CASES = [
   ['run: per-layer mask of L + 1 entries', 'EINVAL', ({ m }) => m.run(CHAPTER, { mask: new Array(L + 1).fill('causal') })],
   ['run: 4097 hard dos (from C)', 'ELIMIT', ({ m }) => m.run(CHAPTER, { interventions: new Array(4097).fill(hardDo({}).interventions[0]) })],
   // rung-3 weight edits
-  ...expand('run: scaleQ alpha', badFinite, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleQ', layer: 0, head: 1, alpha: v }] })),
+  ...expand('run: scaleQ alpha', [...badFinite, ...tooBig(1e6)], ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleQ', layer: 0, head: 1, alpha: v }] })),
+  ...expand('run: scaleK alpha', tooBig(1e6), ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleK', layer: 2, head: 'all', alpha: v }] })),
   ...expand('run: scaleK layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'scaleK', layer: v, head: 1, alpha: 2 }] })),
   ...expand('run: swapQK head', badHead, ({ m }, v) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: v }] })),
   ['run: swapQK with a row', 'EINVAL', ({ m }) => m.run(CHAPTER, { interventions: [{ kind: 'swapQK', layer: 0, head: 0, row: 1 }] })],
@@ -162,6 +171,9 @@ const MODEL_CASES = [
   ['counterfactual(1 MiB + 1 ASCII)', 'ELIMIT', ({ m }) => m.counterfactual(CHAPTER, 'a'.repeat(MiB + 1))],
   // generate options
   ...expand('generate: maxTokens', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.generate(CHAPTER, { maxTokens: v })),
+  ['generate: maxTokens = 2^28 (checked before allocating)', 'ETOOLONG', ({ m }) => m.generate(CHAPTER, { maxTokens: 2 ** 28 })],
+  ['generate: maxTokens = 2^31 - 1', 'ETOOLONG', ({ m }) => m.generate(CHAPTER, { maxTokens: 2 ** 31 - 1 })],
+  ['generate: ids + maxTokens one past nPositions', 'ETOOLONG', ({ m }) => m.generate([5, 6], { maxTokens: P - 1 })],
   ...expand('generate: temperature', badFinite, ({ m }, v) => m.generate(CHAPTER, { temperature: v, maxTokens: 1 })),
   ['generate: temperature = -0.001', 'ERANGE', ({ m }) => m.generate(CHAPTER, { temperature: -0.001, maxTokens: 1 })],
   ...expand('generate: topK', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.generate(CHAPTER, { topK: v, maxTokens: 1 })),

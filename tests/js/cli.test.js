@@ -2,7 +2,8 @@
 // reference on the golden fixtures; errors go to stderr with a non-zero exit and nothing on stdout.
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, cpSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -110,4 +111,89 @@ describe('attnlab errors', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(msg);
   });
+});
+
+// Issue 21 item 14: every number is the whole token, in the flag's range, with
+// no wrap; the refusal names the flag and the value (exit 2, nothing on stdout).
+describe('attnlab parses every number strictly', () => {
+  const tiny = join(root, 'tests/fixtures/tiny');
+  const base = ['run', '--model', tiny, '--text', 'a b c', '--json'];
+  const cases = [
+    // [flag, value, what the message must also say]
+    ['--do', '1,,0,3,2,hard', /head .*'' is not an integer/], // was read as layer 1 head 0
+    ['--do', '0,0,1,0,hard,', /expected \.\.\.,hard/],     // a trailing comma
+    ['--do', ',0,0,1,0,hard', /layer '' is not an integer/],
+    ['--do', '0,0,1,0,soft,1e39', /does not fit a float/],
+    ['--do', '0,0,1,0,soft,0x10', /not a finite decimal/],
+    ['--do', '0,0,1,0,soft,inf', /not a finite decimal/],
+    ['--do', '0,0, 1,0,hard', /row ' 1' is not an integer/],
+    ['--ablate', ',', /'' is not L\.H/],                  // did nothing
+    ['--ablate', '0.0,', /'' is not L\.H/],
+    ['--ablate', '0.0x', /head '0x' is not an integer/],
+    ['--ablate', '', /'' is not L\.H/],
+    ['--capture', '0,0junk', /head '0junk' is not an integer/], // was accepted
+    ['--capture', '99999999999,0', /layer 99999999999 is out of range/], // sscanf overflow (UB)
+    ['--capture', '0,0,0', /expects L,H/],
+    ['--capture', '-1,0', /layer -1 is out of range/],
+    ['--seed', '-1', /not an integer in \[0, 2\^64 - 1\]/], // became 2^64 - 1
+    ['--seed', '18446744073709551616', /out of range/],
+    ['--seed', '1e3', /not an integer/],
+    ['--model', '', /empty directory name/],              // read /config.json
+    ['--top', '0', /out of range \[1, /],
+    ['--top', '4294967306', /out of range/],              // 2^32 + 10 must not wrap to 10
+    ['--top', '10 ', /not an integer/],
+    ['--top', '+5', /not an integer/],
+    ['--scale', 'nan', /not a finite decimal/],
+    ['--scale', '1e39', /does not fit a float/],
+    ['--mask', 'window:0', /window 0 is out of range/],
+    ['--mask', 'window:3x', /window '3x' is not an integer/],
+    ['--threads', '17', /out of range \[1, 16\]/],
+    ['--max-new', '2147483648', /out of range/],
+    ['--temperature', '-1', /out of range/],
+    ['--top-k', '-1', /out of range/],
+  ];
+  it.each(cases)('%s %j is refused, naming the flag and the value', (flag, value, msg) => {
+    const args = flag === '--model' ? ['run', '--model', value, '--text', 'a'] : [...base, flag, value];
+    const cmd = ['--seed', '--max-new', '--temperature', '--top-k'].includes(flag)
+      ? ['generate', '--model', tiny, '--text', 'a b c', flag, value] : args;
+    const r = cli(cmd);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`${flag} '${value}'`);
+    expect(r.stderr).toMatch(msg);
+  });
+  it('the edges of each range are accepted', () => {
+    for (const extra of [['--top', '1'], ['--capture', '0,0'], ['--mask', 'window:1'], ['--scale', '-0.5'],
+      ['--do', '0,all,1,0,soft,-3.5e-3'], ['--ablate', '0.0,1.1'], ['--threads', '16']]) {
+      const r = cli([...base, ...extra]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    }
+    const g = cli(['generate', '--model', tiny, '--text', 'a', '--seed', '18446744073709551615', '--max-new', '2', '--json']);
+    expect(g.stderr).toBe('');
+    expect(g.code).toBe(0);
+  });
+});
+
+// Issue 21 item 8: a FIFO (or a directory) where a model file should be is
+// refused before any read; before the fix the FIFO case never returned.
+describe('attnlab refuses non-regular model files', () => {
+  const tiny = join(root, 'tests/fixtures/tiny');
+  it.each([['a FIFO', 'vocab.json', /vocab\.json is a FIFO, not a regular file/],
+    ['a directory', 'config.json', /config\.json is a directory, not a regular file/]])(
+    '%s as %s', (_what, file, msg) => {
+      const dir = mkdtempSync(join(tmpdir(), 'attnlab-cli-'));
+      try {
+        cpSync(tiny, dir, { recursive: true });
+        rmSync(join(dir, file));
+        if (file === 'vocab.json') expect(spawnSync('mkfifo', [join(dir, file)]).status).toBe(0);
+        else mkdirSync(join(dir, file));
+        const r = spawnSync(bin, ['run', '--model', dir, '--text', 'a'], { encoding: 'utf8', timeout: 20000 });
+        expect(r.signal).toBe(null); // not killed by the timeout
+        expect(r.status).toBe(1);
+        expect(r.stderr).toMatch(msg);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 });

@@ -30,7 +30,7 @@ import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
-import { defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
@@ -118,6 +118,17 @@ async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
 // ---------------------------------------------------------------------------
 // Argument checks
 // ---------------------------------------------------------------------------
+
+// Finite inputs must give finite scores (c/include/attnlab.h: ALAB_MAX_SOFT_LAMBDA, ALAB_MAX_SCALE; the C
+// also bounds the product of one head's alphas). Checked here too, so a double that would overflow a float
+// is ERANGE, not ENAN.
+const MAX_SOFT_LAMBDA = 1e30;
+const MAX_SCALE = 1e6;
+function checkMagnitude(name, v, max) {
+  const x = checkFinite(name, v);
+  if (Math.abs(x) > max) throw new AttnlabError('ERANGE', `${name} = ${x} is outside [-${max}, ${max}]`);
+  return x;
+}
 
 function checkOptions(where, options, keys) {
   if (options === undefined || options === null) return {};
@@ -231,8 +242,8 @@ export function parseInterventions(interventions, ablate, cfg, T) {
         iv.row = checkIndex(`${name}.row`, x.row, 0, maxPos);
         iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
       }
-      if (x.kind === 'soft') iv.lambda = checkFinite(`${name}.lambda`, x.lambda);
-      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkFinite(`${name}.alpha`, x.alpha);
+      if (x.kind === 'soft') iv.lambda = checkMagnitude(`${name}.lambda`, x.lambda, MAX_SOFT_LAMBDA);
+      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkMagnitude(`${name}.alpha`, x.alpha, MAX_SCALE);
       out.push(iv);
     });
   }
@@ -399,7 +410,7 @@ export class Model {
     const { nLayer: L, nHead: H, vocabSize: V } = cfg;
     const interventions = parseInterventions(o.interventions, o.ablate, cfg, T);
     const mask = parseMask(o.mask, L);
-    const scale = o.scale === undefined || o.scale === null ? null : checkFinite('scale', o.scale);
+    const scale = o.scale === undefined || o.scale === null ? null : checkMagnitude('scale', o.scale, MAX_SCALE);
     let capture = null;
     if (o.captureQK !== undefined && o.captureQK !== null) {
       checkObject('captureQK', o.captureQK, ['layer', 'head']);
@@ -472,6 +483,11 @@ export class Model {
     } else if (o.seed !== undefined) {
       seed = BigInt(checkIndex('seed', o.seed, 0, Number.MAX_SAFE_INTEGER));
     }
+    // The context is checked before anything is allocated for the new ids
+    // (maxTokens 2^28 would otherwise grow wasm memory by 1 GB first).
+    const nPos = this.config.nPositions;
+    if (ids.length + maxNew > nPos)
+      throw new AttnlabError('ETOOLONG', `${ids.length} tokens + ${maxNew} new exceed the model's context of ${nPos}`);
     const out = w.generate(this.#h, ids, { maxNew, temperature, topK, rngState: seed });
     return { ids: out.ids, tokens: Array.from(out.ids, (id) => this.#token(id)), text: w.decode(this.#h, out.ids) };
   }
@@ -817,23 +833,28 @@ export function modelInternals(model) {
  * @param {undefined|null|string|URL|object|FileList|File[]} [source] see sources.js
  * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response,
  *          threads?: 'auto'|number, wasmMT?: string|URL|BufferSource|WebAssembly.Module|Response,
- *          threadWorker?: string|URL}} [options]
+ *          threadWorker?: string|URL, signal?: AbortSignal, timeoutMs?: number,
+ *          redirects?: 'same-origin'|'any'|'none'}} [options]
+ *   signal: aborts the load (EABORT); timeoutMs: a download that goes this long without a byte is
+ *   ended (ETIMEDOUT; default 30000, 0 for none); redirects: which HTTP redirects are followed
+ *   (default 'same-origin': only within the origin of the URL given). See sources.js.
  *   threads: split runs over this many threads ('auto', the default: min(cores, 4) on a cross-origin
  *   isolated page, 1 elsewhere and in Node); wasmMT: where attnlab-mt.wasm is; threadWorker: the URL
  *   of core/thread.js where a bundler cannot find it. Numbers are bit for bit the same either way.
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm, threads, wasmMT, threadWorker } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker']);
+  const { onProgress, wasm, threads, wasmMT, threadWorker, signal, timeoutMs, redirects } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'signal', 'timeoutMs', 'redirects']);
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
+  const readOpts = checkReadOptions({ signal, timeoutMs, redirects });
   const emit = onProgress ? (e) => onProgress(e) : () => {};
   const src = await resolveSource(source);
   const { w, engine } = await instanceFor({ wasm, wasmMT, threads, threadWorker });
   let files;
   try {
-    files = await readModelInto(w, src, emit);
+    files = await readModelInto(w, src, emit, readOpts);
   } catch (e) {
     w.stopThreads();
     throw e;

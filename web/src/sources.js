@@ -26,14 +26,61 @@
 //   {status: 'download', file, total}             reading starts (URLs, paths, Blobs)
 //   {status: 'progress', file, loaded, total, progress}   at most every 1 % / 1 MiB
 //   {status: 'done', file, loaded, total}         the file is complete
+//   {status: 'waiting', file, loaded, total, idleMs}  about once a second while
+//                                                 no byte arrives (a slow or stalled server)
+// and, while bytes trickle in too slowly for the 1 % steps, a 'progress' event
+// about once a second.
 // and {status: 'ready'} from loadModel once the model is built. total is null
-// when unknown; progress is a percentage (null when total is unknown).
+// when unknown; progress is a percentage (null when total is unknown). For a
+// URL, 'download' and 'done' also carry url: the final URL, after redirects.
+//
+// Bounds (issue 21), the same for every kind of source:
+//   - each file is held to the C limit of its kind (FILE_LIMITS) while it is
+//     read, not after: a size known in advance (Content-Length, a file's or a
+//     Blob's size, a buffer's length) is checked before the first byte, and a
+//     stream is stopped at the first chunk past the limit (ELIMIT);
+//   - a download that goes timeoutMs (default 30 s) without a byte is ended
+//     (ETIMEDOUT), and options.signal ends a load at any point (EABORT); either
+//     way the body is cancelled, the file handle closed and the wasm buffer
+//     freed;
+//   - redirects are followed only within the origin of the URL given, unless
+//     options.redirects is 'any' ('none' refuses them all); only http(s);
+//   - paths and file: URLs are read only if they are regular files (checked
+//     before opening, and again on the open handle, which is opened without
+//     blocking: a FIFO cannot hang the loader);
+//   - every failure is an AttnlabError with a stable code.
 
 import { AttnlabError } from './core/errors.js';
 
 /** The four files of a model directory, in the order they are read. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
 const KEYS = { 'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors' };
+
+/**
+ * The largest file of each kind, in bytes: the C limits (ALAB_MAX_CONFIG_BYTES,
+ * ALAB_MAX_VOCAB_BYTES, ALAB_MAX_MERGES_BYTES in c/include/attnlab.h) and, for
+ * the weights, what a 32-bit WebAssembly memory can hold.
+ */
+export const FILE_LIMITS = Object.freeze({
+  'config.json': 1 << 20,
+  'vocab.json': 256 << 20,
+  'merges.txt': 256 << 20,
+  'model.safetensors': 2 ** 32 - 1,
+});
+
+/** Bytes a file of this name may have: its kind's limit; any other .safetensors (a shard) as the weights;
+ *  any other file 256 MiB (a kind added later should add its C limit to FILE_LIMITS). */
+export function limitOf(file) {
+  if (Object.hasOwn(FILE_LIMITS, file)) return FILE_LIMITS[file];
+  if (/\.safetensors$/.test(file)) return FILE_LIMITS['model.safetensors'];
+  return 256 << 20;
+}
+
+/** A download that goes this long without a byte is ended (ETIMEDOUT), unless options.timeoutMs says otherwise. */
+export const DEFAULT_STALL_TIMEOUT_MS = 30000;
+/** How often a 'waiting' progress event is sent while no byte arrives. */
+export const WAITING_EVENT_MS = 1000;
+const MAX_REDIRECTS = 20;
 
 /** The built-in model's directory: models/brown-gpt2/ of this package. */
 export function defaultModelURL() {
@@ -83,6 +130,8 @@ export async function resolveURL(u, what = 'URL') {
 /** resolveURL for a directory: the result's path ends in '/'. */
 export async function resolveDirURL(u) {
   const url = await resolveURL(u, 'model URL');
+  if (!['http:', 'https:', 'file:'].includes(url.protocol))
+    throw new AttnlabError('EINVAL', `a model URL must be http:, https: or file: (got ${url.protocol} in ${String(u).slice(0, 80)})`);
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
 }
@@ -129,11 +178,8 @@ export async function resolveSource(source) {
 }
 
 // ---------------------------------------------------------------------------
-// Readers: one file as {total, chunks()}
+// Errors
 // ---------------------------------------------------------------------------
-
-// A reader yields Uint8Array chunks; total is the byte count when known.
-// Every opener throws AttnlabError EIO when the file cannot be had.
 
 function notFound(file, where, builtin, detail) {
   const msg = builtin
@@ -143,54 +189,224 @@ function notFound(file, where, builtin, detail) {
   return new AttnlabError('EIO', msg);
 }
 
-async function openURL(url, file, builtin) {
+function tooLarge(file, n, known) {
+  const mib = (x) => `${(x / 2 ** 20).toFixed(1)} MiB`;
+  const lim = limitOf(file);
+  return new AttnlabError('ELIMIT', `${file} is ${known ? '' : 'more than '}${n} bytes (${mib(n)}), over the limit of ${lim} ` +
+    `bytes (${mib(lim)}) for this file${known ? '' : '; stopped while reading it'}`);
+}
+
+/** Any error met while reading `file` as an AttnlabError with a code. */
+function asLoadError(e, file) {
+  if (e instanceof AttnlabError) return e;
+  const name = e && e.name;
+  const msg = String((e && e.message) || e);
+  if (name === 'AbortError') return new AttnlabError('EABORT', `${file}: the load was aborted`, { cause: e });
+  if (name === 'NotReadableError' || name === 'NotFoundError')
+    return new AttnlabError('EIO', `${file} cannot be read any more (it was changed, moved or deleted after it was picked): ${msg}`, { cause: e });
+  if (msg === 'terminated' || (e && e.cause && /closed|terminated|socket/i.test(String(e.cause.message || e.cause.code))))
+    return new AttnlabError('EIO', `${file}: the connection ended before the whole file arrived (${msg})`, { cause: e });
+  return new AttnlabError('EIO', `${file} could not be read: ${msg}`, { cause: e });
+}
+
+// ---------------------------------------------------------------------------
+// Guards: abort, stall timeout, 'waiting' events
+// ---------------------------------------------------------------------------
+
+/**
+ * The guard of one file's read: an AbortController that the caller's signal
+ * and the stall timer abort (the fetch and its body are bound to it), a
+ * promise that rejects when it is aborted (raced against every wait), and a
+ * heartbeat that sends 'waiting' events while no byte arrives.
+ */
+function makeGuard(opts, file, emit) {
+  const ac = new AbortController();
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  let last = Date.now();
+  let loaded = 0;
+  let total = null;
+  let beatLoaded = 0;   // the heartbeat's last 'progress' event: bytes and time
+  let beatAt = last;
+  const abort = (err) => { if (!ac.signal.aborted) ac.abort(err); };
+  const onUserAbort = () => abort(new AttnlabError('EABORT', `${file}: the load was aborted (options.signal)`));
+  let rejectAborted;
+  const aborted = new Promise((_, rej) => { rejectAborted = rej; });
+  aborted.catch(() => {}); // observed through race() only
+  ac.signal.addEventListener('abort', () => rejectAborted(ac.signal.reason), { once: true });
+  if (opts.signal) {
+    opts.signal.addEventListener('abort', onUserAbort, { once: true });
+    if (opts.signal.aborted) onUserAbort();
+  }
+  const timer = setInterval(() => {
+    const idle = Date.now() - last;
+    if (timeoutMs > 0 && idle >= timeoutMs) {
+      abort(new AttnlabError('ETIMEDOUT', `${file}: no byte for ${Math.round(idle / 1000)} s (${loaded} bytes read); ` +
+        'the server stalled (options.timeoutMs changes the limit)'));
+      return;
+    }
+    try {
+      if (idle >= WAITING_EVENT_MS) {
+        emit({ status: 'waiting', file, loaded, total, idleMs: idle });
+      } else if (loaded !== beatLoaded && Date.now() - beatAt >= WAITING_EVENT_MS) {
+        // bytes trickle in, too few for the 1 % steps: say so about once a second
+        beatLoaded = loaded;
+        beatAt = Date.now();
+        emit({ status: 'progress', file, loaded, total, progress: total ? (100 * loaded) / total : null });
+      }
+    } catch (err) {
+      abort(err); // an onProgress that throws ends the load, as it does elsewhere
+    }
+  }, Math.min(WAITING_EVENT_MS, timeoutMs > 0 ? timeoutMs : WAITING_EVENT_MS));
+  if (typeof timer.unref === 'function') timer.unref();
+  return {
+    signal: ac.signal,
+    /** p, unless the read is aborted or times out first. */
+    race: (p) => Promise.race([p, aborted]),
+    /** Bytes arrived: the stall clock restarts. */
+    progress(n, t = total) { loaded = n; total = t; last = Date.now(); },
+    check() { if (ac.signal.aborted) throw ac.signal.reason; },
+    abort,
+    dispose() {
+      clearInterval(timer);
+      if (opts.signal) opts.signal.removeEventListener('abort', onUserAbort);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Readers: one file as {total, url?, chunks() | fh | bytes, release()}
+// ---------------------------------------------------------------------------
+
+// Node: a path or file: URL, opened only if it is a regular file. The open
+// uses O_NONBLOCK, so a FIFO swapped in between the stat and the open cannot
+// block a thread of libuv's pool (four of them used to hang every fs call of
+// the process); the handle is checked again with fstat.
+async function openFile(url, file, builtin, guard) {
+  const fs = await import('node:fs/promises');
+  const { constants } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const path = fileURLToPath(url);
+  const kindOf = (st) => (st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket'
+    : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : 'not a regular file');
+  let st;
+  try {
+    st = await guard.race(fs.stat(path));
+  } catch (e) {
+    if (e instanceof AttnlabError) throw e;
+    throw notFound(file, url.href, builtin, e.code || e.message);
+  }
+  if (!st.isFile()) throw new AttnlabError('EIO', `${file} at ${url.href} is ${kindOf(st)}, not a regular file`);
+  if (st.size > limitOf(file)) throw tooLarge(file, st.size, true);
+  let fh;
+  try {
+    fh = await guard.race(fs.open(path, constants.O_RDONLY | (constants.O_NONBLOCK || 0)));
+  } catch (e) {
+    if (e instanceof AttnlabError) throw e;
+    throw notFound(file, url.href, builtin, e.code || e.message);
+  }
+  let closed = false;
+  const release = async () => { // idempotent: after a full read and on every failure path
+    if (closed) return;
+    closed = true;
+    await fh.close().catch(() => {});
+  };
+  try {
+    st = await fh.stat();
+  } catch (e) {
+    await release();
+    throw notFound(file, url.href, builtin, e.code || e.message);
+  }
+  if (!st.isFile()) {
+    await release();
+    throw new AttnlabError('EIO', `${file} at ${url.href} is ${kindOf(st)}, not a regular file`);
+  }
+  if (st.size > limitOf(file)) {
+    await release();
+    throw tooLarge(file, st.size, true);
+  }
+  return { total: st.size, fh, release };
+}
+
+// HTTP(S): fetch bound to the guard's signal. Redirects are followed by hand
+// in Node (redirect: 'manual' gives the 3xx there) so that no request goes to
+// an origin the caller did not allow; a browser hides the 3xx ('opaqueredirect'),
+// so there the final URL is checked after the fact (and the page's CSP has
+// already kept the request to its allowed hosts).
+async function fetchFollowing(url, file, builtin, guard, opts) {
+  const policy = opts.redirects || 'same-origin';
+  const origin = url.origin;
+  const allowed = (u) => policy === 'any' || (policy === 'same-origin' && u.origin === origin);
+  const refuse = (to) => new AttnlabError('EIO', `${file}: ${url.href} redirects to ${to.href}` +
+    (policy === 'none' ? ', and options.redirects is \'none\'' : `, outside ${origin}; pass {redirects: 'any'} to allow it`));
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    let res;
+    try {
+      res = await guard.race(fetch(current, { signal: guard.signal, redirect: isNode ? 'manual' : 'follow' }));
+    } catch (e) {
+      if (e instanceof AttnlabError) throw e;
+      if (guard.signal.aborted) throw guard.signal.reason;
+      throw notFound(file, current.href, builtin, e.message + (e.cause ? `: ${e.cause.message || e.cause.code}` : ''));
+    }
+    if (!isNode) {
+      const final = new URL(res.url || current.href);
+      if (res.type === 'opaqueredirect' || (res.redirected && !allowed(final))) {
+        if (res.body) res.body.cancel().catch(() => {});
+        throw refuse(final);
+      }
+      return { res, final };
+    }
+    if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
+      if (res.body) await res.body.cancel().catch(() => {});
+      let next;
+      try {
+        next = new URL(res.headers.get('location'), current);
+      } catch {
+        throw new AttnlabError('EIO', `${file}: ${current.href} redirects to an invalid URL`);
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw new AttnlabError('EIO', `${file}: ${current.href} redirects to a ${next.protocol} URL (only http and https are followed)`);
+      if (!allowed(next)) throw refuse(next);
+      if (hop + 1 >= MAX_REDIRECTS) throw new AttnlabError('EIO', `${file}: more than ${MAX_REDIRECTS} redirects from ${url.href}`);
+      current = next;
+      continue;
+    }
+    return { res, final: current };
+  }
+}
+
+async function openURL(url, file, builtin, guard, opts) {
   if (url.protocol === 'file:') {
     if (!isNode) throw notFound(file, url.href, builtin, 'file: URLs can only be read in Node');
-    const { open } = await import('node:fs/promises');
-    let fh;
-    try {
-      fh = await open(url, 'r');
-    } catch (e) {
-      throw notFound(file, url.href, builtin, e.code || e.message);
-    }
-    let closed = false;
-    const release = async () => { // idempotent: after a full read and on every failure path
-      if (closed) return;
-      closed = true;
-      await fh.close().catch(() => {});
-    };
-    let total;
-    try {
-      total = (await fh.stat()).size;
-    } catch (e) {
-      await release();
-      throw notFound(file, url.href, builtin, e.code || e.message);
-    }
-    return { total, fh, release };
+    return openFile(url, file, builtin, guard);
   }
-  let res;
-  try {
-    res = await fetch(url);
-  } catch (e) {
-    throw notFound(file, url.href, builtin, e.message);
+  const { res, final } = await fetchFollowing(url, file, builtin, guard, opts);
+  const release = async () => { if (res.body) await res.body.cancel().catch(() => {}); };
+  if (!res.ok) {
+    await release();
+    throw notFound(file, final.href, builtin, `HTTP ${res.status}`);
   }
-  if (!res.ok) throw notFound(file, url.href, builtin, `HTTP ${res.status}`);
   const len = res.headers.get('content-length');
   const enc = (res.headers.get('content-encoding') || 'identity').toLowerCase();
   // A compressed body's Content-Length counts compressed bytes: treat as unknown.
   const total = len !== null && enc === 'identity' && /^\d+$/.test(len) ? Number(len) : null;
+  if (total !== null && total > limitOf(file)) {
+    await release(); // refused before the first byte of the body
+    throw tooLarge(file, total, true);
+  }
   return {
     total,
-    // Cancel the body when the read is abandoned (a buffer that cannot be
-    // allocated, a truncated or overlong body): the connection is closed now,
-    // not when the server gives up.
-    release: async () => { if (res.body) await res.body.cancel().catch(() => {}); },
+    url: final.href,
+    // Cancel the body when the read is abandoned (a limit, a timeout, an
+    // abort, a truncated or overlong body): the connection is closed now, not
+    // when the server gives up.
+    release,
     async *chunks() {
-      if (!res.body) { yield new Uint8Array(await res.arrayBuffer()); return; }
+      if (!res.body) { yield new Uint8Array(await guard.race(res.arrayBuffer())); return; }
       const reader = res.body.getReader();
       try {
         for (;;) {
-          const { done, value } = await reader.read();
+          const { done, value } = await guard.race(reader.read());
           if (done) return;
           yield value;
         }
@@ -201,24 +417,45 @@ async function openURL(url, file, builtin) {
   };
 }
 
-function openValue(v) {
-  if (typeof v === 'string') { const b = utf8.encode(v); return { total: b.length, bytes: b }; }
-  if (v instanceof ArrayBuffer) return { total: v.byteLength, bytes: new Uint8Array(v) };
-  if (ArrayBuffer.isView(v)) return { total: v.byteLength, bytes: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) };
-  // Blob / File
+// A buffer or string: its length is checked before it is copied anywhere.
+function bytesOf(v, file) {
+  if (typeof v === 'string') {
+    // UTF-8 is at most 3 bytes per UTF-16 unit: a string that cannot be over the limit is not measured first
+    if (v.length > limitOf(file)) throw tooLarge(file, v.length, false);
+    return utf8.encode(v);
+  }
+  try {
+    if (v instanceof ArrayBuffer) return new Uint8Array(v);
+    return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  } catch (e) {
+    // a detached ArrayBuffer (transferred to a worker, or structuredClone'd with transfer)
+    throw new AttnlabError('ETYPE', `the buffer given for ${file} is detached (it was transferred elsewhere)`, { cause: e });
+  }
+}
+
+function openValue(v, file, guard) {
+  if (!isBlob(v)) {
+    const bytes = bytesOf(v, file);
+    if (bytes.length > limitOf(file)) throw tooLarge(file, bytes.length, true);
+    return { total: bytes.length, bytes };
+  }
+  // Blob / File: the size first; the stream is counted too (a File can change after it was picked)
+  if (v.size > limitOf(file)) throw tooLarge(file, v.size, true);
   return {
     total: v.size,
     blob: true,
     async *chunks() {
-      if (typeof v.stream !== 'function') { yield new Uint8Array(await v.arrayBuffer()); return; }
+      if (typeof v.stream !== 'function') { yield new Uint8Array(await guard.race(v.arrayBuffer())); return; }
       const reader = v.stream().getReader();
+      let done = false;
       try {
         for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          yield value;
+          const next = await guard.race(reader.read());
+          if (next.done) { done = true; return; }
+          yield next.value;
         }
       } finally {
+        if (!done) reader.cancel().catch(() => {});
         reader.releaseLock();
       }
     },
@@ -243,16 +480,40 @@ function progressEmitter(emit, file, total) {
 // Reading a whole model
 // ---------------------------------------------------------------------------
 
+// The chunks of a streamed reader, each counted against the file's limit (and
+// the announced size) before it is handed on, restarting the stall clock.
+async function* counted(r, file, guard, tick) {
+  const limit = limitOf(file);
+  let loaded = 0;
+  for await (const c of r.chunks()) {
+    if (r.total !== null && loaded + c.length > r.total)
+      throw new AttnlabError('EIO', `${file}: received more than the announced ${r.total} bytes`);
+    if (loaded + c.length > limit) throw tooLarge(file, loaded + c.length, false);
+    loaded += c.length;
+    guard.progress(loaded, r.total);
+    tick(loaded);
+    yield c;
+  }
+  guard.check();
+}
+
 // Read a small file completely into a Uint8Array.
-async function readAll(r, file, emit) {
+async function readAll(r, file, emit, guard) {
   if (r.bytes) return r.bytes;
-  emit({ status: 'download', file, total: r.total });
+  emit(r.url ? { status: 'download', file, total: r.total, url: r.url } : { status: 'download', file, total: r.total });
   const tick = progressEmitter(emit, file, r.total);
   if (r.fh) {
     try {
-      const { readFile } = await import('node:fs/promises');
-      const b = new Uint8Array(await readFile(r.fh));
-      tick(b.length, true);
+      const b = new Uint8Array(r.total);
+      let loaded = 0;
+      while (loaded < r.total) {
+        const { bytesRead } = await guard.race(r.fh.read(b, loaded, r.total - loaded, loaded));
+        if (bytesRead === 0) break;
+        loaded += bytesRead;
+        guard.progress(loaded, r.total);
+      }
+      if (loaded !== r.total) throw new AttnlabError('EIO', `${file}: truncated, got ${loaded} of ${r.total} bytes (did it change while it was read?)`);
+      tick(loaded, true);
       return b;
     } finally {
       await r.release();
@@ -260,11 +521,12 @@ async function readAll(r, file, emit) {
   }
   const parts = [];
   let loaded = 0;
-  for await (const c of r.chunks()) {
+  for await (const c of counted(r, file, guard, tick)) {
     parts.push(c);
     loaded += c.length;
-    tick(loaded);
   }
+  if (r.total !== null && loaded !== r.total)
+    throw new AttnlabError('EIO', `${file}: truncated, got ${loaded} of ${r.total} bytes`);
   tick(loaded, true);
   return concat(parts, loaded);
 }
@@ -279,19 +541,20 @@ function concat(parts, n) {
 
 // Write the safetensors bytes into a new wasm buffer; returns {ptr, len}.
 // The buffer is freed here on failure; on success the caller owns it.
-async function readIntoWasm(w, r, file, emit) {
+async function readIntoWasm(w, r, file, emit, guard) {
   if (r.bytes) {
     const ptr = w.malloc(r.bytes.length);
     w.writeBytes(ptr, r.bytes);
     return { ptr, len: r.bytes.length };
   }
-  emit({ status: 'download', file, total: r.total });
+  emit(r.url ? { status: 'download', file, total: r.total, url: r.url } : { status: 'download', file, total: r.total });
   const tick = progressEmitter(emit, file, r.total);
   if (r.total === null) {
-    // Unknown size: collect, then one copy (the only case of a transient JS copy).
+    // Unknown size: collect, then one copy (the only case of a transient JS
+    // copy); the limit is applied chunk by chunk, so it bounds the collection.
     const parts = [];
     let loaded = 0;
-    for await (const c of r.chunks()) { parts.push(c); loaded += c.length; tick(loaded); }
+    for await (const c of counted(r, file, guard, tick)) { parts.push(c); loaded += c.length; }
     tick(loaded, true);
     const ptr = w.malloc(loaded);
     let off = 0;
@@ -308,23 +571,25 @@ async function readIntoWasm(w, r, file, emit) {
       const CHUNK = 8 << 20;
       try {
         while (loaded < total) {
+          guard.check();
           const n = Math.min(CHUNK, total - loaded);
           const view = new Uint8Array(w.memory.buffer, ptr + loaded, n);
+          // Not raced against an abort: the read writes into the wasm buffer, which is freed on
+          // failure, so it must be over first (a regular file's read does not stall; an abort is
+          // seen at the next chunk, at most 8 MiB later).
           const { bytesRead } = await r.fh.read(view, 0, n, loaded);
           if (bytesRead === 0) break;
           loaded += bytesRead;
+          guard.progress(loaded, total);
           tick(loaded);
         }
       } finally {
         await r.release();
       }
     } else {
-      for await (const c of r.chunks()) {
-        if (loaded + c.length > total)
-          throw new AttnlabError('EIO', `${file}: received more than the announced ${total} bytes`);
+      for await (const c of counted(r, file, guard, tick)) {
         w.writeBytes(ptr, c, loaded);
         loaded += c.length;
-        tick(loaded);
       }
     }
     if (loaded !== total)
@@ -338,33 +603,69 @@ async function readIntoWasm(w, r, file, emit) {
 }
 
 /**
+ * Check the reading options of loadModel: {signal, timeoutMs, redirects}.
+ * @returns {{signal?: AbortSignal, timeoutMs: number, redirects: string}}
+ */
+export function checkReadOptions({ signal, timeoutMs, redirects } = {}) {
+  if (signal !== undefined && signal !== null) {
+    const ok = (typeof AbortSignal !== 'undefined' && signal instanceof AbortSignal) ||
+      (typeof signal === 'object' && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function');
+    if (!ok) throw new AttnlabError('ETYPE', 'options.signal must be an AbortSignal');
+  }
+  if (timeoutMs !== undefined && timeoutMs !== null) {
+    if (typeof timeoutMs !== 'number') throw new AttnlabError('ETYPE', 'options.timeoutMs must be a number (milliseconds; 0 for none)');
+    if (Number.isNaN(timeoutMs)) throw new AttnlabError('ENAN', 'options.timeoutMs is NaN');
+    if (!(timeoutMs >= 0) || !Number.isInteger(timeoutMs) || timeoutMs > 2 ** 31 - 1)
+      throw new AttnlabError('ERANGE', `options.timeoutMs must be an integer in [0, 2^31 - 1] (0: no stall timeout), got ${timeoutMs}`);
+  }
+  if (redirects !== undefined && redirects !== null && !['same-origin', 'any', 'none'].includes(redirects))
+    throw new AttnlabError('EINVAL', `options.redirects must be 'same-origin', 'any' or 'none', got ${String(redirects)}`);
+  return { signal: signal ?? undefined, timeoutMs: timeoutMs ?? DEFAULT_STALL_TIMEOUT_MS, redirects: redirects ?? 'same-origin' };
+}
+
+/**
  * Read a model's files (src from resolveSource): config, vocab and merges as
  * bytes, the safetensors straight into wasm memory of w (an AttnlabWasm).
- * @returns {Promise<{config: Uint8Array, vocab: Uint8Array, merges: Uint8Array, stPtr: number, stLen: number, name: string}>}
+ * opts: {signal, timeoutMs, redirects} (checkReadOptions).
+ * @returns {Promise<{config: Uint8Array, vocab: Uint8Array, merges: Uint8Array, stPtr: number, stLen: number, name: string, urls?: object}>}
  *   stPtr is a malloc'ed wasm buffer the caller must hand to C or free.
  */
-export async function readModelInto(w, src, emit) {
+export async function readModelInto(w, src, emit, opts = {}) {
+  const o = checkReadOptions(opts);
   const name = src.kind === 'url' ? src.url.href : 'buffers';
   const out = { name, stPtr: 0, stLen: 0 };
+  if (src.kind === 'url') out.urls = {};
   let r = null;
+  let guard = null;
+  let current = 'the model';
   try {
+    if (o.signal && o.signal.aborted) throw new AttnlabError('EABORT', 'the load was aborted before it started (options.signal)');
     for (const file of MODEL_FILES) {
+      current = file;
       emit({ status: 'initiate', file });
-      r = src.kind === 'url' ? await openURL(new URL(file, src.url), file, src.builtin) : openValue(src.files[KEYS[file]]);
+      guard = makeGuard(o, file, emit);
+      r = null;
+      r = src.kind === 'url' ? await openURL(new URL(file, src.url), file, src.builtin, guard, o)
+        : openValue(src.files[KEYS[file]], file, guard);
       if (file === 'model.safetensors') {
-        const { ptr, len } = await readIntoWasm(w, r, file, emit);
+        const { ptr, len } = await readIntoWasm(w, r, file, emit, guard);
         out.stPtr = ptr;
         out.stLen = len;
       } else {
-        out[KEYS[file]] = await readAll(r, file, emit);
+        out[KEYS[file]] = await readAll(r, file, emit, guard);
       }
+      guard.check();
+      guard.dispose();
+      guard = null;
       const size = file === 'model.safetensors' ? out.stLen : out[KEYS[file]].length;
-      emit({ status: 'done', file, loaded: size, total: size });
+      if (r.url) out.urls[file] = r.url;
+      emit(r.url ? { status: 'done', file, loaded: size, total: size, url: r.url } : { status: 'done', file, loaded: size, total: size });
     }
     return out;
   } catch (e) {
+    if (guard) guard.dispose();
     if (out.stPtr) w.free(out.stPtr);
     if (r && r.release) await r.release(); // the file or body being read when it failed
-    throw e;
+    throw asLoadError(e, current);
   }
 }

@@ -12,7 +12,7 @@
 
 import { AttnlabError } from './core/errors.js';
 import { resultFromMessage, counterfactualFromMessage } from './model.js';
-import { resolveSource, resolveURL } from './sources.js';
+import { checkReadOptions, resolveSource, resolveURL } from './sources.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 
@@ -51,12 +51,33 @@ function wrapNode(worker) {
   };
 }
 
-// Node workers inherit process.execArgv; --input-type (valid only with -e)
-// would stop a file-based worker from starting.
+// Node workers inherit process.execArgv, but refuse the flags that are per
+// process (--max-old-space-size, --expose-gc, --title, --stack-size, ...:
+// ERR_WORKER_INVALID_EXEC_ARGV, thrown by the constructor, which lists them);
+// --input-type (valid only with -e) would stop a file-based worker. So: the
+// parent's flags without --input-type; then without the flags the error
+// names; then none at all.
+function workerExecArgv(execArgv, refused = []) {
+  const bad = new Set(refused);
+  return execArgv.filter((a) => !a.startsWith('--input-type') && !bad.has(a) && !bad.has(a.split('=')[0]));
+}
+
+function refusedFlags(e) {
+  const m = /invalid execArgv flags: (.*)$/.exec(String((e && e.message) || ''));
+  return m ? m[1].split(/,\s*/).map((f) => f.trim()).filter(Boolean) : [];
+}
+
 async function newNodeWorker(url) {
   const { Worker: NodeWorker } = await import('node:worker_threads');
-  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-  return wrapNode(new NodeWorker(url, { execArgv }));
+  let execArgv = workerExecArgv(process.execArgv);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return wrapNode(new NodeWorker(url, { execArgv }));
+    } catch (e) {
+      if (!e || e.code !== 'ERR_WORKER_INVALID_EXEC_ARGV' || execArgv.length === 0) throw e;
+      execArgv = attempt === 0 ? workerExecArgv(execArgv, refusedFlags(e)) : [];
+    }
+  }
 }
 
 async function startWorker(option) {
@@ -78,10 +99,8 @@ async function startWorker(option) {
 }
 
 function errorFromMessage(e) {
-  if (e.code) return new AttnlabError(e.code, e.message, { rc: e.rc });
-  const err = new Error(e.message);
-  err.name = e.name;
-  return err;
+  if (e && e.code) return new AttnlabError(e.code, e.message, { rc: e.rc });
+  return new AttnlabError('EINTERNAL', `${(e && e.name) || 'Error'}: ${(e && e.message) || String(e)}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -123,6 +142,7 @@ async function wasmMessage(wasm) {
 
 const NEW = Symbol('attnlab.WorkerModel');
 let loadInto; // (model, source, options) -> Promise: the 'load' request of a new WorkerModel
+let failInto; // (model, err): reject every pending call with err and terminate the worker
 
 class WorkerModel {
   #port;
@@ -197,11 +217,12 @@ class WorkerModel {
 
   static {
     loadInto = (m, source, options) => m.#load(source, options);
+    failInto = (m, err) => m.#fail(err);
   }
 
   async #load(source, options) {
     const o = {};
-    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker']) if (options[k] !== undefined) o[k] = options[k];
+    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'timeoutMs', 'redirects']) if (options[k] !== undefined) o[k] = options[k];
     const value = await this.#call('load', [source, o], options.transfer, options.onProgress);
     this.config = Object.freeze(value.config);
     this.source = value.source;
@@ -294,13 +315,15 @@ async function loadModel(source, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
   const o = options || {};
-  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'worker', 'transfer'];
+  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'worker', 'transfer', 'signal', 'timeoutMs', 'redirects'];
   for (const k of Object.keys(o))
     if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
   if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
   if (o.transfer !== undefined && typeof o.transfer !== 'boolean')
     throw new AttnlabError('ETYPE', 'options.transfer must be a boolean');
+  const { signal, timeoutMs, redirects } = checkReadOptions({ signal: o.signal, timeoutMs: o.timeoutMs, redirects: o.redirects });
+  if (signal && signal.aborted) throw new AttnlabError('EABORT', 'the load was aborted before it started (options.signal)');
   const transfer = [];
   const src = await sourceMessage(source, transfer, o.transfer === true);
   const wasm = await wasmMessage(o.wasm);
@@ -308,11 +331,18 @@ async function loadModel(source, options) {
   const threadWorker = o.threadWorker === undefined || o.threadWorker === null ? undefined
     : (await resolveURL(o.threadWorker, 'threadWorker URL')).href;
   const model = new WorkerModel(NEW, await startWorker(o.worker));
+  // An abort ends the worker: whatever it was reading and all of its memory go with it.
+  const onAbort = () => failInto(model, new AttnlabError('EABORT', 'the load was aborted (options.signal); its worker was terminated'));
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, transfer, onProgress: o.onProgress || null });
+    if (signal && signal.aborted) onAbort();
+    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, transfer, timeoutMs, redirects,
+      onProgress: o.onProgress || null });
   } catch (e) {
     await model.dispose();
     throw e;
+  } finally {
+    if (signal) signal.removeEventListener('abort', onAbort);
   }
   return model;
 }

@@ -14,16 +14,18 @@
 //                     {id, ok: true, value}  |  {id, ok: false, error: {name, code, message, rc}}
 // Requests are handled one at a time, in order.
 
-import { AttnlabError } from './core/errors.js';
+import { AttnlabError, asAttnlabError } from './core/errors.js';
 import { loadModel, resultToMessage, counterfactualToMessage, EVIDENCE_JOB } from './model.js';
 import { runStepsAsync } from './evidence.js';
 
 let model = null;
 const cancelled = new Set(); // ids of requests a 'cancel' message named
 
+// Every failure crosses as an AttnlabError with its code (asAttnlabError:
+// EWASM for a trap, EINTERNAL for an unexpected JS error).
 function errorMessage(e) {
-  if (e instanceof AttnlabError) return { name: 'AttnlabError', code: e.code, message: e.message, rc: e.rc };
-  return { name: (e && e.name) || 'Error', code: null, message: String((e && e.message) || e), rc: 0 };
+  const a = asAttnlabError(e);
+  return { name: 'AttnlabError', code: a.code, message: a.message, rc: a.rc };
 }
 
 function needModel() {

@@ -3,7 +3,8 @@
 // .code is a stable string: for a C failure it is the ALAB_E* name without its
 // prefix (ALAB_EFORMAT -> 'EFORMAT'), with the numeric code in .rc and the C
 // library's detail message (alab_last_error) in .message. Failures that arise
-// on the JS side have codes of their own (ETYPE, EWASM, EDISPOSED) and rc 0;
+// on the JS side have codes of their own (ETYPE, EWASM, EDISPOSED, EABORT,
+// ETIMEDOUT, EINTERNAL) and rc 0;
 // bad argument values reuse the C names (EINVAL, ERANGE, ENAN) so a caller
 // handles "layer 99 is out of range" the same way wherever it was caught.
 
@@ -34,7 +35,9 @@ export const JS_ERROR_CODES = Object.freeze({
   ETYPE: 'an argument has the wrong type',
   EWASM: 'the WebAssembly module could not be loaded or trapped',
   EDISPOSED: 'the object was used after dispose()',
-  EABORT: 'the computation was cancelled through options.signal',
+  EABORT: 'a load or a long computation was cancelled through options.signal',
+  ETIMEDOUT: 'a download went options.timeoutMs (default 30 s) without a byte',
+  EINTERNAL: 'an unexpected JS error (a bug in attnlab): the message and .cause say what',
 });
 
 /** Every code an AttnlabError can carry, for documentation and tests. */
@@ -67,4 +70,20 @@ export function errorFromRc(rc, detail = '', name = '') {
   const code = codeOfRc(rc);
   const message = detail || name || `attnlab error ${code} (${rc})`;
   return new AttnlabError(code, message, { rc });
+}
+
+/**
+ * Any thrown value as an AttnlabError: itself if it is one, EWASM for a trap
+ * of the WebAssembly module, EABORT for an AbortError, ETYPE for a value that
+ * cannot be cloned, EINTERNAL (with the original as .cause) for anything else.
+ */
+export function asAttnlabError(e) {
+  if (e instanceof AttnlabError) return e;
+  const name = e && e.name;
+  const msg = String((e && e.message) || e);
+  if (typeof WebAssembly !== 'undefined' && e instanceof WebAssembly.RuntimeError)
+    return new AttnlabError('EWASM', `the WebAssembly module trapped: ${msg}`, { cause: e });
+  if (name === 'AbortError') return new AttnlabError('EABORT', msg, { cause: e });
+  if (name === 'DataCloneError') return new AttnlabError('ETYPE', msg, { cause: e });
+  return new AttnlabError('EINTERNAL', `${name || 'Error'}: ${msg}`, { cause: e });
 }
