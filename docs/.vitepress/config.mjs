@@ -65,6 +65,7 @@ export default defineConfig({
           { text: 'The page', link: '/page' },
           { text: 'The lineage demos', link: '/lineage' },
           { text: 'Heads', link: '/heads' },
+          { text: 'Does attention explain?', link: '/evidence' },
         ],
       },
       {

@@ -12,6 +12,19 @@ import { AttnlabError } from './core/errors.js';
 
 export const ABLATION_MODES = Object.freeze({ zero: 0, mean: 1, resample: 2 });
 
+/**
+ * Clean / corrupted pairs of equal token length for activation patching, in
+ * the order the page and scripts/evidence-numbers.mjs try them: the first pair
+ * whose two runs predict different next tokens is the default example (so the
+ * example follows the model, not one set of weights).
+ */
+export const PATCHING_PAIRS = Object.freeze([
+  ['They said that they', 'He said that he'],
+  ['The boys ran to their', 'The girl ran to her'],
+  ['The church was built in the', 'The school was built in the'],
+  ['When Mary and John went to the store, John gave a drink to', 'When Mary and John went to the store, Mary gave a drink to'],
+]);
+
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
 
 function checkSignal(signal) {

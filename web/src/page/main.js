@@ -23,6 +23,7 @@ import { deltaBars, deltaMaps } from './delta.js';
 import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
+import { EvidencePanel } from './evidence-panel.js';
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -56,6 +57,7 @@ let errorFrom = null;    // 'load' | 'run' | null
 const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
 let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
+let evidence = null;     // the "Does attention explain?" panel (evidence-panel.js)
 
 function specOf() {
   return {
@@ -149,6 +151,7 @@ async function switchModel(what) {
     clearError('load');
     setupModelControls();
     heads.setModel(m, config, modelName);
+    evidence.setModel(m, config);
     $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '') +
       ' · ' + t('engineThreads', m.engine.threads);
     $('model-status').title = m.engine.note ? t('engineNote', m.engine.note) : '';
@@ -194,6 +197,7 @@ function runHandlers(ref) {
       renders += 1;
       document.body.dataset.renders = String(renders);
       heads.sentenceChanged();
+      evidence.sentenceChanged();
       performance.mark('attnlab:drawn', { detail: renders });
     },
     onError(e) {
@@ -563,6 +567,7 @@ function setLang(lang) {
   }
   renderAll();
   heads.setLang();
+  evidence.setLang();
 }
 
 function fillModelSelect() {
@@ -718,6 +723,7 @@ function boot() {
   wireControls();
   wireFigures();
   heads = new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text });
+  evidence = new EvidencePanel({ lang: () => S.lang, sentence: () => S.text });
   setStatus(t('statusLoadingWasm'));
   try {
     builtin = builtinSource(location.search, document.baseURI);
