@@ -51,7 +51,7 @@ describe('the public export lists', () => {
     expect(Object.isFrozen(main.ERROR_CODES)).toBe(true);
     expect([...main.ERROR_CODES].sort()).toEqual([
       'EDISPOSED', 'EDTYPE', 'EEMPTY', 'EFORMAT', 'EINVAL', 'EIO', 'EJSON', 'ELIMIT', 'EMERGES', 'EMISSING',
-      'ENAN', 'ENOMEM', 'ERANGE', 'ESHAPE', 'ESTATE', 'ETHREAD', 'ETOOLONG', 'ETYPE', 'EVOCAB', 'EWASM', 'ECONFIG',
+      'ENAN', 'ENOMEM', 'ERANGE', 'ESHAPE', 'ESTATE', 'ETHREAD', 'ETOOLONG', 'ETYPE', 'EVOCAB', 'EWASM', 'ECONFIG', 'EMASKED',
     ].sort());
   });
 });
