@@ -85,7 +85,7 @@ describe.skipIf(!HAVE_MODEL)('the chapter page', () => {
     expect(by['1'].cells).toBe(2 * T * T);
     expect(by['4'].cells).toBe(3 * T * T);
     expect(by['1'].texts).toMatch(/平均注意力/);
-    expect(by['3'].texts).toMatch(/推断的因果 DAG/);
+    expect(by['3'].texts).toMatch(/由注意力读出的边/);
     expect(by['4'].texts).toMatch(/注意力空间中的 do 算子/);
     expect(by.hopfield.note).toMatch(/检索成功/);
     // the DAG scores drawn are the API's

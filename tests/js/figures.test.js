@@ -130,11 +130,17 @@ describe('fig1 attention and asymmetry', () => {
 
   it('says on the figure that under a causal or window mask the red below the diagonal is the mask', () => {
     const sub = (f) => byRole(f, 'panel-title').map(textOf)[1];
-    expect(sub(fig)).toMatch(/causal mask: below the diagonal this is A itself/);
-    expect(sub(fig)).not.toMatch(/flow dominates/);
-    expect(sub(figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'window:3' }))).toMatch(/window mask/);
-    expect(sub(figAttentionAsymmetry({ tokens: TOKENS, A, lang: 'zh' }))).toMatch(/显示的是掩码/);
-    expect(sub(figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'full' }))).toMatch(/^.*no mask/);
+    const sup = (f) => one(f, 'suptitle').children.map(textOf).join(' ').replace(/\s+/g, ' ');
+    expect(sub(fig)).toMatch(/causal mask: red below = the mask/);
+    expect(sup(fig)).toMatch(/Under the causal mask Aᵀ is 0 below the diagonal, .* that half shows the mask, not the model/);
+    expect(sub(fig) + sup(fig)).not.toMatch(/flow dominates/);
+    const win = figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'window:3' });
+    expect(sub(win)).toMatch(/window mask/);
+    expect(sup(win)).toMatch(/Under the window mask/);
+    expect(sup(figAttentionAsymmetry({ tokens: TOKENS, A, lang: 'zh' }))).toMatch(/显示的是掩码/);
+    const full = figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'full' });
+    expect(sub(full)).toMatch(/^.*no mask/);
+    expect(sup(full)).not.toMatch(/shows the mask/);
     // and it is true: every lower cell of A − Aᵀ of a causal matrix is A ≥ 0
     for (let i = 1; i < 10; i++) for (let j = 0; j < i; j++)
       expect(Number(cellAt(one(fig, 'asymmetry'), i, j).attrs['data-v'])).toBeCloseTo(A[i * 10 + j], 6);
@@ -145,6 +151,7 @@ describe('fig1 attention and asymmetry', () => {
     const F = Array.from({ length: 100 }, (_, k) => ((k * 37) % 11) / 110);
     const f = figAttentionAsymmetry({ tokens: TOKENS, A, compare: F });
     expect(f.attrs['data-compare']).toBe('full');
+    expect(textOf(one(f, 'suptitle')).replace(/\s+/g, '')).toContain('Right:thesamemodelandsentencewiththemaskoff');
     const cmp = one(f, 'asymmetry-full');
     expect(cellsOf(cmp)).toHaveLength(100);
     expect(Number(cellAt(cmp, 7, 2).attrs['data-v'])).toBeCloseTo(F[72] - F[27], 6);

@@ -26,10 +26,12 @@ const TEXT = {
     avgY: 'Effect position i',
     asym: ['Asymmetry A − A', { sup: '⊤' }],
     asymSub: 'red = row→col flow dominates',
-    asymMasked: (m) => `${m} mask: below the diagonal this is A itself (Aᵀ = 0 there), red by construction — it shows the mask, not the model`,
-    asymFull: 'no mask: red where i attends to j more than j to i',
-    compare: ['A − A', { sup: '⊤' }, ' with the mask off (full attention)'],
-    compareSub: 'the same model and sentence, no mask: red = i→j exceeds j→i',
+    asymMasked: (m) => `${m} mask: red below = the mask`,
+    asymFull: 'no mask: red = i→j exceeds j→i',
+    maskNote: (m) => `Under the ${m} mask Aᵀ is 0 below the diagonal, so A − Aᵀ is red there whatever the model learned: that half shows the mask, not the model.`,
+    compareNote: 'Right: the same model and sentence with the mask off (mask full), where the sign means something.',
+    compare: ['A − A', { sup: '⊤' }, ', mask off'],
+    compareSub: 'full attention: red = i→j exceeds j→i',
     asymX: 'j',
     asymY: 'i',
     cell: (ti, tj, v) => `effect i=${ti}, cause j=${tj}: ${v}`,
@@ -45,10 +47,12 @@ const TEXT = {
     avgY: '果位置 i',
     asym: ['不对称矩阵 A − A', { sup: '⊤' }],
     asymSub: '红色 = 行→列方向占主导',
-    asymMasked: (m) => `${m === 'causal' ? '因果' : '窗口'}掩码下：对角线以下即 A 本身（那里 Aᵀ = 0），必然为红色——显示的是掩码，而非模型`,
-    asymFull: '无掩码：红色表示 i 对 j 的注意力大于 j 对 i',
-    compare: ['关闭掩码（完全注意力）时的 A − A', { sup: '⊤' }],
-    compareSub: '同一模型、同一句子、无掩码：红色 = i→j 大于 j→i',
+    asymMasked: (m) => `${m === 'causal' ? '因果' : '窗口'}掩码：下方红色 = 掩码`,
+    asymFull: '无掩码：红色 = i→j 大于 j→i',
+    maskNote: (m) => `在${m === 'causal' ? '因果' : '窗口'}掩码下，对角线以下 Aᵀ 为 0，所以无论模型学到什么，A − Aᵀ 在那里都是红色：这一半显示的是掩码，而不是模型。`,
+    compareNote: '右图：同一模型、同一句子关闭掩码（full）后的结果，此时正负号才有意义。',
+    compare: ['A − A', { sup: '⊤' }, '，关闭掩码'],
+    compareSub: '完全注意力：红色 = i→j 大于 j→i',
     asymX: 'j',
     asymY: 'i',
     cell: (ti, tj, v) => `果 i=${ti}，因 j=${tj}：${v}`,
@@ -137,8 +141,11 @@ export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer
   const text = sentence ?? (tokens ? tokens.join('').trim() : '');
   const sup = [title ?? t.sup(model)];
   if (text) sup.push(`"${text}"`);
+  // the caption: what the asymmetry panel can and cannot show under this mask
+  const note = [maskName === 'full' ? '' : t.maskNote(maskName), cmp ? t.compareNote : ''].filter(Boolean).join(' ');
+  const supAll = note ? [...sup, note] : sup;
   return layoutFigure({
-    ...figSize('fig1', width), tight, lang, suptitle: sup, panels,
+    ...figSize('fig1', width), tight, lang, suptitle: supAll, panels,
     figure: 'fig1', ariaLabel: sup.join(' — '), attrs: { 'data-mask': String(mask), 'data-compare': cmp ? 'full' : 'none' },
   });
 }

@@ -1,0 +1,18 @@
+import { setup, watchedPage, waitDrawn } from './helpers.js';
+const env = await setup();
+const W = await watchedPage(env, { viewport: { width: 1400, height: 1000 } });
+const lang = process.argv[2] || 'en';
+await W.page.goto(`${env.url}?lang=${lang}`);
+await waitDrawn(W.page);
+await W.page.click('#fig1-compare');
+await W.page.waitForSelector('#fig1 svg[data-compare="full"]', { timeout: 60000 });
+await W.page.locator('#fig1').screenshot({ path: `/tmp/i18shot/fig1-${lang}.png` });
+await W.page.locator('#fig3').screenshot({ path: `/tmp/i18shot/fig3-${lang}.png` });
+await W.page.check('#kind-soft');
+await W.page.selectOption('#row', '1');
+await W.page.selectOption('#col', '8');
+await W.page.waitForTimeout(3000);
+await W.page.locator('#fig4').screenshot({ path: `/tmp/i18shot/fig4-${lang}.png` });
+await W.page.locator('#inmodel').screenshot({ path: `/tmp/i18shot/inmodel-${lang}.png` });
+console.log(JSON.stringify(W.issues));
+await env.close();
