@@ -105,11 +105,11 @@ export type Intervention =
   | { kind: 'soft'; layer: number; head: HeadSelector; row: number; col: number; lambda: number }
   /** The head's output is zeroed before the output projection. */
   | { kind: 'ablate'; layer: number; head: HeadSelector }
-  /** Rung 3: the head's W_Q becomes α·W_Q (bias kept) and the pass is re-inferred. */
+  /** An intervention on a mechanism (rung 2): the head's W_Q becomes α·W_Q (bias kept) and the pass is re-inferred. */
   | { kind: 'scaleQ'; layer: number; head: HeadSelector; alpha: number }
-  /** Rung 3: the head's W_K becomes α·W_K (bias kept). */
+  /** An intervention on a mechanism (rung 2): the head's W_K becomes α·W_K (bias kept). */
   | { kind: 'scaleK'; layer: number; head: HeadSelector; alpha: number }
-  /** Rung 3: the head's W_Q and W_K are swapped (biases kept). */
+  /** An intervention on a mechanism (rung 2): the head's W_Q and W_K are swapped (biases kept). */
   | { kind: 'swapQK'; layer: number; head: HeadSelector };
 
 /** 'causal' (default), 'full' (no mask), 'window:W' (causal, the last W positions). */

@@ -149,8 +149,9 @@ const alab_bpe *alab_model_bpe(const alab_model *m);
 /* ------------------------------------------------------------------------ */
 /* Forward pass with capture and interventions                                */
 /* ------------------------------------------------------------------------ */
-/* Rung 2 (do): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE. Rung 3 (weight edits
- * of one head, re-inferred in the same pass; biases are kept):
+/* Interventions (rung 2 of Pearl's ladder): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE,
+ * and weight edits of one head (an intervention on a mechanism, applied in the
+ * same pass; biases are kept; the chapter calls these counterfactuals):
  *   ALAB_SCALE_Q  W_Q <- lambda * W_Q   (q = lambda (q - b_q) + b_q)
  *   ALAB_SCALE_K  W_K <- lambda * W_K   (k = lambda (k - b_k) + b_k)
  *   ALAB_SWAP_QK  W_Q <-> W_K           (q = k - b_k + b_q, k = q - b_q + b_k)

@@ -86,7 +86,7 @@ describe.skipIf(!HAVE_MODEL)('the chapter page', () => {
     expect(by['4'].cells).toBe(3 * T * T);
     expect(by['1'].texts).toMatch(/平均注意力/);
     expect(by['3'].texts).toMatch(/由注意力读出的边/);
-    expect(by['4'].texts).toMatch(/注意力空间中的 do 算子/);
+    expect(by['4'].texts).toMatch(/作用于注意力矩阵的 do 算子/);
     expect(by.hopfield.note).toMatch(/检索成功/);
     // the DAG scores drawn are the API's
     const bars = await page.$eval('attnlab-figure[figure="3"]', (e) => [...e.shadowRoot.querySelectorAll('g[data-role="bars"] rect')].map((r) => Number(r.dataset.v)));

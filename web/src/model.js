@@ -37,7 +37,7 @@ const INT_MAX = 2 ** 31 - 1;
 
 const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE, scaleQ: SCALE_Q, scaleK: SCALE_K, swapQK: SWAP_QK };
 // Fields each kind takes (besides kind): do-operations act on one cell, weight
-// edits (rung 3) on a whole head.
+// edits (interventions on a mechanism) on a whole head.
 // (The do kinds keep accepting row/col/lambda whether they use them or not, as
 // before the edits existed.)
 const DO_FIELDS = ['layer', 'head', 'row', 'col', 'lambda'];

@@ -27,11 +27,11 @@ import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
-    sup: 'Causal DAG Structure in Attention Heads',
-    bars: 'Causal Directionality per Head',
+    sup: 'How much attention looks back, head by head',
+    bars: 'DAG score per head',
     barsSub: 'above the red line = more forward than uniform',
     barsX: 'Attention Head',
-    barsY: { lines: ['DAG Score', '(mass below diagonal)'] },
+    barsY: { lines: ['DAG score', '(share below the diagonal)'] },
     random: 'the chapter\'s 0.5 (uniform attention without a mask, T → ∞)',
     null: (T, v, m) => `null: uniform attention, mask ${m}, T = ${T} (${v})`,
     graph: (v) => `Edges read off the attention (DAG score = ${v})`,
@@ -40,8 +40,8 @@ const TEXT = {
     edge: (j, i, v) => `${j} → ${i}: attention ${v}`,
   },
   zh: {
-    sup: '注意力头中的因果 DAG 结构',
-    bars: '各注意力头的因果方向性',
+    sup: '各注意力头回看前文的程度',
+    bars: '各注意力头的 DAG 得分',
     barsSub: '高于红线 = 比均匀注意力更偏向前文',
     barsX: '注意力头',
     barsY: { lines: ['DAG 得分', '（对角线以下的质量）'] },

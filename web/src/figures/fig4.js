@@ -14,7 +14,7 @@ import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
-    sup: 'do-Operator in Attention Space',
+    sup: 'The do-operator applied to an attention matrix',
     sup2: (i, ti, j, tj) => `Intervening on row i=${i} (${ti}) → force cause = col j=${j} (${tj})`,
     orig: ['Original Attention', '(the chapter reads it as a soft causal posterior)'],
     softMasked: 'masked cell: display only — the model refuses this soft do (EMASKED)',
@@ -25,7 +25,7 @@ const TEXT = {
     cell: (i, j, v) => `effect i=${i}, cause j=${j}: ${v}`,
   },
   zh: {
-    sup: '注意力空间中的 do 算子',
+    sup: '作用于注意力矩阵的 do 算子',
     sup2: (i, ti, j, tj) => `干预第 i=${i} 行（${ti}）→ 强制原因 = 第 j=${j} 列（${tj}）`,
     orig: ['原始注意力', '（原章将其解读为软因果后验）'],
     softMasked: '被掩码的单元：仅为图示——模型拒绝此软干预（EMASKED）',
