@@ -219,7 +219,7 @@ d_k = 256 with the 1/√d_k scale; ${f(Li.entropy.raw256, 2)} nats at d_k = 256 
 | most likely next tokens | ${Ch.top.map((x) => `"${x.token}" ${f(x.prob)}`).join(', ')} |
 `;
   const chapterZh = `${gen}
-| 句子 "${CHAPTER}"（T = ${Ch.T}），最后一层，各头平均 | 数值 |
+| 原章的例句（T = ${Ch.T}）：${CHAPTER}，最后一层，各头平均 | 数值 |
 |---|---|
 | DAG 得分，因果掩码 | ${f(Ch.dag)} |
 | 零假设：均匀因果注意力 | ${f(Ch.null)} |
