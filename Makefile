@@ -4,6 +4,7 @@
 #   make test       install what is missing, build everything, run every test
 #   make serve      build and serve the page on the built-in model
 #   make bench      benchmarks (figures go to docs/BENCHMARKS.md by hand)
+#   make docs-numbers   regenerate every number the docs quote (docs/generated/, scripts/docs-numbers.mjs)
 SHELL := /bin/bash
 CC      ?= gcc
 CFLAGS  ?= -O3 -march=native

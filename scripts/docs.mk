@@ -8,7 +8,13 @@
 # docs/public/figures/ (the chapter's four figures as static SVG and PNG, in Chinese)
 # is drawn by `npm run figures`; both are gitignored (their own .gitignore files).
 
-.PHONY: widget docs docs-prep docs-dev test-docs
+.PHONY: widget docs docs-prep docs-dev test-docs docs-numbers
+
+# Every number the docs quote about the built-in model or a seeded demo, in one
+# script: writes docs/generated/*.md (included by the pages) and numbers.json.
+# Run it after retraining the model; tests/js/docs_numbers.test.js fails while they are stale.
+docs-numbers: web/dist/attnlab.wasm
+	node scripts/docs-numbers.mjs
 
 WIDGET_OUT := web/dist/widget/attnlab-widget.js
 widget: $(WIDGET_OUT)

@@ -5,7 +5,7 @@
 /** Stable error codes: the ALAB_E* names of the C library, and six of the JS side. */
 export type AttnlabErrorCode =
   | 'EINVAL' | 'ENOMEM' | 'EIO' | 'EJSON' | 'ECONFIG' | 'EFORMAT' | 'EDTYPE' | 'EMISSING' | 'ESHAPE'
-  | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE' | 'ETHREAD'
+  | 'EVOCAB' | 'EMERGES' | 'EEMPTY' | 'ETOOLONG' | 'ERANGE' | 'ENAN' | 'ELIMIT' | 'ESTATE' | 'ETHREAD' | 'EMASKED'
   | 'ETYPE' | 'EWASM' | 'EDISPOSED' | 'EABORT' | 'ETIMEDOUT' | 'EINTERNAL';
 
 /** Everything attnlab throws (or rejects with) is an AttnlabError. */
@@ -112,11 +112,11 @@ export type Intervention =
   | { kind: 'soft'; layer: number; head: HeadSelector; row: number; col: number; lambda: number }
   /** The head's output is zeroed before the output projection. */
   | { kind: 'ablate'; layer: number; head: HeadSelector }
-  /** Rung 3: the head's W_Q becomes α·W_Q (bias kept) and the pass is re-inferred. */
+  /** An intervention on a mechanism (rung 2): the head's W_Q becomes α·W_Q (bias kept) and the pass is re-inferred. */
   | { kind: 'scaleQ'; layer: number; head: HeadSelector; alpha: number }
-  /** Rung 3: the head's W_K becomes α·W_K (bias kept). */
+  /** An intervention on a mechanism (rung 2): the head's W_K becomes α·W_K (bias kept). */
   | { kind: 'scaleK'; layer: number; head: HeadSelector; alpha: number }
-  /** Rung 3: the head's W_Q and W_K are swapped (biases kept). */
+  /** An intervention on a mechanism (rung 2): the head's W_Q and W_K are swapped (biases kept). */
   | { kind: 'swapQK'; layer: number; head: HeadSelector };
 
 /** 'causal' (default), 'full' (no mask), 'window:W' (causal, the last W positions). */
@@ -168,8 +168,10 @@ export interface Result {
   readonly dagScores: number[][];
   /** DAG score of every layer's head average, [nLayer]. */
   readonly layerDagScores: number[];
-  /** DAG score of uniform causal attention over T tokens (0.7071 for T = 10). */
+  /** The null of dagScore: uniform attention over T tokens under the last layer's mask (causal 0.7071, full 0.45 for T = 10). */
   readonly nullDagScore: number;
+  /** The null of each layer's mask, [nLayer]. */
+  readonly layerNullDagScores: number[];
   /** The captured head, or null. */
   readonly captureQK: { layer: number; head: number } | null;
   /** q of the captured head, (T, headSize), before scaling; null if none. */
@@ -233,8 +235,8 @@ export type Matrix = ArrayLike<number>;
 
 /** Sum strictly below the diagonal / sum of all entries. */
 export function dagScore(A: Matrix): number;
-/** (1/T) Σ_{i<T} i/(i+1): the DAG score of uniform causal attention. */
-export function nullDagScore(T: number): number;
+/** The DAG score of uniform attention under a mask: causal (1/T) Σ_{i<T} i/(i+1), full (T−1)/(2T), window:W (1/T) Σ (n−1)/n, n = min(i+1, W). */
+export function nullDagScore(T: number, mask?: 'causal' | 'full' | `window:${number}` | { mode: 'causal' | 'full' | 'window'; window?: number }): number;
 /** A − Aᵀ. */
 export function asymmetry(A: Matrix): Float32Array;
 /** Mean over heads of att (nHead, T, T). */

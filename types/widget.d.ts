@@ -34,7 +34,7 @@ export function configure(options?: WidgetConfig): WidgetConfig;
 /** Counters of the page's shared worker. */
 export function stats(): WidgetStats;
 
-/** <attnlab-figure figure text layer head row col lambda kind glyph noise beta dk feature m model model-name lang theme controls> */
+/** <attnlab-figure figure text layer head row col lambda kind glyph noise beta dk feature m compare model model-name lang theme controls>; compare="full" (Fig. 1) adds A − Aᵀ with the mask off */
 export declare class AttnlabFigure extends HTMLElement {
   static readonly observedAttributes: string[];
 }

@@ -466,7 +466,8 @@ static int cmd_run(const cli *c, alab_model *m) {
     }
     alab_head_average(avg, last, NH, T);
     for (int h = 0; h < NH; h++) head_dag[h] = alab_dag_score(last + (size_t)h * TT, T);
-    double dag = alab_dag_score(avg, T), null_dag = alab_null_dag_score(T);
+    /* the null of the mask this run used (the CLI sets one mask for every layer) */
+    double dag = alab_dag_score(avg, T), null_dag = alab_mask_null_dag_score(c->run.mask, c->run.window, T);
     if ((rc = alab_result_topk(top_ids, top_p, k, m))) { rc = fail_rc(rc, "top-k"); goto done; }
 
     char buf[1024];
@@ -521,8 +522,11 @@ static int cmd_run(const cli *c, alab_model *m) {
             for (int j = 0; j < T; j++) fprintf(f, " %5.3f", avg[(size_t)i * T + j]);
             fputc('\n', f);
         }
-        fprintf(f, "\nDAG score (last layer, head average): %.4f   null for causal attention, T=%d: %.4f   "
-                   "bidirectional random: 0.5\n", dag, T, null_dag);
+        char mask_name[32];
+        if (c->run.mask == ALAB_MASK_WINDOW) snprintf(mask_name, sizeof mask_name, "window:%d", c->run.window);
+        else snprintf(mask_name, sizeof mask_name, "%s", c->run.mask == ALAB_MASK_FULL ? "full" : "causal");
+        fprintf(f, "\nDAG score (last layer, head average): %.4f   null (uniform attention, mask %s, T=%d): %.4f\n",
+                dag, mask_name, T, null_dag);
         fprintf(f, "per head:");
         for (int h = 0; h < NH; h++) fprintf(f, " h%d=%.4f", h, head_dag[h]);
         fprintf(f, "\n\nnext token (top %d%s):\n", k, c->n_interv ? ", after the interventions" : "");

@@ -52,7 +52,8 @@ enum {
     ALAB_ENAN = -15,         /* a NaN or infinite number where a finite one is needed */
     ALAB_ELIMIT = -16,       /* the input exceeds a documented size limit         */
     ALAB_ESTATE = -17,       /* the call needs state that is not there (no run yet) */
-    ALAB_ETHREAD = -18       /* a helper thread could not start or died during a run */
+    ALAB_ETHREAD = -18,      /* a helper thread could not start or died during a run */
+    ALAB_EMASKED = -19       /* a soft do on a cell the attention mask hides (it would do nothing) */
 };
 
 const char *alab_strerror(int rc);
@@ -160,8 +161,9 @@ const alab_bpe *alab_model_bpe(const alab_model *m);
 /* ------------------------------------------------------------------------ */
 /* Forward pass with capture and interventions                                */
 /* ------------------------------------------------------------------------ */
-/* Rung 2 (do): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE. Rung 3 (weight edits
- * of one head, re-inferred in the same pass; biases are kept):
+/* Interventions (rung 2 of Pearl's ladder): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE,
+ * and weight edits of one head (an intervention on a mechanism, applied in the
+ * same pass; biases are kept; the chapter calls these counterfactuals):
  *   ALAB_SCALE_Q  W_Q <- lambda * W_Q   (q = lambda (q - b_q) + b_q)
  *   ALAB_SCALE_K  W_K <- lambda * W_K   (k = lambda (k - b_k) + b_k)
  *   ALAB_SWAP_QK  W_Q <-> W_K           (q = k - b_k + b_q, k = q - b_q + b_k)
@@ -235,7 +237,9 @@ void alab_run_opts_init(alab_run_opts *opts);
  * alab_model_free. Errors: ALAB_EEMPTY (T == 0), ALAB_ETOOLONG
  * (T > n_positions), ALAB_ERANGE (a token id or an intervention index),
  * ALAB_ENAN (a non-finite lambda or scale), ALAB_EINVAL (bad kind / mask),
- * ALAB_ELIMIT (more than ALAB_MAX_INTERVENTIONS interventions). */
+ * ALAB_ELIMIT (more than ALAB_MAX_INTERVENTIONS interventions), ALAB_EMASKED
+ * (a soft do on a cell its layer's mask hides: adding lambda to a score the
+ * mask removes would change nothing; a hard do may name any column). */
 int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts);
 
 int alab_result_T(const alab_model *m);
@@ -275,6 +279,13 @@ int alab_generate(int *out, int *n_out, alab_model *m, const int *ids, int T,
 double alab_dag_score(const float *A, int T);
 /* DAG score of uniform causal attention: (1/T) sum_{i<T} i/(i+1). */
 double alab_null_dag_score(int T);
+/* DAG score of uniform attention under a mask (ALAB_MASK_*, W for a window):
+ * causal = alab_null_dag_score(T); full = (T-1)/(2T); window:W =
+ * (1/T) sum_i (n_i - 1)/n_i with n_i = min(i+1, W) (0.5833 for W = 3, T = 10).
+ * 0 for T <= 0; NaN with ALAB_EINVAL / ALAB_ERANGE in alab_last_error for an
+ * unknown mode or W < 1. A DAG score is "more forward than uniform" only above
+ * the null of the mask it was computed under. */
+double alab_mask_null_dag_score(int mode, int window, int T);
 /* out (T,T) = A - A^T. */
 void alab_asymmetry(float *out, const float *A, int T);
 /* out (NH... averaged) (T,T) = mean over heads of att (NH,T,T). */

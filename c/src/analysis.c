@@ -25,6 +25,31 @@ double alab_null_dag_score(int T) {
     return s / T;
 }
 
+/* The null of a mask: uniform attention over the keys the mask lets row i see.
+ * Causal and window masks show row i the n_i keys ending at i itself (n_i =
+ * i + 1, or min(i + 1, W)), all but one strictly below the diagonal, so the row
+ * puts (n_i - 1)/n_i there; without a mask row i sees all T keys, i of them
+ * below, and the mean over rows is (T - 1)/(2T). */
+double alab_mask_null_dag_score(int mode, int window, int T) {
+    if (mode != ALAB_MASK_CAUSAL && mode != ALAB_MASK_FULL && mode != ALAB_MASK_WINDOW) {
+        alab_fail(ALAB_EINVAL, "alab_mask_null_dag_score: unknown mask mode %d", mode);
+        return NAN;
+    }
+    if (mode == ALAB_MASK_WINDOW && window < 1) {
+        alab_fail(ALAB_ERANGE, "alab_mask_null_dag_score: window must be at least 1 (got %d)", window);
+        return NAN;
+    }
+    if (T <= 0) return 0.0;
+    if (mode == ALAB_MASK_FULL) return (double)(T - 1) / (2.0 * T);
+    if (mode == ALAB_MASK_CAUSAL) return alab_null_dag_score(T);
+    double s = 0.0;
+    for (int i = 0; i < T; i++) {
+        const int n = i + 1 < window ? i + 1 : window; /* keys i-n+1 .. i */
+        s += (double)(n - 1) / n;
+    }
+    return s / T;
+}
+
 void alab_asymmetry(float *out, const float *A, int T) {
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++)

@@ -30,6 +30,7 @@ const char *alab_strerror(int rc) {
     case ALAB_ELIMIT: return "input exceeds a size limit";
     case ALAB_ESTATE: return "no result available";
     case ALAB_ETHREAD: return "a helper thread failed";
+    case ALAB_EMASKED: return "soft do on a masked cell";
     default: return "unknown error";
     }
 }

@@ -544,6 +544,7 @@ static int check_edit_gains(const alab_run_opts *o, int L, int NH) {
     free(gain);
     return rc;
 }
+static void mask_range(int *lo, int *hi, int mode, int window, int i, int T);
 
 static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
     const int L = m->cfg.n_layer, NH = m->cfg.n_head;
@@ -582,6 +583,18 @@ static int check_opts(const alab_model *m, const alab_run_opts *o, int T) {
         for (int l = 0; l < L; l++)
             if ((rc = check_mask(o->layer_mask[l], o->layer_window ? o->layer_window[l] : o->window, "layer mask")))
                 return rc;
+    for (int i = 0; i < o->n_interventions; i++) { /* a soft do adds to a score: the mask must let it through */
+        const alab_intervention *v = &o->interventions[i];
+        if (v->kind != ALAB_DO_SOFT) continue;
+        const int mode = o->layer_mask ? o->layer_mask[v->layer] : o->mask;
+        const int window = o->layer_mask && o->layer_window ? o->layer_window[v->layer] : o->window;
+        int lo, hi;
+        mask_range(&lo, &hi, mode, window, v->row, T);
+        if (v->col < lo || v->col >= hi)
+            return alab_fail(ALAB_EMASKED, "intervention %d: a soft do on (row %d, col %d) in layer %d, a cell its mask "
+                             "hides (row %d sees columns %d..%d): it would change nothing", i, v->row, v->col, v->layer,
+                             v->row, lo, hi - 1);
+    }
     if (o->scale_override && !isfinite(o->scale))
         return alab_fail(ALAB_ENAN, "scale is not a finite number");
     if (o->scale_override && fabsf(o->scale) > ALAB_MAX_SCALE)

@@ -26,7 +26,8 @@ export default defineConfig({
   base: process.env.DOCS_BASE || '/',
   cleanUrls: true,
   lastUpdated: false,
-  srcExclude: ['**/README.md'],
+  // docs/generated/: the numbers of `make docs-numbers`, included into pages, not pages themselves
+  srcExclude: ['**/README.md', 'generated/**'],
   // Links from docs/*.md to the repository's sources (../c/include/attnlab.h …) are
   // meant for readers of the repository; they have no page on the site.
   ignoreDeadLinks: [/^\.?\.?\/?\.\.\/(c|web|tests|models|scripts|bench|examples|types)\//, /^\.?\/?\.\.\/(README|LICENSE|Makefile|package\.json)/],
@@ -54,6 +55,7 @@ export default defineConfig({
       { text: 'Guide', link: '/guide/getting-started' },
       { text: 'Embedding', link: '/guide/embedding' },
       { text: '章节：注意力即因果', link: '/chapter/' },
+      { text: 'Chapter guide (English)', link: '/chapter/en' },
       { text: 'API', link: '/api' },
     ],
     sidebar: [
@@ -72,6 +74,7 @@ export default defineConfig({
         text: 'The chapter',
         items: [
           { text: '注意力即因果（中文）', link: '/chapter/' },
+          { text: 'A guided walk (English)', link: '/chapter/en' },
           { text: 'The mathematics', link: '/math' },
         ],
       },

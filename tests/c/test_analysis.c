@@ -37,6 +37,43 @@ static void the_null_dag_score_is_that_of_uniform_causal_attention(void **state)
     assert_true(alab_null_dag_score(0) == 0.0);
 }
 
+/* The DAG score of the uniform matrix a mask allows, built by hand. */
+static double uniform_dag(int mode, int W, int T) {
+    float *A = calloc((size_t)T * T, sizeof(float));
+    for (int i = 0; i < T; i++) {
+        int lo = mode == ALAB_MASK_FULL ? 0 : mode == ALAB_MASK_WINDOW && i - W + 1 > 0 ? i - W + 1 : 0;
+        int hi = mode == ALAB_MASK_FULL ? T : i + 1;
+        for (int j = lo; j < hi; j++) A[i * T + j] = 1.0f / (hi - lo);
+    }
+    double d = alab_dag_score(A, T);
+    free(A);
+    return d;
+}
+
+static void the_null_follows_the_mask(void **state) {
+    (void)state;
+    /* by hand: causal T = 10: (1/10)(0 + 1/2 + 2/3 + ... + 9/10) = 0.70710317 */
+    assert_true(alab_mask_null_dag_score(ALAB_MASK_CAUSAL, 0, 10) == alab_null_dag_score(10));
+    /* full: row i has i of T keys below: (1/T) sum i/T = (T-1)/(2T) = 0.45 at T = 10 */
+    assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_FULL, 0, 10) - 0.45) < 1e-15);
+    /* window 3, T = 10: rows 0, 1, 2..9 see 1, 2, 3 keys: (0 + 1/2 + 8 * 2/3) / 10 = 0.58333 */
+    assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_WINDOW, 3, 10) - 35.0 / 60.0) < 1e-15);
+    /* window 1: every row sees itself only; a window as long as the text is the causal mask */
+    assert_true(alab_mask_null_dag_score(ALAB_MASK_WINDOW, 1, 10) == 0.0);
+    assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_WINDOW, 10, 10) - alab_null_dag_score(10)) < 1e-15);
+    assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_WINDOW, 50, 10) - alab_null_dag_score(10)) < 1e-15);
+    for (int T = 1; T <= 24; T++) { /* each equals the DAG score of its uniform matrix */
+        assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_FULL, 0, T) - uniform_dag(ALAB_MASK_FULL, 0, T)) < 1e-6);
+        for (int W = 1; W <= T + 1; W++)
+            assert_true(fabs(alab_mask_null_dag_score(ALAB_MASK_WINDOW, W, T) - uniform_dag(ALAB_MASK_WINDOW, W, T)) < 1e-6);
+    }
+    assert_true(alab_mask_null_dag_score(ALAB_MASK_FULL, 0, 0) == 0.0);
+    assert_true(isnan(alab_mask_null_dag_score(7, 0, 10)));
+    assert_non_null(strstr(alab_last_error(), "mode"));
+    assert_true(isnan(alab_mask_null_dag_score(ALAB_MASK_WINDOW, 0, 10)));
+    assert_non_null(strstr(alab_last_error(), "window"));
+}
+
 static void the_asymmetry_is_antisymmetric_with_a_zero_diagonal(void **state) {
     (void)state;
     float A[16], D[16];
@@ -112,6 +149,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_dag_score_is_the_mass_strictly_below_the_diagonal),
         cmocka_unit_test(the_null_dag_score_is_that_of_uniform_causal_attention),
+        cmocka_unit_test(the_null_follows_the_mask),
         cmocka_unit_test(the_asymmetry_is_antisymmetric_with_a_zero_diagonal),
         cmocka_unit_test(the_trace_of_the_outer_product_is_the_dot_product),
         cmocka_unit_test(the_head_average_is_the_mean_over_heads),

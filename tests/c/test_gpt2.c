@@ -257,6 +257,8 @@ static void bad_runs_get_their_error_codes(void **state) {
         {{ALAB_DO_SOFT, 0, 0, 1, 0, INFINITY}, ALAB_ENAN},
         {{ALAB_ABLATE, 0, c->n_head, 0, 0, 0}, ALAB_ERANGE},
         {{7, 0, 0, 0, 0, 0}, ALAB_EINVAL},
+        {{ALAB_DO_SOFT, 0, 0, 1, 2, 3}, ALAB_EMASKED},   /* a future column under the causal mask */
+        {{ALAB_DO_SOFT, 2, -1, 0, 4, -1}, ALAB_EMASKED},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         alab_run_opts_init(&o);
@@ -266,6 +268,31 @@ static void bad_runs_get_their_error_codes(void **state) {
         assert_int_equal(alab_forward(m, ids, 5, &o), bad[i].rc);
         assert_true(alab_last_error()[0] != '\0');
     }
+    /* a soft do is refused exactly where the layer's own mask hides the cell */
+    alab_run_opts_init(&o);
+    v = (alab_intervention){ALAB_DO_SOFT, 1, 0, 4, 1, 2};
+    o.interventions = &v;
+    o.n_interventions = 1;
+    o.mask = ALAB_MASK_WINDOW;
+    o.window = 3;                                        /* row 4 sees columns 2..4 */
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_EMASKED);
+    assert_non_null(strstr(alab_last_error(), "row 4 sees columns 2..4"));
+    v.col = 2;
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_OK);
+    v.col = 4;
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_OK);
+    v = (alab_intervention){ALAB_DO_SOFT, 1, 0, 1, 4, 2};  /* a future column: fine without a mask */
+    o.mask = ALAB_MASK_FULL;
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_OK);
+    int lm[3] = {ALAB_MASK_FULL, ALAB_MASK_CAUSAL, ALAB_MASK_FULL}, lw[3] = {0, 0, 0};
+    o.layer_mask = lm;                                   /* but layer 1 is causal */
+    o.layer_window = lw;
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_EMASKED);
+    v.layer = 2;
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_OK);
+    v = (alab_intervention){ALAB_DO_HARD, 1, 0, 1, 4, 0};  /* a hard do may name any column */
+    assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_OK);
+    assert_string_equal(alab_strerror(ALAB_EMASKED), "soft do on a masked cell");
     alab_run_opts_init(&o);
     o.mask = 9;
     assert_int_equal(alab_forward(m, ids, 5, &o), ALAB_EINVAL);

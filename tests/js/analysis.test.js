@@ -49,8 +49,12 @@ describe('the JS mirror gives the C numbers', () => {
     }
   });
 
-  it.each(SIZES)('nullDagScore(%i)', (T) => {
+  it.each(SIZES)('nullDagScore(%i) under each mask', (T) => {
     expect(nullDagScore(T)).toBe(w.nullDagScore(T));
+    expect(nullDagScore(T, 'causal')).toBe(w.maskNullDagScore(0, 0, T));
+    expect(nullDagScore(T, 'full')).toBe(w.maskNullDagScore(1, 0, T));
+    for (const W of [1, 2, 3, 7, T, T + 5])
+      expect(ulps(nullDagScore(T, `window:${W}`), w.maskNullDagScore(2, W, T))).toBeLessThan(1e-15);
   });
 
   it.each([[1, 5], [4, 19], [12, 10], [3, 33]])('headAverage of %i heads at T = %i', (NH, T) => {
@@ -97,6 +101,23 @@ describe('the contract values', () => {
     expect(nullDagScore(10)).toBeCloseTo(0.70710, 5);
     expect(nullDagScore(1)).toBe(0);
     expect(nullDagScore(0)).toBe(0);
+  });
+
+  it('the null follows the mask: (T−1)/(2T) without one, 0.5833 for a window of 3 over 10 tokens', () => {
+    expect(nullDagScore(10, 'full')).toBe(0.45);
+    expect(nullDagScore(10, { mode: 'full' })).toBe(0.45);
+    // rows 0, 1 and 2..9 see 1, 2 and 3 keys: (0 + 1/2 + 8·2/3)/10
+    expect(nullDagScore(10, 'window:3')).toBeCloseTo((0 + 1 / 2 + 8 * (2 / 3)) / 10, 15);
+    expect(nullDagScore(10, 'window:3')).toBeCloseTo(0.58333, 5);
+    expect(nullDagScore(10, { mode: 'window', window: 3 })).toBe(nullDagScore(10, 'window:3'));
+    expect(nullDagScore(10, 'window:1')).toBe(0);
+    expect(nullDagScore(10, 'window:10')).toBeCloseTo(nullDagScore(10), 15);
+    // each is the DAG score of the uniform matrix its mask allows
+    for (const [mask, lo, hi] of [['full', () => 0, () => 10], ['window:4', (i) => Math.max(0, i - 3), (i) => i + 1]]) {
+      const A = new Float64Array(100);
+      for (let i = 0; i < 10; i++) for (let j = lo(i); j < hi(i); j++) A[i * 10 + j] = 1 / (hi(i) - lo(i));
+      expect(dagScore(A)).toBeCloseTo(nullDagScore(10, mask), 6);
+    }
   });
 
   it('a strictly lower-triangular matrix scores 1, an upper one 0, the identity 0, zeros 0', () => {

@@ -24,7 +24,7 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgrou
               '--disable-component-update', '--disable-sync', '--no-first-run'];
 const RUNS = [
   { captureQK: { layer: 1, head: 2 } },
-  { interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 18, col: 3 }, { kind: 'soft', layer: 2, head: 1, row: 9, col: 2, lambda: 3 }],
+  { interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 18, col: 3 }, { kind: 'soft', layer: 2, head: 1, row: 9, col: 6, lambda: 3 }],
     ablate: [[0, 2]], mask: 'window:5', scale: 0.3, captureQK: { layer: 2, head: 3 } },
   { mask: ['full', 'causal', { mode: 'window', window: 2 }] },
 ];

@@ -65,9 +65,13 @@ describe('attnlab run --json', () => {
     expect(out.top.map((t) => t.id)).toEqual(c.top.map((t) => t.id));
     expect(maxAbsDiff(out.top.map((t) => t.prob), c.top.map((t) => t.prob))).toBeLessThanOrEqual(TOL);
     expect(out.dag_scores_last_layer).toHaveLength(NH);
-    // the null DAG score of uniform causal attention over T tokens
+    // the null DAG score of uniform attention over T tokens under the case's mask: row i sees n keys, n − 1 below
     let s = 0;
-    for (let i = 0; i < T; i++) s += i / (i + 1);
+    for (let i = 0; i < T; i++) {
+      if (c.opts.mask === 'full') { s += i / T; continue; }
+      const n = c.opts.mask === 'window' ? Math.min(i + 1, c.opts.window) : i + 1;
+      s += (n - 1) / n;
+    }
     expect(out.null_dag_score).toBeCloseTo(s / T, 7);
     // the DAG score is that of the head-averaged last layer, recomputed here
     const last = out.attentions[L - 1];
@@ -83,6 +87,20 @@ describe('attnlab run --json', () => {
       expect(maxAbsDiff(out.capture.q, c.q)).toBeLessThanOrEqual(TOL);
       expect(maxAbsDiff(out.capture.k, c.k)).toBeLessThanOrEqual(TOL);
     }
+  });
+
+  it('null_dag_score is the null of the mask used (causal, full, window:W)', () => {
+    const text = 'Because the storm intensified , the ship finally sank .';
+    const nul = (mask) => JSON.parse(cli(['run', '--model', join(root, 'tests/fixtures/tiny'), '--text', text, '--mask', mask,
+                                          '--json']).stdout);
+    const causal = nul('causal');
+    const T = causal.ids.length;
+    let s = 0, w = 0;
+    for (let i = 0; i < T; i++) { s += i / (i + 1); const n = Math.min(i + 1, 3); w += (n - 1) / n; }
+    expect(causal.null_dag_score).toBeCloseTo(s / T, 8);
+    expect(nul('full').null_dag_score).toBeCloseTo((T - 1) / (2 * T), 8);
+    expect(nul('window:3').null_dag_score).toBeCloseTo(w / T, 8);
+    expect(nul('window:3').null_dag_score).not.toBeCloseTo(s / T, 3);
   });
 
   it('tokens are display strings with the leading space kept', () => {
@@ -104,6 +122,10 @@ describe('attnlab errors', () => {
     ['missing model dir', ['run', '--model', '/nonexistent', '--text', 'a', '--json'], /config\.json/],
     ['unknown option', ['run', '--model', tiny, '--text', 'a', '--frobnicate'], /unknown option/],
     ['malformed --do', ['run', '--model', tiny, '--text', 'a', '--do', '1,2,3'], /--do/],
+    ['soft do on a masked cell', ['run', '--model', tiny, '--text', 'a b c', '--do', '0,0,1,2,soft,2', '--json'],
+      /soft do on a masked cell.*row 1 sees columns 0\.\.1/],
+    ['soft do outside the window', ['run', '--model', tiny, '--text', 'a b c d e', '--mask', 'window:2', '--do', '0,all,4,1,soft,2'],
+      /soft do on a masked cell/],
   ];
   it.each(bad)('%s: message on stderr, non-zero exit, nothing on stdout', (_name, args, msg) => {
     const r = cli(args);

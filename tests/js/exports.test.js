@@ -52,7 +52,7 @@ describe('the public export lists', () => {
     expect([...main.ERROR_CODES].sort()).toEqual([
       'EABORT', 'EDISPOSED', 'EDTYPE', 'EEMPTY', 'EFORMAT', 'EINVAL', 'EIO', 'EJSON', 'ELIMIT', 'EMERGES', 'EMISSING',
       'ENAN', 'ENOMEM', 'ERANGE', 'ESHAPE', 'ESTATE', 'ETHREAD', 'ETOOLONG', 'ETYPE', 'EVOCAB', 'EWASM', 'ECONFIG',
-      'ETIMEDOUT', 'EINTERNAL',
+      'ETIMEDOUT', 'EINTERNAL', 'EMASKED',
     ].sort());
   });
 });

@@ -128,6 +128,40 @@ describe('fig1 attention and asymmetry', () => {
   const A = causalMatrix(10);
   const fig = figAttentionAsymmetry({ tokens: TOKENS, A, model: 'GPT-2' });
 
+  it('says on the figure that under a causal or window mask the red below the diagonal is the mask', () => {
+    const sub = (f) => byRole(f, 'panel-title').map(textOf)[1];
+    const sup = (f) => one(f, 'suptitle').children.map(textOf).join(' ').replace(/\s+/g, ' ');
+    expect(sub(fig)).toMatch(/causal mask: red below = the mask/);
+    expect(sup(fig)).toMatch(/Under the causal mask Aᵀ is 0 below the diagonal, .* that half shows the mask, not the model/);
+    expect(sub(fig) + sup(fig)).not.toMatch(/flow dominates/);
+    const win = figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'window:3' });
+    expect(sub(win)).toMatch(/window mask/);
+    expect(sup(win)).toMatch(/Under the window mask/);
+    expect(sup(figAttentionAsymmetry({ tokens: TOKENS, A, lang: 'zh' }))).toMatch(/显示的是掩码/);
+    const full = figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'full' });
+    expect(sub(full)).toMatch(/^.*no mask/);
+    expect(sup(full)).not.toMatch(/shows the mask/);
+    // and it is true: every lower cell of A − Aᵀ of a causal matrix is A ≥ 0
+    for (let i = 1; i < 10; i++) for (let j = 0; j < i; j++)
+      expect(Number(cellAt(one(fig, 'asymmetry'), i, j).attrs['data-v'])).toBeCloseTo(A[i * 10 + j], 6);
+    expect(() => figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'diagonal' })).toThrow(/mask/);
+  });
+
+  it('draws A − Aᵀ of the full-mask attention beside it when given, on the same colour scale', () => {
+    const F = Array.from({ length: 100 }, (_, k) => ((k * 37) % 11) / 110);
+    const f = figAttentionAsymmetry({ tokens: TOKENS, A, compare: F });
+    expect(f.attrs['data-compare']).toBe('full');
+    expect(textOf(one(f, 'suptitle')).replace(/\s+/g, '')).toContain('Right:thesamemodelandsentencewiththemaskoff');
+    const cmp = one(f, 'asymmetry-full');
+    expect(cellsOf(cmp)).toHaveLength(100);
+    expect(Number(cellAt(cmp, 7, 2).attrs['data-v'])).toBeCloseTo(F[72] - F[27], 6);
+    const zeroA = cellsOf(one(f, 'asymmetry')).find((c) => Number(c.attrs['data-v']) === 0);
+    const zeroF = cellsOf(cmp).find((c) => Number(c.attrs['data-v']) === 0);
+    expect(zeroF.attrs.fill).toBe(zeroA.attrs.fill);
+    expect(fig.attrs['data-compare']).toBe('none');
+    expect(() => figAttentionAsymmetry({ tokens: TOKENS, A, compare: [1, 2] })).toThrow();
+  });
+
   it('draws T×T cells in each heatmap with the values of A and A − Aᵀ', () => {
     const att = one(fig, 'attention'), asym = one(fig, 'asymmetry');
     expect(cellsOf(att)).toHaveLength(100);
@@ -342,8 +376,22 @@ describe('fig3 DAG scores and causal graph', () => {
     const y = (v) => Number(frame.attrs.y) + Number(frame.attrs.height) * (1 - v);
     expect(Number(rnd.attrs.y1)).toBeCloseTo(y(0.5), 1);
     expect(Number(nul.attrs.y1)).toBeCloseTo(y(nullDagScore(T)), 1);
-    expect(textOf(one(fig, 'legend-random'))).toBe('random baseline, bidirectional (0.5)');
-    expect(textOf(one(fig, 'legend-null'))).toBe('uniform causal attention, T = 10 (0.707)');
+    expect(textOf(one(fig, 'legend-random'))).toBe("the chapter's 0.5 (uniform attention without a mask, T → ∞)");
+    expect(textOf(one(fig, 'legend-null'))).toBe('null: uniform attention, mask causal, T = 10 (0.707)');
+  });
+
+  it('never reads 0.5 as "forward causal flow"; the null line follows the mask', () => {
+    for (const lang of ['en', 'zh']) {
+      const all = walk(figDag({ tokens: TOKENS, A, dagScores: scores, lang })).filter((n) => typeof n.text === 'string')
+        .map((n) => n.text).join(' ');
+      expect(all).not.toMatch(/> 0\.5|forward causal flow|正向因果流/);
+    }
+    for (const [mask, want] of [['full', 0.45], ['window:3', 0.58333], [{ mode: 'window', window: 3 }, 0.58333]]) {
+      const f = figDag({ tokens: TOKENS, A, dagScores: scores, mask });
+      expect(Number(one(f, 'baseline-null').attrs['data-v'])).toBeCloseTo(want, 5);
+      expect(textOf(one(f, 'legend-null'))).toContain(`mask ${typeof mask === 'string' ? mask : 'window:3'}`);
+    }
+    expect(() => figDag({ tokens: TOKENS, A, dagScores: scores, mask: 'diagonal' })).toThrow(/unknown mask/);
   });
 
   it('draws exactly the off-diagonal edges above the threshold, from cause j to effect i', () => {
@@ -492,6 +540,18 @@ describe('fig4 do-intervention', () => {
     expect(titles[1]).toContain('Soft do(j=2→i=8), λ = 3');
     expect(titles[2]).toContain('Hard do(j=2→i=8)');
     expect(fig.attrs.width).toBe(String(FIGSIZE.fig4[0]));
+  });
+
+  it('labels a soft do on a cell the mask hides as display only (the model refuses it)', () => {
+    expect(fig.attrs['data-masked']).toBe('false');
+    const future = figDoIntervention({ tokens: TOKENS, A, row: 2, col: 8 });
+    expect(future.attrs['data-masked']).toBe('true');
+    expect(byRole(future, 'panel-title').map(textOf)[1]).toContain('display only');
+    expect(byRole(future, 'panel-title').map(textOf)[1]).toContain('EMASKED');
+    expect(figDoIntervention({ tokens: TOKENS, A, row: 2, col: 8, mask: 'full' }).attrs['data-masked']).toBe('false');
+    expect(figDoIntervention({ tokens: TOKENS, A, row: 8, col: 2, mask: 'window:3' }).attrs['data-masked']).toBe('true');
+    expect(figDoIntervention({ tokens: TOKENS, A, row: 8, col: 6, mask: 'window:3' }).attrs['data-masked']).toBe('false');
+    expect(() => figDoIntervention({ tokens: TOKENS, A, row: 8, col: 6, mask: 'window:0' })).toThrow(/mask/);
   });
 });
 

@@ -213,11 +213,19 @@ describe('interventions, masks and scale, spelled the friendly way', () => {
     for (let h = 0; h < 4; h++) expect(all.attention(1, h)[18 * T + 3]).toBe(1);
   });
 
-  it('a soft do on a masked cell changes nothing; λ shifts the logit of the cell', () => {
+  it('a soft do on a cell the mask hides is an EMASKED error (it would change nothing); λ shifts the logit of the cell', () => {
     const m = models.tiny;
     const base = m.run(CHAPTER);
-    const masked = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 1, head: 1, row: 2, col: 9, lambda: 5 }] });
-    expect(masked.attentions).toEqual(base.attentions);
+    const soft = (row, col, layer = 1) => ({ kind: 'soft', layer, head: 1, row, col, lambda: 5 });
+    expectCode(() => m.run(CHAPTER, { interventions: [soft(2, 9)] }), 'EMASKED');
+    expectCode(() => m.run(CHAPTER, { interventions: [soft(9, 2)], mask: 'window:3' }), 'EMASKED');
+    expect(() => m.run(CHAPTER, { interventions: [soft(9, 7)], mask: 'window:3' })).not.toThrow();
+    expect(() => m.run(CHAPTER, { interventions: [soft(2, 9)], mask: 'full' })).not.toThrow();
+    // per-layer masks: the layer's own mask decides
+    expectCode(() => m.run(CHAPTER, { interventions: [soft(2, 9, 1)], mask: ['full', 'causal', 'full'] }), 'EMASKED');
+    expect(() => m.run(CHAPTER, { interventions: [soft(2, 9, 2)], mask: ['full', 'causal', 'full'] })).not.toThrow();
+    // a hard do may still name a future column
+    expect(() => m.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 1, head: 1, row: 2, col: 9 }] })).not.toThrow();
     const up = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 1, head: 0, row: 18, col: 3, lambda: 3 }] });
     const a0 = base.attention(1, 0), a1 = up.attention(1, 0);
     // odds of col 3 against col 4 grow by e^3 in that row
@@ -257,6 +265,29 @@ describe('interventions, masks and scale, spelled the friendly way', () => {
     const a = r.attention(1, 2);
     for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) expect(a[i * T + j]).toBeCloseTo(1 / (i + 1), 6);
     expect(r.dagScore).toBeCloseTo(r.nullDagScore, 6);
+  });
+
+  it('the null DAG score is that of the mask used: scale 0 (uniform attention) scores exactly the null under every mask', () => {
+    const m = models.tiny;
+    for (const [mask, want] of [['causal', nullDagScore(T)], ['full', (T - 1) / (2 * T)], ['window:3', nullDagScore(T, 'window:3')]]) {
+      const r = m.run(CHAPTER, { scale: 0, mask });
+      expect(r.nullDagScore).toBeCloseTo(want, 12);
+      expect(r.layerNullDagScores).toHaveLength(3);
+      for (let l = 0; l < 3; l++) {
+        expect(r.layerNullDagScores[l]).toBe(r.nullDagScore);
+        expect(r.layerDagScores[l]).toBeCloseTo(r.layerNullDagScores[l], 6);
+      }
+    }
+    // by hand at T = 19: full 18/38; window 3: (0 + 1/2 + 17·2/3)/19
+    expect(m.run(CHAPTER, { mask: 'full' }).nullDagScore).toBeCloseTo(18 / 38, 12);
+    expect(m.run(CHAPTER, { mask: 'window:3' }).nullDagScore).toBeCloseTo((0.5 + 17 * (2 / 3)) / 19, 12);
+    // per layer: each layer's own null, the last layer's as nullDagScore
+    const per = m.run(CHAPTER, { scale: 0, mask: ['full', 'window:2', 'causal'] });
+    expect(per.layerNullDagScores[0]).toBeCloseTo(18 / 38, 12);
+    expect(per.layerNullDagScores[1]).toBeCloseTo(nullDagScore(T, 'window:2'), 12);
+    expect(per.layerNullDagScores[2]).toBeCloseTo(nullDagScore(T), 12);
+    expect(per.nullDagScore).toBe(per.layerNullDagScores[2]);
+    for (let l = 0; l < 3; l++) expect(per.layerDagScores[l]).toBeCloseTo(per.layerNullDagScores[l], 6);
   });
 
   it('interventions compose in one run: soft ones add up, the last hard one wins', () => {
@@ -416,9 +447,9 @@ describe('one WebAssembly instance per model', () => {
 describe('native CLI parity (build/attnlab) on the tiny model', () => {
   it('the chapter sentence with a hard do, an ablation and a window mask agrees within 1e-4', () => {
     const out = cli(['run', '--model', join(FIX, 'tiny'), '--text', CHAPTER, '--do', '1,all,18,3,hard',
-                     '--do', '2,1,10,4,soft,2.5', '--ablate', '0.3', '--mask', 'window:6', '--json']);
+                     '--do', '2,1,10,6,soft,2.5', '--ablate', '0.3', '--mask', 'window:6', '--json']);
     const r = models.tiny.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 18, col: 3 },
-                                                         { kind: 'soft', layer: 2, head: 1, row: 10, col: 4, lambda: 2.5 }],
+                                                         { kind: 'soft', layer: 2, head: 1, row: 10, col: 6, lambda: 2.5 }],
                                          ablate: [[0, 3]], mask: 'window:6' });
     expect(Array.from(r.ids)).toEqual(out.ids);
     expect(r.tokens).toEqual(out.tokens);

@@ -23,7 +23,7 @@ const { AttnlabError } = workerApi;
 const RUN_OPTS = [
   {},
   { captureQK: { layer: 1, head: 2 }, interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 18, col: 3 }] },
-  { interventions: [{ kind: 'soft', layer: 2, head: 0, row: 10, col: 4, lambda: -2 }], ablate: [[0, 1]], mask: 'window:4', scale: 0.2, topK: 3 },
+  { interventions: [{ kind: 'soft', layer: 2, head: 0, row: 10, col: 8, lambda: -2 }], ablate: [[0, 1]], mask: 'window:4', scale: 0.2, topK: 3 },
   { mask: ['full', { mode: 'window', window: 2 }, 'causal'] },
 ];
 

@@ -91,7 +91,6 @@ def case_table(T):
         ("hard_layer0_row0", "tiny", FOX, opts([iv("hard", 0, 3, 0, tf - 1)])),
         ("soft_plus3", "tiny", CHAPTER, opts([iv("soft", 1, 0, last, 3, 3.0)])),
         ("soft_minus2_all_heads", "tiny", CHAPTER, opts([iv("soft", 1, -1, 10, 2, -2.0)])),
-        ("soft_masked_is_noop", "tiny", CHAPTER, opts([iv("soft", 1, 1, 2, 9, 5.0)])),
         ("soft_twice_adds", "tiny", CHAPTER, opts([iv("soft", 1, 0, last, 3, 1.5), iv("soft", 1, 0, last, 3, 1.5)])),
         ("ablate_one_head", "tiny", CHAPTER, opts([iv("ablate", 1, 3)])),
         ("ablate_two_heads", "tiny", CHAPTER, opts([iv("ablate", 1, 0), iv("ablate", 2, 2)])),

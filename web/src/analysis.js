@@ -84,17 +84,48 @@ export function dagScore(A) {
 }
 
 /**
- * DAG score of uniform causal attention over T tokens: row i puts i/(i+1) of
- * its mass below the diagonal, so null(T) = (1/T) Σ_{i<T} i/(i+1)
- * (0.7071 for T = 10). For bidirectional attention the baseline is ½(T−1)/T.
+ * The null DAG score: the DAG score of uniform attention over the keys a mask
+ * lets each row see (c/src/analysis.c alab_mask_null_dag_score).
+ *   causal (default): row i sees i+1 keys, i of them before it:
+ *                     (1/T) Σ_{i<T} i/(i+1)  (0.7071 for T = 10);
+ *   full:             row i sees all T keys, i of them below: (T−1)/(2T) (0.45);
+ *   window:W:         row i sees n = min(i+1, W) keys: (1/T) Σ (n−1)/n (0.5833 for W = 3, T = 10).
+ * A DAG score reads as "more forward than uniform" only above the null of the
+ * mask and length it was computed under.
  * @param {number} T  a non-negative integer (0 gives 0)
+ * @param {'causal'|'full'|string|{mode: string, window?: number}} [mask='causal']  'window:W' or {mode: 'window', window: W}
  */
-export function nullDagScore(T) {
+export function nullDagScore(T, mask) {
   checkIndex('T', T, 0, 2 ** 31 - 1);
+  const { mode, window } = maskOf(mask);
   if (T === 0) return 0;
+  if (mode === 'full') return (T - 1) / (2 * T);
   let s = 0;
-  for (let i = 0; i < T; i++) s += i / (i + 1);
+  if (mode === 'causal') {
+    for (let i = 0; i < T; i++) s += i / (i + 1);
+  } else {
+    for (let i = 0; i < T; i++) { const n = Math.min(i + 1, window); s += (n - 1) / n; }
+  }
   return s / T;
+}
+
+// {mode, window} of a mask argument: 'causal', 'full', 'window:W' or {mode, window}.
+function maskOf(mask) {
+  if (mask === undefined || mask === null) return { mode: 'causal', window: 0 };
+  let mode, window = 0;
+  if (typeof mask === 'string') {
+    const m = /^window:\s*(-?\d+)\s*$/.exec(mask);
+    if (m) { mode = 'window'; window = Number(m[1]); } else mode = mask;
+  } else if (typeof mask === 'object' && !Array.isArray(mask)) {
+    mode = mask.mode;
+    window = mask.window;
+  } else {
+    throw new AttnlabError('ETYPE', "mask must be 'causal', 'full', 'window:W' or {mode, window}");
+  }
+  if (mode === 'causal' || mode === 'full') return { mode, window: 0 };
+  if (mode !== 'window') throw new AttnlabError('EINVAL', `unknown mask '${typeof mask === 'string' ? mask : mode}' (causal, full, window:W)`);
+  checkIndex('mask window', window, 1, 2 ** 31 - 1);
+  return { mode, window };
 }
 
 /** A − Aᵀ as a new Float32Array (T×T); out[i][j] = A[i][j] − A[j][i]. */

@@ -39,7 +39,7 @@ const INT_MAX = 2 ** 31 - 1;
 
 const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE, scaleQ: SCALE_Q, scaleK: SCALE_K, swapQK: SWAP_QK };
 // Fields each kind takes (besides kind): do-operations act on one cell, weight
-// edits (rung 3) on a whole head.
+// edits (interventions on a mechanism) on a whole head.
 // (The do kinds keep accepting row/col/lambda whether they use them or not, as
 // before the edits existed.)
 const DO_FIELDS = ['layer', 'head', 'row', 'col', 'lambda'];
@@ -268,7 +268,8 @@ const RESULT_BUFFERS = ['ids', 'attentions', 'headAverages', 'logits', 'q', 'k']
 /**
  * The outcome of one Model#run: plain JS data, independent of the model.
  * Fields: model, T, ids, tokens, attentions, headAverages, logits, top,
- * dagScore, dagScores, layerDagScores, nullDagScore, captureQK, q, k.
+ * dagScore, dagScores, layerDagScores, nullDagScore (the last layer's, as dagScore),
+ * layerNullDagScores (the null of each layer's mask), captureQK, q, k.
  */
 export class Result {
   constructor(data) {
@@ -444,6 +445,9 @@ export class Model {
       return w.readF32(avg, L * TT);
     });
     const top = topK > 0 ? w.resultTopk(this.#h, topK) : { ids: [], probs: [] };
+    // the null of the mask each layer ran under (uniform attention over what it lets a row see)
+    const layerNullDagScores = Array.from({ length: L }, (_, l) => (mask.layerMask
+      ? w.maskNullDagScore(mask.layerMask[l], mask.layerWindow[l], T) : w.maskNullDagScore(mask.mask, mask.window, T)));
     return new Result({
       model: cfg,
       T,
@@ -456,7 +460,8 @@ export class Model {
       dagScore: layerDagScores[L - 1],
       dagScores,
       layerDagScores,
-      nullDagScore: w.fn.alab_null_dag_score(T),
+      nullDagScore: layerNullDagScores[L - 1],
+      layerNullDagScores,
       captureQK: capture,
       q: capture ? w.resultQ(this.#h) : null,
       k: capture ? w.resultK(this.#h) : null,
@@ -587,7 +592,7 @@ export class Model {
   /**
    * Where the DAG score comes from: the DAG score of every head and every
    * layer for each input, next to the null score of uniform attention of its
-   * length under the same mask (causal: alab_null_dag_score(T); full: (T−1)/(2T)).
+   * length under the same mask (alab_mask_null_dag_score: causal (1/T) Σ i/(i+1); full (T−1)/(2T)).
    * @param {string|ArrayLike<number>|Array<string|ArrayLike<number>>} inputs one input or a list
    * @param {{mask?: 'causal'|'full'}} [options]
    * @returns {{mask: string, sentences: {T: number, head: Float32Array, layer: Float32Array, overall: number, null: number}[],
@@ -614,7 +619,7 @@ export class Model {
       w.forward(this.#h, ids, { mask: MASK[maskName] });
       const p = w.dagProfile(w.resultAttention(this.#h), nLayer, nHead, T);
       const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
-      const nul = maskName === 'causal' ? w.fn.alab_null_dag_score(T) : (T - 1) / (2 * T);
+      const nul = w.maskNullDagScore(MASK[maskName], 0, T);
       p.head.forEach((x, i) => { mean.head[i] += x / idsList.length; });
       p.layer.forEach((x, i) => { mean.layer[i] += x / idsList.length; });
       mean.overall += overall / idsList.length;

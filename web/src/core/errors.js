@@ -28,6 +28,7 @@ export const C_ERROR_CODES = Object.freeze({
   [-16]: 'ELIMIT',
   [-17]: 'ESTATE',
   [-18]: 'ETHREAD',
+  [-19]: 'EMASKED',
 });
 
 /** Codes that only the JS side raises. */

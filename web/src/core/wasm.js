@@ -61,7 +61,7 @@ export const REQUIRED_EXPORTS = Object.freeze([
   'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
   'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
   'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
-  'alab_asymmetry', 'alab_head_average', 'alab_outer_product', 'alab_attention_entropy',
+  'alab_mask_null_dag_score',  'alab_asymmetry', 'alab_head_average', 'alab_outer_product', 'alab_attention_entropy',
   'alab_display_do', 'alab_wasm_kernel', 'alab_wasm_pool_create', 'alab_wasm_pool_helper',
   'alab_wasm_pool_attached', 'alab_wasm_pool_stop', 'alab_wasm_model_set_pool',
 ]);
@@ -598,6 +598,10 @@ export class AttnlabWasm {
     return this._withF32([A], ([a]) => this.fn.alab_dag_score(a, T));
   }
   nullDagScore(T) { return this.fn.alab_null_dag_score(checkInt('T', T)); }
+  /** The null of uniform attention under mask mode (0 causal, 1 full, 2 window) and window W. */
+  maskNullDagScore(mode, window, T) {
+    return this.fn.alab_mask_null_dag_score(checkInt('mode', mode), checkInt('window', window), checkInt('T', T));
+  }
   asymmetry(A, T) {
     checkInt('T', T);
     return this._withF32([A], ([a], alloc) => {

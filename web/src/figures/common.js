@@ -452,8 +452,8 @@ export function fitYTitle(lines, room, size = FONT.label) {
   return { lines: wrapped, size: w <= room ? size : Math.max(Y_TITLE_MIN, (size * room) / w) };
 }
 
-// A y title is a line, or {lines: [line, ...]} for several (the chapter's
-// "DAG Score\n(mass below diagonal)").
+// A y title is a line, or {lines: [line, ...]} for several (Fig. 3 has
+// a two-line y title).
 export function yTitleLines(t) {
   if (!t) return [];
   return t.lines ? t.lines : [t];

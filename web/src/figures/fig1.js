@@ -1,11 +1,18 @@
 // fig1.js — the chapter's Fig. 1: attention heatmap (YlOrRd, rows = effect
 // position i, columns = cause candidate j) beside its asymmetry A − Aᵀ (RdBu_r,
 // centred at 0, symmetric limits). Saved as ch09_causal_fig1_attention_asymmetry.
+//
+// Under a causal (or window) mask A[j][i] = 0 for every j < i, so below the
+// diagonal A − Aᵀ is A itself: all red, whatever the model learned. The panel
+// then shows the mask, and its title says so. The informative picture is A − Aᵀ
+// of the same model with the mask off (mask 'full'): pass it as `compare` and
+// it is drawn as a third panel beside the others.
 
 import {
   figSize, asMatrix, sizeOf, checkLang, tokenLabel, ylOrRd, rdBuR, fmt2, fmtValue,
   heatmapPanel, layoutFigure,
 } from './common.js';
+import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
@@ -18,7 +25,12 @@ const TEXT = {
     avgX: 'Cause candidate j',
     avgY: 'Effect position i',
     asym: ['Asymmetry A − A', { sup: '⊤' }],
-    asymSub: 'red = row→col flow dominates',
+    asymMasked: (m) => `${m} mask: red below = the mask`,
+    asymFull: 'no mask: red = i→j exceeds j→i',
+    maskNote: (m) => `Under the ${m} mask Aᵀ is 0 below the diagonal, so A − Aᵀ is red there whatever the model learned: that half shows the mask, not the model.`,
+    compareNote: 'Right: the same model and sentence with the mask off (mask full), where the sign means something.',
+    compare: ['A − A', { sup: '⊤' }, ', mask off'],
+    compareSub: 'full attention: red = i→j exceeds j→i',
     asymX: 'j',
     asymY: 'i',
     cell: (ti, tj, v) => `effect i=${ti}, cause j=${tj}: ${v}`,
@@ -33,7 +45,12 @@ const TEXT = {
     avgX: '候选原因 j',
     avgY: '果位置 i',
     asym: ['不对称矩阵 A − A', { sup: '⊤' }],
-    asymSub: '红色 = 行→列方向占主导',
+    asymMasked: (m) => `${m === 'causal' ? '因果' : '窗口'}掩码：下方红色 = 掩码`,
+    asymFull: '无掩码：红色 = i→j 大于 j→i',
+    maskNote: (m) => `在${m === 'causal' ? '因果' : '窗口'}掩码下，对角线以下 Aᵀ 为 0，所以无论模型学到什么，A − Aᵀ 在那里都是红色：这一半显示的是掩码，而不是模型。`,
+    compareNote: '右图：同一模型、同一句子关闭掩码（full）后的结果，此时正负号才有意义。',
+    compare: ['A − A', { sup: '⊤' }, '，关闭掩码'],
+    compareSub: '完全注意力：红色 = i→j 大于 j→i',
     asymX: 'j',
     asymY: 'i',
     cell: (ti, tj, v) => `果 i=${ti}，因 j=${tj}：${v}`,
@@ -54,8 +71,13 @@ const TEXT = {
  * @param {'en'|'zh'} [p.lang='en']
  * @param {number} [p.width]  px (default 1248, the chapter's 13 in at 96 dpi)
  * @param {boolean} [p.tight=false]  crop the outer spare width (for files)
+ * @param {string} [p.mask='causal']  the mask A was computed under ('causal', 'full', 'window:W'): the
+ *   asymmetry panel's subtitle says when the mask, not the model, makes it red
+ * @param {ArrayLike<number>|number[][]} [p.compare]  T×T attention of the same view with mask 'full':
+ *   its A − Aᵀ is drawn as a third panel, on the same colour scale
  */
-export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer, nLayer, head = 'avg', lang = 'en', width, tight = false } = {}) {
+export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer, nLayer, head = 'avg', lang = 'en', width, tight = false,
+  mask = 'causal', compare } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -74,6 +96,22 @@ export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer
     }
   }
 
+  let cmp = null;
+  if (compare !== undefined && compare !== null) {
+    const C = asMatrix(compare, T, 'compare');
+    cmp = new Float64Array(T * T);
+    for (let i = 0; i < T; i++)
+      for (let j = 0; j < T; j++) {
+        cmp[i * T + j] = C[i * T + j] - C[j * T + i];
+        amax = Math.max(amax, Math.abs(cmp[i * T + j]));
+      }
+  }
+  const maskName = typeof mask === 'string' && mask.startsWith('window') ? 'window' : mask;
+  if (maskName !== 'causal' && maskName !== 'full' && maskName !== 'window') {
+    throw new AttnlabError('EINVAL', `mask must be 'causal', 'full' or 'window:W', got ${String(mask)}`);
+  }
+  const asymSub = maskName === 'full' ? t.asymFull : t.asymMasked(maskName);
+
   const where = layer === undefined || (nLayer !== undefined && layer === nLayer - 1) ? t.last : t.layer(layer);
   const attnScale = ylOrRd(vmin, vmax);
   const asymScale = rdBuR(amax);
@@ -86,15 +124,26 @@ export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer
   });
   const right = heatmapPanel({
     ...common, values: asym, color: asymScale, cbar: { scale: asymScale, format: fmt2 },
-    title: [t.asym, t.asymSub], xTitle: t.asymX, yTitle: t.asymY, role: 'asymmetry',
+    title: [t.asym, asymSub], xTitle: t.asymX, yTitle: t.asymY, role: 'asymmetry',
     cellTitle: (i, j, v) => t.cell(tipLabel(i), tipLabel(j), fmtValue(v)),
   });
+  const panels = [left, right];
+  if (cmp) {
+    panels.push(heatmapPanel({
+      ...common, values: cmp, color: asymScale, cbar: { scale: asymScale, format: fmt2 },
+      title: [t.compare, t.compareSub], xTitle: t.asymX, yTitle: t.asymY, role: 'asymmetry-full',
+      cellTitle: (i, j, v) => t.cell(tipLabel(i), tipLabel(j), fmtValue(v)),
+    }));
+  }
 
   const text = sentence ?? (tokens ? tokens.join('').trim() : '');
   const sup = [title ?? t.sup(model)];
   if (text) sup.push(`"${text}"`);
+  // the caption: what the asymmetry panel can and cannot show under this mask
+  const note = [maskName === 'full' ? '' : t.maskNote(maskName), cmp ? t.compareNote : ''].filter(Boolean).join(' ');
+  const supAll = note ? [...sup, note] : sup;
   return layoutFigure({
-    ...figSize('fig1', width), tight, lang, suptitle: sup, panels: [left, right],
-    figure: 'fig1', ariaLabel: sup.join(' — '),
+    ...figSize('fig1', width), tight, lang, suptitle: supAll, panels,
+    figure: 'fig1', ariaLabel: sup.join(' — '), attrs: { 'data-mask': String(mask), 'data-compare': cmp ? 'full' : 'none' },
   });
 }

@@ -1,7 +1,9 @@
 // fig3.js — the chapter's Fig. 3: a bar per head of the chosen layer's DAG score
-// (the chapter's 0.5 "random baseline" line, which holds for bidirectional
-// attention, and the null DAG score of uniform causal attention, both labelled)
-// beside the causal graph read off the attention matrix. Saved as ch09_causal_fig3_dag.
+// (with the null: the DAG score of uniform attention under the mask the run used
+// and at its length; a head is "more forward than uniform" only above it — the
+// chapter's fixed 0.5 is that null only without a mask, as T grows, and is drawn
+// only as a labelled reference) beside the graph read off the attention matrix.
+// Saved as ch09_causal_fig3_dag.
 //
 // The graph follows the chapter's layout: token k sits at (k, T−1−k), on a diagonal
 // from top left to bottom right, in a light-yellow box; an edge is drawn for each
@@ -25,27 +27,27 @@ import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
-    sup: 'Causal DAG Structure in Attention Heads',
-    bars: 'Causal Directionality per Head',
-    barsSub: 'Score > 0.5 = forward causal flow',
+    sup: 'How much attention looks back, head by head',
+    bars: 'DAG score per head',
+    barsSub: 'above the red line = more forward than uniform',
     barsX: 'Attention Head',
-    barsY: { lines: ['DAG Score', '(mass below diagonal)'] },
-    random: 'random baseline, bidirectional (0.5)',
-    null: (T, v) => `uniform causal attention, T = ${T} (${v})`,
-    graph: (v) => `Inferred Causal DAG (DAG score = ${v})`,
+    barsY: { lines: ['DAG score', '(share below the diagonal)'] },
+    random: 'the chapter\'s 0.5 (uniform attention without a mask, T → ∞)',
+    null: (T, v, m) => `null: uniform attention, mask ${m}, T = ${T} (${v})`,
+    graph: (v) => `Edges read off the attention (DAG score = ${v})`,
     graphSub: 'edges ∝ attention weight',
     bar: (hd, v) => `head ${hd}: DAG score ${v}`,
     edge: (j, i, v) => `${j} → ${i}: attention ${v}`,
   },
   zh: {
-    sup: '注意力头中的因果 DAG 结构',
-    bars: '各注意力头的因果方向性',
-    barsSub: '得分 > 0.5 = 正向因果流',
+    sup: '各注意力头回看前文的程度',
+    bars: '各注意力头的 DAG 得分',
+    barsSub: '高于红线 = 比均匀注意力更偏向前文',
     barsX: '注意力头',
     barsY: { lines: ['DAG 得分', '（对角线以下的质量）'] },
-    random: '随机基线，双向注意力 (0.5)',
-    null: (T, v) => `均匀因果注意力，T = ${T} (${v})`,
-    graph: (v) => `推断的因果 DAG（DAG 得分 = ${v}）`,
+    random: '原章的 0.5（无掩码的均匀注意力，T → ∞）',
+    null: (T, v, m) => `零假设：均匀注意力，掩码 ${m}，T = ${T} (${v})`,
+    graph: (v) => `由注意力读出的边（DAG 得分 = ${v}）`,
     graphSub: '边宽 ∝ 注意力权重',
     bar: (hd, v) => `注意力头 ${hd}：DAG 得分 ${v}`,
     edge: (j, i, v) => `${j} → ${i}：注意力 ${v}`,
@@ -57,7 +59,7 @@ const NULL_STYLE = { stroke: '#b2182b', 'stroke-width': 1.6, 'stroke-dasharray':
 
 // ── bar panel ───────────────────────────────────────────────────────────────
 
-function barPanel({ scores, nullScore, T, t }) {
+function barPanel({ scores, nullScore, maskLabel, T, t }) {
   const H = scores.length;
   const tick = FONT.tick;
   const yLines = yTitleLines(t.barsY);
@@ -65,7 +67,7 @@ function barPanel({ scores, nullScore, T, t }) {
   const left = FONT.label * 1.25 * yLines.length + textWidth('0.0', tick) + 10;
   const legend = [
     { style: RANDOM_STYLE, label: t.random, role: 'legend-random' },
-    { style: NULL_STYLE, label: t.null(T, fmt3(nullScore)), role: 'legend-null' },
+    { style: NULL_STYLE, label: t.null(T, fmt3(nullScore), maskLabel), role: 'legend-null' },
   ];
   const bottom = tick * 1.3 + 6 + FONT.label * 1.3 + 8 + legend.length * FONT.legend * 1.5 + 8;
   const top = blockHeight([t.bars, t.barsSub], FONT.title) + 8;
@@ -217,7 +219,8 @@ function num2(p) {
  * @param {object} p
  * @param {string[]} p.tokens  T display strings
  * @param {number[]} p.dagScores  DAG score of each head of the chosen layer (r.dagScores[layer])
- * @param {number} [p.nullDagScore]  null DAG score for causal attention (default: computed for T)
+ * @param {number} [p.nullDagScore]  null DAG score (default: computed for T and mask; pass r.layerNullDagScores[layer])
+ * @param {string|object} [p.mask='causal']  the mask the scores were computed under ('causal', 'full', 'window:W')
  * @param {number} [p.overallDag]  DAG score of A shown in the graph title (default: computed from A)
  * @param {ArrayLike<number>|number[][]} p.A  T×T attention the graph is drawn from (head average)
  * @param {number} [p.threshold=0.05]  edges where A_ij / max off-diagonal A > threshold
@@ -225,7 +228,8 @@ function num2(p) {
  * @param {number} [p.width]  px (default 1248)
  * @param {boolean} [p.tight=false]
  */
-export function figDag({ tokens, dagScores, nullDagScore: nullGiven, overallDag, A, threshold = 0.05, lang = 'en', width, tight = false } = {}) {
+export function figDag({ tokens, dagScores, nullDagScore: nullGiven, overallDag, A, threshold = 0.05, lang = 'en', width, tight = false,
+  mask = 'causal' } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -237,13 +241,15 @@ export function figDag({ tokens, dagScores, nullDagScore: nullGiven, overallDag,
   if (typeof threshold !== 'number' || !(threshold >= 0 && threshold < 1)) {
     throw new AttnlabError('ERANGE', `threshold must be in [0, 1), got ${threshold}`);
   }
-  const nullScore = nullGiven ?? nullDagScore(T);
+  const nullScore = nullGiven ?? nullDagScore(T, mask);
+  nullDagScore(0, mask); // checks the mask when a null was given
+  const maskLabel = typeof mask === 'string' ? mask : mask.mode === 'window' ? `window:${mask.window}` : mask.mode;
   const overall = overallDag ?? dagScore(M);
   if (!Number.isFinite(nullScore) || !Number.isFinite(overall)) throw new AttnlabError('ENAN', 'figDag: a score is not finite');
   return layoutFigure({
     ...figSize('fig3', width), tight, lang, suptitle: [t.sup],
-    panels: [barPanel({ scores, nullScore, T, t }), graphPanel({ tokens, A: M, T, threshold, overall, t })],
+    panels: [barPanel({ scores, nullScore, maskLabel, T, t }), graphPanel({ tokens, A: M, T, threshold, overall, t })],
     figure: 'fig3', ariaLabel: t.graph(fmt3(overall)),
-    attrs: { 'data-dag': fmtValue(overall), 'data-null-dag': fmtValue(nullScore), 'data-threshold': fmtValue(threshold) },
+    attrs: { 'data-dag': fmtValue(overall), 'data-null-dag': fmtValue(nullScore), 'data-mask': maskLabel, 'data-threshold': fmtValue(threshold) },
   });
 }

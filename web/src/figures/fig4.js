@@ -14,9 +14,10 @@ import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
-    sup: 'do-Operator in Attention Space',
+    sup: 'The do-operator applied to an attention matrix',
     sup2: (i, ti, j, tj) => `Intervening on row i=${i} (${ti}) → force cause = col j=${j} (${tj})`,
-    orig: ['Original Attention', '(soft causal posterior)'],
+    orig: ['Original Attention', '(the chapter reads it as a soft causal posterior)'],
+    softMasked: 'masked cell: display only (the model: EMASKED)',
     soft: (j, i, l) => [`Soft do(j=${j}→i=${i}), λ = ${l}`, '(boost path, keep others)'],
     hard: (j, i) => [`Hard do(j=${j}→i=${i})`, "(one-hot, Pearl's original)"],
     x: 'Cause j',
@@ -24,9 +25,10 @@ const TEXT = {
     cell: (i, j, v) => `effect i=${i}, cause j=${j}: ${v}`,
   },
   zh: {
-    sup: '注意力空间中的 do 算子',
+    sup: '作用于注意力矩阵的 do 算子',
     sup2: (i, ti, j, tj) => `干预第 i=${i} 行（${ti}）→ 强制原因 = 第 j=${j} 列（${tj}）`,
-    orig: ['原始注意力', '（软因果后验）'],
+    orig: ['原始注意力', '（原章将其解读为软因果后验）'],
+    softMasked: '被掩码的单元：仅为图示（模型：EMASKED）',
     soft: (j, i, l) => [`软 do(j=${j}→i=${i})，λ = ${l}`, '（增强该路径，保留其余路径）'],
     hard: (j, i) => [`硬 do(j=${j}→i=${i})`, '（one-hot，Pearl 的原始定义）'],
     x: '因 j',
@@ -46,8 +48,11 @@ const TEXT = {
  * @param {'en'|'zh'} [p.lang='en']
  * @param {number} [p.width]  px (default 1536, the chapter's 16 in at 96 dpi)
  * @param {boolean} [p.tight=false]
+ * @param {string} [p.mask='causal']  the mask A was computed under ('causal', 'full', 'window:W'): a soft do
+ *   on a cell it hides is drawn (the display operation lifts it from its 1e-9 floor) but labelled, since
+ *   the model refuses it (Model#run throws EMASKED)
  */
-export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, tight = false } = {}) {
+export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, tight = false, mask = 'causal' } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -55,6 +60,13 @@ export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en'
   checkIndex(col, T, 'col');
   if (typeof lambda !== 'number' || !Number.isFinite(lambda)) throw new AttnlabError('ENAN', `lambda must be finite, got ${lambda}`);
   const soft = softDo(M, T, row, col, lambda);
+  const wm = /^window:(\d+)$/.exec(String(mask));
+  if (mask !== 'causal' && mask !== 'full' && !(wm && Number(wm[1]) >= 1)) {
+    throw new AttnlabError('EINVAL', `mask must be 'causal', 'full' or 'window:W', got ${String(mask)}`);
+  }
+  const lo = mask === 'full' ? 0 : wm ? Math.max(0, row - Number(wm[1]) + 1) : 0;
+  const hi = mask === 'full' ? T : row + 1;
+  const masked = col < lo || col >= hi;
   const hard = hardDo(M, T, row, col);
 
   const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
@@ -69,8 +81,8 @@ export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en'
   return layoutFigure({
     ...figSize('fig4', width), tight, lang,
     suptitle: [t.sup, t.sup2(row, labels[row], col, labels[col])],
-    panels: [panel(M, t.orig, 'original'), panel(soft, t.soft(col, row, lam), 'soft-do'), panel(hard, t.hard(col, row), 'hard-do')],
+    panels: [panel(M, t.orig, 'original'), panel(soft, masked ? [t.soft(col, row, lam)[0], t.softMasked] : t.soft(col, row, lam), 'soft-do'), panel(hard, t.hard(col, row), 'hard-do')],
     figure: 'fig4', ariaLabel: `${t.sup}: ${t.sup2(row, labels[row], col, labels[col])}`,
-    attrs: { 'data-row': row, 'data-col': col, 'data-lambda': lam },
+    attrs: { 'data-row': row, 'data-col': col, 'data-lambda': lam, 'data-masked': String(masked) },
   });
 }

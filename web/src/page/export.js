@@ -86,6 +86,8 @@ export function runData({ out, modelName, settings, change, kl, klPlain }) {
     settings,
     intervention: out.intervention,
     null_dag_score: base.nullDagScore,
+    layer_null_dag_scores: base.layerNullDagScores,
+    soft_do_masked: Boolean(out.masked),
     capture: { layer: base.captureQK.layer, head: base.captureQK.head, q: nest(base.q, [T, base.q.length / T]), k: nest(base.k, [T, base.k.length / T]) },
     before: res(base),
     after: res(after),

@@ -12,7 +12,9 @@
 //
 // Each card is labelled with its rung of Pearl's ladder (the chapter's table):
 // 1 seeing (reading attention: roles, DAG profile), 2 doing (ablation, masks,
-// importance), 3 imagining (weight edits, the sentence pair).
+// importance, and also weight edits and the sentence pair: the chapter calls those
+// counterfactuals, but in a deterministic network given its whole input there is
+// no background to infer, so they are interventions; docs/heads.md §7).
 
 import { $, el, replace, setOptions } from './dom.js';
 import { explain } from './models.js';

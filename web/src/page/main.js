@@ -15,9 +15,10 @@ import {
   figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toElement, tokenLabel,
 } from '../figures/index.js';
 import { translator, applyStatic } from './i18n.js';
+import { asymmetry } from '../analysis.js';
 import { $, el, replace, setOptions } from './dom.js';
 import { builtinSource, HUB_MODELS, fetchHubModel, pickModelFiles, explain } from './models.js';
-import { Runner } from './runner.js';
+import { Runner, maskOption } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from './delta.js';
 import { topTable } from './top-table.js';
@@ -43,6 +44,7 @@ const S = {
   window: 4,
   ablate: new Set(),    // 'layer.head'
   demo: false,
+  compareFull: false,   // Fig. 1: draw A − Aᵀ of the same view with mask 'full' beside it
 };
 let t = translator(S.lang);
 
@@ -240,7 +242,7 @@ function fitted(fn, args, key) {
   const cw = sizes[key], maxH = sizes.maxH;
   const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true });
   const shape = JSON.stringify([key, cw, maxH, S.lang, args.tokens ? args.tokens.length : args.T, args.q ? args.q.length : 0,
-    args.tokens ? args.tokens.join('') : '']);
+    args.tokens ? args.tokens.join('') : '', args.compare ? 1 : 0]);
   const known = fitCache.get(shape);
   if (known) return build(known);
   const w = searchFit(build, cw, maxH);
@@ -328,13 +330,36 @@ function viewMatrix(r) {
   return r.attention(S.layer, S.head);
 }
 
+// Fig. 1's comparison: the same text and ablations with mask 'full', run on demand
+// (the button) and kept for that text; {key, r} or a pending promise.
+let fullRun = null;
+function fullMaskView(r) {
+  if (!S.compareFull) return null;
+  const ablate = last.spec.ablate;
+  const key = JSON.stringify([modelName, last.spec.text, ablate]);
+  if (maskOption(last.spec) === 'full') return viewMatrix(r);
+  if (fullRun && fullRun.key === key) return fullRun.r ? fullRun.r.attention(S.layer, S.head) : null;
+  const mine = { key, r: null };
+  fullRun = mine;
+  model.run(last.spec.text, { mask: 'full', ablate, topK: 0 }).then((full) => {
+    if (fullRun !== mine) return;
+    mine.r = full;
+    if (last && config) drawFig1();
+  }, (e) => { if (fullRun === mine) fullRun = null; showError(explain(e, t), 'run'); });
+  return null;
+}
+
 function drawFig1() {
   const r = last.base;
-  if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col])) return;
+  const compare = fullMaskView(r);
+  if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, maskOption(last.spec), compare !== null])) return;
   const svg = mount('fig1', figAttentionAsymmetry, {
     tokens: r.tokens, A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
+    mask: maskOption(last.spec), ...(compare ? { compare } : {}),
   });
-  outlineCell(svg, ['attention', 'asymmetry'], S.sel.row, S.sel.col);
+  outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
+  const btn = $('fig1-compare');
+  if (btn) btn.setAttribute('aria-pressed', String(S.compareFull));
 }
 
 function drawFig2() {
@@ -355,17 +380,20 @@ function drawFig2() {
 
 function drawFig3() {
   const r = last.base;
-  if (!changed('fig3', [baseId(r), S.layer, S.head])) return;
+  if (!changed('fig3', [baseId(r), S.layer, S.head, maskOption(last.spec)])) return;
   const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
   mount('fig3', figDag, {
-    tokens: r.tokens, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.nullDagScore, overallDag: overall,
+    tokens: r.tokens, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.layerNullDagScores[S.layer], overallDag: overall,
+    mask: maskOption(last.spec),
   });
 }
 
 function drawFig4() {
   const r = last.base;
-  if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda])) return;
-  const svg = mount('fig4', figDoIntervention, { tokens: r.tokens, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda });
+  if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, maskOption(last.spec)])) return;
+  const svg = mount('fig4', figDoIntervention, {
+    tokens: r.tokens, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda, mask: maskOption(last.spec),
+  });
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }
 
@@ -373,10 +401,11 @@ function drawInModel() {
   const { base, after, plain, intervention: iv } = last;
   const where = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
   const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
-  $('inmodel-text').textContent = t('inModelText', where, kind);
+  $('inmodel-text').textContent = last.masked ? t('inModelMasked', where, kind) : t('inModelText', where, kind);
+  $('inmodel').dataset.masked = String(Boolean(last.masked));
   const kl = klDivergence(base.logits, after.logits);
   $('kl').textContent = kl === 0 ? '0' : kl < 1e-4 ? kl.toExponential(2) : kl.toFixed(4);
-  $('kl-zero').hidden = kl !== 0;
+  $('kl-zero').hidden = kl !== 0 || Boolean(last.masked);
   $('kl-zero-fix').hidden = iv.layer === 0;
   $('kl').dataset.v = String(kl);
   $('inmodel').dataset.lambda = String(iv.lambda ?? '');
@@ -479,7 +508,7 @@ function setSelection(row, col, { focusFig } = {}) {
   if (focusFig) document.querySelector(`#${focusFig} .fig-svg`)?.focus();
 }
 
-const CLICKABLE = new Set(['attention', 'asymmetry', 'posterior', 'original', 'soft-do', 'hard-do']);
+const CLICKABLE = new Set(['attention', 'asymmetry', 'asymmetry-full', 'posterior', 'original', 'soft-do', 'hard-do']);
 
 function cellOf(target) {
   const r = target && target.closest ? target.closest('rect[data-i][data-j]') : null;
@@ -503,8 +532,14 @@ function wireFigures() {
       e.preventDefault();
       setSelection(S.sel.row + d[0], S.sel.col + d[1]);
     });
-    // the figure's actions: SVG and PNG downloads
+    // the figure's actions: SVG and PNG downloads (Fig. 1 also: compare with full attention)
     const actions = document.querySelector(`.fig-actions[data-fig="${key}"]`);
+    if (key === 'fig1') {
+      actions.appendChild(el('button', {
+        type: 'button', class: 'btn btn-small', id: 'fig1-compare', 'aria-pressed': 'false', dataset: { i18n: 'fig1Compare' },
+        on: { click: () => { S.compareFull = !S.compareFull; if (last && config) drawFig1(); } },
+      }, t('fig1Compare')));
+    }
     for (const kind of ['svg', 'png']) {
       actions.appendChild(el('button', {
         type: 'button', class: 'btn btn-small', dataset: { export: kind, fig: key },
@@ -549,6 +584,10 @@ function exportJson() {
   };
   const klPlain = last.plain ? klDivergence(last.plain.logits, last.base.logits) : null;
   const data = runData({ out: last, modelName, settings, change: last.change, kl: last.kl, klPlain });
+  const cmp = figArgs.fig1 && figArgs.fig1[1].compare;
+  if (cmp) { // Fig. 1's comparison as drawn: the view's attention with mask 'full', and its A − Aᵀ
+    data.compare_full_mask = { layer: S.layer, head: S.head, attention: Array.from(cmp), asymmetry: Array.from(asymmetry(cmp)) };
+  }
   downloadBlob(new Blob([JSON.stringify(data)], { type: 'application/json' }), 'attnlab-run.json');
 }
 

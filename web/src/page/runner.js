@@ -11,6 +11,8 @@
 //   plain      the unmodified model (causal, no ablation), only when the mask or
 //              an ablation differs from it; cached per text
 // Results are plain Result objects (see docs/api.md), kept for rendering and export.
+// A soft do on a masked cell is refused by the model (EMASKED): then after = base
+// and masked = true, and the page says so.
 
 import { tokenLabel } from '../figures/index.js';
 
@@ -101,7 +103,15 @@ export class Runner {
     }
     const base = c.base;
     const iv = doIntervention(spec, sel);
-    const after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
+    // A soft do on a cell the mask hides is refused by the model (EMASKED): the panel says so, after = base.
+    let after, masked = false;
+    try {
+      after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
+    } catch (e) {
+      if (!e || e.code !== 'EMASKED') throw e;
+      after = base;
+      masked = true;
+    }
     let plain = null;
     if (mask !== 'causal' || ablate.length > 0) {
       if (c.plainText !== spec.text) {
@@ -110,6 +120,6 @@ export class Runner {
       }
       plain = c.plain;
     }
-    return { spec, sel, fig2Head, intervention: iv, base, after, plain, ms: performance.now() - t0 };
+    return { spec, sel, fig2Head, intervention: iv, base, after, plain, masked, ms: performance.now() - t0 };
   }
 }

@@ -33,7 +33,7 @@ const CHAPTER_TOKENS = ['Because', ' the', ' storm', ' intensified', ' ,', ' the
  * sentence's shape (10 tokens, head size 32, 4 heads); the lineage demos: their
  * measured layouts.
  */
-export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en' } = {}) {
+export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en', compare = false } = {}) {
   const w = Math.max(240, Math.floor(width));
   if (MODEL_FIGURES.has(figure)) {
     const T = 10, HS = 32;
@@ -43,7 +43,8 @@ export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en' } = 
       T, tokens: CHAPTER_TOKENS, q: new Float32Array(T * HS), k: new Float32Array(T * HS), captureQK: { layer: 0, head: 0 },
       dagScores: [[0.8, 0.8, 0.8, 0.8]], layerDagScores: [0.8], nullDagScore: 0.7071, attention: () => A,
     };
-    const n = modelFigure({ figure, base, lang, width: w, maxHeight, layer: 0, head: 'avg', row: 8, col: 2, lambda: 3, modelName: 'brown-gpt2', config: { nLayer: 1, nHead: 4 } });
+    const n = modelFigure({ figure, base, lang, width: w, maxHeight, layer: 0, head: 'avg', row: 8, col: 2, lambda: 3, modelName: 'brown-gpt2', config: { nLayer: 1, nHead: 4 },
+      ...(compare && figure === '1' ? { compare: A } : {}) });
     return Number(n.attrs.height) * Math.min(1, w / Number(n.attrs.width));
   }
   if (figure === 'hopfield') return w >= 960 ? 720 : w >= 640 ? 960 : 750;
@@ -100,7 +101,8 @@ function buildModelFigure(v, width) {
   const A = r.attention(layer, head);
   switch (v.figure) {
     case '1':
-      return figAttentionAsymmetry({ tokens: r.tokens, A, model: v.modelName, layer, nLayer: config.nLayer, head, lang, width: w, tight });
+      return figAttentionAsymmetry({ tokens: r.tokens, A, model: v.modelName, layer, nLayer: config.nLayer, head, lang, width: w, tight,
+        ...(v.compare ? { compare: v.compare } : {}) });
     case '2':
       return figOuterProduct({
         q: r.q, k: r.k, i: v.row, j: v.col, tokens: r.tokens,
@@ -108,7 +110,7 @@ function buildModelFigure(v, width) {
       });
     case '3':
       return figDag({
-        tokens: r.tokens, A, dagScores: r.dagScores[layer], nullDagScore: r.nullDagScore,
+        tokens: r.tokens, A, dagScores: r.dagScores[layer], nullDagScore: r.layerNullDagScores ? r.layerNullDagScores[layer] : r.nullDagScore,
         overallDag: head === 'avg' ? r.layerDagScores[layer] : r.dagScores[layer][head], lang, width: w, tight,
       });
     case '4':

@@ -252,7 +252,7 @@ class AttnlabBase extends ElementBase {
     if (this._box && !this._box.classList.contains('has-svg')) {
       const w = this._width ? this._width - 2 : (this._frame.clientWidth || 660) - 22;   // as _width_()
       let h = 320;
-      try { h = reserveHeight(this._figureKind(), w, { maxHeight: maxFigureHeight(), lang: this.lang_ }); } catch { /* keep 320 */ }
+      try { h = reserveHeight(this._figureKind(), w, { maxHeight: maxFigureHeight(), lang: this.lang_, compare: this.getAttribute('compare') === 'full' }); } catch { /* keep 320 */ }
       this._box.style.setProperty('--reserve', `${Math.round(h)}px`);
     }
   }
@@ -295,7 +295,7 @@ class AttnlabBase extends ElementBase {
 // ── <attnlab-figure> ────────────────────────────────────────────────────────
 
 const FIGURE_ATTRS = ['figure', 'text', 'layer', 'head', 'row', 'col', 'lambda', 'kind',
-  'glyph', 'noise', 'beta', 'dk', 'feature', 'm'];
+  'glyph', 'noise', 'beta', 'dk', 'feature', 'm', 'compare'];
 
 export class AttnlabFigure extends AttnlabBase {
   static get observedAttributes() { return [...COMMON_ATTRS, ...FIGURE_ATTRS]; }
@@ -432,7 +432,9 @@ export class AttnlabFigure extends AttnlabBase {
     const headAttr = this.getAttribute('head');
     const head = intInRange(headAttr, 0, cfg.nHead - 1) ?? 'avg';
     const qkHead = head === 'avg' ? 0 : head;
-    const key = JSON.stringify([url, text, f === '2' ? [layer, qkHead] : null]);
+    // Fig. 1 with compare="full": A − Aᵀ of the same text with the mask off, drawn beside the causal one
+    const compareFull = f === '1' && this.getAttribute('compare') === 'full';
+    const key = JSON.stringify([url, text, f === '2' ? [layer, qkHead] : null, compareFull]);
     let run = this._run && this._run.key === key ? this._run : null;
     const t0 = performance.now();
     if (!run) {
@@ -440,6 +442,10 @@ export class AttnlabFigure extends AttnlabBase {
       const base = await runModel(url, text, { topK: 5, ...(f === '2' ? { captureQK: { layer, head: qkHead } } : {}) });
       if (!this._current(token)) return;
       run = { key, url, base, config: cfg };
+      if (compareFull) {
+        run.full = await runModel(url, text, { topK: 1, mask: 'full' });
+        if (!this._current(token)) return;
+      }
     }
     const T = run.base.T;
     const def = defaultSelection(run.base.tokens);
@@ -448,18 +454,24 @@ export class AttnlabFigure extends AttnlabBase {
     const lamRaw = Number(this.getAttribute('lambda') ?? 3);
     const lambda = Number.isFinite(lamRaw) ? Math.max(-20, Math.min(20, lamRaw)) : 3;
     const kind = this.getAttribute('kind') === 'soft' ? 'soft' : 'hard';
-    let after = null;
+    let after = null, masked = false;
     if (f === '4') {
       const iv = { kind, layer, head: head === 'avg' ? 'all' : head, row, col, ...(kind === 'soft' ? { lambda } : {}) };
-      after = await runModel(url, text, { topK: 5, interventions: [iv] });
+      try {
+        after = await runModel(url, text, { topK: 5, interventions: [iv] });
+      } catch (e) { // a soft do on a cell the mask hides: the model refuses it; the figure still shows the picture
+        if (!e || e.code !== 'EMASKED') throw e;
+        masked = true;
+      }
       if (!this._current(token)) return;
     }
     this._run = run;
     const v = { figure: f, base: run.base, lang: this.lang_, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text,
-      modelName: modelNameOf(url, this.getAttribute('model-name')), config: cfg };
+      modelName: modelNameOf(url, this.getAttribute('model-name')), config: cfg,
+      ...(run.full ? { compare: run.full.attention(layer, head) } : {}) };
     this._view = v;
     const [svg] = this._mount([modelFigure(v)], { cellable: f !== '3' });
-    if (f === '1' || f === '4') outlineCell(svg, f === '1' ? ['attention', 'asymmetry'] : ['original', 'soft-do', 'hard-do'], row, col);
+    if (f === '1' || f === '4') outlineCell(svg, f === '1' ? ['attention', 'asymmetry', 'asymmetry-full'] : ['original', 'soft-do', 'hard-do'], row, col);
     this._syncModelControls(cfg, run.base.tokens, v);
     if (this._lambdaOut) this._lambdaOut.textContent = lambda.toFixed(1);
     // the note: model, and what Fig. 2 / Fig. 4 add
@@ -473,6 +485,7 @@ export class AttnlabFigure extends AttnlabBase {
         : el('span', { 'data-role': 'in-model' }, ...splitFmt(t('inModelSame', '\u0001'), a ? code(a) : '—')));
       if (layer === cfg.nLayer - 1 && row !== T - 1) parts.push(el('br'), el('span', {}, t('inModelNoEffect')));
     }
+    if (f === '4' && masked) parts.push(el('br'), el('span', { 'data-role': 'in-model', 'data-masked': 'true' }, t('inModelMasked')));
     this._note.replaceChildren(...parts);
     svg.setAttribute('data-text', text);
     this._rendered(f, t0);
