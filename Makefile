@@ -13,7 +13,7 @@ EMCC    ?= emcc
 export NODE_PATH ?= /usr/share/nodejs
 
 B := build
-CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/ops.c \
+CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/tokenizer_json.c c/src/nfc.c c/src/ops.c \
             c/src/gpt2.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
