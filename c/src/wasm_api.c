@@ -19,6 +19,7 @@
 #include <emscripten.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,10 +254,25 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bp
     return (int)len;
 }
 
+/* A model's vocabulary may be larger than its tokenizer's (rows padded to a
+ * multiple of 64 or 128, as Qwen's 151936 > 151669, or a vocab.json that is
+ * short): such an id has no text and is labelled "<|id N|>" (issue 21 item
+ * 10); ids outside the model's vocabulary stay ALAB_ERANGE. */
 EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
                                                  int id) {
     if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
-    return alab_wasm_bpe_display(out, cap, alab_model_bpe(m), id);
+    const alab_bpe *b = alab_model_bpe(m);
+    const alab_config *c = alab_model_config(m);
+    if (cap >= 0 && (out || cap == 0) && c && id >= alab_bpe_vocab_size(b) && id < c->vocab_size) {
+        char label[32];
+        int n = snprintf(label, sizeof label, "<|id %d|>", id);
+        if (cap > 0) {
+            memcpy(out, label, (size_t)(n < cap ? n : cap));
+            if (n < cap) out[n] = '\0';
+        }
+        return n;
+    }
+    return alab_wasm_bpe_display(out, cap, b, id);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -90,7 +90,7 @@ export function hfCaseTexts() {
 }
 
 export function rowText(r) {
-  return r.text !== undefined ? r.text : new TextDecoder().decode(Buffer.from(r.bytes_hex, 'hex'));
+  return r.text !== undefined ? r.text : new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.from(r.bytes_hex, 'hex'));
 }
 
 export function hfTokenizerJs(name) {
