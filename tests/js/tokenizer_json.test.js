@@ -19,7 +19,7 @@ import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/hf_cases.json'), 'utf8'));
-const SIZES = { neox: 50257, llama3: 128256, qwen3: 151669 };
+const SIZES = { neox: 50257, gpt2digits: 50257, llama3: 128256, qwen3: 151669 };
 
 function rng(seed) {
   let a = seed >>> 0;
