@@ -175,8 +175,9 @@ static unsigned char *utf8_replace_invalid(const unsigned char *s, size_t n, siz
 /* ------------------------------------------------------------------------ */
 
 /* Every table that a file fills (token bytes -> id, merge pair -> rank,
- * added-token trie edges) hashes with SipHash-1-3 under a key drawn at random
- * for each tokenizer (getentropy; in wasm the host's crypto.getRandomValues).
+ * added-token trie edges) hashes under a key drawn at random for each
+ * tokenizer (getentropy; in wasm the host's crypto.getRandomValues):
+ * SipHash-1-3 for token bytes, tabulation (below) for 40-bit keys.
  * A file cannot be crafted to collide without knowing the key, so loading
  * stays linear in the number of entries (issue 21: an unkeyed FNV-1a let
  * 100k chosen tokens share 1,024 slots). */
@@ -239,13 +240,23 @@ static void random_key(alab_bpe *b) {
     }
     b->k0 = k[0];
     b->k1 = k[1];
+    for (int i = 0; i < 5 * 256; i++) b->tab[i >> 8][i & 255] = siphash13_u64(b->k0, b->k1, (uint64_t)i);
 }
 
 static inline uint64_t hash_bytes(const alab_bpe *b, const unsigned char *s, size_t n) {
     return siphash13(b->k0, b->k1, s, n);
 }
 
-static inline uint64_t hash_u64(const alab_bpe *b, uint64_t x) { return siphash13_u64(b->k0, b->k1, x); }
+/* 40-bit keys (merge pairs, trie edges), looked up in the encoder's inner
+ * loop, use simple tabulation hashing: five tables of 256 random words,
+ * one per byte of the key, XORed. It is nearly as fast as an unkeyed mixer, and
+ * with random tables linear probing takes O(1) expected probes whatever the
+ * keys (Patrascu and Thorup, "The power of simple tabulation hashing",
+ * 2012); the tables come from this tokenizer's SipHash key. */
+static inline uint64_t hash_u64(const alab_bpe *b, uint64_t x) {
+    return b->tab[0][x & 255] ^ b->tab[1][(x >> 8) & 255] ^ b->tab[2][(x >> 16) & 255] ^
+           b->tab[3][(x >> 24) & 255] ^ b->tab[4][(x >> 32) & 255];
+}
 
 static uint32_t pow2_at_least(uint64_t n) {
     uint32_t c = 16;
@@ -276,8 +287,9 @@ static int vocab_insert(vocab_index *ix, alab_bpe *b, int id) {
     return -1;
 }
 
+/* Token ids are < ALAB_MAX_VOCAB < 2^20, so a pair fits in 40 bits. */
 static inline uint64_t pair_key(int left, int right) {
-    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+    return ((uint64_t)(uint32_t)left << 20) | (uint32_t)right;
 }
 
 /* The merge of (left, right), or NULL if the pair never merges. */
