@@ -777,7 +777,8 @@ static int trie_alloc(token_trie *t, size_t max_bytes) {
     return 0;
 }
 
-/* Insert s[0..n) for added token idx; returns the idx already there, or -1. */
+/* Insert s[0..n) for added token idx; returns the idx already there, -1, or
+ * -2 if the trie is full. */
 static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_t n, int32_t idx) {
     int32_t node = 0;
     t->first[s[0]] = 1;
@@ -789,6 +790,7 @@ static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_
             if (t->edges[i].key == 0 || t->edges[i].key == key) break;
         }
         if (t->edges[i].key == 0) {
+            if (t->n_nodes >= t->cap_nodes) return -2; /* cannot happen: sized for every byte */
             t->edges[i].key = key;
             t->edges[i].child = t->n_nodes;
             t->term[t->n_nodes++] = -1;
@@ -1096,6 +1098,7 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) 
         } else {
             other = trie_insert(b, &b->trie_raw, (const unsigned char *)t->content, t->len, i);
         }
+        if (other == -2) return alab_fail(ALAB_ELIMIT, "%s: added tokens too long after NFC", label);
         if (other >= 0)
             return alab_fail(ALAB_EVOCAB, "%s: added tokens %d and %lld have the same content \"%.40s\"", label,
                              b->added[other].id, (long long)t->id, t->content);
