@@ -194,3 +194,40 @@ describe('a vocabulary shorter than the model', () => {
     }
   });
 });
+
+// Llama 3.x as Hugging Face publishes it now: the post-processor prepends
+// <|begin_of_text|> with a TemplateProcessing. The C side reports it
+// (bpeBosToAdd) instead of adding it; BOS + encode must equal tokenizers.js's
+// encode with special tokens.
+describe('the BOS of Llama 3.x', () => {
+  it('is reported by bpeBosToAdd and equals tokenizers.js with add_special_tokens', async () => {
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    const { json, config } = loadHfTokenizer('llama3');
+    const bos = { id: '<|begin_of_text|>', type_id: 0 };
+    json.post_processor = {
+      type: 'Sequence',
+      processors: [
+        { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+        {
+          type: 'TemplateProcessing',
+          single: [{ SpecialToken: bos }, { Sequence: { id: 'A', type_id: 0 } }],
+          pair: [{ SpecialToken: bos }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { ...bos, type_id: 1 } },
+            { Sequence: { id: 'B', type_id: 1 } }],
+          special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>'] } },
+        },
+      ],
+    };
+    const ref = new Tokenizer(json, config);
+    const h = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    try {
+      expect(w.bpeBosToAdd(h)).toBe(128000);
+      expect(w.bpeDisplay(h, 128000)).toBe('<|begin_of_text|>');
+      for (const t of ['Because the storm intensified , the ship finally sank .', 'x', ...randomTexts(7, 20)]) {
+        const ours = [w.bpeBosToAdd(h), ...w.bpeEncode(h, t)];
+        expect(ours).toEqual(ref.encode(t).ids);
+      }
+    } finally {
+      w.bpeFree(h);
+    }
+  });
+});
