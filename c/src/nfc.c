@@ -40,17 +40,37 @@ static int ccc(uint32_t cp) {
     return 0;
 }
 
-/* The decomposition of cp (NULL if none), *n its length. */
-static const uint32_t *decomposition(uint32_t cp, size_t *n) {
-    if (cp < 0xC0) return NULL;
+#define CP_MASK UINT64_C(0x1FFFFF)
+
+/* The nfc_decomp entry of cp, or 0 if it has no canonical decomposition. */
+static uint64_t decomp_entry(uint32_t cp) {
+    if (cp < 0xC0) return 0;
     size_t lo = 0, hi = N_OF(nfc_decomp);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cp < nfc_decomp[mid][0]) hi = mid;
-        else if (cp > nfc_decomp[mid][0]) lo = mid + 1;
-        else { *n = nfc_decomp[mid][2]; return nfc_decomp_cps + nfc_decomp[mid][1]; }
+        uint32_t c = (uint32_t)(nfc_decomp[mid] & CP_MASK);
+        if (cp < c) hi = mid;
+        else if (cp > c) lo = mid + 1;
+        else return nfc_decomp[mid];
     }
-    return NULL;
+    return 0;
+}
+
+/* Append the full canonical decomposition of c to out[*m..] (the one-level
+ * mappings applied recursively; at most four levels deep). */
+static void decompose(uint32_t c, uint32_t *out, size_t *m) {
+    if (c >= SBASE && c < SBASE + SCOUNT) {
+        uint32_t si = c - SBASE;
+        out[(*m)++] = LBASE + si / NCOUNT;
+        out[(*m)++] = VBASE + (si % NCOUNT) / TCOUNT;
+        if (si % TCOUNT) out[(*m)++] = TBASE + si % TCOUNT;
+        return;
+    }
+    uint64_t e = decomp_entry(c);
+    if (!e) { out[(*m)++] = c; return; }
+    decompose((uint32_t)((e >> 21) & CP_MASK), out, m);
+    uint32_t d2 = (uint32_t)((e >> 42) & CP_MASK);
+    if (d2) decompose(d2, out, m);
 }
 
 /* The primary composite of (a, b), or 0. */
@@ -63,9 +83,12 @@ static uint32_t compose(uint32_t a, uint32_t b) {
     size_t lo = 0, hi = N_OF(nfc_compose);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (key < nfc_compose[mid][0]) hi = mid;
-        else if (key > nfc_compose[mid][0]) lo = mid + 1;
-        else return (uint32_t)nfc_compose[mid][1];
+        uint64_t e = nfc_decomp[nfc_compose[mid]];
+        uint64_t k = (e >> 21) & ((UINT64_C(1) << 42) - 1); /* d1 | d2 << 21 */
+        k = ((k & CP_MASK) << 21) | (k >> 21);                /* d1 << 21 | d2 */
+        if (key < k) hi = mid;
+        else if (key > k) lo = mid + 1;
+        else return (uint32_t)(e & CP_MASK);
     }
     return 0;
 }
@@ -146,17 +169,7 @@ unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
         size_t len;
         uint32_t c = utf8_decode(s + k, &len);
         k += len;
-        if (c >= SBASE && c < SBASE + SCOUNT) {
-            uint32_t si = c - SBASE;
-            cp[m++] = LBASE + si / NCOUNT;
-            cp[m++] = VBASE + (si % NCOUNT) / TCOUNT;
-            if (si % TCOUNT) cp[m++] = TBASE + si % TCOUNT;
-            continue;
-        }
-        size_t dn;
-        const uint32_t *d = decomposition(c, &dn);
-        if (d) { memcpy(cp + m, d, dn * sizeof *cp); m += dn; }
-        else cp[m++] = c;
+        decompose(c, cp, &m);
     }
     /* 2. canonical ordering */
     for (size_t k = 0; k < m;) {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "bpe_internal.h"
 #include "testutil.h"
 
 enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, N_TOK };
@@ -391,6 +391,41 @@ static void unsupported_and_malformed_files_are_refused_with_a_code(void **state
     assert_int_equal(alab_bpe_bos_to_add(NULL), ALAB_EINVAL);
 }
 
+/* ---- NFC (Qwen's normalizer) against Python's, on every code point it touches ---- */
+
+static void nfc_matches_python_on_every_decomposable_or_combining_code_point(void **state) {
+    size_t len = 0;
+    char *text = slurp(repo_path("tests/fixtures/nfc_cases.json"), &len);
+    assert_non_null(text);
+    json_doc doc;
+    assert_int_equal(json_parse(&doc, text, len, 0), ALAB_OK);
+    assert_true(doc.root->type == JSON_ARRAY && doc.root->n > 50);
+    int changed = 0;
+    for (uint32_t r = 0; r < doc.root->n; r++) {
+        const json_value *in = json_get(&doc.root->u.items[r], "in"), *want = json_get(&doc.root->u.items[r], "nfc");
+        size_t m = 0, m2 = 0;
+        unsigned char *got = bpe_nfc((const unsigned char *)in->u.str, in->n, &m);
+        assert_non_null(got);
+        if (m != want->n || memcmp(got, want->u.str, m)) {
+            size_t k = 0;
+            while (k < m && k < want->n && got[k] == (unsigned char)want->u.str[k]) k++;
+            fprintf(stderr, "row %u differs at byte %zu: ...%.24s vs ...%.24s\n", r, k, (const char *)got + (k > 8 ? k - 8 : 0),
+                    want->u.str + (k > 8 ? k - 8 : 0));
+        }
+        assert_int_equal(m, want->n);
+        assert_memory_equal(got, want->u.str, m);
+        unsigned char *again = bpe_nfc(got, m, &m2); /* NFC is idempotent */
+        assert_int_equal(m2, m);
+        assert_memory_equal(again, got, m);
+        changed += in->n != want->n || memcmp(in->u.str, want->u.str, in->n) != 0;
+        free(got);
+        free(again);
+    }
+    assert_true(changed > 50); /* the cases do exercise NFC */
+    json_free(&doc);
+    free(text);
+}
+
 /* ---- issue 21 item 11: merges.txt with CR, LF and CRLF ---------------------- */
 
 static char *small_vocab(void) {
@@ -571,6 +606,7 @@ int main(void) {
         cmocka_unit_test(added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip),
         cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
         cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
+        cmocka_unit_test(nfc_matches_python_on_every_decomposable_or_combining_code_point),
         cmocka_unit_test(merges_txt_reads_cr_lf_and_crlf_line_ends),
         cmocka_unit_test(a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs),
         cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),
