@@ -231,3 +231,37 @@ describe('the BOS of Llama 3.x', () => {
     }
   });
 });
+
+// Added-token flags the real files do not use, against tokenizers.js on
+// variants of them: lstrip / rstrip (GPT-2's <|endoftext|> eating the
+// whitespace around it), normalized: true under Qwen's NFC (the token then
+// matches in the normalized text).
+describe('added-token flags against tokenizers.js', () => {
+  const compare = (json, config, texts) => {
+    const { Tokenizer } = refs.__Tokenizer;
+    const ref = new Tokenizer(json, config);
+    const h = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    try {
+      for (const t of texts) expect([...w.bpeEncode(h, t)], JSON.stringify(t)).toEqual(ref.encode(t, { add_special_tokens: false }).ids);
+    } finally {
+      w.bpeFree(h);
+    }
+  };
+  beforeAll(async () => { refs.__Tokenizer = await import('@huggingface/tokenizers'); });
+
+  for (const [ls, rs] of [[true, false], [false, true], [true, true]]) {
+    it(`lstrip ${ls}, rstrip ${rs}`, () => {
+      const { json, config } = loadHfTokenizer('neox');
+      Object.assign(json.added_tokens[0], { lstrip: ls, rstrip: rs });
+      compare(json, config, ['a <|endoftext|> b', 'a\t\n <|endoftext|>\u3000\u00a0 b', '  <|endoftext|>  ', '<|endoftext|><|endoftext|>',
+        'x  <|endoftext|>y<|endoftext|>  z', ...randomTexts(11, 40)]);
+    });
+  }
+
+  it('normalized: true matches after NFC', () => {
+    const { json, config } = loadHfTokenizer('qwen3');
+    for (const t of json.added_tokens) if (t.content === '<think>' || t.content === '<tool_call>') t.normalized = true;
+    json.added_tokens.push({ id: 151669, content: 'cafe\u0301!', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+    compare(json, config, ['<think>x</think>', 'un café! ou cafe\u0301! <think>', 'cafe\u0301!cafe\u0301!', ...randomTexts(12, 40)]);
+  });
+});
