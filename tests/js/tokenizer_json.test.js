@@ -258,6 +258,12 @@ describe('added-token flags against tokenizers.js', () => {
     });
   }
 
+  it('add_prefix_space: true (ByteLevel) adds one space before each stretch of text', () => {
+    const { json, config } = loadHfTokenizer('neox');
+    json.pre_tokenizer.add_prefix_space = true;
+    compare(json, config, ['Hello', ' Hello', 'a<|endoftext|>b', '<|endoftext|> x', '\nline', ...randomTexts(13, 40)]);
+  });
+
   it('normalized: true matches after NFC', () => {
     const { json, config } = loadHfTokenizer('qwen3');
     for (const t of json.added_tokens) if (t.content === '<think>' || t.content === '<tool_call>') t.normalized = true;
