@@ -7,7 +7,8 @@
  *      the old unkeyed splitmix: load time and probes;
  *   3. the real tokenizer.json files (Llama 3, Qwen3; node_modules): load time,
  *      and encode throughput on 1 MB of text.
- * CPU time (not wall time), medians of 5 load runs, 3 tokenizer.json runs. Run from the repository root: make bench-tokenizer */
+ * CPU time (not wall time), medians of 5 load runs, 3 tokenizer.json runs
+ * (--tokenizer-json: part 3 alone). Run from the repository root: make bench-tokenizer */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -175,6 +176,8 @@ static int dump(const char *dir) {
 int main(int argc, char **argv) {
     for (int b = 0; b < 256; b++) byte_char(alpha[b], b);
     if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
+    int only_json = argc == 2 && strcmp(argv[1], "--tokenizer-json") == 0; /* part 3 alone */
+    if (!only_json) {
     printf("### vocab.json load, CPU ms (median of 5): random vs crafted to collide under the old FNV-1a\n\n");
     printf("| tokens | random (ms) | crafted (ms) | probes random | probes crafted |\n|---:|---:|---:|---:|---:|\n");
     static const int sizes[] = {10000, 30000, 100000, 300000, 999000};
@@ -203,6 +206,7 @@ int main(int argc, char **argv) {
                (unsigned long long)pc);
         fflush(stdout);
         free(rv); free(rm); free(cv); free(cm);
+    }
     }
     printf("\n### tokenizer.json (CPU time, median of 3)\n\n| file | load (ms) | encode 1 MB (MB/s) |\n|---|---:|---:|\n");
     static const char *const files[][2] = {

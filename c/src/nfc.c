@@ -144,27 +144,39 @@ static int sort_run(uint32_t *cp, size_t n, uint32_t **tmp, size_t *cap) {
     return 0;
 }
 
-unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
-    /* Fast path: nothing below U+0300 decomposes or combines with what
-     * precedes it (the first combining marks are U+0300..), except that a
-     * character < U+0300 may be followed by one; pure ASCII is common. */
-    size_t i = 0;
-    while (i < n && s[i] < 0xCC) i++; /* 0xCC 0x80 is U+0300 */
-    if (i == n) {
-        unsigned char *copy = malloc(n + 1);
-        if (!copy) return NULL;
-        memcpy(copy, s, n);
-        *out_len = n;
-        return copy;
+/* May NFC cut the text just before cp? (nfc_unsafe lists where it may not.) */
+static int is_boundary(uint32_t cp) {
+    if (cp < 0x300) return 1;
+    size_t lo = 0, hi = N_OF(nfc_unsafe);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < nfc_unsafe[mid][0]) hi = mid;
+        else if (cp > nfc_unsafe[mid][1]) lo = mid + 1;
+        else return 0;
     }
+    return 1;
+}
+
+typedef struct {
+    uint32_t *cp, *tmp;
+    size_t cap_cp, cap_tmp;
+} nfc_scratch;
+
+/* NFC of one segment s[0..n) (a boundary character and what follows it up
+ * to the next boundary, or the text's start before its first boundary),
+ * appended at out + *o. 0, or -1 if out of memory. */
+static int nfc_segment(const unsigned char *s, size_t n, unsigned char *out, size_t *o, nfc_scratch *w) {
     /* 1. decompose: no character gives more than 1.5 code points per byte
      * of its UTF-8 (U+01D5: 2 bytes, 3 code points; checked when the tables
      * are made), so 2 per byte is room enough. */
-    size_t cap_cp = 2 * n + 1;
-    uint32_t *cp = malloc(cap_cp * sizeof *cp), *tmp = NULL;
-    size_t m = 0, tmp_cap = 0;
-    unsigned char *out = NULL;
-    if (!cp) return NULL;
+    if (2 * n + 1 > w->cap_cp) {
+        uint32_t *c = realloc(w->cp, (2 * n + 1) * sizeof *c);
+        if (!c) return -1;
+        w->cp = c;
+        w->cap_cp = 2 * n + 1;
+    }
+    uint32_t *cp = w->cp;
+    size_t m = 0;
     for (size_t k = 0; k < n;) {
         size_t len;
         uint32_t c = utf8_decode(s + k, &len);
@@ -176,12 +188,12 @@ unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
         if (ccc(cp[k]) == 0) { k++; continue; }
         size_t e = k;
         while (e < m && ccc(cp[e]) != 0) e++;
-        if (e - k > 1 && sort_run(cp + k, e - k, &tmp, &tmp_cap)) goto oom;
+        if (e - k > 1 && sort_run(cp + k, e - k, &w->tmp, &w->cap_tmp)) return -1;
         k = e;
     }
     /* 3. canonical composition, in place */
     if (m > 0) {
-        size_t starter = 0, w = 1;
+        size_t starter = 0, wr = 1;
         int last = ccc(cp[0]) ? 256 : 0;
         for (size_t k = 1; k < m; k++) {
             uint32_t c = cp[k];
@@ -190,23 +202,56 @@ unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
             if (comp && last != 256) {
                 cp[starter] = comp;
             } else {
-                if (cc == 0) starter = w;
+                if (cc == 0) starter = wr;
                 last = cc;
-                cp[w++] = c;
+                cp[wr++] = c;
             }
         }
-        m = w;
+        m = wr;
     }
-    out = malloc(4 * m + 1);
-    if (!out) goto oom;
-    size_t o = 0;
-    for (size_t k = 0; k < m; k++) o += utf8_encode(out + o, cp[k]);
+    for (size_t k = 0; k < m; k++) *o += utf8_encode(out + *o, cp[k]);
+    return 0;
+}
+
+unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
+    /* NFC is at most three times longer than its input in UTF-8. */
+    unsigned char *out = malloc(3 * n + 1);
+    if (!out) return NULL;
+    /* The text is cut before every boundary character; a segment of one
+     * boundary character is already in NFC (that is part of being one), the
+     * others go through the three steps. Pure ASCII is one memcpy. */
+    size_t i = 0;
+    while (i < n && s[i] < 0xCC) i++; /* 0xCC 0x80 is U+0300 */
+    if (i == n) {
+        memcpy(out, s, n);
+        *out_len = n;
+        return out;
+    }
+    nfc_scratch w = {NULL, NULL, 0, 0};
+    size_t o = 0, seg = 0, seg_chars = 0;
+    int ok = 1;
+    for (i = 0; i <= n && ok;) {
+        size_t len = 0;
+        uint32_t c = 0;
+        if (i < n) c = utf8_decode(s + i, &len);
+        if (i == n || (is_boundary(c) && seg_chars > 0)) {
+            /* close the segment s[seg..i) */
+            if (seg_chars == 1 && is_boundary(utf8_decode(s + seg, &(size_t){0}))) {
+                memcpy(out + o, s + seg, i - seg);
+                o += i - seg;
+            } else if (nfc_segment(s + seg, i - seg, out, &o, &w)) {
+                ok = 0;
+            }
+            seg = i;
+            seg_chars = 0;
+            if (i == n) break;
+        }
+        seg_chars++;
+        i += len;
+    }
+    free(w.cp);
+    free(w.tmp);
+    if (!ok) { free(out); return NULL; }
     *out_len = o;
-    free(cp);
-    free(tmp);
     return out;
-oom:
-    free(cp);
-    free(tmp);
-    return NULL;
 }
