@@ -213,6 +213,19 @@ static int nfc_segment(const unsigned char *s, size_t n, unsigned char *out, siz
     return 0;
 }
 
+/* The reference twin: the three steps over the whole text, no cutting. */
+unsigned char *bpe_nfc_ref(const unsigned char *s, size_t n, size_t *out_len) {
+    unsigned char *out = malloc(3 * n + 1);
+    nfc_scratch w = {NULL, NULL, 0, 0};
+    size_t o = 0;
+    int bad = !out || nfc_segment(s, n, out, &o, &w);
+    free(w.cp);
+    free(w.tmp);
+    if (bad) { free(out); return NULL; }
+    *out_len = o;
+    return out;
+}
+
 unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
     /* NFC is at most three times longer than its input in UTF-8. */
     unsigned char *out = malloc(3 * n + 1);

@@ -414,6 +414,12 @@ static void nfc_matches_python_on_every_decomposable_or_combining_code_point(voi
         }
         assert_int_equal(m, want->n);
         assert_memory_equal(got, want->u.str, m);
+        size_t mr = 0;
+        unsigned char *ref = bpe_nfc_ref((const unsigned char *)in->u.str, in->n, &mr); /* the twin agrees */
+        assert_non_null(ref);
+        assert_int_equal(mr, m);
+        assert_memory_equal(ref, got, m);
+        free(ref);
         unsigned char *again = bpe_nfc(got, m, &m2); /* NFC is idempotent */
         assert_int_equal(m2, m);
         assert_memory_equal(again, got, m);
@@ -424,6 +430,38 @@ static void nfc_matches_python_on_every_decomposable_or_combining_code_point(voi
     assert_true(changed > 50); /* the cases do exercise NFC */
     json_free(&doc);
     free(text);
+}
+
+/* The fast NFC (cut at boundaries) against its twin on random strings drawn
+ * from characters that decompose, combine, compose or block, and plain ones. */
+static void nfc_equals_its_reference_twin_on_random_strings(void **state) {
+    static const char *const parts[] = {
+        "a", "e", "A", " ", "\xcc\x81", "\xcc\x80", "\xcc\xa3", "\xcc\xa7", "\xcd\x85", "\xc3\xa9", "\xe1\xba\xb9",
+        "\xe2\x84\xab", "\xe1\x84\x80", "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80", "\xe0\xa5\x98",
+        "\xe0\xa4\x95", "\xe0\xa4\xbc", "\xe4\xbb\x8a", "\xf0\x9f\x98\x80", "\xf0\x9d\x85\x97",
+        "\xf0\x9d\x85\xa5", "\xef\xac\xac", "\xd7\xa9", "\xd6\xbc", "\xd7\x81", "\xe3\x82\xab", "\xe3\x82\x99",
+    };
+    const int n_parts = (int)(sizeof parts / sizeof *parts);
+    uint64_t x = 88172645463325252u;
+    char buf[512];
+    for (int r = 0; r < 20000; r++) {
+        size_t len = 0;
+        int k = 1 + (int)(r % 24);
+        for (int j = 0; j < k; j++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            const char *p = parts[x % (uint64_t)n_parts];
+            memcpy(buf + len, p, strlen(p));
+            len += strlen(p);
+        }
+        size_t m1 = 0, m2 = 0;
+        unsigned char *a = bpe_nfc((const unsigned char *)buf, len, &m1), *b = bpe_nfc_ref((const unsigned char *)buf, len, &m2);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(m1, m2);
+        assert_memory_equal(a, b, m1);
+        free(a);
+        free(b);
+    }
 }
 
 /* ---- issue 21 item 11: merges.txt with CR, LF and CRLF ---------------------- */
@@ -607,6 +645,7 @@ int main(void) {
         cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
         cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
         cmocka_unit_test(nfc_matches_python_on_every_decomposable_or_combining_code_point),
+        cmocka_unit_test(nfc_equals_its_reference_twin_on_random_strings),
         cmocka_unit_test(merges_txt_reads_cr_lf_and_crlf_line_ends),
         cmocka_unit_test(a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs),
         cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),
