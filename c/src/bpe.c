@@ -1,6 +1,9 @@
-/* bpe.c — GPT-2's byte-level BPE tokenizer: load, encode, decode, display.
+/* bpe.c — the byte-level BPE tokenizer: GPT-2's files (load, encode,
+ * decode, display), and the engine that tokenizer_json.c configures for
+ * Hugging Face tokenizer.json files (see "tokenizer.json" below).
  *
- * encode(text) runs three stages, exactly as OpenAI's encoder.py does:
+ * For GPT-2's files, encode(text) runs three stages, exactly as OpenAI's
+ * encoder.py does:
  *
  *   bytes ──(1) UTF-8 decode with replacement──▶ well-formed UTF-8
  *         ──(2) pre-tokenizer: GPT-2's regex, written out by hand──▶ pieces
@@ -42,6 +45,16 @@
  * not scanned for it: the characters "<|endoftext|>" encode as ordinary text
  * (like js-tiktoken with no special tokens allowed or disallowed). Callers
  * that want the token put id 50256 in the id list themselves.
+ *
+ * tokenizer.json (b->hf): between (1) and (2) the text is cut at the added
+ * tokens (a byte trie, leftmost then longest, as tokenizers.js and the Rust
+ * crate do; lstrip / rstrip eat the whitespace beside them), each stretch
+ * between them is NFC-normalized if the file says so (nfc.c) and cut again
+ * at the added tokens marked "normalized"; (2) is the family's pre-tokenizer
+ * (GPT-2's regex, the same after single ASCII digits for SmolLM2, or Llama
+ * 3's / Qwen2's Split pattern: next_piece_split); with ignore_merges a piece
+ * that is a whole token skips (3). The merges' order is not checked there:
+ * (3) is Hugging Face's own loop (lowest rank, then leftmost), whatever it.
  *
  * Files. vocab.json: a JSON object of token strings (in GPT-2's byte-to-
  * unicode alphabet, below) to ids; the ids must be exactly 0..V-1 (each once,
