@@ -54,7 +54,7 @@
  * (GPT-2's regex, the same after single ASCII digits for SmolLM2, or Llama
  * 3's / Qwen2's Split pattern: next_piece_split); with ignore_merges a piece
  * that is a whole token skips (3). The merges' order is not checked there:
- * (3) is Hugging Face's own loop (lowest rank, then leftmost), whatever it.
+ * (3) is Hugging Face's own loop (lowest rank, then leftmost) in any order.
  *
  * Files. vocab.json: a JSON object of token strings (in GPT-2's byte-to-
  * unicode alphabet, below) to ids; the ids must be exactly 0..V-1 (each once,
