@@ -250,6 +250,11 @@ def main():
     put("fuzz_tokenizer_json", "bad_added_gap", hf_tokenizer(added=specials, extra=lambda d: d["added_tokens"][0]
                                                              .update(id=999)))
     put("fuzz_tokenizer_json", "bad_json", hf_tokenizer()[:300])
+    put("fuzz_tokenizer_json", "bad_wordlevel", hf_tokenizer(model_type="WordLevel"))
+    put("fuzz_tokenizer_json", "bad_single_word", hf_tokenizer(added=specials, extra=lambda d: d["added_tokens"][1]
+                                                               .update(single_word=True)))
+    put("fuzz_tokenizer_json", "bad_added_too_long", hf_tokenizer(added=(("<" + "x" * 1100 + ">", False, False),)))
+    put("fuzz_tokenizer_json", "bad_normalizer", hf_tokenizer(normalizer={"type": "Lowercase"}))
 
     # ---- fuzz_model_load: selector byte + one file of the mini model, or all four
     for k, data in enumerate((cfg, st, vocab, merges)):
