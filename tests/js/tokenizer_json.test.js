@@ -264,6 +264,17 @@ describe('added-token flags against tokenizers.js', () => {
     compare(json, config, ['Hello', ' Hello', 'a<|endoftext|>b', '<|endoftext|> x', '\nline', ...randomTexts(13, 40)]);
   });
 
+  it("Pythia's layout: NFC and runs of spaces as normalized, non-special added tokens", () => {
+    const { json, config } = loadHfTokenizer('neox');
+    json.normalizer = { type: 'NFC' };
+    for (let k = 2; k <= 24; k++) {
+      json.added_tokens.push({ id: 50257 + k - 2, content: ' '.repeat(k), single_word: false, lstrip: false, rstrip: false,
+        normalized: true, special: false });
+    }
+    compare(json, config, ['def f():\n    return 1', 'a  b   c' + ' '.repeat(30) + 'd', '\t  x  <|endoftext|>   ', 'cafe\u0301  ok',
+      ...randomTexts(14, 60)]);
+  });
+
   it('normalized: true matches after NFC', () => {
     const { json, config } = loadHfTokenizer('qwen3');
     for (const t of json.added_tokens) if (t.content === '<think>' || t.content === '<tool_call>') t.normalized = true;
