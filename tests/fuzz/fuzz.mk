@@ -89,6 +89,9 @@ $(ASAN_DIR)/obj/%.o: c/src/%.c $(CORE_HDR)
 $(ASAN_DIR)/test_%: tests/c/test_%.c tests/c/testutil.h $(ASAN_OBJ)
 	$(FUZZ_CC) $(ASAN_CFLAGS) $< $(ASAN_OBJ) -lcmocka -lm -o $@
 
+# the tokenizer.json test reads files made from GPT-2's (see the Makefile)
+$(ASAN_DIR)/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
+
 test-asan: $(ASAN_TESTS)
 	@set -e; for t in $(ASAN_TESTS); do echo "== asan $$t"; \
 	  ATTNLAB_ROOT=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
