@@ -19,6 +19,22 @@ const argv = process.argv.slice(2);
 const distil = argv.includes('--distil') ? argv[argv.indexOf('--distil') + 1] : join(ROOT, 'build/bench/distilgpt2');
 
 const f3 = (x) => (x === null || x === undefined ? '—' : x.toFixed(3));
+// how well a rank correlation says a reading orders the effects (the words the verdicts use)
+const how = (r) => (r === null || r === undefined ? 'not at all (undefined)' : r >= 0.7 ? `well (ρ = ${f3(r)})`
+  : r >= 0.4 ? `moderately (ρ = ${f3(r)})` : r >= 0 ? `weakly (ρ = ${f3(r)})` : `in reverse (ρ = ${f3(r)})`);
+
+function verdicts(res) {
+  const e = res.edge[0], t = res.token.spearman, a = res.ablation.agreement;
+  const best = Object.entries(t).sort((x, y) => (y[1] ?? -2) - (x[1] ?? -2))[0];
+  const name = { lastLayer: 'the last layer', rollout: 'rollout', flow: 'flow' };
+  return [
+    `* In layer ${e.layer} (all heads), the weights order the local effects of knocking out an edge ${how(e.spearman)}, ` +
+      `and the effects on the sentence's next token ${how(e.spearmanLast)}.`,
+    `* Among the readings of the whole tensor, ${name[best[0]]} orders the token knockout effects best, ${how(best[1])}; ` +
+      `the last layer alone ${how(t.lastLayer)}.`,
+    `* The head rankings of zero and resample ablation agree ${how(a['zero-resample'].spearman)}; zero and mean ${how(a['zero-mean'].spearman)}.`,
+  ].join('\n');
+}
 
 async function measure(name, source) {
   const m = await loadModel(source);
@@ -71,6 +87,7 @@ function table(res) {
   } else {
     L.push('', 'Patching: none of the candidate pairs changes this model\'s next token, so there is nothing to restore.');
   }
+  L.push('', `What it says for ${res.name}:`, '', verdicts(res));
   return L.join('\n');
 }
 

@@ -41,6 +41,11 @@ static const char *USAGE =
     "      --threads N                      split the forward pass over N threads (same numbers, bit for bit)\n"
     "  attnlab tokenize [--model DIR] --text TEXT [--json]\n"
     "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
+    "  attnlab evidence --kind edge|tokens|ablation|patch [--model DIR] --text TEXT [options]\n"
+    "      --layer L --head H|all           edge: the head (default: last layer, all heads)\n"
+    "      --reference TEXT                 ablation: the text of the mean / resample ablation (default --text)\n"
+    "      --corrupt TEXT --answers A,B     patch: the corrupted text and the two answer ids\n"
+    "      (always JSON; docs/evidence.md defines every number)\n"
     "  attnlab --version\n"
     "Indices are 0-based. Without --model the built-in model (" BUILTIN_NAME ") is used.\n";
 
@@ -238,6 +243,8 @@ static void json_tokens(FILE *f, const alab_bpe *bpe, const int *ids, int n) {
 
 typedef struct {
     const char *cmd, *model, *text;
+    const char *kind, *reference, *corrupt;  /* evidence */
+    int ev_layer, ev_head, answers[2], has_answers;
     int json, top, max_new, top_k, threads;
     float temperature;
     unsigned long long seed;
@@ -306,6 +313,8 @@ static int parse_args(cli *c, int argc, char **argv) {
     c->top_k = 40;
     c->seed = 42;
     c->threads = 1;
+    c->ev_layer = -1;
+    c->ev_head = -1;
     alab_run_opts_init(&c->run);
     if (argc < 2) return usage_error("%s", "no command given");
     c->cmd = argv[1];
@@ -361,6 +370,30 @@ static int parse_args(cli *c, int argc, char **argv) {
         } else if (strcmp(a, "--seed") == 0) {
             NEED_VAL();
             if (u64_arg(&c->seed, val, "--seed")) return 2;
+        } else if (strcmp(a, "--kind") == 0) {
+            NEED_VAL();
+            if (strcmp(val, "edge") && strcmp(val, "tokens") && strcmp(val, "ablation") && strcmp(val, "patch"))
+                return refuse("--kind", val, "expects edge, tokens, ablation or patch");
+            c->kind = val;
+        } else if (strcmp(a, "--layer") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->ev_layer, val, 0, ALAB_MAX_LAYERS - 1, "--layer", val, "layer")) return 2;
+        } else if (strcmp(a, "--head") == 0) {
+            NEED_VAL();
+            if (strcmp(val, "all") == 0) c->ev_head = -1;
+            else if (int_arg(&c->ev_head, val, 0, ALAB_MAX_HEADS - 1, "--head", val, "head")) return 2;
+        } else if (strcmp(a, "--reference") == 0) { NEED_VAL(); c->reference = val; }
+        else if (strcmp(a, "--corrupt") == 0) { NEED_VAL(); c->corrupt = val; }
+        else if (strcmp(a, "--answers") == 0) {
+            NEED_VAL();
+            char tmp[64], *f[3];
+            if (strlen(val) >= sizeof tmp) return refuse("--answers", val, "too long");
+            strcpy(tmp, val);
+            if (split_commas(tmp, f, 3) != 2) return refuse("--answers", val, "expects A,B (two token ids)");
+            if (int_arg(&c->answers[0], f[0], 0, ALAB_MAX_VOCAB - 1, "--answers", val, "answer") ||
+                int_arg(&c->answers[1], f[1], 0, ALAB_MAX_VOCAB - 1, "--answers", val, "answer"))
+                return 2;
+            c->has_answers = 1;
         } else return usage_error("unknown option %s", a);
 #undef NEED_VAL
     }
@@ -592,6 +625,189 @@ static int cmd_generate(const cli *c, alab_model *m) {
     return rc;
 }
 
+/* ---- evidence (docs/evidence.md) ------------------------------------------ */
+
+static void json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+static int ev_rank(FILE *f, const char *name, const double *a, const double *b, int n) {
+    double rho, tau;
+    int rc = alab_spearman(&rho, a, b, n);
+    if (!rc) rc = alab_kendall_tau_b(&tau, a, b, n);
+    if (rc) return rc;
+    fprintf(f, ",\"%s\":{\"spearman\":", name);
+    json_num(f, rho);
+    fputs(",\"kendall\":", f);
+    json_num(f, tau);
+    fputc('}', f);
+    return 0;
+}
+
+static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
+    const size_t TT = (size_t)T * T;
+    float *buf = malloc(3 * TT * sizeof *buf);
+    double *a = malloc(2 * TT * sizeof *a);
+    if (!buf || !a) { free(buf); free(a); return ALAB_ENOMEM; }
+    float *A = buf, *E = buf + TT, *EL = buf + 2 * TT;
+    int rc = alab_edge_knockout(A, E, EL, m, ids, T, layer, c->ev_head, 0, T);
+    if (!rc) {
+        int n = 0;
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j <= i; j++, n++) { a[n] = A[i * T + j]; a[TT + n] = E[i * T + j]; }
+        fprintf(f, ",\"layer\":%d,\"head\":", layer);
+        if (c->ev_head < 0) fputs("\"all\"", f); else fprintf(f, "%d", c->ev_head);
+        fputs(",\"A\":", f); json_floats(f, A, TT);
+        fputs(",\"E\":", f);
+        fputc('[', f);
+        for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, E[x]); }
+        fputs("],\"E_last\":[", f);
+        for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, EL[x]); }
+        fputc(']', f);
+        rc = ev_rank(f, "A_vs_E", a, a + TT, n);
+        double share;
+        if (!rc && !(rc = alab_top_k_overlap(&share, a, a + TT, n, T))) {
+            fprintf(f, ",\"top_k\":%d,\"top_k_overlap\":", T < n ? T : n);
+            json_num(f, share);
+        }
+    }
+    free(buf);
+    free(a);
+    return rc;
+}
+
+static int ev_tokens(FILE *f, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    float *eff = malloc((size_t)T * sizeof *eff), *R = malloc((size_t)T * T * sizeof *R), *fl = malloc((size_t)T * sizeof *fl);
+    double *d = malloc(4 * (size_t)T * sizeof *d);
+    int rc = eff && R && fl && d ? alab_token_knockout(eff, m, ids, T, 0, T) : ALAB_ENOMEM;
+    if (!rc) rc = alab_forward(m, ids, T, NULL);
+    if (!rc) rc = alab_attention_rollout(R, alab_result_attention(m), L, NH, T);
+    if (!rc) rc = alab_attention_flow(fl, alab_result_attention(m), L, NH, T, T - 1);
+    if (!rc) {
+        const float *att = alab_result_attention(m) + (size_t)(L - 1) * NH * T * T;
+        for (int j = 0; j < T; j++) {
+            double s = 0.0;
+            for (int h = 0; h < NH; h++) s += att[(size_t)h * T * T + (size_t)(T - 1) * T + j];
+            d[j] = eff[j];
+            d[T + j] = s / NH;
+            d[2 * T + j] = R[(size_t)(T - 1) * T + j];
+            d[3 * T + j] = fl[j];
+        }
+        fputs(",\"effect\":", f); json_floats(f, eff, (size_t)T);
+        fputs(",\"readings\":{\"last_layer\":[", f);
+        for (int j = 0; j < T; j++) { if (j) fputc(',', f); json_num(f, d[T + j]); }
+        fputs("],\"rollout\":", f); json_floats(f, R + (size_t)(T - 1) * T, (size_t)T);
+        fputs(",\"flow\":", f); json_floats(f, fl, (size_t)T);
+        fputc('}', f);
+        rc = ev_rank(f, "last_layer", d + T, d, T);
+        if (!rc) rc = ev_rank(f, "rollout", d + 2 * T, d, T);
+        if (!rc) rc = ev_rank(f, "flow", d + 3 * T, d, T);
+    }
+    free(eff); free(R); free(fl); free(d);
+    return rc;
+}
+
+static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head, C = cfg->n_embd, LH = L * NH;
+    int *ref = NULL, Tr = 0;
+    if (encode(&ref, &Tr, m, c->reference ? c->reference : c->text)) { free(ref); return -1000; }
+    if (Tr > cfg->n_positions) Tr = cfg->n_positions;
+    float *hv = malloc((size_t)L * (Tr ? Tr : 1) * C * sizeof *hv), *delta = malloc(3 * (size_t)LH * sizeof *delta);
+    double *dd = malloc(3 * (size_t)LH * sizeof *dd);
+    int rc = hv && delta && dd ? alab_capture_head_outputs(hv, m, ref, Tr) : ALAB_ENOMEM;
+    static const char *names[3] = {"zero", "mean", "resample"};
+    for (int mode = 0; mode < 3 && !rc; mode++) {
+        double base;
+        rc = alab_head_importance_mode(delta + mode * LH, &base, m, ids, T, mode, mode ? hv : NULL, mode ? Tr : 0);
+        if (rc) break;
+        fprintf(f, ",\"%s\":{\"base_loss\":", names[mode]);
+        json_num(f, base);
+        fputs(",\"delta\":", f);
+        json_floats(f, delta + mode * LH, (size_t)LH);
+        fputc('}', f);
+        for (int i = 0; i < LH; i++) dd[mode * LH + i] = delta[mode * LH + i];
+    }
+    if (!rc) rc = ev_rank(f, "zero_vs_mean", dd, dd + LH, LH);
+    if (!rc) rc = ev_rank(f, "zero_vs_resample", dd, dd + 2 * LH, LH);
+    if (!rc) rc = ev_rank(f, "mean_vs_resample", dd + LH, dd + 2 * LH, LH);
+    free(ref); free(hv); free(delta); free(dd);
+    return rc;
+}
+
+static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    if (!c->corrupt) {
+        usage_error("%s", "--kind patch needs --corrupt TEXT");
+        return -2000;
+    }
+    int *d = NULL, Td = 0;
+    if (encode(&d, &Td, m, c->corrupt)) { free(d); return -1000; }
+    if (Td != T) {
+        fprintf(stderr, "attnlab: the clean text has %d tokens and the corrupted one %d; patching needs equal lengths\n", T, Td);
+        free(d);
+        return -2000;
+    }
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    int ans[2] = {c->answers[0], c->answers[1]}, rc = 0;
+    if (!c->has_answers) { /* each run's top next token */
+        for (int k = 0; k < 2 && !rc; k++) {
+            float p;
+            rc = alab_forward(m, k ? d : ids, T, NULL);
+            if (!rc) rc = alab_result_topk(&ans[k], &p, 1, m) < 0 ? -1 : 0;
+        }
+    }
+    float *rg = malloc((size_t)L * T * sizeof *rg), *hg = malloc((size_t)L * NH * sizeof *hg);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = rg && hg ? alab_activation_patching(rg, hg, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        fprintf(f, ",\"answers\":[%d,%d],\"ld_clean\":", ans[0], ans[1]);
+        json_num(f, ldc);
+        fputs(",\"ld_corrupt\":", f);
+        json_num(f, ldd);
+        fputs(",\"resid\":", f); json_floats(f, rg, (size_t)L * T);
+        fputs(",\"heads\":", f); json_floats(f, hg, (size_t)L * NH);
+    }
+    free(d); free(rg); free(hg);
+    return rc;
+}
+
+static int cmd_evidence(const cli *c, alab_model *m) {
+    if (!c->kind) return usage_error("%s", "evidence needs --kind edge|tokens|ablation|patch");
+    int *ids = NULL, T = 0;
+    if (encode(&ids, &T, m, c->text)) { free(ids); return 1; }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) { free(ids); return fail_rc(ALAB_ENOMEM, "output"); }
+    fprintf(f, "{\"kind\":\"%s\",\"ids\":", c->kind);
+    json_ints(f, ids, T);
+    fputs(",\"tokens\":", f);
+    json_tokens(f, alab_model_bpe(m), ids, T);
+    int rc;
+    if (strcmp(c->kind, "edge") == 0) rc = ev_edge(f, c, m, ids, T);
+    else if (strcmp(c->kind, "tokens") == 0) rc = ev_tokens(f, m, ids, T);
+    else if (strcmp(c->kind, "ablation") == 0) rc = ev_ablation(f, c, m, ids, T);
+    else rc = ev_patch(f, c, m, ids, T);
+    fputs("}\n", f);
+    fclose(f);
+    free(ids);
+    if (rc) { /* nothing on stdout when it failed */
+        free(out);
+        if (rc == -1000) return 1;  /* encode already said why */
+        if (rc == -2000) return 2;  /* a usage error, already said */
+        return fail_rc(rc, "evidence");
+    }
+    rc = emit(out, len);
+    free(out);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(USAGE, stdout);
@@ -604,12 +820,13 @@ int main(int argc, char **argv) {
     cli c;
     int rc = parse_args(&c, argc, argv);
     if (rc) return rc;
-    if (strcmp(c.cmd, "run") && strcmp(c.cmd, "tokenize") && strcmp(c.cmd, "generate"))
+    if (strcmp(c.cmd, "run") && strcmp(c.cmd, "tokenize") && strcmp(c.cmd, "generate") && strcmp(c.cmd, "evidence"))
         return usage_error("unknown command %s", c.cmd);
     alab_model *m = NULL;
     if (load(&m, &c)) return 1;
     if (strcmp(c.cmd, "run") == 0) rc = cmd_run(&c, m);
     else if (strcmp(c.cmd, "tokenize") == 0) rc = cmd_tokenize(&c, m);
+    else if (strcmp(c.cmd, "evidence") == 0) rc = cmd_evidence(&c, m);
     else rc = cmd_generate(&c, m);
     alab_model_free(m);
     return rc;

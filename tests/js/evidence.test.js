@@ -5,6 +5,7 @@
 // progress, cancellation and every refused input.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
@@ -174,5 +175,47 @@ describe('through attnlab/worker', () => {
     } finally {
       await wm.dispose();
     }
+  });
+});
+
+describe('the CLI: attnlab evidence', () => {
+  const CLI = join(ROOT, 'build/attnlab');
+  const cli = (...args) => spawnSync(CLI, ['evidence', '--model', TINY, ...args], { encoding: 'utf8' });
+  const PREFIX = 'Because the storm intensified , the'; // the golden ids under the tiny tokenizer
+
+  it('edge knockout: the same matrices and correlation as the reference', () => {
+    const r = cli('--kind', 'edge', '--layer', '1', '--head', '2', '--text', PREFIX);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.ids).toEqual(G.ids);
+    const c = G.edge[0];
+    expect(maxAbsDiff(j.A, c.A)).toBeLessThan(TOL);
+    expect(pairsDiff(j.E.map((x) => (x === null ? NaN : x)), c.E)).toBeLessThan(TOL);
+    expect(Math.abs(j.A_vs_E.spearman - c.spearman)).toBeLessThan(1e-3);
+  });
+  it('token knockout and ablation: the reference\'s effects and rankings', () => {
+    const t = JSON.parse(cli('--kind', 'tokens', '--text', PREFIX).stdout);
+    expect(maxAbsDiff(t.effect, G.token.effect)).toBeLessThan(TOL);
+    expect(Math.abs(t.flow.spearman - G.token.spearman.flow)).toBeLessThan(1e-3);
+    const a = JSON.parse(cli('--kind', 'ablation', '--text', PREFIX).stdout);
+    expect(maxAbsDiff(a.zero.delta, G.ablation.zero.delta)).toBeLessThan(TOL);
+  });
+  it('patching: equal lengths required, named in the message; bad flags refused with exit 2', () => {
+    const r = cli('--kind', 'patch', '--text', 'The cat saw the dog, and the dog', '--corrupt', 'The cat saw the dog, and the');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/13 tokens.*11/);
+    const ok = cli('--kind', 'patch', '--text', 'The cat saw the dog, and the dog', '--corrupt', 'The cat saw the dog, and the cat',
+      '--answers', `${G.patching.answer_clean},${G.patching.answer_corrupt}`);
+    expect(ok.status).toBe(0);
+    expect(maxAbsDiff(JSON.parse(ok.stdout).heads, G.patching.heads)).toBeLessThan(TOL);
+    expect(cli('--text', PREFIX).status).toBe(2);                                  // no --kind
+    expect(cli('--kind', 'edges', '--text', PREFIX).status).toBe(2);               // unknown kind
+    expect(cli('--kind', 'edge', '--head', '1x', '--text', PREFIX).status).toBe(2);
+    expect(cli('--kind', 'patch', '--answers', '1,', '--corrupt', 'x', '--text', PREFIX).status).toBe(2);
+    const far = cli('--kind', 'edge', '--layer', '7', '--text', PREFIX);            // past the model's 3 layers
+    expect(far.status).not.toBe(0);
+    expect(far.stdout).toBe('');
+    expect(far.stderr).toMatch(/ERANGE|out of range|outside/i);
   });
 });
