@@ -184,7 +184,10 @@ function runHandlers(ref) {
     },
     onResult(out) {
       if (!mine()) return;
-      if (out.spec.text === S.text) S.sel = out.sel;
+      // The run chose the cell only when the reader had none for this text (a new
+      // sentence: the default cell). A run for an older selection (arrow keys
+      // faster than the worker) must not undo the reader's newer choice.
+      if (out.spec.text === S.text && !(S.sel && S.sel.text === S.text)) S.sel = out.sel;
       last = out;
       clearError('run');
       const t0 = performance.now();
