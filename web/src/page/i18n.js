@@ -60,6 +60,7 @@ export const STRINGS = {
     soft: 'Soft (+λ)',
     lambda: 'Strength λ',
     tokOpt: (k, tok) => `${k}: ${tok}`,
+    tokBytes: 'bytes',
 
     // mask + ablation
     maskTitle: 'Mask and ablation',
@@ -314,6 +315,7 @@ export const STRINGS = {
     soft: '软干预（+λ）',
     lambda: '强度 λ',
     tokOpt: (k, tok) => `${k}：${tok}`,
+    tokBytes: '字节',
 
     maskTitle: '掩码与消融',
     mask: '注意力掩码',

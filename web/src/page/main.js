@@ -23,6 +23,7 @@ import { deltaBars, deltaMaps } from './delta.js';
 import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
+import { readableTokens, readableToken } from './readable.js';
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -323,6 +324,28 @@ function outlineCell(svg, roles, row, col) {
   }
 }
 
+/**
+ * Readable labels of the last run's tokens (readable.js): byte-level tokens that
+ * hold part of a character show the character they complete or their bytes.
+ */
+function labelsOf(out) {
+  if (!out.view || out.view.lang !== S.lang) {
+    out.view = { ...readableTokens(out.tokBytes || out.base.tokens.map((s) => new TextEncoder().encode(s)), t('tokBytes')), lang: S.lang };
+  }
+  return out.view;
+}
+
+/** A predicted token's label and tooltip. */
+function topLabel(x) {
+  const bytes = last && last.idBytes ? last.idBytes.get(x.id) : null;
+  return bytes ? readableToken(bytes, x.token, t('tokBytes')) : { label: x.token, title: '' };
+}
+
+/** A token quoted for running text: “.” (punctuation reads as punctuation otherwise). */
+function quoted(label) {
+  return `“${tokenLabel(label, 24)}”`;
+}
+
 function viewMatrix(r) {
   return r.attention(S.layer, S.head);
 }
@@ -331,7 +354,7 @@ function drawFig1() {
   const r = last.base;
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col])) return;
   const svg = mount('fig1', figAttentionAsymmetry, {
-    tokens: r.tokens, A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
+    tokens: labelsOf(last).labels, sentence: last.spec.text.trim(), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
   });
   outlineCell(svg, ['attention', 'asymmetry'], S.sel.row, S.sel.col);
 }
@@ -347,7 +370,7 @@ function drawFig2() {
   if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
   const head = r.captureQK.head;
   mount('fig2', figOuterProduct, {
-    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: r.tokens, attention: r.attention(S.layer, head),
+    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: labelsOf(last).labels, attention: r.attention(S.layer, head),
   });
   $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
 }
@@ -357,14 +380,14 @@ function drawFig3() {
   if (!changed('fig3', [baseId(r), S.layer, S.head])) return;
   const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
   mount('fig3', figDag, {
-    tokens: r.tokens, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.nullDagScore, overallDag: overall,
+    tokens: labelsOf(last).labels, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.nullDagScore, overallDag: overall,
   });
 }
 
 function drawFig4() {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda])) return;
-  const svg = mount('fig4', figDoIntervention, { tokens: r.tokens, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda });
+  const svg = mount('fig4', figDoIntervention, { tokens: labelsOf(last).labels, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda });
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }
 
@@ -382,14 +405,14 @@ function drawInModel() {
   $('inmodel').dataset.kind = iv.kind;
   $('inmodel').dataset.row = String(iv.row);
   $('inmodel').dataset.col = String(iv.col);
-  const a = tokenLabel(base.top[0]?.token ?? '', 24), b = tokenLabel(after.top[0]?.token ?? '', 24);
+  const a = quoted(topLabel(base.top[0] ?? { token: '' }).label), b = quoted(topLabel(after.top[0] ?? { token: '' }).label);
   $('top-change').textContent = base.top[0] && after.top[0] && base.top[0].id !== after.top[0].id ? t('topChange', a, b) : '';
-  topTable($('top-before'), base.top, null, t);
-  topTable($('top-after'), after.top, rankMoves(base.top, after.top), t);
+  topTable($('top-before'), base.top, null, t, topLabel);
+  topTable($('top-after'), after.top, rankMoves(base.top, after.top), t, topLabel);
   const ref = $('ref-line');
   if (plain) {
     const klp = klDivergence(plain.logits, base.logits);
-    ref.textContent = `${t('refTitle')}: ${t('refText', klp.toFixed(4), tokenLabel(plain.top[0]?.token ?? '', 24), tokenLabel(base.top[0]?.token ?? '', 24))}`;
+    ref.textContent = `${t('refTitle')}: ${t('refText', klp.toFixed(4), quoted(topLabel(plain.top[0] ?? { token: '' }).label), quoted(topLabel(base.top[0] ?? { token: '' }).label))}`;
     ref.hidden = false;
   } else ref.hidden = true;
 
@@ -402,7 +425,7 @@ function drawInModel() {
   replace($('delta-bars'), toElement(deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: boxW, lang: S.lang, t }), document));
   const n = config.nLayer - iv.layer;
   const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
-  const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: base.tokens, size, t, lang: S.lang });
+  const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: labelsOf(last).labels, size, t, lang: S.lang });
   replace($('delta-maps'), maps.map(({ layer, node }) => el('figure', { class: 'dmap' }, toElement(node, document),
     el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer)))));
 }
@@ -410,11 +433,12 @@ function drawInModel() {
 function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
-  replace($('tokens'), r.tokens.map((tok, k) => el('li', {
-    class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : ''].join(' ').trim() || null,
-    dataset: { k: String(k) },
+  const { labels, titles, partial } = labelsOf(last);
+  replace($('tokens'), labels.map((tok, k) => el('li', {
+    class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : '', partial[k] ? 'is-bytes' : ''].join(' ').trim() || null,
+    dataset: { k: String(k) }, title: titles[k] || null,
   }, el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 40)))));
-  const opts = r.tokens.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
+  const opts = labels.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
   setOptions($('row'), opts, S.sel.row);
   setOptions($('col'), opts, S.sel.col);
 }

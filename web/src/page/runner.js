@@ -39,7 +39,8 @@ export class Runner {
   #model;
   #busy = false;
   #pending = null;
-  #cache = { tokText: null, tokens: null, baseKey: null, base: null, plainText: null, plain: null };
+  #cache = { tokText: null, tokens: null, tokBytes: null, baseKey: null, base: null, plainText: null, plain: null };
+  #idBytes = new Map();   // token id -> its bytes (the predictions' labels)
   #handlers;
 
   /**
@@ -81,7 +82,9 @@ export class Runner {
     const c = this.#cache;
     const t0 = performance.now();
     if (c.tokText !== spec.text) {
-      const { tokens } = await m.tokenize(spec.text);
+      const { ids, tokens } = await m.tokenize(spec.text);
+      // the bytes of each token: byte-level tokens holding part of a character get readable labels (readable.js)
+      c.tokBytes = ids.length ? await m.tokenBytes(ids) : [];
       c.tokText = spec.text;
       c.tokens = tokens;
     }
@@ -110,6 +113,11 @@ export class Runner {
       }
       plain = c.plain;
     }
-    return { spec, sel, fig2Head, intervention: iv, base, after, plain, ms: performance.now() - t0 };
+    const need = [...new Set([base, after, plain].flatMap((r) => (r ? r.top.map((x) => x.id) : [])))].filter((id) => !this.#idBytes.has(id));
+    if (need.length) {
+      const got = await m.tokenBytes(need);
+      need.forEach((id, k) => this.#idBytes.set(id, got[k]));
+    }
+    return { spec, sel, fig2Head, intervention: iv, base, after, plain, tokBytes: c.tokBytes, idBytes: this.#idBytes, ms: performance.now() - t0 };
   }
 }
