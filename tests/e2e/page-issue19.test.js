@@ -63,3 +63,56 @@ suite('byte-level tokens (item 4)', () => {
     await W.context.close();
   });
 });
+
+suite('a failed model load is visible (item 5)', () => {
+  it('at 360 px the error is shown beside the Load button; the picker and the status line keep the model in use', async () => {
+    const W = await watchedPage(env, { viewport: { width: 360, height: 740 }, allowHosts: ['huggingface.co'] });
+    const { page, context } = W;
+    await context.route('https://huggingface.co/**', (r) => r.abort('internetdisconnected'));
+    await page.goto(`${env.url}?model=${TINY}`);
+    await waitDrawn(page);
+    const status = await page.textContent('#model-status');
+    expect(status).toMatch(/^tiny: 3 layers.* · wasm SIMD, \d threads?$/);
+    await page.selectOption('#model-select', 'gpt2');
+    await page.click('#model-load');
+    await page.waitForSelector('#model-error:not([hidden])');
+    await page.waitForFunction(() => !document.getElementById('model-load').disabled);
+    expect(await page.textContent('#model-error')).toMatch(/^Network error: huggingface\.co could not be reached.*keeps using tiny\.$/);
+    // within a phone's screen of the button: no scrolling to find out what happened
+    const btn = await page.locator('#model-load').boundingBox();
+    const err = await page.locator('#model-error').boundingBox();
+    expect(err.y - (btn.y + btn.height)).toBeLessThan(200);
+    expect(err.y + err.height).toBeLessThan(740);
+    // the picker shows the model the page uses, the status line keeps its engine part
+    expect(await page.inputValue('#model-select')).toBe('builtin');
+    expect(await page.textContent('#model-status')).toBe(status);
+    await page.screenshot({ path: join(ARTIFACTS, 'issue19-load-error-360.png') });
+    expect(W.issues.pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  it('?model=/nonexistent/ shows the error alone (no "Starting the WebAssembly worker…" beside it)', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(`${env.url}?model=/nonexistent/`);
+    await page.waitForSelector('#error:not([hidden])');
+    await page.waitForFunction(() => document.body.dataset.state === 'error');
+    expect(await page.textContent('#error-text')).toContain('/nonexistent/');
+    expect(await page.textContent('#status')).toBe('');
+    expect(await page.isVisible('#model-error')).toBe(true);
+    await W.context.close();
+  });
+
+  it('?model=https://other.host/ is refused with a visible notice, and the built-in model is used', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(`${env.url}?model=${encodeURIComponent('https://other.host/')}`);
+    await waitDrawn(page);
+    expect(await page.isVisible('#error')).toBe(true);
+    expect(await page.textContent('#error-text')).toMatch(/\?model=https:\/\/other\.host\/.*refused.*built-in model is used instead/);
+    expect(await page.isVisible('#model-error')).toBe(true);
+    expect(await page.textContent('#model-status')).toMatch(/^brown-gpt2: /);
+    expect(W.issues.foreign).toEqual([]);
+    await W.context.close();
+  });
+});

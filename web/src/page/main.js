@@ -72,16 +72,25 @@ function setState(state) { document.body.dataset.state = state; }
 
 function setStatus(text) { $('status').textContent = text; }
 
+// Errors about the model (a failed load, a refused ?model=) are also shown in the
+// Model panel, beside the Load button: on a phone the banner above the figures is
+// far below it.
+const MODEL_ERRORS = new Set(['load', 'param', 'cache']);
+
 function showError(message, from) {
   $('error-text').textContent = message;
   $('error').hidden = false;
   errorFrom = from;
   document.body.dataset.error = from;
+  const near = $('model-error');
+  near.hidden = !MODEL_ERRORS.has(from);
+  near.textContent = MODEL_ERRORS.has(from) ? message : '';
 }
 
 function clearError(from) {
   if (from && errorFrom !== from) return;
   $('error').hidden = true;
+  $('model-error').hidden = true;
   errorFrom = null;
   delete document.body.dataset.error;
 }
@@ -89,6 +98,7 @@ function clearError(from) {
 // ── loading a model ─────────────────────────────────────────────────────────
 
 let loadToken = 0;
+let modelChoice = 'builtin';   // the picker's value for the model in use (the picker returns to it after a failure)
 let loadAbort = null;    // aborts a hub download that a newer choice replaced
 let builtin = null;
 
@@ -145,14 +155,14 @@ async function switchModel(what) {
     runner = new Runner(m, runHandlers(ref));
     ref.runner = runner;
     if (old) old.dispose();
+    modelChoice = typeof what === 'string' ? what : 'local';
     last = null;
     S.sel = null;   // the chapter's default cell in the new model's tokens
+    modelCached = cached;
     clearError('load');
     setupModelControls();
     heads.setModel(m, config, modelName);
-    $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '') +
-      ' · ' + t('engineThreads', m.engine.threads);
-    $('model-status').title = m.engine.note ? t('engineNote', m.engine.note) : '';
+    modelStatus();
     document.body.dataset.model = modelName;
     document.body.dataset.threads = String(m.engine.threads);
     schedule();
@@ -162,7 +172,11 @@ async function switchModel(what) {
     const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
     const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions });
     showError(msg + keep, 'load');
-    $('model-status').textContent = model ? t('modelLoaded', modelName, config) : t('errNoModel');
+    // the picker and the status line say which model the page uses (not the one that failed)
+    $('model-select').value = model ? modelChoice : (typeof what === 'string' ? what : 'local');
+    syncLocal();
+    if (model) modelStatus(); else $('model-status').textContent = t('errNoModel');
+    if (!model) setStatus('');
     setState(model ? 'ready' : 'error');
   } finally {
     if (token === loadToken) {
@@ -171,6 +185,23 @@ async function switchModel(what) {
       if (model && !runner.busy) setState('ready');
     }
   }
+}
+
+let modelCached = false;
+
+/** The model line: name, shape, cached, engine (threads); the engine's note as its tooltip. */
+function modelStatus() {
+  if (!model || !config) return;
+  $('model-status').textContent = t('modelLoaded', modelName, config) + (modelCached ? ` (${t('modelCached')})` : '') +
+    ' · ' + t('engineThreads', model.engine.threads);
+  $('model-status').title = model.engine.note ? t('engineNote', model.engine.note) : '';
+}
+
+/** Show the local-files chooser when the picker says "Local files…". */
+function syncLocal() {
+  const local = $('model-select').value === 'local';
+  $('model-local').hidden = !local;
+  $('model-load').hidden = local;
 }
 
 // ── running ─────────────────────────────────────────────────────────────────
@@ -585,8 +616,7 @@ function setLang(lang) {
   fillModelSelect();
   if (config) {
     setupModelControls();
-    $('model-status').textContent = t('modelLoaded', modelName, config) + (model ? ' · ' + t('engineThreads', model.engine.threads) : '');
-    $('model-status').title = model && model.engine.note ? t('engineNote', model.engine.note) : '';
+    modelStatus();
   }
   renderAll();
   heads.setLang();
@@ -608,11 +638,7 @@ function wireControls() {
   $('error-dismiss').addEventListener('click', () => clearError());
 
   // model
-  const showLocal = () => {
-    const local = $('model-select').value === 'local';
-    $('model-local').hidden = !local;
-    $('model-load').hidden = local;
-  };
+  const showLocal = syncLocal;
   $('model-select').addEventListener('change', showLocal);
   $('model-load').addEventListener('click', () => {
     const v = $('model-select').value;
@@ -750,7 +776,8 @@ function boot() {
     builtin = builtinSource(location.search, document.baseURI);
   } catch (e) {
     builtin = builtinSource('', document.baseURI);
-    showError(explain(e, t), 'load');
+    // kept when the built-in model then loads (a 'load' error would be cleared by that success)
+    showError(explain(e, t), 'param');
   }
   fillModelSelect();
   switchModel('builtin');
