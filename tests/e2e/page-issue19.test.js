@@ -10,7 +10,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, BUILTIN_WEIGHTS, CHAPTER, TINY, setup, watchedPage, waitDrawn } from './helpers.js';
+import { loadModel } from '../../web/src/index.js';
+import { ARTIFACTS, BUILTIN_WEIGHTS, CHAPTER, TINY, setup, watchedPage, waitDrawn, expectedDefaultCell } from './helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const suite = HAVE_MODEL ? describe : describe.skip;
@@ -113,6 +114,129 @@ suite('a failed model load is visible (item 5)', () => {
     expect(await page.isVisible('#model-error')).toBe(true);
     expect(await page.textContent('#model-status')).toMatch(/^brown-gpt2: /);
     expect(W.issues.foreign).toEqual([]);
+    await W.context.close();
+  });
+});
+
+suite('the first impression (item 7)', () => {
+  it('the default do changes the prediction (KL > 0, no "Unchanged" note), chosen on the live model by the documented rule', async () => {
+    const m = await loadModel();
+    const cell = await expectedDefaultCell(m, CHAPTER);
+    m.dispose();
+    expect(cell.kl).toBeGreaterThan(0);
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(env.url);
+    await waitDrawn(page);
+    expect(await page.inputValue('#row')).toBe(String(cell.row));
+    expect(await page.inputValue('#col')).toBe(String(cell.col));
+    const kl = Number(await page.getAttribute('#kl', 'data-v'));
+    expect(kl).toBeGreaterThan(0);
+    expect(Math.abs(kl - cell.kl)).toBeLessThanOrEqual(1e-4 * Math.max(1, cell.kl));
+    expect(await page.isHidden('#kl-zero')).toBe(true);
+    // the page says how the cell was chosen, and which candidates it tried
+    expect(await page.isVisible('#default-note')).toBe(true);
+    expect(await page.textContent('#default-note')).toContain(`i = ${cell.row} → j = ${cell.col}`);
+    const tried = JSON.parse(await page.getAttribute('#inmodel', 'data-default-tried'));
+    expect(tried.map((x) => x.col)).toEqual(cell.tried.map((x) => x.col));
+    // choosing another cell hides the note
+    await page.selectOption('#col', String(cell.col === 0 ? 1 : 0));
+    await page.waitForFunction(() => document.getElementById('default-note').hidden);
+    expect(W.issues.pageErrors).toEqual([]);
+    await W.context.close();
+  });
+});
+
+suite('the smaller items (item 6)', () => {
+  it('Fig. 3\'s legend fits at 360 px', async () => {
+    const W = await watchedPage(env, { viewport: { width: 360, height: 740 } });
+    const { page } = W;
+    await page.goto(env.url);
+    await waitDrawn(page);
+    const box = await page.evaluate(() => {
+      const svg = document.querySelector('#fig3 svg');
+      const leg = svg.querySelector('g[data-role="legend"]');
+      const b = leg.getBBox();
+      const texts = [...leg.querySelectorAll('text')].map((x) => { const r = x.getBBox(); return r.x + r.width; });
+      return { w: Number(svg.getAttribute('width')), x0: b.x, x1: b.x + b.width, textEnd: Math.max(...texts), rectEnd: (() => { const r = leg.querySelector('rect'); return Number(r.getAttribute('x')) + Number(r.getAttribute('width')); })() };
+    });
+    expect(box.x0).toBeGreaterThanOrEqual(0);
+    expect(box.x1).toBeLessThanOrEqual(box.w);
+    expect(box.textEnd).toBeLessThanOrEqual(box.rectEnd);
+    expect(await page.textContent('#fig3 g[data-role="legend-null"]')).toMatch(/T = 10 \(0\.707\)$/);
+    await page.locator('#fig3').screenshot({ path: join(ARTIFACTS, 'issue19-fig3-360.png') });
+    await W.context.close();
+  });
+
+  it('the window W box refuses 0, −3, 1.5 and 99999 with a visible note, and takes 5', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(env.url);
+    await waitDrawn(page);
+    await page.selectOption('#mask', 'window');
+    await waitDrawn(page, 2);
+    const max = await page.getAttribute('#window', 'max');
+    for (const bad of ['0', '-3', '1.5', '99999']) {
+      await page.fill('#window', bad);
+      expect(await page.isVisible('#window-note'), bad).toBe(true);
+      expect(await page.textContent('#window-note')).toBe(`W must be a whole number from 1 to ${max} (got ${bad}); the window stays at W = 4.`);
+      expect(await page.getAttribute('#window', 'aria-invalid')).toBe('true');
+    }
+    const before = Number(await page.evaluate(() => document.body.dataset.renders));
+    await page.fill('#window', '5');
+    expect(await page.isHidden('#window-note')).toBe(true);
+    await waitDrawn(page, before + 1);
+    expect(await page.getAttribute('#window', 'aria-invalid')).toBeNull();
+    await W.context.close();
+  });
+
+  it('the ΔA small multiples each have their own scale, written under them', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(env.url);
+    await waitDrawn(page);
+    const n = Number(await page.evaluate(() => document.body.dataset.renders));
+    await page.selectOption('#layer', '0');
+    await waitDrawn(page, n + 1);
+    await page.waitForFunction(() => document.querySelectorAll('#delta-maps svg').length > 2);
+    const maps = await page.$$eval('#delta-maps figure', (fs) => fs.map((f) => ({
+      scale: Number(f.querySelector('svg').dataset.scaleMax),
+      max: Math.max(...[...f.querySelectorAll('rect[data-v]')].map((r) => Math.abs(Number(r.dataset.v)))),
+      caption: f.querySelector('.dmap-scale').textContent,
+      fill: (() => { const v = Math.max(...[...f.querySelectorAll('rect[data-v]')].map((r) => Math.abs(Number(r.dataset.v)))); const r = [...f.querySelectorAll('rect[data-v]')].find((x) => Math.abs(Number(x.dataset.v)) === v); return r.getAttribute('fill'); })(),
+    })));
+    expect(maps.length).toBeGreaterThan(2);
+    for (const m of maps) {
+      expect(Math.abs(m.scale - m.max)).toBeLessThanOrEqual(1e-5 * Math.max(1e-9, m.max));
+      expect(m.caption).toMatch(/^scale ±/);
+      // the largest change of every layer is drawn at full strength (with one shared scale the upper layers were pale)
+      if (m.max > 0) expect(['rgb(103, 0, 31)', 'rgb(5, 48, 97)', '#67001f', '#053061']).toContain(m.fill);
+    }
+    expect(new Set(maps.map((m) => m.scale)).size).toBeGreaterThan(1);
+    await W.context.close();
+  });
+
+  it('Fig. 4\'s heatmaps are large enough at 1400 px to label every token; tokens are quoted in running text', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(env.url);
+    await waitDrawn(page);
+    const g = await page.evaluate(() => {
+      const svg = document.querySelector('#fig4 svg');
+      const scale = svg.getBoundingClientRect().width / Number(svg.getAttribute('width'));
+      return ['original', 'soft-do', 'hard-do'].map((role) => {
+        const grp = svg.querySelector(`g[data-role="${role}"]`);
+        return { px: grp.getBBox().width * scale, labels: grp.parentNode.querySelectorAll('g[data-role="xlabels"] text').length };
+      });
+    });
+    for (const p of g) {
+      expect(p.px).toBeGreaterThanOrEqual(160);
+      expect(p.labels).toBe(10);
+    }
+    // the mask line quotes the top tokens (punctuation read as punctuation)
+    await page.selectOption('#mask', 'full');
+    await page.waitForSelector('#ref-line:not([hidden])');
+    expect(await page.textContent('#ref-line')).toMatch(/top token “[^”]+” → “[^”]+”\.$/);
     await W.context.close();
   });
 });

@@ -104,13 +104,19 @@ function barPanel({ scores, nullScore, T, t }) {
       kids.push(richText(x, yy, ln, { size: FONT.label, transform: `rotate(-90 ${x} ${yy})`, role: 'ytitle' }));
     });
     // legend, below the axis title (the bars fill the plot)
-    const lw = Math.max(...legend.map((l) => textWidth(l.label, FONT.legend))) + 44;
-    const lx = x0 + pw / 2 - lw / 2;
+    // on a narrow figure (a phone) the legend's text is drawn smaller so that the
+    // box fits the panel with its axis labels (it was cut at the figure's edge)
+    // (the width estimate is per character; 12 % more keeps the drawn text inside the box)
+    const room = pw + left + 4;
+    const textW = 1.12 * Math.max(...legend.map((l) => textWidth(l.label, FONT.legend)));
+    const fs = textW + 44 > room ? Math.max(7, FONT.legend * (room - 44) / textW) : FONT.legend;
+    const lw = Math.min(room, 1.12 * Math.max(...legend.map((l) => textWidth(l.label, fs))) + 44);
+    const lx = Math.max(x0 - left, Math.min(x0 + pw / 2 - lw / 2, x0 + pw + 4 - lw));
     let ly = xTitleY + 10;
     const items = legend.map((l) => {
       const row = h('g', { 'data-role': l.role },
         h('line', { x1: lx + 6, x2: lx + 34, y1: ly + FONT.legend * 0.75, y2: ly + FONT.legend * 0.75, ...l.style }),
-        h('text', { x: lx + 40, y: ly + FONT.legend * 1.1, 'font-size': FONT.legend, fill: INK }, l.label));
+        h('text', { x: lx + 40, y: ly + FONT.legend * 1.1, 'font-size': fs, fill: INK }, l.label));
       ly += FONT.legend * 1.5;
       return row;
     });

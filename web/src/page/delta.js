@@ -66,16 +66,19 @@ function deltaMap({ D, T, tokens, scale, layer, size, t, lang }) {
 }
 
 /**
- * Small multiples of ΔĀ for layers doLayer..L−1 on one symmetric scale.
- * Returns {scaleMax, maps: [{layer, node}]}.
+ * Small multiples of ΔĀ for layers doLayer..L−1, each on its own symmetric scale
+ * (±max |ΔĀ| of that layer): the change shrinks as it travels up, and one shared
+ * scale showed the layers above the do as blank. Returns {maps: [{layer, node, scaleMax}]}.
  */
 export function deltaMaps({ avgDelta, doLayer, T, tokens, size, t, lang }) {
-  let m = 0;
-  for (let l = doLayer; l < avgDelta.length; l++) for (const v of avgDelta[l]) m = Math.max(m, Math.abs(v));
-  const scale = rdBuR(m > 0 ? m : 1e-6);
   const maps = [];
   for (let l = doLayer; l < avgDelta.length; l++) {
-    maps.push({ layer: l, node: deltaMap({ D: avgDelta[l], T, tokens, scale, layer: l, size, t, lang }) });
+    let m = 0;
+    for (const v of avgDelta[l]) m = Math.max(m, Math.abs(v));
+    const scale = rdBuR(m > 0 ? m : 1e-6);
+    const node = deltaMap({ D: avgDelta[l], T, tokens, scale, layer: l, size, t, lang });
+    node.attrs['data-scale-max'] = fmtValue(m);
+    maps.push({ layer: l, node, scaleMax: m });
   }
-  return { scaleMax: m, maps };
+  return { maps };
 }

@@ -57,6 +57,7 @@ let errorFrom = null;    // 'load' | 'run' | null
 const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
 let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
+let defaultFound = null; // {text, row, col, n}: the default cell the runner found for this text
 
 function specOf() {
   return {
@@ -147,6 +148,8 @@ async function switchModel(what) {
       onProgress: (e) => { if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total); },
     });
     if (token !== loadToken) { m.dispose(); return; }
+    // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
+    if (typeof what !== 'string') name = localModelName(what.files, m.config);
     const old = model;
     model = m;
     modelName = name;
@@ -188,6 +191,15 @@ async function switchModel(what) {
 }
 
 let modelCached = false;
+
+/** A name for a model chosen as local files: their folder (when the browser tells it), else "local GPT-2 L×H". */
+function localModelName(files, cfg) {
+  for (const f of Array.from(files || [])) {
+    const parts = String(f.webkitRelativePath || '').split('/').filter(Boolean);
+    if (parts.length >= 2) return parts[parts.length - 2];
+  }
+  return t('localModel', cfg);
+}
 
 /** The model line: name, shape, cached, engine (threads); the engine's note as its tooltip. */
 function modelStatus() {
@@ -264,12 +276,16 @@ function measure() {
  * width and 82 % of the window's height. Size is close to proportional to the
  * nominal width, so a few proportional steps find it.
  */
-const fitCache = new Map();   // figure and shape -> the nominal width found last time
+const fitCache = new Map();
+const FIG4_PAGE_ASPECT = 0.5;   // height / width of Fig. 4 on the page (the chapter: 5/16)   // figure and shape -> the nominal width found last time
 
 function fitted(fn, args, key) {
   if (!sizes) measure();
   const cw = sizes[key], maxH = sizes.maxH;
-  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true });
+  // Fig. 4's three heatmaps in the chapter's 16 × 5 in were ~110 px wide in the page's
+  // column: the page draws it taller (the export keeps the chapter's size)
+  const tall = key === 'fig4' ? (w) => ({ height: w * FIG4_PAGE_ASPECT, oneColorbar: true }) : () => ({});
+  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true, ...tall(w) });
   const shape = JSON.stringify([key, cw, maxH, S.lang, args.tokens ? args.tokens.length : args.T, args.q ? args.q.length : 0,
     args.tokens ? args.tokens.join('') : '']);
   const known = fitCache.get(shape);
@@ -427,6 +443,12 @@ function drawInModel() {
   const where = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
   const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
   $('inmodel-text').textContent = t('inModelText', where, kind);
+  // the default cell of this sentence (runner.js: the strongest of a few dos), while it is the one shown
+  if (last.defaultSearch) defaultFound = { text: last.spec.text, row: last.sel.row, col: last.sel.col, n: last.defaultSearch.tried.length, tried: last.defaultSearch.tried };
+  const dn = $('default-note');
+  dn.hidden = !(defaultFound && defaultFound.text === last.spec.text && defaultFound.row === iv.row && defaultFound.col === iv.col);
+  if (!dn.hidden) dn.textContent = t('defaultNote', defaultFound.n, iv.row, iv.col);
+  $('inmodel').dataset.defaultTried = defaultFound ? JSON.stringify(defaultFound.tried) : '';
   const kl = klDivergence(base.logits, after.logits);
   $('kl').textContent = kl === 0 ? '0' : kl < 1e-4 ? kl.toExponential(2) : kl.toFixed(4);
   $('kl-zero').hidden = kl !== 0;
@@ -457,8 +479,14 @@ function drawInModel() {
   const n = config.nLayer - iv.layer;
   const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
   const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: labelsOf(last).labels, size, t, lang: S.lang });
-  replace($('delta-maps'), maps.map(({ layer, node }) => el('figure', { class: 'dmap' }, toElement(node, document),
-    el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer)))));
+  replace($('delta-maps'), maps.map(({ layer, node, scaleMax }) => el('figure', { class: 'dmap' }, toElement(node, document),
+    el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer),
+      el('br'), el('span', { class: 'dmap-scale' }, t('deltaScale', fmtScale(scaleMax)))))));
+}
+
+/** ±max of a ΔA map's colour scale, short. */
+function fmtScale(m) {
+  return m === 0 ? '0' : m < 1e-3 ? m.toExponential(1) : m.toPrecision(2);
 }
 
 function drawTokens() {
@@ -716,9 +744,18 @@ function wireControls() {
     $('window').disabled = S.mask !== 'window';
     schedule();
   });
+  // the window W: a whole number from 1 to the model's context; anything else is
+  // refused with a note beside the box (it was ignored silently)
   $('window').addEventListener('input', (e) => {
-    const w = Number(e.target.value);
-    if (!Number.isInteger(w) || w < 1) return;
+    const raw = e.target.value;
+    const w = Number(raw);
+    const max = config ? config.nPositions : 1024;
+    const ok = raw.trim() !== '' && Number.isInteger(w) && w >= 1 && w <= max;
+    const note = $('window-note');
+    note.hidden = ok;
+    note.textContent = ok ? '' : t('windowBad', raw === '' ? '—' : raw, max, S.window);
+    if (ok) e.target.removeAttribute('aria-invalid'); else e.target.setAttribute('aria-invalid', 'true');
+    if (!ok) return;
     S.window = w;
     if (S.mask === 'window') schedule();
   });
