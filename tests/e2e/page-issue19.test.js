@@ -19,7 +19,6 @@ const suite = HAVE_MODEL ? describe : describe.skip;
 let env;
 
 beforeAll(async () => {
-  if (!HAVE_MODEL) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   env = await setup();
 }, 180_000);
@@ -239,4 +238,59 @@ suite('the smaller items (item 6)', () => {
     expect(await page.textContent('#ref-line')).toMatch(/top token “[^”]+” → “[^”]+”\.$/);
     await W.context.close();
   });
+});
+
+describe('the lineage page (item 6)', () => {
+  const done = (page) => page.waitForFunction(() => document.body.dataset.capacity === 'done' && document.body.dataset.timing === 'done', null, { timeout: 150_000 });
+
+  it('is linked from the main page\'s header', async () => {
+    const W = await watchedPage(env);
+    await W.page.goto(`${env.url}?model=${TINY}`);
+    const a = W.page.locator('header.masthead a[href="lineage.html"]');
+    expect(await a.count()).toBe(1);
+    expect(await a.isVisible()).toBe(true);
+    await W.context.close();
+  });
+
+  it('in Chinese every label and the capacity status are Chinese (also after switching); the entropy legend is below the curves', async () => {
+    const W = await watchedPage(env);
+    const { page } = W;
+    await page.goto(`${env.url}lineage.html?lang=en`);
+    await done(page);
+    await page.click('#lang');
+    expect(await page.textContent('#cap-status')).toMatch(/[\u4e00-\u9fff]/);
+    expect(await page.textContent('#cap-status')).not.toMatch(/random|trials|Web Worker in/);
+    expect(await page.textContent('#feature option[value="favor"]')).toMatch(/随机特征/);
+    expect(await page.textContent('#frameworks')).not.toMatch(/per step/);
+    // the legend of the entropy chart sits below every data point (it covered the curves)
+    const g = await page.evaluate(() => {
+      const svg = document.querySelector('#fig-entropy svg');
+      const leg = svg.querySelector('g[data-role="legend"]').getBBox();
+      const ys = [...svg.querySelectorAll('circle')].map((c) => Number(c.getAttribute('cy')));
+      return { legTop: leg.y, maxY: Math.max(...ys), n: ys.length };
+    });
+    expect(g.n).toBeGreaterThan(4);
+    expect(g.legTop).toBeGreaterThan(g.maxY);
+    await W.context.close();
+  }, 180_000);
+
+  it('at 360 px the charts are drawn at the width they are shown (no CSS shrinking: text stays readable), titles inside', async () => {
+    const W = await watchedPage(env, { viewport: { width: 360, height: 740 } });
+    const { page } = W;
+    await page.goto(`${env.url}lineage.html?lang=zh`);
+    await done(page);
+    const charts = await page.$$eval('.lin-fig .fig-svg svg', (ss) => ss.map((s) => {
+      const title = s.querySelector('[data-role="title"]');
+      const tb = title ? title.getBBox() : null;
+      return { id: s.parentNode.id, w: Number(s.getAttribute('width')), shown: s.getBoundingClientRect().width, tx0: tb ? tb.x : 0, tx1: tb ? tb.x + tb.width : 0 };
+    }));
+    expect(charts.length).toBeGreaterThan(6);
+    for (const c of charts) {
+      expect(c.shown / c.w, c.id).toBeGreaterThan(0.97);
+      expect(c.tx0, c.id).toBeGreaterThanOrEqual(-1);
+      expect(c.tx1, c.id).toBeLessThanOrEqual(c.w + 1);
+    }
+    await page.locator('#fig-capacity').screenshot({ path: join(ARTIFACTS, 'issue19-lineage-360-zh-capacity.png') });
+    await W.context.close();
+  }, 180_000);
 });

@@ -10,6 +10,7 @@ export const STRINGS = {
   en: {
     langToggle: '中文',
     langToggleAria: 'Switch the page to Chinese',
+    lineageLink: 'Where attention comes from: Hopfield → attention → linear attention →',
     tagline: 'Attention as causation — the chapter\'s four figures, computed live by a GPT-2 in your browser, with do-interventions that run inside the network.',
     skip: 'Skip to the figures',
     docTitle: 'attnlab — attention as causation',
@@ -274,6 +275,7 @@ export const STRINGS = {
   zh: {
     langToggle: 'English',
     langToggleAria: '切换为英文',
+    lineageLink: '注意力从何而来：霍普菲尔德 → 注意力 → 线性注意力 →',
     tagline: '注意力即因果——本章的四幅图由浏览器中的 GPT-2 实时计算，do 干预直接在网络内部执行。',
     skip: '跳到图',
     docTitle: 'attnlab——注意力即因果',
