@@ -18,7 +18,7 @@ import { interpolateYlOrRd } from 'd3-scale-chromatic';
 import { h } from './svg.js';
 import {
   figSize, asMatrix, sizeOf, checkLang, tokenLabel, greensD, fmt3, fmtValue,
-  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines,
+  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines, rasterize,
 } from './common.js';
 import { dagScore, nullDagScore } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
@@ -160,13 +160,18 @@ export function dagEdges(A, T, threshold) {
   return edges.sort((a, b) => a.w - b.w);
 }
 
+const MAX_SCREEN_EDGES = 150;
+
 function graphPanel({ tokens, A, T, threshold, overall, t }) {
   const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
   const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
   const half = Math.max(...boxSize(FONT.node).boxW) / 2;
   const titleLines = [t.graph(fmt3(overall)), t.graphSub];
   const top = blockHeight(titleLines, FONT.title) + 8;
-  const edges = dagEdges(A, T, threshold);
+  // A bitmap-heatmap page (big T, common.js rasterize) draws the strongest edges only:
+  // at T = 256 there are thousands above the threshold, unreadable and slow to trim.
+  let edges = dagEdges(A, T, threshold);
+  if (rasterize(T, T) && edges.length > MAX_SCREEN_EDGES) edges = edges.slice(edges.length - MAX_SCREEN_EDGES);
 
   function render(x0, y0, s) {
     const c = s / T;

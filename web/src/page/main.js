@@ -24,6 +24,12 @@ import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
 import { readableTokens, readableToken } from './readable.js';
+import { setRasterThreshold, vectorOnly } from '../figures/common.js';
+
+// Heatmaps of more than this many cells are drawn as one bitmap each (common.js):
+// T > 32. The exports still write every cell as a vector rect.
+export const RASTER_CELLS = 1024;
+setRasterThreshold(RASTER_CELLS);
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -234,14 +240,9 @@ function runHandlers(ref) {
       if (out.spec.text === S.text && !(S.sel && S.sel.text === S.text)) S.sel = out.sel;
       last = out;
       clearError('run');
-      const t0 = performance.now();
-      renderAll();
-      document.body.dataset.drawMs = (performance.now() - t0).toFixed(1);
       document.body.dataset.runMs = out.ms.toFixed(1);
-      renders += 1;
-      document.body.dataset.renders = String(renders);
-      heads.sentenceChanged();
-      performance.mark('attnlab:drawn', { detail: renders });
+      resultToDraw = { t0: performance.now() };
+      renderAll();
     },
     onError(e) {
       if (!mine()) return;
@@ -290,6 +291,15 @@ function fitted(fn, args, key) {
     args.tokens ? args.tokens.join('') : '']);
   const known = fitCache.get(shape);
   if (known) return build(known);
+  // big T: one proportional step from the box width, no search (each build of a
+  // 256-token figure is tens of ms)
+  if (args.tokens && args.tokens.length ** 2 > RASTER_CELLS) {
+    const first = build(cw);
+    const f = Math.min(cw / Number(first.attrs.width), maxH / Number(first.attrs.height));
+    if (!(f > 1.02)) { fitCache.set(shape, cw); return first; }
+    fitCache.set(shape, cw * f * 0.99);
+    return build(cw * f * 0.99);
+  }
   const w = searchFit(build, cw, maxH);
   fitCache.set(shape, w);
   return build(w);
@@ -358,13 +368,23 @@ function mount(key, fn, args) {
   return svg;
 }
 
+/** The geometry of cell (i, j) of a bitmap heatmap <image> (common.js rasterImage), in its svg's units. */
+function rasterCell(img, i, j) {
+  const r = img.__raster;
+  const x = Number(img.getAttribute('x')), y = Number(img.getAttribute('y'));
+  const cw = Number(img.getAttribute('width')) / r.C, ch = Number(img.getAttribute('height')) / r.R;
+  return { x: x + j * cw, y: y + i * ch, width: cw, height: ch };
+}
+
 /** Outline the chosen cell in the heatmap groups `roles` of svg. */
 function outlineCell(svg, roles, row, col) {
   for (const role of roles) {
     const r = svg.querySelector(`g[data-role="${role}"] rect[data-i="${row}"][data-j="${col}"]`);
-    if (!r) continue;
+    const img = r ? null : svg.querySelector(`g[data-role="${role}"] [data-raster]`);
+    if (!r && !(img && img.__raster)) continue;
     const o = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
-    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, r.getAttribute(a));
+    const geo = img ? rasterCell(img, row, col) : null;
+    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, geo ? String(geo[a]) : r.getAttribute(a));
     o.setAttribute('class', 'sel-outline');
     o.setAttribute('data-role', 'selection');
     svg.appendChild(o);
@@ -393,6 +413,12 @@ function quoted(label) {
   return `“${tokenLabel(label, 24)}”`;
 }
 
+/** The sentence for Fig. 1's title: as typed, cut after 160 characters (a 256-token text filled the figure). */
+function titleSentence(text) {
+  const s = Array.from(text.trim().replace(/\s+/g, ' '));
+  return s.length > 160 ? `${s.slice(0, 159).join('')}…` : s.join('');
+}
+
 function viewMatrix(r) {
   return r.attention(S.layer, S.head);
 }
@@ -401,7 +427,7 @@ function drawFig1() {
   const r = last.base;
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col])) return;
   const svg = mount('fig1', figAttentionAsymmetry, {
-    tokens: labelsOf(last).labels, sentence: last.spec.text.trim(), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
+    tokens: labelsOf(last).labels, sentence: titleSentence(last.spec.text), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
   });
   outlineCell(svg, ['attention', 'asymmetry'], S.sel.row, S.sel.col);
 }
@@ -489,9 +515,23 @@ function fmtScale(m) {
   return m === 0 ? '0' : m < 1e-3 ? m.toExponential(1) : m.toPrecision(2);
 }
 
+let chipsFor = null;   // [base id, lang] of the token chips and options on screen
+
 function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
+  if (chipsFor === `${baseId(r)}|${S.lang}`) {
+    // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
+    for (const li of $('tokens').children) {
+      const k = Number(li.dataset.k);
+      li.classList.toggle('is-row', k === S.sel.row);
+      li.classList.toggle('is-col', k === S.sel.col);
+    }
+    $('row').value = String(S.sel.row);
+    $('col').value = String(S.sel.col);
+    return;
+  }
+  chipsFor = `${baseId(r)}|${S.lang}`;
   const { labels, titles, partial } = labelsOf(last);
   replace($('tokens'), labels.map((tok, k) => el('li', {
     class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : '', partial[k] ? 'is-bytes' : ''].join(' ').trim() || null,
@@ -502,27 +542,69 @@ function drawTokens() {
   setOptions($('col'), opts, S.sel.col);
 }
 
-function renderAll() {
-  if (!last || !config) return;
-  measure();
-  const prof = {};
-  const time = (name, f) => { const t0 = performance.now(); f(); prof[name] = +(performance.now() - t0).toFixed(1); };
-  time('tokens', drawTokens);
-  time('fig1', drawFig1);
-  time('fig2', drawFig2);
-  time('fig3', drawFig3);
-  time('fig4', drawFig4);
-  time('inmodel', drawInModel);
-  document.body.dataset.prof = JSON.stringify(prof);
+// A result waiting to be counted as drawn ({t0}); renderAll counts it when it finishes.
+let resultToDraw = null;
+let renderGen = 0, localGen = 0;
+
+/** True when the last run's heatmaps are bitmaps (big T): then drawing yields between figures. */
+function bigT() {
+  return !!last && last.base.T * last.base.T > RASTER_CELLS;
 }
 
-/** A quick redraw after a selection or λ change, before the worker answers. */
-function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
-  if (!last || !config) return;
+/** Let the browser run other tasks (input, paint) before the next step of a redraw. */
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Draw everything for `last`. For big T each figure is its own task (no main-thread
+ * task over 50 ms at T = 256: issue 19); a newer call abandons an older one between
+ * figures. Resolves to true when it drew to the end.
+ */
+async function renderAll() {
+  if (!last || !config) return false;
+  const gen = ++renderGen;
+  const slice = bigT();
   measure();
-  if (fig1) { drawTokens(); drawFig1(); }
-  if (fig2 && !S.demo) drawFig2();
-  if (fig4) drawFig4();
+  const prof = {};
+  const steps = [['tokens', drawTokens], ['fig1', drawFig1], ['fig2', drawFig2], ['fig3', drawFig3], ['fig4', drawFig4],
+    ['inmodel', drawInModel]];
+  for (const [name, f] of steps) {
+    if (slice) {
+      await nextTask();
+      if (gen !== renderGen || !last) return false;
+    }
+    const t0 = performance.now();
+    f();
+    prof[name] = +(performance.now() - t0).toFixed(1);
+  }
+  document.body.dataset.prof = JSON.stringify(prof);
+  if (resultToDraw) {
+    document.body.dataset.drawMs = (performance.now() - resultToDraw.t0).toFixed(1);
+    resultToDraw = null;
+    renders += 1;
+    document.body.dataset.renders = String(renders);
+    heads.sentenceChanged();
+    performance.mark('attnlab:drawn', { detail: renders });
+  }
+  return true;
+}
+
+/** A quick redraw after a selection or λ change, before the worker answers (for big T, one figure a task). */
+async function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
+  if (!last || !config) return;
+  const gen = ++localGen;
+  const slice = bigT();
+  measure();
+  const steps = [];
+  if (fig1) steps.push(drawTokens, drawFig1);
+  if (fig2 && !S.demo) steps.push(drawFig2);
+  if (fig4) steps.push(drawFig4);
+  for (const f of steps) {
+    if (slice && f !== steps[0]) {
+      await nextTask();
+      if (gen !== localGen || !last) return;
+    }
+    f();
+  }
 }
 
 // ── controls ────────────────────────────────────────────────────────────────
@@ -563,7 +645,20 @@ function setSelection(row, col, { focusFig } = {}) {
 
 const CLICKABLE = new Set(['attention', 'asymmetry', 'posterior', 'original', 'soft-do', 'hard-do']);
 
-function cellOf(target) {
+/** The cell of a bitmap heatmap under the pointer: {img, i, j} or null. */
+function rasterHit(target, e) {
+  const img = target && target.closest ? target.closest('[data-raster]') : null;
+  if (!img || !img.__raster) return null;
+  const b = img.getBoundingClientRect();
+  const r = img.__raster;
+  const j = Math.floor(((e.clientX - b.left) / b.width) * r.C), i = Math.floor(((e.clientY - b.top) / b.height) * r.R);
+  if (!(i >= 0 && i < r.R && j >= 0 && j < r.C)) return null;
+  return { img, i, j };
+}
+
+function cellOf(target, e) {
+  const hit = e ? rasterHit(target, e) : null;
+  if (hit) return { rect: hit.img, role: hit.img.parentNode.getAttribute('data-role'), i: hit.i, j: hit.j };
   const r = target && target.closest ? target.closest('rect[data-i][data-j]') : null;
   if (!r || !r.parentNode) return null;
   const role = r.parentNode.getAttribute('data-role');
@@ -574,7 +669,7 @@ function wireFigures() {
   for (const key of ['fig1', 'fig2', 'fig3', 'fig4']) {
     const box = document.querySelector(`#${key} .fig-svg`);
     box.addEventListener('click', (e) => {
-      const c = cellOf(e.target);
+      const c = cellOf(e.target, e);
       if (!c || !CLICKABLE.has(c.role) || (key === 'fig2' && S.demo)) return;
       setSelection(c.i, c.j);
     });
@@ -597,10 +692,11 @@ function wireFigures() {
   // hover: the cell's value in a tooltip (the <title> text)
   const tip = $('tip');
   const show = (e) => {
-    const target = e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
+    const hit = rasterHit(e.target, e);
+    const target = hit ? null : e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
     const title = target ? target.querySelector(':scope > title') : null;
-    if (!title) { tip.hidden = true; return; }
-    tip.textContent = title.textContent;
+    if (!title && !hit) { tip.hidden = true; return; }
+    tip.textContent = hit ? hit.img.__raster.title(hit.i, hit.j) : title.textContent;
     tip.hidden = false;
     const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
     const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
@@ -617,7 +713,7 @@ async function exportOne(key, kind) {
   if (!figArgs[key]) return;
   const [fn, args] = figArgs[key];
   try {
-    await exportFigure(key, fn({ ...args, lang: S.lang, tight: true }), kind);
+    await exportFigure(key, vectorOnly(() => fn({ ...args, lang: S.lang, tight: true })), kind);
   } catch (e) {
     showError(explain(e, t), 'export');
   }
