@@ -399,6 +399,9 @@ describe('the page on the tiny model', () => {
     const msg = await page.textContent('#error-text');
     expect(msg).toMatch(/not the files of a GPT-2 model \(EFORMAT\)/);
     expect(msg).toMatch(/keeps using tiny/);
+    // the picker shows the model in use again (issue 19), and the message is also beside it
+    expect(await page.inputValue('#model-select')).toBe('builtin');
+    expect(await page.textContent('#model-error')).toBe(msg);
     // missing files: named
     await page.setInputFiles('#model-files', [file('config.json', tiny('config.json')), file('vocab.json', tiny('vocab.json'))]);
     await page.waitForFunction(() => /missing/.test(document.getElementById('error-text').textContent));
@@ -410,7 +413,7 @@ describe('the page on the tiny model', () => {
     // and good local files load
     await afterRender(page, () => page.setInputFiles('#model-files', ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']
       .map((n) => file(n, tiny(n)))));
-    expect(await page.textContent('#model-status')).toContain('local files: 3 layers');
+    expect(await page.textContent('#model-status')).toContain('local GPT-2 3×4: 3 layers');
     expect(await page.isHidden('#error')).toBe(true);
     await afterRender(page, async () => { await page.fill('#text', CHAPTER); await page.click('#run'); });
   });
