@@ -150,6 +150,7 @@ export const STRINGS = {
     errKeepPrevious: (name) => `The page keeps using ${name}.`,
     errCache: 'The download worked, but the browser cache refused to store it (quota); it will be downloaded again next time.',
     errNoModel: 'No model is loaded. Pick one above.',
+    urlRefused: (what) => `The link asked for a view the page cannot show, so these values were ignored: ${what}.`,
     errParam: (p) => `The link's model (?model=${p}) was refused: a model must be a path on this server, like /tests/fixtures/tiny/. The built-in model is used instead.`,
     errBuiltinMissing: (path) => `There is no model at ${path} on this server (the built-in one is built by \`make model\`). Pick distilgpt2, gpt2 or local files above.`,
 
@@ -406,6 +407,7 @@ export const STRINGS = {
     errKeepPrevious: (name) => `页面继续使用 ${name}。`,
     errCache: '下载成功，但浏览器缓存拒绝保存（配额不足）；下次会重新下载。',
     errNoModel: '尚未加载模型，请在上方选择一个。',
+    urlRefused: (what) => `链接要求的视图无法显示，以下取值已被忽略：${what}。`,
     errParam: (p) => `链接中的模型（?model=${p}）被拒绝：模型必须是本服务器上的路径，例如 /tests/fixtures/tiny/。现在使用内置模型。`,
     errBuiltinMissing: (path) => `本服务器的 ${path} 下没有模型（内置模型由 \`make model\` 生成）。请在上方选择 distilgpt2、gpt2 或本地文件。`,
 

@@ -170,6 +170,7 @@ async function switchModel(what) {
     modelCached = cached;
     clearError('load');
     setupModelControls();
+    if (firstModel) { firstModel = false; applyView(location.search, { fromLink: true }); }
     heads.setModel(m, config, modelName);
     modelStatus();
     document.body.dataset.model = modelName;
@@ -197,6 +198,105 @@ async function switchModel(what) {
 }
 
 let modelCached = false;
+
+// ── the view in the URL ─────────────────────────────────────────────────────
+//
+// ?layer=&head=&row=&col=&kind=&lambda=&mask=&w=&ablate=l.h,l.h (with text, lang,
+// model): a link reopens one exact view, and back/forward step through the views.
+// Every value is checked against the model (and the cell against the sentence);
+// a refused one is named in a visible note and the page keeps its own value.
+
+let firstModel = true;
+let linkSel = null;        // {row, col, text}: a cell asked for by the URL, checked when the sentence is tokenized
+const VIEW_KEYS = ['layer', 'head', 'row', 'col', 'kind', 'lambda', 'mask', 'w', 'ablate'];
+
+/** Read the view of a query string into S (only valid values); returns the refused "name=value"s. */
+function readView(search) {
+  const p = new URLSearchParams(search);
+  const L = config.nLayer, H = config.nHead;
+  const bad = [];
+  linkSel = null;
+  const int = (v, max) => (/^\d{1,5}$/.test(v) && Number(v) < max ? Number(v) : null);
+  const take = (key, parse, set) => {
+    if (!p.has(key)) return;
+    const v = p.get(key), x = parse(v);
+    if (x === null) bad.push(`${key}=${Array.from(v).slice(0, 24).join('')}`); else set(x);
+  };
+  take('text', (v) => (v.length <= 4000 ? v : null), (v) => { S.text = v; $('text').value = v; });
+  take('layer', (v) => int(v, L), (v) => { S.layer = v; });
+  take('head', (v) => (v === 'avg' ? 'avg' : int(v, H)), (v) => { S.head = v; });
+  take('kind', (v) => (v === 'hard' || v === 'soft' ? v : null), (v) => { S.kind = v; });
+  take('lambda', (v) => (/^\d{1,2}(\.\d{1,3})?$/.test(v) && Number(v) <= 10 ? Number(v) : null), (v) => { S.lambda = v; });
+  take('mask', (v) => (['causal', 'full', 'window'].includes(v) ? v : null), (v) => { S.mask = v; });
+  take('w', (v) => { const w = int(v, config.nPositions + 1); return w >= 1 ? w : null; }, (v) => { S.window = v; });
+  take('ablate', (v) => {
+    if (v === '') return [];
+    const parts = v.split(',');
+    if (parts.length > L * H || !parts.every((x) => /^\d{1,3}\.\d{1,3}$/.test(x))) return null;
+    const ok = parts.every((x) => { const [l, h] = x.split('.').map(Number); return l < L && h < H; });
+    return ok ? parts : null;
+  }, (v) => { S.ablate = new Set(v.map((x) => x.split('.').map(Number).join('.'))); });
+  const row = p.has('row') ? p.get('row') : null, col = p.has('col') ? p.get('col') : null;
+  if (row !== null || col !== null) {
+    if (/^\d{1,4}$/.test(row ?? '') && /^\d{1,4}$/.test(col ?? '')) linkSel = { row: Number(row), col: Number(col), text: S.text };
+    else bad.push(`row=${Array.from(String(row)).slice(0, 12).join('')}, col=${Array.from(String(col)).slice(0, 12).join('')}`);
+  }
+  S.sel = linkSel ? { ...linkSel } : null;
+  return bad;
+}
+
+/** Apply a query string's view (a link, or back/forward) to the state and the controls, and run it. */
+function applyView(search, { fromLink = false } = {}) {
+  if (!config) return;
+  const before = S.text;
+  const bad = readView(search);
+  if (!fromLink && before !== S.text) S.sel = linkSel ? { ...linkSel } : null;
+  syncControls();
+  if (bad.length) showError(t('urlRefused', bad.join('; ')), 'url');
+  else clearError('url');
+  schedule();
+}
+
+/** The controls show S (after a link or back/forward). */
+function syncControls() {
+  $('layer').value = String(S.layer);
+  $('head').value = String(S.head);
+  $(S.kind === 'soft' ? 'kind-soft' : 'kind-hard').checked = true;
+  $('lambda').value = String(S.lambda);
+  $('lambda-out').textContent = S.lambda.toFixed(1);
+  $('mask').value = S.mask;
+  $('window').value = String(S.window);
+  $('window').disabled = S.mask !== 'window';
+  buildAblationGrid();
+}
+
+/** The query string of the current view. */
+function viewSearch() {
+  const p = new URLSearchParams(location.search);
+  for (const k of VIEW_KEYS) p.delete(k);
+  p.set('text', S.text);
+  p.set('layer', String(S.layer));
+  p.set('head', String(S.head));
+  if (S.sel) { p.set('row', String(S.sel.row)); p.set('col', String(S.sel.col)); }
+  p.set('kind', S.kind);
+  if (S.kind === 'soft') p.set('lambda', String(S.lambda));
+  p.set('mask', S.mask);
+  if (S.mask === 'window') p.set('w', String(S.window));
+  if (S.ablate.size) p.set('ablate', [...S.ablate].sort().join(','));
+  return `?${p.toString()}`;
+}
+
+let viewFromHistory = false;
+/** After a drawn result: a new view gets a history entry (a λ change replaces the last one). */
+function writeView() {
+  if (viewFromHistory) { viewFromHistory = false; return; }
+  const next = viewSearch();
+  if (next === location.search) return;
+  const a = new URLSearchParams(location.search), b = new URLSearchParams(next);
+  a.delete('lambda'); b.delete('lambda');
+  if (a.toString() === b.toString() || !history.state) history.replaceState({ attnlab: 1 }, '', next);
+  else history.pushState({ attnlab: 1 }, '', next);
+}
 
 /** A name for a model chosen as local files: their folder (when the browser tells it), else "local GPT-2 L×H". */
 function localModelName(files, cfg) {
@@ -237,7 +337,9 @@ function runHandlers(ref) {
       // The run chose the cell only when the reader had none for this text (a new
       // sentence: the default cell). A run for an older selection (arrow keys
       // faster than the worker) must not undo the reader's newer choice.
-      if (out.spec.text === S.text && !(S.sel && S.sel.text === S.text)) S.sel = out.sel;
+      // (A cell outside the sentence, from a link, is replaced by the run's too.)
+      const mineSel = S.sel && S.sel.text === S.text && S.sel.row < out.base.T && S.sel.col < out.base.T;
+      if (out.spec.text === S.text && !mineSel) S.sel = out.sel;
       last = out;
       clearError('run');
       document.body.dataset.runMs = out.ms.toFixed(1);
@@ -584,6 +686,12 @@ async function renderAll() {
     document.body.dataset.renders = String(renders);
     heads.sentenceChanged();
     performance.mark('attnlab:drawn', { detail: renders });
+    // a cell the link asked for that the sentence does not have: say so (the runner chose the default)
+    if (linkSel && last.spec.text === linkSel.text) {
+      if (last.sel.row !== linkSel.row || last.sel.col !== linkSel.col) showError(t('urlRefused', `row=${linkSel.row}, col=${linkSel.col} (T = ${last.base.T})`), 'url');
+      linkSel = null;
+    }
+    writeView();
   }
   return true;
 }
@@ -913,6 +1021,10 @@ function boot() {
     showError(explain(e, t), 'param');
   }
   fillModelSelect();
+  window.addEventListener('popstate', () => {
+    viewFromHistory = true;
+    applyView(location.search);
+  });
   switchModel('builtin');
 }
 
