@@ -220,6 +220,8 @@ export interface Model {
   readonly disposed: boolean;
   tokenize(text: string): { ids: Int32Array; tokens: string[] };
   decode(ids: ArrayLike<number>): string;
+  /** The bytes of each token (a byte-level token may hold part of a UTF-8 character). */
+  tokenBytes(ids: ArrayLike<number>): Uint8Array[];
   run(input: string | ArrayLike<number>, options?: RunOptions): Result;
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Generated;
   memoryUsage(): MemoryUsage;

@@ -47,6 +47,7 @@ export interface WorkerModel {
   readonly disposed: boolean;
   tokenize(text: string): Promise<{ ids: Int32Array; tokens: string[] }>;
   decode(ids: ArrayLike<number>): Promise<string>;
+  tokenBytes(ids: ArrayLike<number>): Promise<Uint8Array[]>;
   run(input: string | ArrayLike<number>, options?: RunOptions): Promise<Result>;
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<Generated>;
   /** As Model#headImportance, Model#headRoles, Model#repeatedTokens and Model#dagProfile (docs/heads.md). */

@@ -292,8 +292,8 @@ suite('the heads panel in Chinese, narrow and dark', () => {
       await waitDrawn(P.page);
       expect(await P.page.textContent('#heads-h')).toBe('注意力头与反事实');
       expect(await P.page.textContent('#hp-imp-h')).toBe('头的重要性与剪枝曲线');
-      expect(await P.page.textContent('#hp-cf .fig-head .rung')).toBe('第二层 · 干预');
-      expect(await P.page.textContent('#hp-dag .fig-head .rung')).toBe('第一层 · 观察');
+      expect(await P.page.textContent('#hp-cf .fig-head .rung')).toBe('第二阶 · 干预');
+      expect(await P.page.textContent('#hp-dag .fig-head .rung')).toBe('第一阶 · 观察');
       await ready(P.page, 'hp-dag');
       expect(await P.page.textContent('#hp-dag-summary')).toMatch(/个句子，因果掩码：平均 DAG/);
       await ready(P.page, 'hp-cf');

@@ -106,3 +106,26 @@ export async function afterRender(page, action, timeout = 60_000) {
   await action();
   await waitDrawn(page, before + 1, timeout);
 }
+
+/**
+ * The page's default do cell for text, computed here with the API (the rule of
+ * web/src/page/runner.js, re-implemented): the last row, and among the candidate
+ * columns the hard do at the last layer (all heads) with the largest KL.
+ */
+export async function expectedDefaultCell(model, text) {
+  const { defaultCandidates } = await import('../../web/src/page/runner.js');
+  const { klDivergence } = await import('../../web/src/page/compare.js');
+  const L = model.config.nLayer;
+  const base = model.run(text, { topK: 10 });
+  const T = base.T, row = T - 1;
+  const A = base.attention(L - 1, 'avg');
+  let best = null;
+  const tried = [];
+  for (const col of defaultCandidates(base.tokens, A.subarray(row * T, row * T + T))) {
+    const after = model.run(text, { interventions: [{ kind: 'hard', layer: L - 1, head: 'all', row, col }], topK: 10 });
+    const kl = klDivergence(base.logits, after.logits);
+    tried.push({ col, kl });
+    if (!best || kl > best.kl) best = { row, col, kl };
+  }
+  return { ...best, tried };
+}

@@ -21,6 +21,7 @@ import { loadModel, displayDo } from '../../web/src/index.js';
 import { klDivergence } from '../../web/src/page/compare.js';
 import {
   ROOT, CHAPTER, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, afterRender,
+  expectedDefaultCell,
 } from './helpers.js';
 
 const DISTIL = 'https://huggingface.co/distilbert/distilgpt2/resolve/main/';
@@ -189,7 +190,9 @@ describe('the model picker', () => {
       await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
       await waitDrawn(page, n0 + 1);
       expect(await page.isHidden('#drop')).toBe(true);
-      expect(await page.textContent('#model-status')).toContain('local files: 3 layers');
+      // local files are named by their shape, not "local files" (issue 19)
+      expect(await page.textContent('#model-status')).toContain('local GPT-2 3×4: 3 layers');
+      expect(await page.textContent('#fig1 svg g[data-role="suptitle"]')).toContain('local GPT-2 3×4 Attention');
       expect(await page.inputValue('#model-select')).toBe('local');
       expect(P.issues.pageErrors).toEqual([]);
       expect(await P.cspViolations()).toEqual([]);
@@ -211,21 +214,23 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the built-in model (models/brown-gp
       const r = m.run(CHAPTER, { captureQK: { layer: L - 1, head: 0 }, topK: 10 });
       expect(r.T).toBe(10);
       expect(await page.locator('#tokens li').count()).toBe(10);
-      // the chapter's cell: effect "sank" (8), cause "storm" (2)
-      expect(await page.inputValue('#row')).toBe('8');
-      expect(await page.inputValue('#col')).toBe('2');
+      // the default cell: the last row, the cause column whose do moves the prediction most (runner.js)
+      const cell = await expectedDefaultCell(m, CHAPTER);
+      expect(await page.inputValue('#row')).toBe(String(cell.row));
+      expect(await page.inputValue('#col')).toBe(String(cell.col));
       const A = r.attention(L - 1, 'avg');
       const fig1 = await cells(page, 'fig1', 'attention');
       expect(fig1.length).toBe(100);
       for (const [i, j, v] of fig1) expect(Math.abs(v - A[i * 10 + j])).toBeLessThanOrEqual(1e-5 * Math.abs(A[i * 10 + j]) + 1e-6);
-      const soft = displayDo(A, { kind: 'soft', row: 8, col: 2, lambda: 3 });
+      const soft = displayDo(A, { kind: 'soft', row: cell.row, col: cell.col, lambda: 3 });
       for (const [i, j, v] of await cells(page, 'fig4', 'soft-do')) expect(Math.abs(v - soft[i * 10 + j])).toBeLessThanOrEqual(1e-5 * soft[i * 10 + j] + 1e-6);
       expect(Number(await page.locator('#fig3 svg').getAttribute('data-dag'))).toBeCloseTo(r.dagScore, 5);
       expect(Number(await page.locator('#fig3 svg').getAttribute('data-null-dag'))).toBeCloseTo(0.7071, 4);
       expect(await page.locator('#fig3 svg').textContent()).toContain(`DAG score = ${r.dagScore.toFixed(3)}`);
-      const after = m.run(CHAPTER, { interventions: [{ kind: 'hard', layer: L - 1, head: 'all', row: 8, col: 2 }], topK: 10 });
+      const after = m.run(CHAPTER, { interventions: [{ kind: 'hard', layer: L - 1, head: 'all', row: cell.row, col: cell.col }], topK: 10 });
       const kl = Number(await page.locator('#kl').getAttribute('data-v'));
       expect(kl).toBeCloseTo(klDivergence(r.logits, after.logits), 6);
+      expect(kl).toBeGreaterThan(0);   // the default do changes the prediction (issue 19)
       const ids = await page.$$eval('#top-before tbody tr', (rs) => rs.map((x) => Number(x.dataset.id)));
       expect(ids).toEqual(r.top.map((x) => x.id));
       expect(await page.textContent('#model-status')).toContain('brown-gpt2');

@@ -7,7 +7,7 @@
 import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
-import { Runner, defaultSelection, doIntervention, maskOption } from '../../web/src/page/runner.js';
+import { Runner, defaultSelection, doIntervention, maskOption, defaultCandidates, DEFAULT_CANDIDATES } from '../../web/src/page/runner.js';
 import { klDivergence, logSoftmax, attentionChange, rankMoves } from '../../web/src/page/compare.js';
 import { builtinSource, pickModelFiles, explain, PageError, HUB_MODELS, MODEL_FILES } from '../../web/src/page/models.js';
 import { STRINGS, translator } from '../../web/src/page/i18n.js';
@@ -23,6 +23,11 @@ describe('runner.js', () => {
     expect(defaultSelection(toks)).toEqual({ row: 8, col: 2 });
     expect(defaultSelection(['a', 'b', 'c', 'd'])).toEqual({ row: 3, col: 2 });
     expect(defaultSelection(['a'])).toEqual({ row: 0, col: 0 });
+  });
+
+  it('tries the chapter\'s cause first, then the columns the last row attends to least', () => {
+    expect(defaultCandidates(['a', ' storm', 'b', 'c'], [0.1, 0.5, 0.3, 0.1], 3)).toEqual([1, 0, 3]);
+    expect(defaultCandidates(['a', 'b', 'c'], [0.2, 0.1, 0.7])).toEqual([1, 0, 2]);
   });
 
   it('maps the settings to the API\'s options', () => {
@@ -54,11 +59,14 @@ describe('runner.js', () => {
       });
       await done;
       expect(results.map((r) => r.spec.lambda)).toEqual([0, 49 / 5]);
-      // one tokenize, one base run (cached for the second job), two do runs
-      expect(calls).toEqual(['tokenize', 'base', 'do 0', `do ${49 / 5}`]);
+      // one tokenize, one base run (cached for the second job), and for each job (no cell chosen yet) the
+      // default-cell search: one do per candidate column, the strongest kept as the job's do run
+      const k = Math.min(DEFAULT_CANDIDATES, results[0].base.T);
+      expect(calls).toEqual(['tokenize', 'base', ...Array(k).fill('do 0'), ...Array(k).fill(`do ${49 / 5}`)]);
+      expect(results[1].defaultSearch.tried.length).toBe(k);
       expect(busy).toEqual([true, false]);
       expect(results[1].base).toBe(results[0].base);
-      const want = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: results[1].sel.row, col: 2, lambda: 49 / 5 }] });
+      const want = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: results[1].sel.row, col: results[1].sel.col, lambda: 49 / 5 }] });
       expect(Array.from(results[1].after.logits)).toEqual(Array.from(want.logits));
       // a different mask reruns the base and adds the unmodified reference run
       const more = [];

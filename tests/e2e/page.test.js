@@ -19,6 +19,7 @@ import { pngSize } from '../../web/src/figures/export.js';
 import { FIGURE_FILES } from '../../web/src/figures/names.js';
 import {
   ROOT, CHAPTER, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender,
+  expectedDefaultCell,
 } from './helpers.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -110,8 +111,10 @@ describe('the page on the tiny model', () => {
     const r = local.run(CHAPTER, { captureQK: { layer, head: 0 }, topK: 10 });
     const T = r.T;
     const A = r.attention(layer, 'avg');
-    expect(row).toBe(T - 1);   // no "sank" in the tiny vocabulary: the last row, column 2
-    expect(col).toBe(2);
+    // the default cell: the last row, the cause column whose do moves the prediction most (runner.js)
+    const cell = await expectedDefaultCell(local, CHAPTER);
+    expect(row).toBe(T - 1);
+    expect(col).toBe(cell.col);
     expectClose(await cells(page, 'fig1', 'attention'), Array.from(A), 'fig1 attention');
     const asym = [];
     for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) asym.push(A[i * T + j] - A[j * T + i]);
@@ -396,6 +399,9 @@ describe('the page on the tiny model', () => {
     const msg = await page.textContent('#error-text');
     expect(msg).toMatch(/not the files of a GPT-2 model \(EFORMAT\)/);
     expect(msg).toMatch(/keeps using tiny/);
+    // the picker shows the model in use again (issue 19), and the message is also beside it
+    expect(await page.inputValue('#model-select')).toBe('builtin');
+    expect(await page.textContent('#model-error')).toBe(msg);
     // missing files: named
     await page.setInputFiles('#model-files', [file('config.json', tiny('config.json')), file('vocab.json', tiny('vocab.json'))]);
     await page.waitForFunction(() => /missing/.test(document.getElementById('error-text').textContent));
@@ -407,7 +413,7 @@ describe('the page on the tiny model', () => {
     // and good local files load
     await afterRender(page, () => page.setInputFiles('#model-files', ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']
       .map((n) => file(n, tiny(n)))));
-    expect(await page.textContent('#model-status')).toContain('local files: 3 layers');
+    expect(await page.textContent('#model-status')).toContain('local GPT-2 3×4: 3 layers');
     expect(await page.isHidden('#error')).toBe(true);
     await afterRender(page, async () => { await page.fill('#text', CHAPTER); await page.click('#run'); });
   });

@@ -121,7 +121,7 @@ describe('TypeScript declarations', () => {
   it('declare every method of Model and Result and every run option', () => {
     const d = readFileSync(join(ROOT, 'types/index.d.ts'), 'utf8');
     const w = readFileSync(join(ROOT, 'types/worker.d.ts'), 'utf8');
-    for (const m of ['tokenize', 'decode', 'run', 'generate', 'memoryUsage', 'dispose']) {
+    for (const m of ['tokenize', 'decode', 'tokenBytes', 'run', 'generate', 'memoryUsage', 'dispose']) {
       expect(d).toMatch(new RegExp(`\\n\\s+${m}\\(`));
       expect(w).toMatch(new RegExp(`\\n\\s+${m}\\(`));
     }

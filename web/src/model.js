@@ -390,6 +390,16 @@ export class Model {
     return { ids, tokens: Array.from(ids, (id) => this.#token(id)) };
   }
 
+  /**
+   * The bytes of each token (byte-level BPE: a token may hold part of a UTF-8
+   * character, which its display string shows as U+FFFD).
+   * @returns {Uint8Array[]}
+   */
+  tokenBytes(ids) {
+    const w = this.#live();
+    return Array.from(checkIds(ids, this.config.vocabSize), (id) => w.decodeBytes(this.#h, [id]).slice());
+  }
+
   /** The text of token ids (invalid UTF-8 shown as U+FFFD). */
   decode(ids) {
     const w = this.#live();

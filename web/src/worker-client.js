@@ -236,6 +236,8 @@ class WorkerModel {
   tokenize(text) { return this.#call('tokenize', [text]); }
   /** @returns {Promise<string>} */
   decode(ids) { return this.#call('decode', [ids]); }
+  /** @returns {Promise<Uint8Array[]>} the bytes of each token */
+  tokenBytes(ids) { return this.#call('tokenBytes', [ids]); }
   /** @returns {Promise<Result>} */
   async run(input, options) { return resultFromMessage(await this.#call('run', options === undefined ? [input] : [input, options])); }
   /** @returns {Promise<{ids: Int32Array, tokens: string[], text: string}>} */

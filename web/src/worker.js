@@ -3,7 +3,7 @@
 // (worker_threads). Not imported by pages: worker-client.js starts it.
 //
 // Protocol (structured clone; big buffers are transferred, never copied):
-//   client -> worker  {id, op, args}        op: load | tokenize | decode | run |
+//   client -> worker  {id, op, args}        op: load | tokenize | decode | tokenBytes | run |
 //                                            generate | memoryUsage | headImportance |
 //                                            headRoles | repeatedTokens | dagProfile |
 //                                            counterfactual | edgeKnockout | tokenKnockout |
@@ -48,6 +48,8 @@ async function handle(op, args, progress, id) {
     }
     case 'decode':
       return { value: needModel().decode(...args) };
+    case 'tokenBytes':
+      return { value: needModel().tokenBytes(...args) };
     case 'run': {
       const { data, transfer } = resultToMessage(needModel().run(...args));
       return { value: data, transfer };

@@ -12,7 +12,7 @@
 import { scaleLinear, scaleSequential, scaleDiverging } from 'd3-scale';
 import { interpolateYlOrRd, interpolateRdBu, interpolateGreens } from 'd3-scale-chromatic';
 import { format } from 'd3-format';
-import { h, SVG_NS } from './svg.js';
+import { h, SVG_NS, rasterNode } from './svg.js';
 import { AttnlabError } from '../core/errors.js';
 
 // ── fonts and sizes ─────────────────────────────────────────────────────────
@@ -123,7 +123,9 @@ export function asMatrix(A, T, name = 'A') {
   if (!Number.isInteger(T) || T < 1) throw new AttnlabError('EINVAL', `${name}: T must be a positive integer, got ${T}`);
   if (A == null || typeof A !== 'object') throw new AttnlabError('ETYPE', `${name} must be a T×T matrix`);
   const out = new Float64Array(T * T);
-  if (A.length === T && T > 1 && A[0] != null && typeof A[0] === 'object') {
+  if (ArrayBuffer.isView(A) && A.length === T * T) {
+    out.set(A);   // typed arrays (the usual case): one copy, no per-element access of a polymorphic array
+  } else if (A.length === T && T > 1 && A[0] != null && typeof A[0] === 'object') {
     for (let i = 0; i < T; i++) {
       if (!A[i] || A[i].length !== T) throw new AttnlabError('ESHAPE', `${name}: row ${i} must have ${T} values`);
       for (let j = 0; j < T; j++) out[i * T + j] = A[i][j];
@@ -277,6 +279,48 @@ export function blockHeight(lines, size) {
 
 // ── heatmap panel ───────────────────────────────────────────────────────────
 
+// ── big heatmaps as bitmaps ─────────────────────────────────────────────────
+//
+// A heatmap of T×T cells as T² <rect>s with a <title> each costs seconds of the
+// main thread to build, lay out and paint once T is in the hundreds (issue 19:
+// 19.5 s at T = 209). Above a threshold a page may ask for one <image> per
+// heatmap instead: a bitmap of one pixel per cell (a <canvas> that toElement
+// paints, stretched crisp over the plot), carrying the values, the colour scale and the
+// tooltip text for hover and clicks. Off by default: files (SVG export, Node,
+// figures.mjs) always get the vector cells.
+
+let rasterCells = Infinity;
+
+/**
+ * Heatmaps of more than `cells` cells are drawn as bitmaps (Infinity: never, the
+ * default). Returns the previous threshold.
+ */
+export function setRasterThreshold(cells) {
+  const old = rasterCells;
+  rasterCells = cells > 0 ? cells : Infinity;
+  return old;
+}
+
+/** Build with the vector cells whatever the threshold (exports). */
+export function vectorOnly(fn) {
+  const old = setRasterThreshold(Infinity);
+  try { return fn(); } finally { setRasterThreshold(old); }
+}
+
+/** True when an R×C heatmap is drawn as a bitmap under the current threshold. */
+export function rasterize(R, C) {
+  return R * C > rasterCells;
+}
+
+/**
+ * The <foreignObject> of a bitmap heatmap at (x, y), w × h px. The virtual node
+ * carries `raster` (values, R, C, color, title(i, j)); svg.js's toElement puts a
+ * <canvas> of one pixel per cell in it.
+ */
+export function rasterImage(x, y, w, hgt, raster) {
+  return rasterNode({ x, y, width: w, height: hgt, 'data-raster': `${raster.R}x${raster.C}` }, raster);
+}
+
 /** Width a centred panel title may use: the plot plus the smaller of its two margins, twice. */
 export function titleRoom(pw, left, right) {
   return pw + 2 * Math.min(left, right) + 24;
@@ -337,19 +381,27 @@ export function heatmapPanel(o, yFit = { lines: yTitleLines(o.yTitle), size: FON
     // title
     kids.push(titleBlock(x0 + pw / 2, y0 - top + FONT.title, o.title, { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(pw, left, right) }));
     // cells
-    const cells = [];
-    for (let i = 0; i < R; i++) {
-      for (let j = 0; j < C; j++) {
-        const v = o.values[i * C + j];
-        cells.push(h('rect', {
-          x: x0 + j * cell, y: y0 + i * cell, width: cell, height: cell, fill: o.color(v),
-          'data-i': i, 'data-j': j, 'data-v': fmtValue(v),
-        }, h('title', null, o.cellTitle ? o.cellTitle(i, j, v) : `(${i}, ${j}): ${fmtValue(v)}`)));
+    const raster = rasterize(R, C);
+    const tip = (i, j, v) => (o.cellTitle ? o.cellTitle(i, j, v) : `(${i}, ${j}): ${fmtValue(v)}`);
+    if (raster) {
+      kids.push(h('g', { 'data-role': o.role || 'heatmap' }, rasterImage(x0, y0, pw, ph, {
+        values: o.values, R, C, color: o.color, title: (i, j) => tip(i, j, o.values[i * C + j]), value: (i, j) => fmtValue(o.values[i * C + j]),
+      })));
+    } else {
+      const cells = [];
+      for (let i = 0; i < R; i++) {
+        for (let j = 0; j < C; j++) {
+          const v = o.values[i * C + j];
+          cells.push(h('rect', {
+            x: x0 + j * cell, y: y0 + i * cell, width: cell, height: cell, fill: o.color(v),
+            'data-i': i, 'data-j': j, 'data-v': fmtValue(v),
+          }, h('title', null, tip(i, j, v))));
+        }
       }
+      kids.push(h('g', { 'data-role': o.role || 'heatmap', 'shape-rendering': 'crispEdges' }, cells));
     }
-    kids.push(h('g', { 'data-role': o.role || 'heatmap', 'shape-rendering': 'crispEdges' }, cells));
-    // annotations
-    if (o.annotate) {
+    // annotations (not on a bitmap: its cells are too small to print in)
+    if (o.annotate && !raster) {
       const size = Math.max(4, Math.min(FONT.annot, cell * 0.3));
       const ann = [];
       for (let i = 0; i < R; i++) {

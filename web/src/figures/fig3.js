@@ -20,7 +20,7 @@ import { interpolateYlOrRd } from 'd3-scale-chromatic';
 import { h } from './svg.js';
 import {
   figSize, asMatrix, sizeOf, checkLang, tokenLabel, greensD, fmt3, fmtValue,
-  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines,
+  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines, rasterize,
 } from './common.js';
 import { dagScore, nullDagScore } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
@@ -106,13 +106,19 @@ function barPanel({ scores, nullScore, maskLabel, T, t }) {
       kids.push(richText(x, yy, ln, { size: FONT.label, transform: `rotate(-90 ${x} ${yy})`, role: 'ytitle' }));
     });
     // legend, below the axis title (the bars fill the plot)
-    const lw = Math.max(...legend.map((l) => textWidth(l.label, FONT.legend))) + 44;
-    const lx = x0 + pw / 2 - lw / 2;
+    // on a narrow figure (a phone) the legend's text is drawn smaller so that the
+    // box fits the panel with its axis labels (it was cut at the figure's edge)
+    // (the width estimate is per character; 12 % more keeps the drawn text inside the box)
+    const room = pw + left + 4;
+    const textW = 1.12 * Math.max(...legend.map((l) => textWidth(l.label, FONT.legend)));
+    const fs = textW + 44 > room ? Math.max(7, FONT.legend * (room - 44) / textW) : FONT.legend;
+    const lw = Math.min(room, 1.12 * Math.max(...legend.map((l) => textWidth(l.label, fs))) + 44);
+    const lx = Math.max(x0 - left, Math.min(x0 + pw / 2 - lw / 2, x0 + pw + 4 - lw));
     let ly = xTitleY + 10;
     const items = legend.map((l) => {
       const row = h('g', { 'data-role': l.role },
         h('line', { x1: lx + 6, x2: lx + 34, y1: ly + FONT.legend * 0.75, y2: ly + FONT.legend * 0.75, ...l.style }),
-        h('text', { x: lx + 40, y: ly + FONT.legend * 1.1, 'font-size': FONT.legend, fill: INK }, l.label));
+        h('text', { x: lx + 40, y: ly + FONT.legend * 1.1, 'font-size': fs, fill: INK }, l.label));
       ly += FONT.legend * 1.5;
       return row;
     });
@@ -156,13 +162,18 @@ export function dagEdges(A, T, threshold) {
   return edges.sort((a, b) => a.w - b.w);
 }
 
+const MAX_SCREEN_EDGES = 150;
+
 function graphPanel({ tokens, A, T, threshold, overall, t }) {
   const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
   const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
   const half = Math.max(...boxSize(FONT.node).boxW) / 2;
   const titleLines = [t.graph(fmt3(overall)), t.graphSub];
   const top = blockHeight(titleLines, FONT.title) + 8;
-  const edges = dagEdges(A, T, threshold);
+  // A bitmap-heatmap page (big T, common.js rasterize) draws the strongest edges only:
+  // at T = 256 there are thousands above the threshold, unreadable and slow to trim.
+  let edges = dagEdges(A, T, threshold);
+  if (rasterize(T, T) && edges.length > MAX_SCREEN_EDGES) edges = edges.slice(edges.length - MAX_SCREEN_EDGES);
 
   function render(x0, y0, s) {
     const c = s / T;

@@ -51,8 +51,12 @@ const TEXT = {
  * @param {string} [p.mask='causal']  the mask A was computed under ('causal', 'full', 'window:W'): a soft do
  *   on a cell it hides is drawn (the display operation lifts it from its 1e-9 floor) but labelled, since
  *   the model refuses it (Model#run throws EMASKED)
+ * @param {number} [p.height]  px (default: the chapter's aspect, 5/16 of the width); the page asks for
+ *   a taller figure so that its three heatmaps grow up to the width's limit
+ * @param {boolean} [p.oneColorbar=false]  one colour bar (the last panel's) for the three panels, which
+ *   share the scale 0–1: more room for the heatmaps in a narrow column (the page)
  */
-export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, tight = false, mask = 'causal' } = {}) {
+export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, height, oneColorbar = false, tight = false, mask = 'causal' } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -74,12 +78,12 @@ export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en'
   const scale = ylOrRd(0, 1);
   const lam = fmtValue(lambda);
   const panel = (values, title, role) => heatmapPanel({
-    values, R: T, C: T, color: scale, cbar: { scale, format: fmt2 }, xLabels: labels, yLabels: labels, rotateX: true,
+    values, R: T, C: T, color: scale, cbar: oneColorbar && role !== 'hard-do' ? null : { scale, format: fmt2 }, xLabels: labels, yLabels: labels, rotateX: true,
     title, xTitle: t.x, yTitle: t.y, role, box: { row }, boxColor: '#0000ff',
     cellTitle: (i, j, v) => t.cell(tip(i), tip(j), fmtValue(v)),
   });
   return layoutFigure({
-    ...figSize('fig4', width), tight, lang,
+    ...figSize('fig4', width), ...(height > 0 ? { height } : {}), tight, lang,
     suptitle: [t.sup, t.sup2(row, labels[row], col, labels[col])],
     panels: [panel(M, t.orig, 'original'), panel(soft, masked ? [t.soft(col, row, lam)[0], t.softMasked] : t.soft(col, row, lam), 'soft-do'), panel(hard, t.hard(col, row), 'hard-do')],
     figure: 'fig4', ariaLabel: `${t.sup}: ${t.sup2(row, labels[row], col, labels[col])}`,

@@ -44,6 +44,18 @@ function checkArray(name, a) {
 // ── grid ────────────────────────────────────────────────────────────────────
 
 /**
+ * A chart's bold title centred over its plot; on a narrow chart (a phone) drawn
+ * smaller, centred on the chart, so that it is not cut at the edges.
+ */
+function chartTitle(title, cx, width) {
+  const w = 1.1 * textWidth(title, FONT.title, true);
+  const room = width - 8;
+  const size = w > room ? Math.max(8, (FONT.title * room) / w) : FONT.title;
+  const x = Math.min(Math.max(cx, 4 + (w * size) / FONT.title / 2), width - 4 - (w * size) / FONT.title / 2);
+  return h('text', { x, y: FONT.title + 2, 'font-size': size, 'font-weight': 'bold', 'text-anchor': 'middle', fill: INK, 'data-role': 'title' }, title);
+}
+
+/**
  * A state as a grid: values (side·side, row-major), ±1 drawn ink/paper;
  * continuous values in [−1, 1] drawn as greys. diff (optional, same length):
  * cells where diff ≠ values get a red outline (the units that differ from a
@@ -143,7 +155,7 @@ export function figLines({
   const y = (yLog ? scaleLog() : scaleLinear()).domain(yd).range([top + ph, top]);
   const inX = (v) => v >= Math.min(...xd) && v <= Math.max(...xd);
   const kids = [];
-  if (title) kids.push(h('text', { x: left + pw / 2, y: FONT.title + 2, 'font-size': FONT.title, 'font-weight': 'bold', 'text-anchor': 'middle', fill: INK, 'data-role': 'title' }, title));
+  if (title) kids.push(chartTitle(title, left + pw / 2, width));
   kids.push(axes(x, y, { x0: left, y0: top, pw, ph, xLabel, yLabel, xLog, yLog }));
   for (const v of vlines) {
     if (!inX(v.at)) continue;
@@ -199,7 +211,7 @@ export function figHistogram({ series, bins = 40, title = '', xLabel = '', width
   const x = scaleLinear().domain([lo, hi]).range([left, left + pw]);
   const y = scaleLinear().domain([0, Math.max(1e-9, ...dens.flat()) * 1.05]).range([top + ph, top]);
   const kids = [];
-  if (title) kids.push(h('text', { x: left + pw / 2, y: FONT.title + 2, 'font-size': FONT.title, 'font-weight': 'bold', 'text-anchor': 'middle', fill: INK, 'data-role': 'title' }, title));
+  if (title) kids.push(chartTitle(title, left + pw / 2, width));
   kids.push(axes(x, y, { x0: left, y0: top, pw, ph, xLabel, yLabel: lang === 'zh' ? '密度' : 'density' }));
   series.forEach((s, k) => {
     kids.push(h('g', { 'data-role': `hist-${s.role || k}`, fill: s.color, 'fill-opacity': 0.55 }, dens[k].map((v, b) =>

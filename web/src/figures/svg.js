@@ -12,7 +12,11 @@ import { AttnlabError } from '../core/errors.js';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 
-/** The only tags a figure may contain. */
+/**
+ * The only tags a figure may contain (h() refuses any other). The one exception is
+ * the bitmap heatmap node of rasterNode(): an empty <foreignObject> that only
+ * toElement fills, with a <canvas> it paints itself from numbers.
+ */
 export const TAGS = Object.freeze(new Set([
   'svg', 'g', 'rect', 'line', 'path', 'circle', 'polygon', 'polyline',
   'text', 'tspan', 'title', 'desc',
@@ -65,6 +69,16 @@ export function h(tag, attrs, ...children) {
   return { tag, attrs: a, children: pushChildren([], children) };
 }
 
+/**
+ * A bitmap heatmap (common.js rasterImage): an empty <foreignObject> with checked
+ * attributes and `raster` ({values, R, C, color, title(i, j)}), which toElement
+ * paints into a <canvas>. No figure code can give it children.
+ */
+export function rasterNode(attrs, raster) {
+  const node = h('g', attrs);
+  return { tag: 'foreignObject', attrs: node.attrs, children: [], raster };
+}
+
 // ── serialisation ───────────────────────────────────────────────────────────
 
 // XML 1.0 forbids most C0 controls even as references; drop them (and lone surrogates).
@@ -112,7 +126,73 @@ export function toElement(node, document) {
     el.setAttribute(k, v);
   }
   for (const c of node.children) el.appendChild(toElement(c, document));
+  if (node.raster) paintRaster(el, node.raster, document);
   return el;
+}
+
+/**
+ * The colour of every value through a lookup table: the scale sampled at 1024
+ * points of its domain (d3's sequential and symmetric diverging scales are linear
+ * in the value), so a 256×256 bitmap costs 65 536 table reads, not 65 536 calls of
+ * the scale and parses of its CSS colour. One table per scale object.
+ */
+const tables = new WeakMap();
+function colorTable(color, n = 1024) {
+  if (tables.has(color)) return tables.get(color);
+  const d = color.domain ? color.domain() : [0, 1];
+  const lo = d[0], hi = d[d.length - 1];
+  const rgb = new Uint8ClampedArray(3 * n);
+  for (let k = 0; k < n; k++) rgb.set(parseColor(color(lo + ((hi - lo) * k) / (n - 1))), 3 * k);
+  const table = { lo, hi, n, rgb };
+  if (typeof color === 'function') tables.set(color, table);
+  return table;
+}
+
+function parseColor(s) {
+  let m = /^rgb\((\d+),\s*(\d+),\s*(\d+)\)$/.exec(s);
+  if (m) return [Number(m[1]), Number(m[2]), Number(m[3])];
+  m = /^#([0-9a-f]{6})$/i.exec(s);
+  if (m) return [0, 2, 4].map((k) => parseInt(m[1].slice(k, k + 2), 16));
+  return [128, 128, 128];
+}
+
+/**
+ * Paint a bitmap heatmap (common.js rasterImage, a <foreignObject>): a <canvas>
+ * of one pixel per cell, stretched over the plot and drawn crisp. No image
+ * encoding: the pixels go straight to the canvas.
+ */
+function paintRaster(el, r, document) {
+  el.__raster = r;
+  if (typeof document.createElementNS !== 'function') return;
+  const canvas = document.createElementNS('http://www.w3.org/1999/xhtml', 'canvas');
+  if (!canvas || typeof canvas.getContext !== 'function') return;
+  canvas.width = r.C;
+  canvas.height = r.R;
+  canvas.setAttribute('data-raster-canvas', '1');
+  canvas.__raster = r;
+  if (canvas.style) {   // CSSOM (allowed by the CSP, unlike a style attribute)
+    canvas.style.width = '100%';
+    canvas.style.height = '100%';
+    canvas.style.display = 'block';
+    canvas.style.imageRendering = 'pixelated';
+  }
+  const ctx = canvas.getContext('2d');
+  const img = ctx.createImageData(r.C, r.R);
+  const { lo, hi, n, rgb } = colorTable(r.color);
+  const k1 = (n - 1) / (hi - lo || 1);
+  const px = img.data, vals = r.values, N = r.R * r.C, top = n - 1;
+  for (let k = 0; k < N; k++) {
+    let q = ((vals[k] - lo) * k1 + 0.5) | 0;
+    if (!(q >= 0)) q = 0; else if (q > top) q = top;
+    const c = 3 * q, o = 4 * k;
+    px[o] = rgb[c];
+    px[o + 1] = rgb[c + 1];
+    px[o + 2] = rgb[c + 2];
+    px[o + 3] = 255;
+  }
+  ctx.putImageData(img, 0, 0);
+  el.appendChild(canvas);
+  el.setAttribute('data-painted', '1');
 }
 
 /** Depth-first list of all element nodes (tests and the page's lookups). */

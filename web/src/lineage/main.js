@@ -50,6 +50,20 @@ let renders = 0;
 
 // ── helpers ─────────────────────────────────────────────────────────────────
 
+/**
+ * A chart's size: its nominal width, or the section's width when that is
+ * narrower (a phone), with the height shrunk less than the width. The charts used
+ * to be drawn at their nominal width and scaled down by CSS, so their text was
+ * 5–6 px on a phone.
+ */
+function fitSize(width, height) {
+  const box = document.querySelector('.lineage .fig');
+  const avail = box ? Math.floor(box.clientWidth - 34) : width;
+  if (!(avail > 0) || avail >= width) return { width, height };
+  const w = Math.max(260, avail);
+  return { width: w, height: Math.round(height * Math.max(0.8, w / width)) };
+}
+
 function show(key, node) {
   figs[key] = node;
   replace($(`fig-${key}`), toElement(node, document));
@@ -138,7 +152,7 @@ function drawClassical() {
   const steps = H.energies.map((_, k) => k);
   show('henergy', figLines({
     series: [{ name: t('energyY'), xs: steps, ys: H.energies, color: C.energy, role: 'energy' }],
-    title: t('energyTitle'), xLabel: t('energyX'), yLabel: 'E', width: 460, height: 250,
+    title: t('energyTitle'), xLabel: t('energyX'), yLabel: 'E', ...fitSize(460, 250),
     xDomain: [0, Math.max(4, H.step)], lang, figure: 'hopfield-energy',
   }));
   const overlap = lab.overlap(H.state, target);
@@ -162,7 +176,7 @@ function drawCapacity(r) {
       { name: t('capOverlap'), xs, ys: Array.from(r.overlap), color: C.muted, dash: '5 3', role: 'overlap' },
     ],
     vlines: [{ at: 0.138, label: t('capLine'), role: 'capacity-line' }],
-    title: t('capacityTitle'), xLabel: t('capacityX'), yLabel: t('capacityY'), width: 620, height: 340,
+    title: t('capacityTitle'), xLabel: t('capacityX'), yLabel: t('capacityY'), ...fitSize(620, 340),
     yDomain: [0, 1.02], xDomain: [0, 0.31], lang, figure: 'hopfield-capacity', legendAt: 'below',
   }));
   drawTable();
@@ -188,7 +202,7 @@ function drawModern() {
   show('modern2d', figModern2D({
     patterns: X2, start: XI0, oneStep: Array.from(one.state), path, fixed, mean, weights: Array.from(run.weights),
     labels: { patterns: t('lPatterns'), start: t('lStart'), oneStep: t('lOne'), fixed: t('lFixed'), mean: t('lMean') },
-    title: `${t('modernFig')} (β = ${f4(beta)})`, lang, figure: 'modern-hopfield-2d',
+    title: `${t('modernFig')} (β = ${f4(beta)})`, lang, figure: 'modern-hopfield-2d', size: Math.min(360, fitSize(420, 420).width - 60),
   }));
   $('m-status').textContent = t('mStatus', {
     beta, steps: run.steps, e0: run.energies[0], e1: run.energies[run.energies.length - 1],
@@ -250,7 +264,7 @@ function drawLinear() {
     series: [{ name: t('favorSeries'), xs: ms, ys: fav, color: C.linear, role: 'favor' }],
     hlines: [{ at: elu, label: t('eluSeries'), role: 'elu', color: C.softmax }, { at: relu, label: t('reluSeries'), role: 'relu', color: C.muted }],
     vlines: S.feature === 'favor' ? [{ at: S.m, label: `m = ${S.m}`, role: 'm-line', color: C.linear }] : [],
-    title: t('favorTitle'), xLabel: t('favorX'), yLabel: t('favorY'), xLog: true, yLog: true, width: 560, height: 300, lang, figure: 'linear-error',
+    title: t('favorTitle'), xLabel: t('favorX'), yLabel: t('favorY'), xLog: true, yLog: true, ...fitSize(560, 300), lang, figure: 'linear-error',
   }));
   drawTable();
 }
@@ -322,7 +336,7 @@ function drawTiming() {
     ],
     vlines: live.cross ? [{ at: live.cross, label: t('crossLabel', live.cross), role: 'crossover' }] : [],
     title: t('timingTitle'), xLabel: t('timingX'), yLabel: t('timingY'), xLog: true, yLog: true,
-    xDomain: [48, 11000], width: 620, height: 350, lang, figure: 'attention-timing', legendAt: 'below',
+    xDomain: [48, 11000], ...fitSize(620, 350), lang, figure: 'attention-timing', legendAt: 'below',
   }));
   $('t-status').textContent = document.body.dataset.timing === 'done' ? t('tDone', live.cross, TIMING_D) : t('tStatus', pts.length, TIMING_TS.length, TIMING_D);
   drawTable();
@@ -345,7 +359,7 @@ function drawSqrtDk() {
       { name: t('histRaw'), values: raw, color: C.raw, role: 'raw' },
       { name: t('histScaled'), values: scaled, color: C.scaled, role: 'scaled' },
     ],
-    bins: 60, range: [-lim, lim], title: t('histTitle', dk), xLabel: t('histX'), width: 560, height: 280, lang, figure: 'qk-histogram',
+    bins: 60, range: [-lim, lim], title: t('histTitle', dk), xLabel: t('histX'), ...fitSize(560, 280), lang, figure: 'qk-histogram',
   }));
   if (!entropyCurve) {
     const dks = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
@@ -363,7 +377,8 @@ function drawSqrtDk() {
     hlines: [{ at: Math.log(64), label: t('entMax'), role: 'log-t' }],
     vlines: [{ at: dk, label: `d_k = ${dk}`, role: 'dk-line', color: C.muted }],
     title: t('entropyTitle'), xLabel: t('entropyX'), yLabel: t('entropyY'), xLog: true, yDomain: [0, 4.5],
-    width: 520, height: 280, lang, figure: 'softmax-entropy', legendAt: 'left',
+    // the legend below the plot: inside, at the top left, it covered the curves
+    ...fitSize(520, 280), lang, figure: 'softmax-entropy', legendAt: 'below',
   }));
 }
 
@@ -426,7 +441,19 @@ function buildControls() {
     try { localStorage.setItem('attnlab-lang', lang); } catch { /* private mode */ }
     setLanguage();
     drawAll();
+    capStatus();
   });
+  // a phone turning, a window resized: the charts follow the section's width
+  let lastW = 0, raf = 0;
+  new ResizeObserver((entries) => {
+    const w = Math.round(entries[0].contentRect.width);
+    if (!lab || Math.abs(w - lastW) < 24) return;
+    const first = lastW === 0;
+    lastW = w;
+    if (first) return;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(drawAll);
+  }).observe(document.querySelector('.lineage'));
 }
 
 function setLanguage() {
@@ -448,6 +475,11 @@ function drawAll() {
 // ── boot ──────────────────────────────────────────────────────────────────
 
 let capResult = null;
+
+/** The capacity experiment's status line, in the page's language (also after a switch). */
+function capStatus() {
+  $('cap-status').textContent = capResult ? t('capStatus', CAP_N, CAP_TRIALS, capResult.ms) : t('capRunning');
+}
 async function boot() {
   setLanguage();
   buildControls();
@@ -464,12 +496,12 @@ async function boot() {
   drawSqrtDk();
   document.body.dataset.state = 'ready';
   document.body.dataset.capacity = 'running';
-  $('cap-status').textContent = t('capRunning');
+  capStatus();
   ask('capacity', { cmd: 'capacity', N: CAP_N, loads: CAP_LOADS, trials: CAP_TRIALS }).then((r) => {
     capResult = r;
     drawCapacity(r);
-    $('cap-status').textContent = t('capStatus', CAP_N, CAP_TRIALS, r.ms);
     document.body.dataset.capacity = 'done';
+    capStatus();
     workers.capacity.terminate(); // done: free its wasm memory
     workers.capacity = null;
   }).catch(showError);

@@ -6,7 +6,7 @@
 
 import { scaleLinear } from 'd3-scale';
 import { h, SVG_NS } from '../figures/svg.js';
-import { rdBuR, fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/common.js';
+import { rdBuR, fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH, rasterize, rasterImage } from '../figures/common.js';
 import { format } from 'd3-format';
 
 const fmtSmall = format('.2~e');
@@ -47,7 +47,12 @@ function deltaMap({ D, T, tokens, scale, layer, size, t, lang }) {
   const lab = 14;
   const cell = (size - lab) / T;
   const cells = [];
-  for (let i = 0; i < T; i++) {
+  const tip = (i, j, v) => t('deltaCell', `${i} (${tokenLabel(tokens[i], 30)})`, `${j} (${tokenLabel(tokens[j], 30)})`, fmtValue(v));
+  const bitmap = rasterize(T, T);
+  if (bitmap) {
+    cells.push(rasterImage(lab, lab, size - lab, size - lab, { values: D, R: T, C: T, color: scale, title: (i, j) => tip(i, j, D[i * T + j]), value: (i, j) => fmtValue(D[i * T + j]) }));
+  }
+  for (let i = 0; i < T && !bitmap; i++) {
     for (let j = 0; j < T; j++) {
       const v = D[i * T + j];
       cells.push(h('rect', {
@@ -66,16 +71,19 @@ function deltaMap({ D, T, tokens, scale, layer, size, t, lang }) {
 }
 
 /**
- * Small multiples of ΔĀ for layers doLayer..L−1 on one symmetric scale.
- * Returns {scaleMax, maps: [{layer, node}]}.
+ * Small multiples of ΔĀ for layers doLayer..L−1, each on its own symmetric scale
+ * (±max |ΔĀ| of that layer): the change shrinks as it travels up, and one shared
+ * scale showed the layers above the do as blank. Returns {maps: [{layer, node, scaleMax}]}.
  */
 export function deltaMaps({ avgDelta, doLayer, T, tokens, size, t, lang }) {
-  let m = 0;
-  for (let l = doLayer; l < avgDelta.length; l++) for (const v of avgDelta[l]) m = Math.max(m, Math.abs(v));
-  const scale = rdBuR(m > 0 ? m : 1e-6);
   const maps = [];
   for (let l = doLayer; l < avgDelta.length; l++) {
-    maps.push({ layer: l, node: deltaMap({ D: avgDelta[l], T, tokens, scale, layer: l, size, t, lang }) });
+    let m = 0;
+    for (const v of avgDelta[l]) m = Math.max(m, Math.abs(v));
+    const scale = rdBuR(m > 0 ? m : 1e-6);
+    const node = deltaMap({ D: avgDelta[l], T, tokens, scale, layer: l, size, t, lang });
+    node.attrs['data-scale-max'] = fmtValue(m);
+    maps.push({ layer: l, node, scaleMax: m });
   }
-  return { scaleMax: m, maps };
+  return { maps };
 }

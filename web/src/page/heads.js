@@ -122,12 +122,14 @@ class Job {
     this.running = false;
     this.forced = false;
     this.last = null;       // {result, spec, key}
+    this.drawn = null;      // the key of what the card shows (null: nothing, or busy/error since)
   }
 
   get card() { return $(this.id); }
 
   reset() {
     this.last = null;
+    this.drawn = null;
     this.forced = false;
     this.panel.exportable(this.id, false);
     this.card.dataset.state = 'idle';
@@ -167,7 +169,13 @@ class Job {
         continue;
       }
       const key = JSON.stringify([token, spec]);
-      if (this.last && this.last.key === key) continue;
+      if (this.last && this.last.key === key) {
+        // Already computed. A second request for the same inputs that arrived while
+        // they computed must still draw them: the card says "Computing…" until then.
+        if ((this.drawn !== key || this.card.dataset.state !== 'ready') && !this.want) this.redraw();
+        continue;
+      }
+      this.drawn = null;
       this.card.dataset.state = 'busy';
       this.status(this.f.busyText ? this.f.busyText(spec) : P.t('hpComputing'), 'busy');
       try {
@@ -185,6 +193,7 @@ class Job {
   }
 
   fail(e) {
+    this.drawn = null;
     this.panel.exportable(this.id, false);
     this.card.dataset.state = 'error';
     this.status(explain(e, this.panel.t, { nPositions: this.panel.config?.nPositions }), 'error');
@@ -194,6 +203,7 @@ class Job {
     if (!this.last) return;
     try {
       this.f.draw(this.last.result, this.last.spec);
+      this.drawn = this.last.key;
       this.panel.exportable(this.id, true);
       this.card.dataset.state = 'ready';
       this.status('');

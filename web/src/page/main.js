@@ -25,6 +25,13 @@ import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
 import { EvidencePanel } from './evidence-panel.js';
+import { readableTokens, readableToken } from './readable.js';
+import { setRasterThreshold, vectorOnly } from '../figures/common.js';
+
+// Heatmaps of more than this many cells are drawn as one bitmap each (common.js):
+// T > 32. The exports still write every cell as a vector rect.
+export const RASTER_CELLS = 1024;
+setRasterThreshold(RASTER_CELLS);
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -60,6 +67,7 @@ const figArgs = {};      // key -> [figure function, args] of what is on screen 
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
 let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
 let evidence = null;     // the "Does attention explain?" panel (evidence-panel.js)
+let defaultFound = null; // {text, row, col, n}: the default cell the runner found for this text
 
 function specOf() {
   return {
@@ -75,16 +83,25 @@ function setState(state) { document.body.dataset.state = state; }
 
 function setStatus(text) { $('status').textContent = text; }
 
+// Errors about the model (a failed load, a refused ?model=) are also shown in the
+// Model panel, beside the Load button: on a phone the banner above the figures is
+// far below it.
+const MODEL_ERRORS = new Set(['load', 'param', 'cache']);
+
 function showError(message, from) {
   $('error-text').textContent = message;
   $('error').hidden = false;
   errorFrom = from;
   document.body.dataset.error = from;
+  const near = $('model-error');
+  near.hidden = !MODEL_ERRORS.has(from);
+  near.textContent = MODEL_ERRORS.has(from) ? message : '';
 }
 
 function clearError(from) {
   if (from && errorFrom !== from) return;
   $('error').hidden = true;
+  $('model-error').hidden = true;
   errorFrom = null;
   delete document.body.dataset.error;
 }
@@ -92,6 +109,7 @@ function clearError(from) {
 // ── loading a model ─────────────────────────────────────────────────────────
 
 let loadToken = 0;
+let modelChoice = 'builtin';   // the picker's value for the model in use (the picker returns to it after a failure)
 let loadAbort = null;    // aborts a hub download that a newer choice replaced
 let builtin = null;
 
@@ -140,6 +158,8 @@ async function switchModel(what) {
       onProgress: (e) => { if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total); },
     });
     if (token !== loadToken) { m.dispose(); return; }
+    // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
+    if (typeof what !== 'string') name = localModelName(what.files, m.config);
     const old = model;
     model = m;
     modelName = name;
@@ -148,15 +168,16 @@ async function switchModel(what) {
     runner = new Runner(m, runHandlers(ref));
     ref.runner = runner;
     if (old) old.dispose();
+    modelChoice = typeof what === 'string' ? what : 'local';
     last = null;
     S.sel = null;   // the chapter's default cell in the new model's tokens
+    modelCached = cached;
     clearError('load');
     setupModelControls();
+    if (firstModel) { firstModel = false; applyView(location.search, { fromLink: true }); }
     heads.setModel(m, config, modelName);
     evidence.setModel(m, config);
-    $('model-status').textContent = t('modelLoaded', modelName, config) + (cached ? ` (${t('modelCached')})` : '') +
-      ' · ' + t('engineThreads', m.engine.threads);
-    $('model-status').title = m.engine.note ? t('engineNote', m.engine.note) : '';
+    modelStatus();
     document.body.dataset.model = modelName;
     document.body.dataset.threads = String(m.engine.threads);
     schedule();
@@ -166,7 +187,11 @@ async function switchModel(what) {
     const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
     const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions });
     showError(msg + keep, 'load');
-    $('model-status').textContent = model ? t('modelLoaded', modelName, config) : t('errNoModel');
+    // the picker and the status line say which model the page uses (not the one that failed)
+    $('model-select').value = model ? modelChoice : (typeof what === 'string' ? what : 'local');
+    syncLocal();
+    if (model) modelStatus(); else $('model-status').textContent = t('errNoModel');
+    if (!model) setStatus('');
     setState(model ? 'ready' : 'error');
   } finally {
     if (token === loadToken) {
@@ -175,6 +200,131 @@ async function switchModel(what) {
       if (model && !runner.busy) setState('ready');
     }
   }
+}
+
+let modelCached = false;
+
+// ── the view in the URL ─────────────────────────────────────────────────────
+//
+// ?layer=&head=&row=&col=&kind=&lambda=&mask=&w=&ablate=l.h,l.h (with text, lang,
+// model): a link reopens one exact view, and back/forward step through the views.
+// Every value is checked against the model (and the cell against the sentence);
+// a refused one is named in a visible note and the page keeps its own value.
+
+let firstModel = true;
+let linkSel = null;        // {row, col, text}: a cell asked for by the URL, checked when the sentence is tokenized
+const VIEW_KEYS = ['layer', 'head', 'row', 'col', 'kind', 'lambda', 'mask', 'w', 'ablate'];
+
+/** Read the view of a query string into S (only valid values); returns the refused "name=value"s. */
+function readView(search) {
+  const p = new URLSearchParams(search);
+  const L = config.nLayer, H = config.nHead;
+  const bad = [];
+  linkSel = null;
+  const int = (v, max) => (/^\d{1,5}$/.test(v) && Number(v) < max ? Number(v) : null);
+  const take = (key, parse, set) => {
+    if (!p.has(key)) return;
+    const v = p.get(key), x = parse(v);
+    if (x === null) bad.push(`${key}=${Array.from(v).slice(0, 24).join('')}`); else set(x);
+  };
+  take('text', (v) => (v.length <= 4000 ? v : null), (v) => { S.text = v; $('text').value = v; });
+  take('layer', (v) => int(v, L), (v) => { S.layer = v; });
+  take('head', (v) => (v === 'avg' ? 'avg' : int(v, H)), (v) => { S.head = v; });
+  take('kind', (v) => (v === 'hard' || v === 'soft' ? v : null), (v) => { S.kind = v; });
+  take('lambda', (v) => (/^\d{1,2}(\.\d{1,3})?$/.test(v) && Number(v) <= 10 ? Number(v) : null), (v) => { S.lambda = v; });
+  take('mask', (v) => (['causal', 'full', 'window'].includes(v) ? v : null), (v) => { S.mask = v; });
+  take('w', (v) => { const w = int(v, config.nPositions + 1); return w >= 1 ? w : null; }, (v) => { S.window = v; });
+  take('ablate', (v) => {
+    if (v === '') return [];
+    const parts = v.split(',');
+    if (parts.length > L * H || !parts.every((x) => /^\d{1,3}\.\d{1,3}$/.test(x))) return null;
+    const ok = parts.every((x) => { const [l, h] = x.split('.').map(Number); return l < L && h < H; });
+    return ok ? parts : null;
+  }, (v) => { S.ablate = new Set(v.map((x) => x.split('.').map(Number).join('.'))); });
+  const row = p.has('row') ? p.get('row') : null, col = p.has('col') ? p.get('col') : null;
+  if (row !== null || col !== null) {
+    if (/^\d{1,4}$/.test(row ?? '') && /^\d{1,4}$/.test(col ?? '')) linkSel = { row: Number(row), col: Number(col), text: S.text };
+    else bad.push(`row=${Array.from(String(row)).slice(0, 12).join('')}, col=${Array.from(String(col)).slice(0, 12).join('')}`);
+  }
+  S.sel = linkSel ? { ...linkSel } : null;
+  return bad;
+}
+
+/** Apply a query string's view (a link, or back/forward) to the state and the controls, and run it. */
+function applyView(search, { fromLink = false } = {}) {
+  if (!config) return;
+  const before = S.text;
+  const bad = readView(search);
+  if (!fromLink && before !== S.text) S.sel = linkSel ? { ...linkSel } : null;
+  syncControls();
+  if (bad.length) showError(t('urlRefused', bad.join('; ')), 'url');
+  else clearError('url');
+  schedule();
+}
+
+/** The controls show S (after a link or back/forward). */
+function syncControls() {
+  $('layer').value = String(S.layer);
+  $('head').value = String(S.head);
+  $(S.kind === 'soft' ? 'kind-soft' : 'kind-hard').checked = true;
+  $('lambda').value = String(S.lambda);
+  $('lambda-out').textContent = S.lambda.toFixed(1);
+  $('mask').value = S.mask;
+  $('window').value = String(S.window);
+  $('window').disabled = S.mask !== 'window';
+  buildAblationGrid();
+}
+
+/** The query string of the current view. */
+function viewSearch() {
+  const p = new URLSearchParams(location.search);
+  for (const k of VIEW_KEYS) p.delete(k);
+  p.set('text', S.text);
+  p.set('layer', String(S.layer));
+  p.set('head', String(S.head));
+  if (S.sel) { p.set('row', String(S.sel.row)); p.set('col', String(S.sel.col)); }
+  p.set('kind', S.kind);
+  if (S.kind === 'soft') p.set('lambda', String(S.lambda));
+  p.set('mask', S.mask);
+  if (S.mask === 'window') p.set('w', String(S.window));
+  if (S.ablate.size) p.set('ablate', [...S.ablate].sort().join(','));
+  return `?${p.toString()}`;
+}
+
+let viewFromHistory = false;
+/** After a drawn result: a new view gets a history entry (a λ change replaces the last one). */
+function writeView() {
+  if (viewFromHistory) { viewFromHistory = false; return; }
+  const next = viewSearch();
+  if (next === location.search) return;
+  const a = new URLSearchParams(location.search), b = new URLSearchParams(next);
+  a.delete('lambda'); b.delete('lambda');
+  if (a.toString() === b.toString() || !history.state) history.replaceState({ attnlab: 1 }, '', next);
+  else history.pushState({ attnlab: 1 }, '', next);
+}
+
+/** A name for a model chosen as local files: their folder (when the browser tells it), else "local GPT-2 L×H". */
+function localModelName(files, cfg) {
+  for (const f of Array.from(files || [])) {
+    const parts = String(f.webkitRelativePath || '').split('/').filter(Boolean);
+    if (parts.length >= 2) return parts[parts.length - 2];
+  }
+  return t('localModel', cfg);
+}
+
+/** The model line: name, shape, cached, engine (threads); the engine's note as its tooltip. */
+function modelStatus() {
+  if (!model || !config) return;
+  $('model-status').textContent = t('modelLoaded', modelName, config) + (modelCached ? ` (${t('modelCached')})` : '') +
+    ' · ' + t('engineThreads', model.engine.threads);
+  $('model-status').title = model.engine.note ? t('engineNote', model.engine.note) : '';
+}
+
+/** Show the local-files chooser when the picker says "Local files…". */
+function syncLocal() {
+  const local = $('model-select').value === 'local';
+  $('model-local').hidden = !local;
+  $('model-load').hidden = local;
 }
 
 // ── running ─────────────────────────────────────────────────────────────────
@@ -189,18 +339,17 @@ function runHandlers(ref) {
     },
     onResult(out) {
       if (!mine()) return;
-      if (out.spec.text === S.text) S.sel = out.sel;
+      // The run chose the cell only when the reader had none for this text (a new
+      // sentence: the default cell). A run for an older selection (arrow keys
+      // faster than the worker) must not undo the reader's newer choice.
+      // (A cell outside the sentence, from a link, is replaced by the run's too.)
+      const mineSel = S.sel && S.sel.text === S.text && S.sel.row < out.base.T && S.sel.col < out.base.T;
+      if (out.spec.text === S.text && !mineSel) S.sel = out.sel;
       last = out;
       clearError('run');
-      const t0 = performance.now();
-      renderAll();
-      document.body.dataset.drawMs = (performance.now() - t0).toFixed(1);
       document.body.dataset.runMs = out.ms.toFixed(1);
-      renders += 1;
-      document.body.dataset.renders = String(renders);
-      heads.sentenceChanged();
-      evidence.sentenceChanged();
-      performance.mark('attnlab:drawn', { detail: renders });
+      resultToDraw = { t0: performance.now() };
+      renderAll();
     },
     onError(e) {
       if (!mine()) return;
@@ -235,16 +384,29 @@ function measure() {
  * width and 82 % of the window's height. Size is close to proportional to the
  * nominal width, so a few proportional steps find it.
  */
-const fitCache = new Map();   // figure and shape -> the nominal width found last time
+const fitCache = new Map();
+const FIG4_PAGE_ASPECT = 0.5;   // height / width of Fig. 4 on the page (the chapter: 5/16)   // figure and shape -> the nominal width found last time
 
 function fitted(fn, args, key) {
   if (!sizes) measure();
   const cw = sizes[key], maxH = sizes.maxH;
-  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true });
+  // Fig. 4's three heatmaps in the chapter's 16 × 5 in were ~110 px wide in the page's
+  // column: the page draws it taller (the export keeps the chapter's size)
+  const tall = key === 'fig4' ? (w) => ({ height: w * FIG4_PAGE_ASPECT, oneColorbar: true }) : () => ({});
+  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true, ...tall(w) });
   const shape = JSON.stringify([key, cw, maxH, S.lang, args.tokens ? args.tokens.length : args.T, args.q ? args.q.length : 0,
     args.tokens ? args.tokens.join('') : '', args.compare ? 1 : 0]);
   const known = fitCache.get(shape);
   if (known) return build(known);
+  // big T: one proportional step from the box width, no search (each build of a
+  // 256-token figure is tens of ms)
+  if (args.tokens && args.tokens.length ** 2 > RASTER_CELLS) {
+    const first = build(cw);
+    const f = Math.min(cw / Number(first.attrs.width), maxH / Number(first.attrs.height));
+    if (!(f > 1.02)) { fitCache.set(shape, cw); return first; }
+    fitCache.set(shape, cw * f * 0.99);
+    return build(cw * f * 0.99);
+  }
   const w = searchFit(build, cw, maxH);
   fitCache.set(shape, w);
   return build(w);
@@ -313,17 +475,55 @@ function mount(key, fn, args) {
   return svg;
 }
 
+/** The geometry of cell (i, j) of a bitmap heatmap <image> (common.js rasterImage), in its svg's units. */
+function rasterCell(img, i, j) {
+  const r = img.__raster;
+  const x = Number(img.getAttribute('x')), y = Number(img.getAttribute('y'));
+  const cw = Number(img.getAttribute('width')) / r.C, ch = Number(img.getAttribute('height')) / r.R;
+  return { x: x + j * cw, y: y + i * ch, width: cw, height: ch };
+}
+
 /** Outline the chosen cell in the heatmap groups `roles` of svg. */
 function outlineCell(svg, roles, row, col) {
   for (const role of roles) {
     const r = svg.querySelector(`g[data-role="${role}"] rect[data-i="${row}"][data-j="${col}"]`);
-    if (!r) continue;
+    const img = r ? null : svg.querySelector(`g[data-role="${role}"] [data-raster]`);
+    if (!r && !(img && img.__raster)) continue;
     const o = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
-    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, r.getAttribute(a));
+    const geo = img ? rasterCell(img, row, col) : null;
+    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, geo ? String(geo[a]) : r.getAttribute(a));
     o.setAttribute('class', 'sel-outline');
     o.setAttribute('data-role', 'selection');
     svg.appendChild(o);
   }
+}
+
+/**
+ * Readable labels of the last run's tokens (readable.js): byte-level tokens that
+ * hold part of a character show the character they complete or their bytes.
+ */
+function labelsOf(out) {
+  if (!out.view || out.view.lang !== S.lang) {
+    out.view = { ...readableTokens(out.tokBytes || out.base.tokens.map((s) => new TextEncoder().encode(s)), t('tokBytes')), lang: S.lang };
+  }
+  return out.view;
+}
+
+/** A predicted token's label and tooltip. */
+function topLabel(x) {
+  const bytes = last && last.idBytes ? last.idBytes.get(x.id) : null;
+  return bytes ? readableToken(bytes, x.token, t('tokBytes')) : { label: x.token, title: '' };
+}
+
+/** A token quoted for running text: “.” (punctuation reads as punctuation otherwise). */
+function quoted(label) {
+  return `“${tokenLabel(label, 24)}”`;
+}
+
+/** The sentence for Fig. 1's title: as typed, cut after 160 characters (a 256-token text filled the figure). */
+function titleSentence(text) {
+  const s = Array.from(text.trim().replace(/\s+/g, ' '));
+  return s.length > 160 ? `${s.slice(0, 159).join('')}…` : s.join('');
 }
 
 function viewMatrix(r) {
@@ -354,7 +554,7 @@ function drawFig1() {
   const compare = fullMaskView(r);
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, maskOption(last.spec), compare !== null])) return;
   const svg = mount('fig1', figAttentionAsymmetry, {
-    tokens: r.tokens, A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
+    tokens: labelsOf(last).labels, sentence: titleSentence(last.spec.text), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
     mask: maskOption(last.spec), ...(compare ? { compare } : {}),
   });
   outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
@@ -373,7 +573,7 @@ function drawFig2() {
   if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
   const head = r.captureQK.head;
   mount('fig2', figOuterProduct, {
-    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: r.tokens, attention: r.attention(S.layer, head),
+    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: labelsOf(last).labels, attention: r.attention(S.layer, head),
   });
   $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
 }
@@ -383,7 +583,7 @@ function drawFig3() {
   if (!changed('fig3', [baseId(r), S.layer, S.head, maskOption(last.spec)])) return;
   const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
   mount('fig3', figDag, {
-    tokens: r.tokens, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.layerNullDagScores[S.layer], overallDag: overall,
+    tokens: labelsOf(last).labels, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.layerNullDagScores[S.layer], overallDag: overall,
     mask: maskOption(last.spec),
   });
 }
@@ -392,7 +592,7 @@ function drawFig4() {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, maskOption(last.spec)])) return;
   const svg = mount('fig4', figDoIntervention, {
-    tokens: r.tokens, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda, mask: maskOption(last.spec),
+    tokens: labelsOf(last).labels, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda, mask: maskOption(last.spec),
   });
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }
@@ -403,6 +603,12 @@ function drawInModel() {
   const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
   $('inmodel-text').textContent = last.masked ? t('inModelMasked', where, kind) : t('inModelText', where, kind);
   $('inmodel').dataset.masked = String(Boolean(last.masked));
+  // the default cell of this sentence (runner.js: the strongest of a few dos), while it is the one shown
+  if (last.defaultSearch) defaultFound = { text: last.spec.text, row: last.sel.row, col: last.sel.col, n: last.defaultSearch.tried.length, tried: last.defaultSearch.tried };
+  const dn = $('default-note');
+  dn.hidden = !(defaultFound && defaultFound.text === last.spec.text && defaultFound.row === iv.row && defaultFound.col === iv.col);
+  if (!dn.hidden) dn.textContent = t('defaultNote', defaultFound.n, iv.row, iv.col);
+  $('inmodel').dataset.defaultTried = defaultFound ? JSON.stringify(defaultFound.tried) : '';
   const kl = klDivergence(base.logits, after.logits);
   $('kl').textContent = kl === 0 ? '0' : kl < 1e-4 ? kl.toExponential(2) : kl.toFixed(4);
   $('kl-zero').hidden = kl !== 0 || Boolean(last.masked);
@@ -412,14 +618,14 @@ function drawInModel() {
   $('inmodel').dataset.kind = iv.kind;
   $('inmodel').dataset.row = String(iv.row);
   $('inmodel').dataset.col = String(iv.col);
-  const a = tokenLabel(base.top[0]?.token ?? '', 24), b = tokenLabel(after.top[0]?.token ?? '', 24);
+  const a = quoted(topLabel(base.top[0] ?? { token: '' }).label), b = quoted(topLabel(after.top[0] ?? { token: '' }).label);
   $('top-change').textContent = base.top[0] && after.top[0] && base.top[0].id !== after.top[0].id ? t('topChange', a, b) : '';
-  topTable($('top-before'), base.top, null, t);
-  topTable($('top-after'), after.top, rankMoves(base.top, after.top), t);
+  topTable($('top-before'), base.top, null, t, topLabel);
+  topTable($('top-after'), after.top, rankMoves(base.top, after.top), t, topLabel);
   const ref = $('ref-line');
   if (plain) {
     const klp = klDivergence(plain.logits, base.logits);
-    ref.textContent = `${t('refTitle')}: ${t('refText', klp.toFixed(4), tokenLabel(plain.top[0]?.token ?? '', 24), tokenLabel(base.top[0]?.token ?? '', 24))}`;
+    ref.textContent = `${t('refTitle')}: ${t('refText', klp.toFixed(4), quoted(topLabel(plain.top[0] ?? { token: '' }).label), quoted(topLabel(base.top[0] ?? { token: '' }).label))}`;
     ref.hidden = false;
   } else ref.hidden = true;
 
@@ -432,44 +638,114 @@ function drawInModel() {
   replace($('delta-bars'), toElement(deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: boxW, lang: S.lang, t }), document));
   const n = config.nLayer - iv.layer;
   const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
-  const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: base.tokens, size, t, lang: S.lang });
-  replace($('delta-maps'), maps.map(({ layer, node }) => el('figure', { class: 'dmap' }, toElement(node, document),
-    el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer)))));
+  const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: labelsOf(last).labels, size, t, lang: S.lang });
+  replace($('delta-maps'), maps.map(({ layer, node, scaleMax }) => el('figure', { class: 'dmap' }, toElement(node, document),
+    el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer),
+      el('br'), el('span', { class: 'dmap-scale' }, t('deltaScale', fmtScale(scaleMax)))))));
 }
+
+/** ±max of a ΔA map's colour scale, short. */
+function fmtScale(m) {
+  return m === 0 ? '0' : m < 1e-3 ? m.toExponential(1) : m.toPrecision(2);
+}
+
+let chipsFor = null;   // [base id, lang] of the token chips and options on screen
 
 function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
-  replace($('tokens'), r.tokens.map((tok, k) => el('li', {
-    class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : ''].join(' ').trim() || null,
-    dataset: { k: String(k) },
+  if (chipsFor === `${baseId(r)}|${S.lang}`) {
+    // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
+    for (const li of $('tokens').children) {
+      const k = Number(li.dataset.k);
+      li.classList.toggle('is-row', k === S.sel.row);
+      li.classList.toggle('is-col', k === S.sel.col);
+    }
+    $('row').value = String(S.sel.row);
+    $('col').value = String(S.sel.col);
+    return;
+  }
+  chipsFor = `${baseId(r)}|${S.lang}`;
+  const { labels, titles, partial } = labelsOf(last);
+  replace($('tokens'), labels.map((tok, k) => el('li', {
+    class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : '', partial[k] ? 'is-bytes' : ''].join(' ').trim() || null,
+    dataset: { k: String(k) }, title: titles[k] || null,
   }, el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 40)))));
-  const opts = r.tokens.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
+  const opts = labels.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
   setOptions($('row'), opts, S.sel.row);
   setOptions($('col'), opts, S.sel.col);
 }
 
-function renderAll() {
-  if (!last || !config) return;
-  measure();
-  const prof = {};
-  const time = (name, f) => { const t0 = performance.now(); f(); prof[name] = +(performance.now() - t0).toFixed(1); };
-  time('tokens', drawTokens);
-  time('fig1', drawFig1);
-  time('fig2', drawFig2);
-  time('fig3', drawFig3);
-  time('fig4', drawFig4);
-  time('inmodel', drawInModel);
-  document.body.dataset.prof = JSON.stringify(prof);
+// A result waiting to be counted as drawn ({t0}); renderAll counts it when it finishes.
+let resultToDraw = null;
+let renderGen = 0, localGen = 0;
+
+/** True when the last run's heatmaps are bitmaps (big T): then drawing yields between figures. */
+function bigT() {
+  return !!last && last.base.T * last.base.T > RASTER_CELLS;
 }
 
-/** A quick redraw after a selection or λ change, before the worker answers. */
-function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
-  if (!last || !config) return;
+/** Let the browser run other tasks (input, paint) before the next step of a redraw. */
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Draw everything for `last`. For big T each figure is its own task (no main-thread
+ * task over 50 ms at T = 256: issue 19); a newer call abandons an older one between
+ * figures. Resolves to true when it drew to the end.
+ */
+async function renderAll() {
+  if (!last || !config) return false;
+  const gen = ++renderGen;
+  const slice = bigT();
   measure();
-  if (fig1) { drawTokens(); drawFig1(); }
-  if (fig2 && !S.demo) drawFig2();
-  if (fig4) drawFig4();
+  const prof = {};
+  const steps = [['tokens', drawTokens], ['fig1', drawFig1], ['fig2', drawFig2], ['fig3', drawFig3], ['fig4', drawFig4],
+    ['inmodel', drawInModel]];
+  for (const [name, f] of steps) {
+    if (slice) {
+      await nextTask();
+      if (gen !== renderGen || !last) return false;
+    }
+    const t0 = performance.now();
+    f();
+    prof[name] = +(performance.now() - t0).toFixed(1);
+  }
+  document.body.dataset.prof = JSON.stringify(prof);
+  if (resultToDraw) {
+    document.body.dataset.drawMs = (performance.now() - resultToDraw.t0).toFixed(1);
+    resultToDraw = null;
+    renders += 1;
+    document.body.dataset.renders = String(renders);
+    heads.sentenceChanged();
+    evidence.sentenceChanged();
+    performance.mark('attnlab:drawn', { detail: renders });
+    // a cell the link asked for that the sentence does not have: say so (the runner chose the default)
+    if (linkSel && last.spec.text === linkSel.text) {
+      if (last.sel.row !== linkSel.row || last.sel.col !== linkSel.col) showError(t('urlRefused', `row=${linkSel.row}, col=${linkSel.col} (T = ${last.base.T})`), 'url');
+      linkSel = null;
+    }
+    writeView();
+  }
+  return true;
+}
+
+/** A quick redraw after a selection or λ change, before the worker answers (for big T, one figure a task). */
+async function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
+  if (!last || !config) return;
+  const gen = ++localGen;
+  const slice = bigT();
+  measure();
+  const steps = [];
+  if (fig1) steps.push(drawTokens, drawFig1);
+  if (fig2 && !S.demo) steps.push(drawFig2);
+  if (fig4) steps.push(drawFig4);
+  for (const f of steps) {
+    if (slice && f !== steps[0]) {
+      await nextTask();
+      if (gen !== localGen || !last) return;
+    }
+    f();
+  }
 }
 
 // ── controls ────────────────────────────────────────────────────────────────
@@ -510,7 +786,20 @@ function setSelection(row, col, { focusFig } = {}) {
 
 const CLICKABLE = new Set(['attention', 'asymmetry', 'asymmetry-full', 'posterior', 'original', 'soft-do', 'hard-do']);
 
-function cellOf(target) {
+/** The cell of a bitmap heatmap under the pointer: {img, i, j} or null. */
+function rasterHit(target, e) {
+  const img = target && target.closest ? target.closest('[data-raster]') : null;
+  if (!img || !img.__raster) return null;
+  const b = img.getBoundingClientRect();
+  const r = img.__raster;
+  const j = Math.floor(((e.clientX - b.left) / b.width) * r.C), i = Math.floor(((e.clientY - b.top) / b.height) * r.R);
+  if (!(i >= 0 && i < r.R && j >= 0 && j < r.C)) return null;
+  return { img, i, j };
+}
+
+function cellOf(target, e) {
+  const hit = e ? rasterHit(target, e) : null;
+  if (hit) return { rect: hit.img, role: hit.img.parentNode.getAttribute('data-role'), i: hit.i, j: hit.j };
   const r = target && target.closest ? target.closest('rect[data-i][data-j]') : null;
   if (!r || !r.parentNode) return null;
   const role = r.parentNode.getAttribute('data-role');
@@ -521,7 +810,7 @@ function wireFigures() {
   for (const key of ['fig1', 'fig2', 'fig3', 'fig4']) {
     const box = document.querySelector(`#${key} .fig-svg`);
     box.addEventListener('click', (e) => {
-      const c = cellOf(e.target);
+      const c = cellOf(e.target, e);
       if (!c || !CLICKABLE.has(c.role) || (key === 'fig2' && S.demo)) return;
       setSelection(c.i, c.j);
     });
@@ -550,10 +839,11 @@ function wireFigures() {
   // hover: the cell's value in a tooltip (the <title> text)
   const tip = $('tip');
   const show = (e) => {
-    const target = e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
+    const hit = rasterHit(e.target, e);
+    const target = hit ? null : e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
     const title = target ? target.querySelector(':scope > title') : null;
-    if (!title) { tip.hidden = true; return; }
-    tip.textContent = title.textContent;
+    if (!title && !hit) { tip.hidden = true; return; }
+    tip.textContent = hit ? hit.img.__raster.title(hit.i, hit.j) : title.textContent;
     tip.hidden = false;
     const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
     const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
@@ -570,7 +860,7 @@ async function exportOne(key, kind) {
   if (!figArgs[key]) return;
   const [fn, args] = figArgs[key];
   try {
-    await exportFigure(key, fn({ ...args, lang: S.lang, tight: true }), kind);
+    await exportFigure(key, vectorOnly(() => fn({ ...args, lang: S.lang, tight: true })), kind);
   } catch (e) {
     showError(explain(e, t), 'export');
   }
@@ -601,8 +891,7 @@ function setLang(lang) {
   fillModelSelect();
   if (config) {
     setupModelControls();
-    $('model-status').textContent = t('modelLoaded', modelName, config) + (model ? ' · ' + t('engineThreads', model.engine.threads) : '');
-    $('model-status').title = model && model.engine.note ? t('engineNote', model.engine.note) : '';
+    modelStatus();
   }
   renderAll();
   heads.setLang();
@@ -625,11 +914,7 @@ function wireControls() {
   $('error-dismiss').addEventListener('click', () => clearError());
 
   // model
-  const showLocal = () => {
-    const local = $('model-select').value === 'local';
-    $('model-local').hidden = !local;
-    $('model-load').hidden = local;
-  };
+  const showLocal = syncLocal;
   $('model-select').addEventListener('change', showLocal);
   $('model-load').addEventListener('click', () => {
     const v = $('model-select').value;
@@ -707,9 +992,18 @@ function wireControls() {
     $('window').disabled = S.mask !== 'window';
     schedule();
   });
+  // the window W: a whole number from 1 to the model's context; anything else is
+  // refused with a note beside the box (it was ignored silently)
   $('window').addEventListener('input', (e) => {
-    const w = Number(e.target.value);
-    if (!Number.isInteger(w) || w < 1) return;
+    const raw = e.target.value;
+    const w = Number(raw);
+    const max = config ? config.nPositions : 1024;
+    const ok = raw.trim() !== '' && Number.isInteger(w) && w >= 1 && w <= max;
+    const note = $('window-note');
+    note.hidden = ok;
+    note.textContent = ok ? '' : t('windowBad', raw === '' ? '—' : raw, max, S.window);
+    if (ok) e.target.removeAttribute('aria-invalid'); else e.target.setAttribute('aria-invalid', 'true');
+    if (!ok) return;
     S.window = w;
     if (S.mask === 'window') schedule();
   });
@@ -768,9 +1062,14 @@ function boot() {
     builtin = builtinSource(location.search, document.baseURI);
   } catch (e) {
     builtin = builtinSource('', document.baseURI);
-    showError(explain(e, t), 'load');
+    // kept when the built-in model then loads (a 'load' error would be cleared by that success)
+    showError(explain(e, t), 'param');
   }
   fillModelSelect();
+  window.addEventListener('popstate', () => {
+    viewFromHistory = true;
+    applyView(location.search);
+  });
   switchModel('builtin');
 }
 

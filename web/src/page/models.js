@@ -47,7 +47,7 @@ export function builtinSource(search, base) {
   if (param === null || param === '') return { url: builtin, name: 'brown-gpt2', custom: false };
   const u = new URL(param, base);
   if (u.origin !== new URL(base).origin || !param.startsWith('/') || param.startsWith('//')) {
-    throw new PageError('param', `?model= must be a path on this server, like /tests/fixtures/tiny/ (got ${param})`);
+    throw new PageError('param', `?model= must be a path on this server, like /tests/fixtures/tiny/ (got ${param})`, { param });
   }
   if (!u.pathname.endsWith('/')) u.pathname += '/';
   const name = u.pathname.replace(/\/+$/, '').split('/').pop() || u.pathname;
@@ -165,6 +165,7 @@ export function explain(e, t, ctx = {}) {
       case 'network': return t('errNetwork', e.host);
       case 'http': return t('errHttp', e.status, e.file);
       case 'missing': return t('errMissing', e.missing.join(', '));
+      case 'param': return t('errParam', e.param);
       default: return t('errOther', '', e.message);
     }
   }

@@ -15,6 +15,10 @@
 // and masked = true, and the page says so.
 
 import { tokenLabel } from '../figures/index.js';
+import { klDivergence } from './compare.js';
+
+/** How many cause columns the default-cell search tries (each one forward pass). */
+export const DEFAULT_CANDIDATES = 6;
 
 /** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). */
 export function defaultSelection(tokens) {
@@ -23,6 +27,26 @@ export function defaultSelection(tokens) {
   const row = labels.lastIndexOf('sank');
   const col = labels.indexOf('storm');
   return { row: row >= 0 ? row : T - 1, col: col >= 0 && col < T ? col : Math.min(2, T - 1) };
+}
+
+/**
+ * The cause columns the default-cell search tries on the last row: the chapter's
+ * cause ("storm") when the sentence has it, then the columns the last row attends
+ * to least (the do moves the most weight there), up to k in all.
+ * @param {string[]} tokens
+ * @param {ArrayLike<number>} lastRow  the last row's attention (head average) at the do's layer
+ */
+export function defaultCandidates(tokens, lastRow, k = DEFAULT_CANDIDATES) {
+  const T = tokens.length;
+  const out = [];
+  const storm = tokens.map((s) => tokenLabel(s, 1000).toLowerCase()).indexOf('storm');
+  if (storm >= 0) out.push(storm);
+  const order = Array.from({ length: T }, (_, j) => j).sort((a, b) => lastRow[a] - lastRow[b] || a - b);
+  for (const j of order) {
+    if (out.length >= k) break;
+    if (!out.includes(j)) out.push(j);
+  }
+  return out;
 }
 
 /** The options of Model#run for a spec's mask setting. */
@@ -41,7 +65,8 @@ export class Runner {
   #model;
   #busy = false;
   #pending = null;
-  #cache = { tokText: null, tokens: null, baseKey: null, base: null, plainText: null, plain: null };
+  #cache = { tokText: null, tokens: null, tokBytes: null, baseKey: null, base: null, plainText: null, plain: null };
+  #idBytes = new Map();   // token id -> its bytes (the predictions' labels)
   #handlers;
 
   /**
@@ -78,20 +103,44 @@ export class Runner {
     this.#handlers.onBusy(false);
   }
 
+  /**
+   * The default cell for a new sentence: the do (of the spec's kind, layer and
+   * head) that moves the prediction most. The prediction is read at the last
+   * position, so the effect row is the last token; the cause column is the one of
+   * defaultCandidates() with the largest KL(before ‖ after). Computed on the live
+   * model, so it follows whatever weights are loaded.
+   */
+  async #strongest(spec, base, opts) {
+    const T = base.T;
+    const row = T - 1;
+    const cols = defaultCandidates(base.tokens, base.attention(spec.layer, spec.head).subarray(row * T, row * T + T));
+    let best = null;
+    const tried = [];
+    for (const col of cols) {
+      const sel = { row, col, text: spec.text };
+      const after = await this.#model.run(spec.text, { ...opts, interventions: [doIntervention(spec, sel)], topK: 10 });
+      const kl = klDivergence(base.logits, after.logits);
+      tried.push({ col, kl });
+      if (!best || kl > best.kl) best = { sel, after, kl };
+    }
+    return { sel: best.sel, search: { tried, kl: best.kl, after: best.after } };
+  }
+
   async #exec(spec) {
     const m = this.#model;
     const c = this.#cache;
     const t0 = performance.now();
     if (c.tokText !== spec.text) {
-      const { tokens } = await m.tokenize(spec.text);
+      const { ids, tokens } = await m.tokenize(spec.text);
+      // the bytes of each token: byte-level tokens holding part of a character get readable labels (readable.js)
+      c.tokBytes = ids.length && m.tokenBytes ? await m.tokenBytes(ids) : null;
       c.tokText = spec.text;
       c.tokens = tokens;
     }
     const T = c.tokens.length;
     let sel = spec.sel;
-    if (!sel || sel.text !== spec.text || sel.row >= T || sel.col >= T) {
-      sel = T > 0 ? { ...defaultSelection(c.tokens), text: spec.text } : { row: 0, col: 0, text: spec.text };
-    }
+    const choose = !sel || sel.text !== spec.text || sel.row >= T || sel.col >= T;
+    if (choose) sel = T > 0 ? { ...defaultSelection(c.tokens), text: spec.text } : { row: 0, col: 0, text: spec.text };
     const mask = maskOption(spec);
     const ablate = spec.ablate.map(([l, h]) => [l, h]);
     const fig2Head = spec.head === 'avg' ? 0 : spec.head;
@@ -102,15 +151,21 @@ export class Runner {
       c.baseKey = baseKey;
     }
     const base = c.base;
+    let search = null;
+    if (choose && T > 1) ({ sel, search } = await this.#strongest(spec, base, { mask, ablate }));
     const iv = doIntervention(spec, sel);
     // A soft do on a cell the mask hides is refused by the model (EMASKED): the panel says so, after = base.
     let after, masked = false;
-    try {
-      after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
-    } catch (e) {
-      if (!e || e.code !== 'EMASKED') throw e;
-      after = base;
-      masked = true;
+    if (search) {
+      after = search.after;
+    } else {
+      try {
+        after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
+      } catch (e) {
+        if (!e || e.code !== 'EMASKED') throw e;
+        after = base;
+        masked = true;
+      }
     }
     let plain = null;
     if (mask !== 'causal' || ablate.length > 0) {
@@ -120,6 +175,12 @@ export class Runner {
       }
       plain = c.plain;
     }
-    return { spec, sel, fig2Head, intervention: iv, base, after, plain, masked, ms: performance.now() - t0 };
+    const need = [...new Set([base, after, plain].flatMap((r) => (r ? r.top.map((x) => x.id) : [])))].filter((id) => !this.#idBytes.has(id));
+    if (need.length && m.tokenBytes) {
+      const got = await m.tokenBytes(need);
+      need.forEach((id, k) => this.#idBytes.set(id, got[k]));
+    }
+    if (search) delete search.after;
+    return { spec, sel, defaultSearch: search, fig2Head, intervention: iv, base, after, plain, masked, tokBytes: c.tokBytes, idBytes: this.#idBytes, ms: performance.now() - t0 };
   }
 }

@@ -7,7 +7,7 @@ import {
 } from '../figures/index.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C } from '../figures/lineage.js';
 
-/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1) — the page's rule (page/runner.js). */
+/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). (The page now opens on the do that moves the prediction most: page/runner.js; the widget keeps this rule.) */
 export function defaultSelection(tokens) {
   const labels = tokens.map((s) => tokenLabel(s, 1000).toLowerCase());
   const T = tokens.length;

@@ -1,0 +1,28 @@
+// shots.mjs — screenshots for looking at the page by eye (not a test):
+//   node tests/e2e/shots.mjs <outdir> <width> <lang> [query] [selector ...]
+// Builds the page when stale, serves it, and saves <outdir>/<width>-<lang>-<selector>.png
+// (the whole page when no selector is given).
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { setup, watchedPage, waitDrawn } from './helpers.js';
+
+const [out, width = '1400', lang = 'en', query = '', ...sels] = process.argv.slice(2);
+mkdirSync(out, { recursive: true });
+const env = await setup();
+try {
+  const W = await watchedPage(env, { viewport: { width: Number(width), height: 900 } });
+  const { page } = W;
+  await page.goto(`${env.url}?lang=${lang}${query ? '&' + query : ''}`);
+  await waitDrawn(page, 1, 120_000);
+  await page.waitForTimeout(300);
+  if (!sels.length) await page.screenshot({ path: join(out, `${width}-${lang}-page.png`), fullPage: true });
+  for (const s of sels) {
+    const loc = page.locator(s).first();
+    await loc.scrollIntoViewIfNeeded();
+    await page.waitForTimeout(200);
+    await loc.screenshot({ path: join(out, `${width}-${lang}-${s.replace(/[^a-z0-9]+/gi, '_')}.png`) });
+  }
+  if (W.issues.pageErrors.length) console.log('page errors', W.issues.pageErrors);
+} finally {
+  await env.close();
+}
