@@ -115,11 +115,41 @@ typedef struct alab_model alab_model;
 
 typedef struct {
     int n_layer, n_head, n_embd, vocab_size, n_positions;
-    float layer_norm_epsilon;
+    float layer_norm_epsilon;  /* the norm's epsilon (LayerNorm or RMSNorm) */
+    const char *family;        /* config.json's model_type: "gpt2", "gpt_neox", "llama", "qwen2", "qwen3" */
+    int n_kv_head;             /* key/value heads (grouped-query attention: < n_head) */
+    int head_dim;              /* HS; n_embd / n_head except where config.json says otherwise */
 } alab_config;
 
-/* Load config.json, model.safetensors, vocab.json and merges.txt from dir. */
+/* Load a Hugging Face model folder: config.json, model.safetensors (or the
+ * shards model.safetensors.index.json names), and vocab.json + merges.txt
+ * (when both are there) or tokenizer.json (+ tokenizer_config.json). */
 int alab_model_load_dir(alab_model **out, const char *dir);
+
+/* One safetensors file handed over in memory. */
+typedef struct {
+    const char *name;   /* its file name, as the index names it (may be NULL for a single file) */
+    void *data;         /* from malloc(): ownership passes to the model, as for alab_model_load_buffers */
+    size_t len;
+} alab_shard;
+
+/* The files of a model folder in memory. index_json is model.safetensors.index.json
+ * (NULL with one shard); the tokenizer is vocab_json + merges, or else
+ * tokenizer_json (+ tokenizer_config_json, may be NULL). Every shard's data is
+ * taken over (freed by the model, or on failure); the rest is only read.
+ * Errors besides those of alab_model_load_buffers: ALAB_EMISSING (a shard the
+ * index names is not given, a tensor is not in the shard the index says),
+ * ALAB_EFORMAT (the index is malformed or names a tensor twice). */
+typedef struct {
+    const char *config_json; size_t config_len;
+    alab_shard *shards; int n_shards;
+    const char *index_json; size_t index_len;
+    const char *vocab_json; size_t vocab_len;
+    const char *merges; size_t merges_len;
+    const char *tokenizer_json; size_t tokenizer_len;
+    const char *tokenizer_config_json; size_t tokenizer_config_len;
+} alab_model_files;
+int alab_model_load_files(alab_model **out, const alab_model_files *files);
 
 /* Load from memory. The safetensors buffer must come from malloc():
  * ownership passes to the model (it is freed by alab_model_free, or on
@@ -150,11 +180,14 @@ const alab_bpe *alab_model_bpe(const alab_model *m);
 /* ------------------------------------------------------------------------ */
 /* Rung 2 (do): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE. Rung 3 (weight edits
  * of one head, re-inferred in the same pass; biases are kept):
- *   ALAB_SCALE_Q  W_Q <- lambda * W_Q   (q = lambda (q - b_q) + b_q)
- *   ALAB_SCALE_K  W_K <- lambda * W_K   (k = lambda (k - b_k) + b_k)
+ *   ALAB_SCALE_Q  W_Q <- alpha * W_Q    (q = alpha (q - b_q) + b_q)
+ *   ALAB_SCALE_K  W_K <- alpha * W_K    (k = alpha (k - b_k) + b_k)
  *   ALAB_SWAP_QK  W_Q <-> W_K           (q = k - b_k + b_q, k = q - b_q + b_k)
- * Edits of one layer apply in the order given, before the scores (and
- * before the q/k capture, so captured q and k are the edited ones). */
+ * Edits of one layer apply in the order given, on the projections (before a
+ * q_norm/k_norm and the rotary positions, before the scores and the q/k
+ * capture, so captured q and k are the edited ones). With grouped-query
+ * attention a K edit of head h acts on the key/value head h shares with
+ * the other query heads of its group (docs/heads.md). */
 enum { ALAB_DO_HARD = 0, ALAB_DO_SOFT = 1, ALAB_ABLATE = 2,
        ALAB_SCALE_Q = 3, ALAB_SCALE_K = 4, ALAB_SWAP_QK = 5 };
 enum { ALAB_MASK_CAUSAL = 0, ALAB_MASK_FULL = 1, ALAB_MASK_WINDOW = 2 };
@@ -165,7 +198,8 @@ typedef struct {
     int layer;    /* 0-based                                                    */
     int head;     /* 0-based, or ALAB_ALL_HEADS for every head of the layer     */
     int row, col; /* query (effect) and key (cause) positions; hard/soft do only */
-    float lambda; /* soft do: added to the pre-softmax score; SCALE_Q/K: alpha  */
+    float lambda; /* soft do: added to the pre-softmax score                    */
+    float alpha;  /* SCALE_Q / SCALE_K: the factor of W_Q / W_K                  */
 } alab_intervention;
 
 typedef struct {
@@ -196,7 +230,9 @@ int alab_result_T(const alab_model *m);
 const float *alab_result_attention(const alab_model *m);
 /* Logits of the last position, (V). */
 const float *alab_result_logits(const alab_model *m);
-/* q and k of the captured head, each (T, HS), before scaling; NULL if none. */
+/* q and k of the captured head, each (T, HS), before scaling (after q_norm/
+ * k_norm and the rotary positions: the vectors whose dot product is the
+ * score); k is that of the head's key/value head. NULL if none. */
 const float *alab_result_q(const alab_model *m);
 const float *alab_result_k(const alab_model *m);
 

@@ -8,7 +8,7 @@
  *   - counts come back as the return value (>= 0), errors as ALAB_E* (< 0);
  *   - a constructor returns the handle or 0, and its rc stays readable with
  *     alab_wasm_last_rc() (the details with alab_last_error());
- *   - interventions cross as n x 6 floats (kind, layer, head, row, col, lambda).
+ *   - interventions cross as n x 7 floats (kind, layer, head, row, col, lambda, alpha).
  * Functions of attnlab.h that are already flat (alab_result_*, the analysis
  * functions, alab_model_free, alab_strerror, alab_last_error) are exported
  * as they are; the list lives in c/src/wasm_exports.json.
@@ -248,7 +248,7 @@ static int float_to_index(int *out, float x, int i, const char *what) {
 }
 
 /* alab_forward with flat options.
- *   interv       (n_interv, 6) floats: kind, layer, head (-1 = all), row, col, lambda
+ *   interv       (n_interv, 7) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
  *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
  *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
  *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
@@ -273,13 +273,14 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
     }
     int rc = ALAB_OK;
     for (int i = 0; i < n_interv && rc == ALAB_OK; i++) {
-        const float *f = interv + (size_t)i * 6;
+        const float *f = interv + (size_t)i * 7;
         if ((rc = float_to_index(&iv[i].kind, f[0], i, "kind")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].layer, f[1], i, "layer")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].head, f[2], i, "head")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].row, f[3], i, "row")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].col, f[4], i, "col")) != ALAB_OK) break;
-        iv[i].lambda = f[5]; /* alab_forward checks it (ALAB_ENAN) */
+        iv[i].lambda = f[5]; /* alab_forward checks both (ALAB_ENAN) */
+        iv[i].alpha = f[6];
     }
     if (rc == ALAB_OK) {
         alab_run_opts o;

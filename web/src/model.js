@@ -228,7 +228,7 @@ export function parseInterventions(interventions, ablate, cfg, T) {
         iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
       }
       if (x.kind === 'soft') iv.lambda = checkFinite(`${name}.lambda`, x.lambda);
-      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkFinite(`${name}.alpha`, x.alpha);
+      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.alpha = checkFinite(`${name}.alpha`, x.alpha);
       out.push(iv);
     });
   }

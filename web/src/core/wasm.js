@@ -65,6 +65,8 @@ export const REQUIRED_EXPORTS = Object.freeze([
   'alab_display_do', 'alab_wasm_kernel', 'alab_wasm_pool_create', 'alab_wasm_pool_helper',
   'alab_wasm_pool_attached', 'alab_wasm_pool_stop', 'alab_wasm_model_set_pool',
 ]);
+/** Floats per intervention at the wasm boundary (c/src/wasm_api.c): kind, layer, head, row, col, lambda, alpha. */
+const IV_FLOATS = 7;
 const BUILD_EXPORTS = Object.freeze({
   st: ['memory', '_initialize'],
   mt: ['__wasm_call_ctors', '_emscripten_thread_init', 'emscripten_tls_init', 'stackRestore'],
@@ -471,7 +473,8 @@ export class AttnlabWasm {
 
   /**
    * Run the model on ids. opts (all numeric, as in C):
-   *   interventions  [{kind, layer, head, row, col, lambda}]  (DO_HARD/DO_SOFT/ABLATE/SCALE_Q/SCALE_K/SWAP_QK, head ALL_HEADS = -1)
+   *   interventions  [{kind, layer, head, row, col, lambda, alpha}]  (DO_HARD/DO_SOFT/ABLATE/SCALE_Q/SCALE_K/SWAP_QK,
+   *                  head ALL_HEADS = -1; lambda: soft do; alpha: the factor of SCALE_Q/SCALE_K)
    *   mask, window   MASK_* and W;  layerMask, layerWindow  optional per-layer arrays (L)
    *   scale          null = 1/sqrt(HS), else the score scale (0 = uniform attention)
    *   captureLayer, captureHead  -1 = none
@@ -488,11 +491,11 @@ export class AttnlabWasm {
     if (scale !== null) checkNumber('scale', scale);
     checkInt('captureLayer', captureLayer);
     checkInt('captureHead', captureHead);
-    const iv = new Float32Array(6 * interventions.length);
+    const iv = new Float32Array(IV_FLOATS * interventions.length);
     interventions.forEach((x, i) => {
-      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0];
+      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0, x.alpha ?? 1];
       fields.forEach((v, j) => checkNumber(`intervention ${i} field ${j}`, v));
-      iv.set(fields, 6 * i);
+      iv.set(fields, IV_FLOATS * i);
     });
     return this.scoped((alloc) => {
       const pIds = alloc(4 * Math.max(idArr.length, 1));
