@@ -44,7 +44,7 @@ static const alab_family FAMILIES[] = {
     .v_w = "model." L_ "self_attn.v_proj.weight", .v_b = "model." L_ "self_attn.v_proj.bias",               \
     .o_w = "model." L_ "self_attn.o_proj.weight", .o_b = "model." L_ "self_attn.o_proj.bias",               \
     .up_w = "model." L_ "mlp.up_proj.weight", .up_b = "model." L_ "mlp.up_proj.bias",                       \
-    .gate_w = "model." L_ "mlp.gate_proj.weight", .down_w = "model." L_ "mlp.down_proj.weight",             \
+    .gate_w = "model." L_ "mlp.gate_proj.weight", .gate_b = "model." L_ "mlp.gate_proj.bias", .down_w = "model." L_ "mlp.down_proj.weight",             \
     .down_b = "model." L_ "mlp.down_proj.bias",                                                             \
     .q_norm = "model." L_ "self_attn.q_norm.weight", .k_norm = "model." L_ "self_attn.k_norm.weight"
     {"llama", NORM_RMSNORM, POS_ROTARY, QKV_SEPARATE, 1, {LLAMA_NAMES}},
@@ -251,9 +251,9 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
         a->o_bias = 0;
     } else {
         int bias;
-        if ((rc = config_bool(&bias, root, "attention_bias", 0)) ||
-            (rc = config_bool(&a->mlp_bias, root, "mlp_bias", 0)))
-            return rc;
+        if ((rc = config_bool(&bias, root, "attention_bias", 0))) return rc;
+        /* Qwen3's MLP has no biases whatever the config says; Llama's follow mlp_bias */
+        if (!qwen3 && (rc = config_bool(&a->mlp_bias, root, "mlp_bias", 0))) return rc;
         a->qkv_bias = a->o_bias = bias;
         if (strcmp(f->model_type, "llama") == 0) {
             int tp;

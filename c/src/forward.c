@@ -320,7 +320,7 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
     alab_layer_matmul(m, a->fc, a->h, w->up_w, w->up_b, Tn, C, F);
     if (ar->mlp == MLP_SWIGLU) {
         float *gate = a->fc + (size_t)Tn * F;
-        alab_layer_matmul(m, gate, a->h, w->gate_w, NULL, Tn, C, F);
+        alab_layer_matmul(m, gate, a->h, w->gate_w, w->gate_b, Tn, C, F);
         activation(m, a->fc, gate, a->fc, Tn * F);
     } else {
         activation(m, a->fc, a->fc, NULL, Tn * F);

@@ -182,6 +182,7 @@ static int list_weights(spec_list *l, alab_model *m) {
         add(l, &w->up_w, nm->up_w, i, lin ? F : C, lin ? C : F, lin ? XF_TRANSPOSE : XF_NONE);
         if (a->mlp_bias) add(l, &w->up_b, nm->up_b, i, F, 0, XF_NONE);
         if (a->mlp == MLP_SWIGLU) add(l, &w->gate_w, nm->gate_w, i, F, C, XF_TRANSPOSE);
+        if (a->mlp == MLP_SWIGLU && a->mlp_bias) add(l, &w->gate_b, nm->gate_b, i, F, 0, XF_NONE);
         add(l, &w->down_w, nm->down_w, i, lin ? C : F, lin ? F : C, lin ? XF_TRANSPOSE : XF_NONE);
         if (a->mlp_bias) add(l, &w->down_b, nm->down_b, i, C, 0, XF_NONE);
     }

@@ -37,7 +37,7 @@ typedef struct {
     const char *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;
     const char *q_norm, *k_norm;            /* per-head RMSNorm weights (HS) */
     const char *o_w, *o_b;
-    const char *up_w, *up_b, *gate_w, *down_w, *down_b;
+    const char *up_w, *up_b, *gate_w, *gate_b, *down_w, *down_b;
     const char *alt_prefix;                 /* a prefix a checkpoint may add to every name but lm_head */
 } alab_tensor_names;
 
@@ -82,7 +82,7 @@ typedef struct {
     const float *q_norm, *k_norm;   /* (HS) */
     const float *o_w, *o_b;         /* (DQ, C) */
     const float *up_w, *up_b;       /* (C, F) c_fc / dense_h_to_4h / up_proj */
-    const float *gate_w;            /* (C, F) SwiGLU */
+    const float *gate_w, *gate_b;   /* (C, F) SwiGLU */
     const float *down_w, *down_b;   /* (F, C) */
 } layer_weights;
 
