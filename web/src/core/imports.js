@@ -101,6 +101,17 @@ export function makeImports(module, env) {
   const known = {
     env: {
       emscripten_notify_memory_growth: () => env.onGrow && env.onGrow(),
+      // libc's getentropy (len <= 256): the random key of the tokenizer's hash
+      // tables (c/src/bpe.c). Copied through a private array: getRandomValues
+      // refuses views of a shared memory.
+      getentropy(ptr, len) {
+        len >>>= 0;
+        if (len > 256) return -1;
+        const bytes = new Uint8Array(len);
+        crypto.getRandomValues(bytes);
+        new Uint8Array(env.memory.buffer, ptr >>> 0, len).set(bytes);
+        return 0;
+      },
       ...threadedEnv(env),
     },
     wasi_snapshot_preview1: {

@@ -75,7 +75,7 @@ const BUILD_EXPORTS = Object.freeze({
 // Exports that return a pointer or a size_t: read as unsigned.
 const UNSIGNED_RESULTS = new Set([
   'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
-  'alab_wasm_load', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
+  'alab_wasm_load', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
   'alab_result_k', 'alab_wasm_pool_create', 'alab_wasm_pool_stack_top',
 ]);
 
@@ -423,18 +423,64 @@ export class AttnlabWasm {
 
   // ---- tokenizer ---------------------------------------------------------
 
-  /** GPT-2 BPE ids of text (a string, or raw bytes that may be invalid UTF-8). */
-  encode(m, text) {
+  /** BPE ids of text (a string, or raw bytes that may be invalid UTF-8). */
+  encode(m, text) { return this._encodeWith(this.fn.alab_wasm_encode, m, text); }
+
+  // f(ids, cap, handle, text, len): room for one id per byte (plus a prefix
+  // space); a text that NFC lengthens is retried with the count C reports.
+  _encodeWith(f, h, text) {
     const bytes = toBytes('text', text);
+    let cap = bytes.length + 1;
+    for (let attempt = 0; ; attempt++) {
+      const r = this.scoped((alloc) => {
+        const t = alloc(bytes.length);
+        this.writeBytes(t, bytes);
+        const ids = alloc(4 * cap);
+        const n = this.check(f(ids, cap, h, t, bytes.length));
+        return n > cap ? n : this.readI32(ids, n);
+      });
+      if (typeof r !== 'number') return r;
+      if (attempt > 0) throw new AttnlabError('ELIMIT', `encode: ${r} ids from ${bytes.length} bytes`);
+      cap = r;
+    }
+  }
+
+  // ---- a tokenizer on its own (tokenizer.json) ------------------------------
+
+  /**
+   * Load a Hugging Face tokenizer.json (string or bytes) and its optional
+   * tokenizer_config.json; returns a tokenizer handle (free it with bpeFree).
+   */
+  bpeLoadHf(tokenizerJson, tokenizerConfig = null) {
+    const j = toBytes('tokenizer.json', tokenizerJson);
+    const c = tokenizerConfig == null ? new Uint8Array(0) : toBytes('tokenizer_config.json', tokenizerConfig);
     return this.scoped((alloc) => {
-      const t = alloc(bytes.length);
-      this.writeBytes(t, bytes);
-      const cap = Math.max(bytes.length, 1); // BPE never yields more ids than bytes
-      const ids = alloc(4 * cap);
-      const n = this.check(this.fn.alab_wasm_encode(ids, cap, m, t, bytes.length));
-      if (n > cap) throw new AttnlabError('ELIMIT', `encode: ${n} ids from ${bytes.length} bytes`);
-      return this.readI32(ids, n);
+      const jp = alloc(j.length), cp = alloc(c.length);
+      this.writeBytes(jp, j);
+      this.writeBytes(cp, c);
+      const b = this.fn.alab_wasm_bpe_load_hf(jp, j.length, cp, c.length) >>> 0;
+      if (b === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
+      return b;
     });
+  }
+  bpeFree(b) { this.fn.alab_bpe_free(b); }
+  /** Number of token ids (vocabulary and added tokens). */
+  bpeVocabSize(b) { return this.check(this.fn.alab_bpe_vocab_size(b)); }
+  /** The id to put before a text's ids (Llama 3's <|begin_of_text|>), or -1. */
+  bpeBosToAdd(b) { return this.fn.alab_bpe_bos_to_add(b); }
+  bpeEncode(b, text) { return this._encodeWith(this.fn.alab_wasm_bpe_encode, b, text); }
+  bpeDecodeBytes(b, ids) {
+    const arr = toIds('ids', ids);
+    return this.scoped((alloc) => {
+      const p = alloc(4 * Math.max(arr.length, 1));
+      this.i32.set(arr, p >>> 2);
+      return this._readGrowing((out, cap) => this.fn.alab_wasm_bpe_decode(out, cap, b, p, arr.length),
+                               16 * arr.length + 16);
+    });
+  }
+  bpeDisplay(b, id) {
+    checkInt('token id', id);
+    return decodeUtf8(this._readGrowing((out, cap) => this.fn.alab_wasm_bpe_display(out, cap, b, id), 64));
   }
 
   // Call f(out, cap) with a growing output buffer until the result fits.

