@@ -308,13 +308,13 @@ static int encode(int **ids, int *n, const alab_model *m, const char *text) {
     int cap = (int)(len < 16 ? 16 : len + 1);
     *ids = malloc((size_t)cap * sizeof(int));
     if (!*ids) return fail_rc(ALAB_ENOMEM, "tokenize");
-    int rc = alab_bpe_encode(*ids, cap, n, alab_model_bpe(m), text, len);
+    int rc = alab_model_encode(*ids, cap, n, m, text, len);
     if (rc == ALAB_ELIMIT && *n > cap) { /* invalid UTF-8 can need up to 3 ids a byte (U+FFFD) */
         int *more = realloc(*ids, (size_t)*n * sizeof(int));
         if (!more) return fail_rc(ALAB_ENOMEM, "tokenize");
         *ids = more;
         cap = *n;
-        rc = alab_bpe_encode(*ids, cap, n, alab_model_bpe(m), text, len);
+        rc = alab_model_encode(*ids, cap, n, m, text, len);
     }
     if (rc) return fail_rc(rc, "tokenize");
     return 0;

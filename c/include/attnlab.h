@@ -192,6 +192,13 @@ int alab_model_set_threads(alab_model *m, int n);
 int alab_model_threads(const alab_model *m);
 const alab_bpe *alab_model_bpe(const alab_model *m);
 
+/* Text to the ids a run of this model takes: alab_bpe_encode, with the
+ * tokenizer's BOS (alab_bpe_bos_to_add, Llama 3's <|begin_of_text|>) in
+ * front of a non-empty text, as Hugging Face's tokenizer adds it. Same
+ * sizes and errors as alab_bpe_encode (*n_ids counts the BOS). */
+int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m,
+                      const char *text, size_t text_len);
+
 /* ------------------------------------------------------------------------ */
 /* Forward pass with capture and interventions                                */
 /* ------------------------------------------------------------------------ */

@@ -372,13 +372,15 @@ static int load_tokenizer(alab_model *m, const alab_model_files *f) {
     if (f->vocab_json && f->merges) {
         rc = alab_bpe_load(&m->bpe, f->vocab_json, f->vocab_len, f->merges, f->merges_len);
     } else if (f->tokenizer_json) {
-        return alab_fail(ALAB_EVOCAB, "tokenizer.json: this build reads vocab.json + merges.txt only");
+        rc = alab_bpe_load_hf(&m->bpe, f->tokenizer_json, f->tokenizer_len, f->tokenizer_config_json,
+                              f->tokenizer_config_json ? f->tokenizer_config_len : 0);
     } else {
         return alab_fail(ALAB_EINVAL, "no tokenizer: vocab.json + merges.txt or tokenizer.json is needed");
     }
     if (rc == ALAB_OK && alab_bpe_vocab_size(m->bpe) > m->cfg.vocab_size)
-        rc = alab_fail(ALAB_EVOCAB, "vocab.json has ids up to %d but config.json says vocab_size %d",
-                       alab_bpe_vocab_size(m->bpe) - 1, m->cfg.vocab_size);
+        rc = alab_fail(ALAB_EVOCAB, "%s has ids up to %d but config.json says vocab_size %d",
+                       f->vocab_json && f->merges ? "vocab.json" : "tokenizer.json", alab_bpe_vocab_size(m->bpe) - 1,
+                       m->cfg.vocab_size);
     return rc;
 }
 
@@ -461,4 +463,18 @@ int alab_model_load_buffers(alab_model **out, const char *config_json, size_t co
     f.merges = merges;
     f.merges_len = merges_len;
     return alab_model_load_files(out, &f);
+}
+
+/* ---- text to ids ------------------------------------------------------------------- */
+
+int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m, const char *text, size_t text_len) {
+    if (!m || !n_ids) return alab_fail(ALAB_EINVAL, "alab_model_encode: NULL argument");
+    const int bos = alab_bpe_bos_to_add(m->bpe);
+    if (bos < 0 || text_len == 0) return alab_bpe_encode(ids, max_ids, n_ids, m->bpe, text, text_len);
+    int n = 0, room = max_ids > 0 ? max_ids - 1 : 0;
+    int rc = alab_bpe_encode(max_ids > 0 ? ids + 1 : ids, room, &n, m->bpe, text, text_len);
+    *n_ids = n + 1;
+    if (max_ids > 0) ids[0] = bos;
+    if (rc == ALAB_OK && max_ids < n + 1) rc = alab_fail(ALAB_ELIMIT, "%d ids do not fit in %d", n + 1, max_ids);
+    return rc;
 }

@@ -219,7 +219,13 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_encode(int *ids, int max_ids, const alab_
 EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_model *m,
                                           const char *text, size_t text_len) {
     if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
-    return alab_wasm_bpe_encode(ids, max_ids, alab_model_bpe(m), text, text_len);
+    if (text_len > ALAB_MAX_TEXT_BYTES)
+        return alab_fail(ALAB_ELIMIT, "encode: text of %zu bytes exceeds the limit of %u",
+                         text_len, (unsigned)ALAB_MAX_TEXT_BYTES);
+    int n = 0;
+    int rc = alab_model_encode(ids, max_ids, &n, m, text, text_len); /* with the BOS the model's tokenizer adds */
+    if (rc == ALAB_ELIMIT && n > max_ids) return n;
+    return rc < 0 ? rc : n;
 }
 
 /* Decode ids to bytes; returns the byte length needed (>= 0) or ALAB_E*.

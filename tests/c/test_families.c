@@ -325,6 +325,30 @@ static void rmsnorm_gelu_exact_and_swiglu_match_their_twins(void **state) {
     assert_memory_equal(a, b, sizeof a);
 }
 
+/* The llama folder has Llama 3's tokenizer.json (+ tokenizer_config.json) instead of vocab.json + merges.txt:
+ * the model-level encode puts its BOS (<|begin_of_text|>, from the TemplateProcessing) first, then the same
+ * ids as GPT-2's files of the same vocabulary give for a text both pre-tokenizers split alike. */
+static void a_tokenizer_json_folder_encodes_with_its_bos(void **state) {
+    (void)state;
+    alab_model *m = load_model("tests/fixtures/families/llama"), *g = load_model("tests/fixtures/families/qwen2");
+    const char *text = "Hello there, the storm";
+    int a[64], b[64], na = 0, nb = 0;
+    assert_int_equal(alab_model_encode(a, 64, &na, m, text, strlen(text)), ALAB_OK);
+    assert_int_equal(alab_model_encode(b, 64, &nb, g, text, strlen(text)), ALAB_OK);
+    assert_int_equal(alab_bpe_bos_to_add(alab_model_bpe(m)), 276);
+    assert_int_equal(alab_bpe_bos_to_add(alab_model_bpe(g)), -1);
+    assert_int_equal(na, nb + 1);
+    assert_int_equal(a[0], 276);
+    assert_memory_equal(a + 1, b, (size_t)nb * sizeof(int));
+    int small[2], n = 0; /* too little room: ELIMIT with the count needed */
+    assert_int_equal(alab_model_encode(small, 2, &n, m, text, strlen(text)), ALAB_ELIMIT);
+    assert_int_equal(n, na);
+    assert_int_equal(alab_model_encode(a, 64, &n, m, "", 0), ALAB_OK); /* no text, no BOS */
+    assert_int_equal(n, 0);
+    alab_model_free(m);
+    alab_model_free(g);
+}
+
 /* ---- bad folders ------------------------------------------------------------------------- */
 
 static char g_tmp[256];
@@ -371,7 +395,7 @@ static void remove_dir(const char *dir, const char *const *files) {
 
 static const char *const QWEN3_FILES[] = {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
                                           "model.safetensors.index.json", "vocab.json", "merges.txt", NULL};
-static const char *const LLAMA_FILES[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt", NULL};
+static const char *const LLAMA_FILES[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", NULL};
 
 static int load_rc(const char *dir) {
     alab_model *m = NULL;
@@ -451,6 +475,7 @@ int main(void) {
         cmocka_unit_test(threads_are_bit_for_bit),
         cmocka_unit_test(the_config_names_the_family),
         cmocka_unit_test(a_k_edit_of_a_grouped_head_acts_on_its_key_value_head),
+        cmocka_unit_test(a_tokenizer_json_folder_encodes_with_its_bos),
         cmocka_unit_test(rmsnorm_gelu_exact_and_swiglu_match_their_twins),
         cmocka_unit_test(a_missing_shard_is_emissing),
         cmocka_unit_test(an_index_naming_a_tensor_twice_is_eformat),

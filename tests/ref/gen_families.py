@@ -72,7 +72,7 @@ CONFIGS = {
         "rope_scaling": {"factor": 4.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                          "original_max_position_embeddings": 8, "rope_type": "llama3"},
         "rope_theta": 10000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True,
-        "vocab_size": V_TOK,
+        "vocab_size": V_TOK + 3,
     },
     "qwen2": {
         "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": EOT, "eos_token_id": EOT,
@@ -120,15 +120,57 @@ def make_tensor(name, shape, dtype):
     return round_to_dtype(x.astype(np.float32), dtype)
 
 
+LLAMA3_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                  "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def write_llama3_tokenizer(out, vocab, merges_text):
+    """tokenizer.json + tokenizer_config.json as Llama 3.2 ships them (Llama 3's Split pattern, ByteLevel,
+    a TemplateProcessing that puts <|begin_of_text|> first), over the tiny vocabulary; the two special tokens
+    take the ids 276 and 277 (<|endoftext|>'s place and the next), config vocab_size 280 (padded, as real checkpoints are)."""
+    v = {k: i for k, i in vocab.items() if k != "<|endoftext|>"}
+    bos, eos = V_TOK - 1, V_TOK
+    merges = [l for l in merges_text.split("\n")[1:] if l]
+    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for i, c in ((bos, "<|begin_of_text|>"), (eos, "<|end_of_text|>"))]
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": LLAMA3_PATTERN}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": {"type": "Sequence", "processors": [
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+            {"type": "TemplateProcessing",
+             "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+             "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                      {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+             "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [bos], "tokens": ["<|begin_of_text|>"]}}}]},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": v, "merges": merges},
+    }
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(tok, indent=2, ensure_ascii=False) + "\n")
+    cfg = {"bos_token": "<|begin_of_text|>", "clean_up_tokenization_spaces": True, "eos_token": "<|end_of_text|>",
+           "model_input_names": ["input_ids", "attention_mask"], "model_max_length": 131072,
+           "tokenizer_class": "PreTrainedTokenizerFast"}
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(cfg, indent=2) + "\n")
+
+
 def write_checkpoint(out, name, cfg):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    _, vocab_text, merges_text = tiny_tokenizer(GPT2_TOKENIZER_DIR, N_MERGES)
-    with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
-        f.write(vocab_text)
-    with open(os.path.join(out, "merges.txt"), "w", encoding="utf-8") as f:
-        f.write(merges_text)
+    vocab, vocab_text, merges_text = tiny_tokenizer(GPT2_TOKENIZER_DIR, N_MERGES)
+    if name == "llama":
+        write_llama3_tokenizer(out, vocab, merges_text)
+    else:
+        with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
+            f.write(vocab_text)
+        with open(os.path.join(out, "merges.txt"), "w", encoding="utf-8") as f:
+            f.write(merges_text)
     dtype = DTYPE.get(name, "F32")
     tensors = {n: (dtype, make_tensor(n, s, dtype)) for n, s in expected_tensors(cfg).items()}
     n_shards = SHARDS.get(name, 1)
