@@ -136,14 +136,17 @@ int alab_model_load_dir(alab_model **out, const char *dir) {
         rc = read_in((char **)&shards[i].data, &shards[i].len, dir, names[i], WEIGHTS_FILE_MAX);
     }
     if (rc == ALAB_OK) {
-        if (exists(dir, "vocab.json") && exists(dir, "merges.txt")) {
+        /* every tokenizer file there is: the loader picks (tokenizer.json but for GPT-2) */
+        const int gpt2_files = exists(dir, "vocab.json") && exists(dir, "merges.txt");
+        if (gpt2_files) {
             rc = read_in(&vocab, &f.vocab_len, dir, "vocab.json", TEXT_FILE_MAX);
             if (rc == ALAB_OK) rc = read_in(&merges, &f.merges_len, dir, "merges.txt", TEXT_FILE_MAX);
-        } else if (exists(dir, "tokenizer.json")) {
+        }
+        if (rc == ALAB_OK && exists(dir, "tokenizer.json")) {
             rc = read_in(&tok, &f.tokenizer_len, dir, "tokenizer.json", TEXT_FILE_MAX);
             if (rc == ALAB_OK && exists(dir, "tokenizer_config.json"))
                 rc = read_in(&tokcfg, &f.tokenizer_config_len, dir, "tokenizer_config.json", TEXT_FILE_MAX);
-        } else {
+        } else if (rc == ALAB_OK && !gpt2_files) {
             rc = alab_fail(ALAB_EIO, "%s has no tokenizer: vocab.json + merges.txt or tokenizer.json", dir);
         }
     }

@@ -369,7 +369,10 @@ void alab_model_free(alab_model *m) {
 
 static int load_tokenizer(alab_model *m, const alab_model_files *f) {
     int rc;
-    if (f->vocab_json && f->merges) {
+    /* tokenizer.json defines the pre-tokenizer of every family but GPT-2 (Qwen's and SmolLM2's split digits,
+     * Qwen normalizes to NFC), so it wins when given; GPT-2 folders keep reading vocab.json + merges.txt. */
+    const int use_hf = f->tokenizer_json && (!(f->vocab_json && f->merges) || m->arch.fam->qkv != QKV_CONV1D_FUSED);
+    if (!use_hf && f->vocab_json && f->merges) {
         rc = alab_bpe_load(&m->bpe, f->vocab_json, f->vocab_len, f->merges, f->merges_len);
     } else if (f->tokenizer_json) {
         rc = alab_bpe_load_hf(&m->bpe, f->tokenizer_json, f->tokenizer_len, f->tokenizer_config_json,
@@ -379,7 +382,7 @@ static int load_tokenizer(alab_model *m, const alab_model_files *f) {
     }
     if (rc == ALAB_OK && alab_bpe_vocab_size(m->bpe) > m->cfg.vocab_size)
         rc = alab_fail(ALAB_EVOCAB, "%s has ids up to %d but config.json says vocab_size %d",
-                       f->vocab_json && f->merges ? "vocab.json" : "tokenizer.json", alab_bpe_vocab_size(m->bpe) - 1,
+                       use_hf ? "tokenizer.json" : "vocab.json", alab_bpe_vocab_size(m->bpe) - 1,
                        m->cfg.vocab_size);
     return rc;
 }

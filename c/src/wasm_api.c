@@ -73,9 +73,46 @@ EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load(const char *config_json, size_t 
     return g_last_rc == ALAB_OK ? m : NULL;
 }
 
+/* alab_model_load_files with flat arguments: the text files as (pointer,
+ * length) pairs (pointer 0 = absent), and n_shards safetensors buffers from
+ * malloc() given by three arrays: shard_data[i], shard_len[i] and
+ * shard_name[i] (NUL-terminated file names as the index names them). Every
+ * shard buffer belongs to the model from this call on, success or not.
+ * Returns the handle or 0 (rc in alab_wasm_last_rc()). */
+EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load_files(const char *config, size_t config_len,
+                                                      const char *index, size_t index_len,
+                                                      const char *vocab, size_t vocab_len,
+                                                      const char *merges, size_t merges_len,
+                                                      const char *tok, size_t tok_len,
+                                                      const char *tokcfg, size_t tokcfg_len,
+                                                      int n_shards, void *const *shard_data,
+                                                      const size_t *shard_len, const char *const *shard_name) {
+    alab_model *m = NULL;
+    alab_shard *shards = n_shards > 0 && n_shards <= 4096 ? calloc((size_t)n_shards, sizeof *shards) : NULL;
+    if (!shards) {
+        for (int i = 0; shard_data && i < n_shards && i < 4096; i++) free(shard_data[i]);
+        g_last_rc = alab_fail(n_shards > 0 && n_shards <= 4096 ? ALAB_ENOMEM : ALAB_EINVAL,
+                              "load: %d safetensors files", n_shards);
+        return NULL;
+    }
+    for (int i = 0; i < n_shards; i++) shards[i] = (alab_shard){shard_name[i], shard_data[i], shard_len[i]};
+    alab_model_files f = {config, config_len, shards, n_shards, index, index_len, vocab, vocab_len,
+                          merges, merges_len, tok, tok_len, tokcfg, tokcfg_len};
+    g_last_rc = alab_model_load_files(&m, &f);
+    free(shards);
+    return g_last_rc == ALAB_OK ? m : NULL;
+}
+
+/* The model's family (config.json's model_type), a static string. */
+EMSCRIPTEN_KEEPALIVE const char *alab_wasm_model_family(const alab_model *m) {
+    const alab_config *c = m ? alab_model_config(m) : NULL;
+    return c ? c->family : "";
+}
+
 /* One field of the model's config, by number, so new fields add no export:
  * 0 n_layer, 1 n_head, 2 n_embd, 3 vocab_size, 4 n_positions,
- * 5 layer_norm_epsilon. NaN for an unknown field or a NULL model. */
+ * 5 layer_norm_epsilon, 6 n_kv_head, 7 head_dim. NaN for an unknown field
+ * or a NULL model. */
 EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field) {
     const alab_config *c = m ? alab_model_config(m) : NULL;
     if (!c) return NAN;
@@ -86,6 +123,8 @@ EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field)
     case 3: return c->vocab_size;
     case 4: return c->n_positions;
     case 5: return c->layer_norm_epsilon;
+    case 6: return c->n_kv_head;
+    case 7: return c->head_dim;
     default: return NAN;
     }
 }

@@ -326,10 +326,15 @@ export class Model {
     /** {threads, asked, build, note}: the threads runs are split over, what was asked, the wasm build, and why fewer (or null). */
     this.engine = Object.freeze({ ...engine });
     const c = w.config(handle);
-    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} */
+    /**
+     * {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim}:
+     * family is config.json's model_type; nKvHead the key/value heads (< nHead with grouped-query
+     * attention); headDim = headSize, the size of one head (not always nEmbd / nHead: Qwen3).
+     */
     this.config = Object.freeze({
       nLayer: c.n_layer, nHead: c.n_head, nEmbd: c.n_embd, vocabSize: c.vocab_size,
-      nPositions: c.n_positions, headSize: c.n_embd / c.n_head, layerNormEpsilon: c.layer_norm_epsilon,
+      nPositions: c.n_positions, headSize: c.head_dim, layerNormEpsilon: c.layer_norm_epsilon,
+      family: w.modelFamily(handle), nKvHead: c.n_kv_head, headDim: c.head_dim,
     });
     /** Where the model came from: its directory URL, or 'buffers'. */
     this.source = source;
@@ -691,7 +696,10 @@ export async function loadModel(source, options) {
   }
   let handle;
   try {
-    handle = w.loadModelFromHeap(files, files.stPtr, files.stLen); // owns stPtr from here
+    // GPT-2's four files take the path they always took; any other folder the general loader
+    // (shards, index, tokenizer.json). Both own the weight buffers from here.
+    const legacy = files.shards.length === 1 && !files.index && !files.tokenizer && files.vocab && files.merges;
+    handle = legacy ? w.loadModelFromHeap(files, files.stPtr, files.stLen) : w.loadModelFiles(files, files.shards);
   } catch (e) {
     w.stopThreads();
     throw e;

@@ -96,16 +96,22 @@ async function sourceMessage(source, transfer, doTransfer) {
   if (src.kind === 'url') return src.url.href;
   if (typeof FileList !== 'undefined' && source instanceof FileList) return Array.from(source);
   if (Array.isArray(source)) return source;
-  const out = {};
-  for (const [key, v] of Object.entries(src.files)) {
+  const one = (v) => {
     if (v instanceof ArrayBuffer) {
       if (doTransfer) transfer.push(v);
-      out[key] = v;
-    } else if (ArrayBuffer.isView(v)) {
+      return v;
+    }
+    if (ArrayBuffer.isView(v)) {
       const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
-      if (doTransfer && whole) { transfer.push(v.buffer); out[key] = v; }
-      else out[key] = whole ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
-    } else out[key] = v; // string or Blob/File
+      if (doTransfer && whole) { transfer.push(v.buffer); return v; }
+      return whole ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
+    }
+    return v; // string or Blob/File
+  };
+  const out = {};
+  for (const [key, v] of Object.entries(src.files)) {
+    if (key === 'shards') out.shards = Object.fromEntries(Object.entries(v).map(([n, d]) => [n, one(d)]));
+    else out[key] = one(v);
   }
   return out;
 }
@@ -134,7 +140,7 @@ class WorkerModel {
   constructor(token, port) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() from attnlab/worker');
     this.#port = port;
-    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} (after load) */
+    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim} (after load) */
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
     this.source = null;

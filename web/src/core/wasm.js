@@ -47,7 +47,7 @@ export const ALL_HEADS = -1;
 
 /** Fields of alab_wasm_config_get, in its numbering. */
 export const CONFIG_FIELDS = Object.freeze([
-  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon',
+  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon', 'n_kv_head', 'head_dim',
 ]);
 
 /** Kernels of alab_wasm_kernel, in its numbering. */
@@ -57,7 +57,7 @@ export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, ge
 export const REQUIRED_EXPORTS = Object.freeze([
   'malloc', 'free', 'alab_strerror', 'alab_last_error',
   'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
-  'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
+  'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
   'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
   'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
   'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
@@ -75,7 +75,7 @@ const BUILD_EXPORTS = Object.freeze({
 // Exports that return a pointer or a size_t: read as unsigned.
 const UNSIGNED_RESULTS = new Set([
   'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
-  'alab_wasm_load', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
+  'alab_wasm_load', 'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
   'alab_result_k', 'alab_wasm_pool_create', 'alab_wasm_pool_stack_top',
 ]);
 
@@ -376,6 +376,54 @@ export class AttnlabWasm {
     }
   }
 
+  /**
+   * Load a model from a Hugging Face folder's files: text files (strings or
+   * bytes; config required, the rest optional: index, vocab, merges,
+   * tokenizer, tokenizerConfig) and shards [{name, ptr, len}], safetensors
+   * buffers the caller already wrote into wasm memory (from malloc). Every
+   * shard buffer belongs to the model from this call on, whether it succeeds
+   * or throws.
+   */
+  loadModelFiles(files, shards) {
+    let owned = true;
+    try {
+      const keys = ['config', 'index', 'vocab', 'merges', 'tokenizer', 'tokenizerConfig'];
+      const bytes = keys.map((k) => (files[k] === undefined || files[k] === null ? null : toBytes(k, files[k])));
+      if (!bytes[0]) throw new AttnlabError('EINVAL', 'loadModelFiles: no config');
+      return this.scoped((alloc) => {
+        const args = [];
+        bytes.forEach((b) => {
+          if (!b) { args.push(0, 0); return; }
+          const p = alloc(Math.max(b.length, 1));
+          this.writeBytes(p, b);
+          args.push(p, b.length);
+        });
+        const n = shards.length;
+        const pData = alloc(4 * Math.max(n, 1)), pLen = alloc(4 * Math.max(n, 1)), pName = alloc(4 * Math.max(n, 1));
+        shards.forEach((sh, i) => {
+          const nb = utf8Encoder.encode(String(sh.name ?? 'model.safetensors'));
+          const pn = alloc(nb.length + 1);
+          this.writeBytes(pn, nb);
+          new Uint8Array(this.memory.buffer)[pn + nb.length] = 0;
+          const u32 = new Uint32Array(this.memory.buffer);
+          u32[(pData >>> 2) + i] = sh.ptr;
+          u32[(pLen >>> 2) + i] = sh.len;
+          u32[(pName >>> 2) + i] = pn;
+        });
+        owned = false;
+        const m = this.fn.alab_wasm_load_files(...args, n, pData, pLen, pName);
+        if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
+        if (this._threads) this.fn.alab_wasm_model_set_pool(m, this._threads.pool);
+        return m;
+      });
+    } finally {
+      if (owned) for (const sh of shards) this.fn.free(sh.ptr);
+    }
+  }
+
+  /** The model's family: config.json's model_type ('gpt2', 'gpt_neox', 'llama', 'qwen2', 'qwen3'). */
+  modelFamily(m) { return this.readCString(this.fn.alab_wasm_model_family(m)); }
+
   modelFree(m) { this.fn.alab_model_free(m); }
 
   // ---- threads -----------------------------------------------------------
@@ -588,8 +636,7 @@ export class AttnlabWasm {
   resultK(m) { return this._resultQK(m, this.fn.alab_result_k(m)); }
   _resultQK(m, p) {
     if (!p) return null;
-    const { n_embd, n_head } = this.config(m);
-    return this.readF32(p, this.resultT(m) * (n_embd / n_head));
+    return this.readF32(p, this.resultT(m) * this.config(m).head_dim);
   }
 
   /** The k most likely next tokens of the last run: {ids: Int32Array, probs: Float32Array}. */
