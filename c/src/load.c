@@ -481,3 +481,37 @@ int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m, co
     if (rc == ALAB_OK && max_ids < n + 1) rc = alab_fail(ALAB_ELIMIT, "%d ids do not fit in %d", n + 1, max_ids);
     return rc;
 }
+
+/* ---- the expected tensors, for the tests ------------------------------------------ */
+
+static int cmp_spec(const void *a, const void *b) {
+    return strcmp(((const weight_spec *)a)->name, ((const weight_spec *)b)->name);
+}
+
+int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config_json, size_t config_len) {
+    alab_model m;
+    memset(&m, 0, sizeof m);
+    *len = 0;
+    int rc = alab_parse_config(&m.cfg, &m.arch, config_json, config_len);
+    if (rc) return rc;
+    if (!(m.layers = calloc((size_t)m.cfg.n_layer, sizeof *m.layers))) return alab_fail(ALAB_ENOMEM, "out of memory");
+    spec_list l = {0};
+    rc = list_weights(&l, &m);
+    if (rc == ALAB_OK) {
+        qsort(l.s, (size_t)l.n, sizeof *l.s, cmp_spec);
+        size_t p = 0;
+        for (int i = 0; i < l.n; i++) {
+            char line[200];
+            int k = l.s[i].ndim == 2 ? snprintf(line, sizeof line, "%s %lld,%lld\n", l.s[i].name, (long long)l.s[i].shape[0],
+                                                (long long)l.s[i].shape[1])
+                                     : snprintf(line, sizeof line, "%s %lld\n", l.s[i].name, (long long)l.s[i].shape[0]);
+            if (out && p + (size_t)k < cap) memcpy(out + p, line, (size_t)k + 1);
+            p += (size_t)k;
+        }
+        *len = p;
+        if (p >= cap) rc = alab_fail(ALAB_ELIMIT, "%zu bytes needed", p + 1);
+    }
+    free(l.s);
+    free(m.layers);
+    return rc;
+}

@@ -71,6 +71,11 @@ typedef struct {
     int n_positions_config;    /* max_position_embeddings as written (may exceed P) */
 } alab_arch;
 
+/* The tensors the loader looks for with this config.json: "name d0[,d1]\n" lines
+ * sorted by name, as stored (load.c; tests/c/test_configs.c compares them with
+ * the published checkpoints'). *len = the length needed; ALAB_ELIMIT if >= cap. */
+int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config_json, size_t config_len);
+
 /* Parse config.json into cfg (the public part) and arch. ALAB_ECONFIG names the field. */
 int alab_parse_config(alab_config *cfg, alab_arch *arch, const char *text, size_t len);
 
