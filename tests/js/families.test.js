@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import { maxAbsDiff } from './helpers/compare.js';
 import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK } from '../../web/src/core/wasm.js';
@@ -166,6 +167,25 @@ describe('Hugging Face folders in every form', () => {
         w.modelFree(m2);
       }
       w.stopThreads();
+    }
+  });
+
+  it('the CLI takes every family folder: its run (with a do, an ablation and a capture) is the npm API run of the same text (native vs wasm)', async () => {
+    const text = 'Hello there, the storm';
+    for (const n of names) {
+      const d = join(ROOT, golden.families[n].dir);
+      const r = spawnSync(join(ROOT, 'build/attnlab'), ['run', '--model', d, '--text', text, '--do', '1,all,3,1,hard',
+                                                        '--ablate', '0.1', '--capture', '1,1', '--json'],
+                          { encoding: 'utf8', maxBuffer: 64 << 20 });
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout);
+      const m = await loadModel(d);
+      const api = m.run(text, { interventions: [{ kind: 'hard', layer: 1, head: 'all', row: 3, col: 1 }], ablate: [[0, 1]],
+                                captureQK: { layer: 1, head: 1 } });
+      expect(out.ids).toEqual(Array.from(api.ids));
+      expect(maxAbsDiff(new Float32Array(out.attentions.flat(3)), api.attentions)).toBeLessThanOrEqual(1e-5);
+      expect(maxAbsDiff(new Float32Array(out.logits), api.logits)).toBeLessThanOrEqual(1e-4);
+      m.dispose();
     }
   });
 });
