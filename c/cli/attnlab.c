@@ -362,7 +362,7 @@ static int cmd_run(const cli *c, alab_model *m) {
     int rc = alab_forward(m, ids, T, &c->run);
     if (rc) { free(ids); return fail_rc(rc, "run"); }
 
-    const int L = cfg->n_layer, NH = cfg->n_head, HS = cfg->n_embd / cfg->n_head;
+    const int L = cfg->n_layer, NH = cfg->n_head, HS = cfg->head_dim;
     const size_t TT = (size_t)T * T;
     const float *att = alab_result_attention(m);
     const float *last = att + (size_t)(L - 1) * NH * TT;
@@ -467,13 +467,13 @@ static int cmd_generate(const cli *c, alab_model *m) {
     int rc = out_ids ? alab_generate(out_ids, &n, m, ids, T, c->max_new, c->temperature, c->top_k, &rng) : ALAB_ENOMEM;
     if (rc) { free(ids); free(out_ids); return fail_rc(rc, "generate"); }
     size_t need = 0;
-    alab_bpe_decode(NULL, 0, &need, alab_model_bpe(m), out_ids, n);
+    alab_model_decode(NULL, 0, &need, m, out_ids, n);
     char *text = malloc(need + 1);
     char *out = NULL;
     size_t len = 0;
     FILE *f = text ? open_memstream(&out, &len) : NULL;
     if (!f) { free(text); free(ids); free(out_ids); return fail_rc(ALAB_ENOMEM, "generate"); }
-    alab_bpe_decode(text, need + 1, &need, alab_model_bpe(m), out_ids, n);
+    alab_model_decode(text, need + 1, &need, m, out_ids, n);
     if (c->json) {
         fputs("{\"prompt_ids\":", f);
         json_ints(f, ids, T);

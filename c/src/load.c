@@ -515,3 +515,33 @@ int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config
     free(m.layers);
     return rc;
 }
+
+/* Ids a checkpoint's embedding has beyond its tokenizer (padding rows: Pythia's 50304 > 50277, Qwen2.5's
+ * 151936 > 151665) are no token: shown as "<id N>", decoded to nothing. */
+static int beyond_tokenizer(const alab_model *m, int id) {
+    return id >= alab_bpe_vocab_size(m->bpe) && id < m->cfg.vocab_size;
+}
+
+int alab_model_token_display(char *out, size_t cap, size_t *len, const alab_model *m, int id) {
+    if (!m || !len) return alab_fail(ALAB_EINVAL, "alab_model_token_display: NULL argument");
+    if (!beyond_tokenizer(m, id)) return alab_bpe_display(out, cap, len, m->bpe, id);
+    char label[32];
+    *len = (size_t)snprintf(label, sizeof label, "<id %d>", id);
+    if (out && cap) {
+        size_t k = *len < cap ? *len + 1 : cap;
+        memcpy(out, label, k);
+    }
+    return *len < cap ? ALAB_OK : alab_fail(ALAB_ELIMIT, "display: %zu bytes needed", *len + 1);
+}
+
+int alab_model_decode(char *out, size_t cap, size_t *len, const alab_model *m, const int *ids, int n_ids) {
+    if (!m || !len || (!ids && n_ids > 0) || n_ids < 0) return alab_fail(ALAB_EINVAL, "alab_model_decode: bad argument");
+    int *keep = malloc((size_t)(n_ids ? n_ids : 1) * sizeof(int));
+    if (!keep) return alab_fail(ALAB_ENOMEM, "out of memory");
+    int k = 0;
+    for (int i = 0; i < n_ids; i++)
+        if (!beyond_tokenizer(m, ids[i])) keep[k++] = ids[i];
+    int rc = alab_bpe_decode(out, cap, len, m->bpe, keep, k);
+    free(keep);
+    return rc;
+}

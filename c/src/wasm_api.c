@@ -283,7 +283,12 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_decode(char *out, int cap, const alab_bpe
 EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *m,
                                           const int *ids, int n_ids) {
     if (!m) return alab_fail(ALAB_EINVAL, "decode: no model");
-    return alab_wasm_bpe_decode(out, cap, alab_model_bpe(m), ids, n_ids);
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "decode: negative capacity");
+    size_t len = 0;
+    int rc = alab_model_decode(out, (size_t)cap, &len, m, ids, n_ids); /* padding ids beyond the tokenizer: nothing */
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "decode: output too long");
+    return (int)len;
 }
 
 /* Display string of one token (figure label); returns its byte length or
@@ -301,7 +306,12 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bp
 EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
                                                  int id) {
     if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
-    return alab_wasm_bpe_display(out, cap, alab_model_bpe(m), id);
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "display: negative capacity");
+    size_t len = 0;
+    int rc = alab_model_token_display(out, (size_t)cap, &len, m, id); /* "<id N>" beyond the tokenizer */
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "display: output too long");
+    return (int)len;
 }
 
 /* ------------------------------------------------------------------------ */

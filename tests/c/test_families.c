@@ -153,6 +153,12 @@ static void every_family_matches_the_reference(void **state) {
             double dl = max_abs_diff(alab_result_logits(m), golden(cs, "logits", (size_t)c->vocab_size), (size_t)c->vocab_size);
             if (!(da <= TOL_ATT) || !(dl <= TOL_LOGITS))
                 fail_msg("%s/%s: attentions differ by %.3g, logits by %.3g", fam->key, json_get(cs, "name")->u.str, da, dl);
+            double nll = 0;
+            int nn = 0;
+            assert_int_equal(alab_result_nll(&nll, &nn, m), ALAB_OK); /* the final norm and head at every position */
+            assert_int_equal(nn, T - 1);
+            if (!(fabs(nll - num_or(cs, "nll", NAN)) <= 1e-3))
+                fail_msg("%s/%s: next-token loss %.6f, reference %.6f", fam->key, json_get(cs, "name")->u.str, nll, num_or(cs, "nll", NAN));
             const float *gq = golden(cs, "q", (size_t)T * c->head_dim), *gk = golden(cs, "k", (size_t)T * c->head_dim);
             if (gq) {
                 assert_non_null(alab_result_q(m));
@@ -345,6 +351,18 @@ static void a_tokenizer_json_folder_encodes_with_its_bos(void **state) {
     assert_int_equal(n, na);
     assert_int_equal(alab_model_encode(a, 64, &n, m, "", 0), ALAB_OK); /* no text, no BOS */
     assert_int_equal(n, 0);
+    /* ids 278, 279: embedding rows beyond the tokenizer's 278 ids (padding, as Pythia's and Qwen2.5's) */
+    char buf[32];
+    size_t len = 0;
+    assert_int_equal(alab_model_token_display(buf, sizeof buf, &len, m, 279), ALAB_OK);
+    assert_string_equal(buf, "<id 279>");
+    assert_int_equal(alab_model_token_display(buf, sizeof buf, &len, m, 280), ALAB_ERANGE);
+    int with_pad[3] = {39, 279, 68}, without[2] = {39, 68};
+    char d1[32], d2[32];
+    size_t l1 = 0, l2 = 0;
+    assert_int_equal(alab_model_decode(d1, sizeof d1, &l1, m, with_pad, 3), ALAB_OK);
+    assert_int_equal(alab_model_decode(d2, sizeof d2, &l2, m, without, 2), ALAB_OK);
+    assert_string_equal(d1, d2);
     alab_model_free(m);
     alab_model_free(g);
 }

@@ -69,6 +69,25 @@ describe('every family against the float64 reference (wasm, npm API)', () => {
     });
   }
 
+  it('head importance, roles, the DAG profile and counterfactual pairs run on every family', () => {
+    for (const n of names) {
+      const f = golden.families[n], m = models[n], LH = f.n_layer * f.n_head;
+      const imp = m.headImportance(f.ids);
+      // the plain run's loss is the reference's next-token loss (final norm and head at every position)
+      expect(Math.abs(imp.baseLoss - f.cases[0].nll / (f.ids.length - 1))).toBeLessThanOrEqual(1e-4);
+      expect(imp.delta.length).toBe(LH);
+      expect(imp.delta.some((d) => Math.abs(d) > 1e-6)).toBe(true);
+      const roles = m.headRoles([...f.ids.slice(0, 3), ...f.ids.slice(0, 3)]);
+      expect(roles.inductionDefined).toBe(true);
+      expect(roles.prev.length).toBe(LH);
+      const dag = m.dagProfile([f.ids, f.ids.slice(0, 4)]);
+      expect(dag.sentences[0].head.length).toBe(LH);
+      expect(dag.mean.overall).toBeGreaterThan(0);
+      const cf = m.counterfactual([40, 81, 33, 200], [40, 81, 34, 200]);
+      expect(cf.next.kl).toBeGreaterThan(0);
+    }
+  });
+
   it('generation with the cache equals greedy choice by full runs (every family)', () => {
     for (const n of names) {
       const m = models[n];

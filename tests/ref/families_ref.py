@@ -371,19 +371,23 @@ def forward(cfg, W, ids, opts=None):
         else:
             x = x + attn
             x = x + mlp(norm2(x))
-    xl = x[T - 1]
     if mt == "gpt2":
-        xf = layernorm(xl, Wg["ln_f.weight"], Wg["ln_f.bias"], eps)
+        xf = layernorm(x, Wg["ln_f.weight"], Wg["ln_f.bias"], eps)
         head = embed if a.tied else Wg["lm_head.weight"]
     elif mt == "gpt_neox":
-        xf = layernorm(xl, Wg["gpt_neox.final_layer_norm.weight"], Wg["gpt_neox.final_layer_norm.bias"], eps)
+        xf = layernorm(x, Wg["gpt_neox.final_layer_norm.weight"], Wg["gpt_neox.final_layer_norm.bias"], eps)
         head = embed if a.tied else Wg["embed_out.weight"]
     else:
-        xf = rmsnorm(xl, Wg["model.norm.weight"], eps)
+        xf = rmsnorm(x, Wg["model.norm.weight"], eps)
         head = embed if a.tied else Wg["lm_head.weight"]
-    logits = head @ xf
+    all_logits = xf @ head.T                                    # (T, V)
+    logits = all_logits[T - 1]
+    # the next-token loss summed over positions 0..T-2 (nats)
+    logp = torch.log_softmax(all_logits[:-1], dim=-1)
+    nll = -float(sum(logp[t, ids[t + 1]] for t in range(T - 1)))
     return {
         "logits": logits.numpy().astype(np.float32),
+        "nll": nll,
         "attentions": attentions.numpy().astype(np.float32),
         "q": None if q_cap is None else q_cap.numpy().astype(np.float32),
         "k": None if k_cap is None else k_cap.numpy().astype(np.float32),

@@ -244,7 +244,7 @@ def main(argv=None):
             if a.mt == "gpt2" and cname not in GPT2_CASES:
                 continue
             r = families_ref.forward(c, W, IDS, o)
-            run = {"name": cname, "opts": o}
+            run = {"name": cname, "opts": o, "nll": r["nll"]}
             for key in ("attentions", "logits", "q", "k"):
                 if r[key] is not None:
                     run[key] = [len(blob), int(r[key].size)]  # [offset in floats, count] in golden.bin
