@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
+import * as workerApi from '../../web/src/worker-client.js';
 import { maxAbsDiff } from './helpers/compare.js';
 import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK } from '../../web/src/core/wasm.js';
 
@@ -205,6 +206,26 @@ describe('Hugging Face folders in every form', () => {
       expect(maxAbsDiff(new Float32Array(out.attentions.flat(3)), api.attentions)).toBeLessThanOrEqual(1e-5);
       expect(maxAbsDiff(new Float32Array(out.logits), api.logits)).toBeLessThanOrEqual(1e-4);
       m.dispose();
+    }
+  });
+
+  it('attnlab/worker takes a sharded folder as buffers (shards included) and gives the main-thread numbers', async () => {
+    const read = (f) => new Uint8Array(readFileSync(join(dir, f)));
+    const shards = {};
+    for (const f of readdirSync(dir).filter((x) => /^model-\d+-of-\d+\.safetensors$/.test(x))) shards[f] = read(f);
+    const remote = await workerApi.loadModel({ config: read('config.json'), index: read('model.safetensors.index.json'), shards,
+                                               vocab: read('vocab.json'), merges: read('merges.txt') });
+    try {
+      expect(remote.config).toMatchObject({ family: 'qwen3', nKvHead: 2, headDim: 16 });
+      const o = { interventions: [{ kind: 'swapQK', layer: 1, head: 'all' }], captureQK: { layer: 0, head: 3 } };
+      const a = await remote.run([40, 81, 33, 200], o);
+      const m = await loadModel(dir);
+      const b = m.run([40, 81, 33, 200], o);
+      expect(a.attentions).toEqual(b.attentions);
+      expect(a.k).toEqual(b.k);
+      m.dispose();
+    } finally {
+      await remote.dispose();
     }
   });
 });
