@@ -3,7 +3,7 @@
  *   attnlab run [--model DIR] --text TEXT [--do L,H|all,ROW,COL,hard]
  *               [--do L,H|all,ROW,COL,soft,LAMBDA] [--ablate L.H,...]
  *               [--mask causal|full|window:W] [--scale S] [--capture L,H]
- *               [--top K] [--threads N] [--json]
+ *               [--top K] [--threads N] [--half] [--json]
  *   attnlab tokenize [--model DIR] --text TEXT [--json]
  *   attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T]
  *               [--top-k K] [--seed S] [--threads N] [--json]
@@ -37,6 +37,7 @@ static const char *USAGE =
     "      --capture L,H                    include q and k of that head in the JSON\n"
     "      --top K                          number of next tokens to list (default 10)\n"
     "      --threads N                      split the forward pass over N threads (same numbers, bit for bit)\n"
+    "      --half                           keep F16/BF16 weights in 16 bits (half the memory, slower)\n"
     "  attnlab tokenize [--model DIR] --text TEXT [--json]\n"
     "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
     "  attnlab --version\n"
@@ -158,6 +159,7 @@ static void json_tokens(FILE *f, const alab_bpe *bpe, const int *ids, int n) {
 typedef struct {
     const char *cmd, *model, *text;
     int json, top, max_new, top_k, threads;
+    int half;   /* --half: ALAB_WEIGHTS_HALF */
     float temperature;
     unsigned long long seed;
     alab_intervention interv[256];
@@ -228,6 +230,7 @@ static int parse_args(cli *c, int argc, char **argv) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED_VAL() do { if (!val) return usage_error("%s needs a value", a); i++; } while (0)
         if (strcmp(a, "--json") == 0) c->json = 1;
+        else if (strcmp(a, "--half") == 0) c->half = 1;
         else if (strcmp(a, "--model") == 0) { NEED_VAL(); c->model = val; }
         else if (strcmp(a, "--text") == 0) { NEED_VAL(); c->text = val; }
         else if (strcmp(a, "--do") == 0) { NEED_VAL(); if (parse_do(c, val)) return 2; }
@@ -289,7 +292,7 @@ static int load(alab_model **m, const cli *c) {
             return 1;
         }
     }
-    int rc = alab_model_load_dir(m, dir);
+    int rc = alab_model_load_dir_ex(m, dir, c->half ? ALAB_WEIGHTS_HALF : ALAB_WEIGHTS_AUTO);
     if (rc) {
         char what[PATH_MAX + 32];
         snprintf(what, sizeof what, "cannot load model from %s", dir);

@@ -165,7 +165,22 @@ typedef struct {
     const char *merges; size_t merges_len;
     const char *tokenizer_json; size_t tokenizer_len;
     const char *tokenizer_config_json; size_t tokenizer_config_len;
+    int weights;  /* ALAB_WEIGHTS_*: how F16/BF16 weights are kept (0 = auto) */
 } alab_model_files;
+
+/* How a checkpoint's F16/BF16 weights are held. HALF keeps the big matrices
+ * (every layer's, the embedding, the LM head) in 16 bits, converted to f32
+ * inside each product (one matrix, or one block of the LM head, at a time):
+ * half the memory, at a cost in speed (docs/BENCHMARKS.md). It needs all of
+ * them F16 or all BF16, else the model is kept in F32. AUTO is F32 unless
+ * the F32 copy would exceed ALAB_F32_WEIGHTS_MAX (3 GiB in wasm32, where the
+ * address space is 4 GB; no limit natively). Numbers differ from F32
+ * storage only by the summation order of the unpacked product (~1e-6). */
+enum { ALAB_WEIGHTS_AUTO = 0, ALAB_WEIGHTS_F32 = 1, ALAB_WEIGHTS_HALF = 2 };
+/* alab_model_load_dir with a choice of ALAB_WEIGHTS_*. */
+int alab_model_load_dir_ex(alab_model **out, const char *dir, int weights);
+/* 1 when the model keeps its big matrices in 16 bits, else 0. */
+int alab_model_half(const alab_model *m);
 int alab_model_load_files(alab_model **out, const alab_model_files *files);
 
 /* Load from memory. The safetensors buffer must come from malloc():

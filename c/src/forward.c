@@ -81,6 +81,10 @@ static void act_part(void *ctx, int part, int nparts) {
 
 void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
                        int T, int C, int OC) {
+    if (m->half) { /* 16-bit weights: the matrix converted to f32, then the unpacked product */
+        matmul_forward(out, inp, alab_half_matrix(m, w, (size_t)C * OC), b, T, C, OC);
+        return;
+    }
     if (!m->packed) { /* (ALAB_NO_PACK builds) single-threaded */
         matmul_forward(out, inp, w, b, T, C, OC);
         return;
@@ -97,6 +101,15 @@ void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float 
 /* out (T, V) = inp (T, C) @ lm_head^T. */
 void alab_lm_head(alab_model *m, float *out, const float *inp, int T) {
     const int C = m->cfg.n_embd, V = m->cfg.vocab_size;
+    if (m->half) { /* blocks of rows converted to f32 in turn */
+        const uint16_t *w16 = (const uint16_t *)(const void *)m->lm_head;
+        for (int v0 = 0; v0 < V; v0 += ALAB_HEAD_BLOCK) {
+            const int nb = V - v0 < ALAB_HEAD_BLOCK ? V - v0 : ALAB_HEAD_BLOCK;
+            const float *blk = alab_half_matrix(m, (const float *)(const void *)(w16 + (size_t)v0 * C), (size_t)nb * C);
+            for (int t = 0; t < T; t++) matmul_nt_forward(out + (size_t)t * V + v0, inp + (size_t)t * C, blk, 1, C, nb);
+        }
+        return;
+    }
     const int parts = alab_parts_for(m, (double)T * C * V);
     if (parts <= 1) {
         matmul_nt_forward(out, inp, m->lm_head, T, C, V);
@@ -253,7 +266,12 @@ void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
     const int C = m->cfg.n_embd;
     activations *a = &m->acts;
     for (int t = 0; t < Tn; t++) {
-        if (m->wpe) /* x = wte[ids] + wpe[pos] */
+        if (m->half) { /* the row converted, then the position added */
+            const uint16_t *row = (const uint16_t *)(const void *)m->wte + (size_t)ids[t] * C;
+            float *x = a->x + (size_t)t * C;
+            for (int c = 0; c < C; c++) x[c] = m->half == ST_F16 ? alab_f16_to_f32(row[c]) : alab_bf16_to_f32(row[c]);
+            if (m->wpe) add_f32(x, x, m->wpe + (size_t)(P0 + t) * C, C);
+        } else if (m->wpe) /* x = wte[ids] + wpe[pos] */
             add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);
         else
             memcpy(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, (size_t)C * sizeof(float));

@@ -107,7 +107,9 @@ static int shard_names(char ***names, int *n, const char *index, size_t len) {
     return rc;
 }
 
-int alab_model_load_dir(alab_model **out, const char *dir) {
+int alab_model_load_dir(alab_model **out, const char *dir) { return alab_model_load_dir_ex(out, dir, ALAB_WEIGHTS_AUTO); }
+
+int alab_model_load_dir_ex(alab_model **out, const char *dir, int weights) {
     if (!out || !dir) return alab_fail(ALAB_EINVAL, "alab_model_load_dir: NULL argument");
     *out = NULL;
     alab_model_files f = {0};
@@ -159,6 +161,7 @@ int alab_model_load_dir(alab_model **out, const char *dir) {
         f.merges = merges;
         f.tokenizer_json = tok;
         f.tokenizer_config_json = tokcfg;
+        f.weights = weights;
         rc = alab_model_load_files(out, &f); /* the shards' data pass to the model, on success and on failure */
     } else if (shards) {
         for (int i = 0; i < n_names; i++) free(shards[i].data);

@@ -109,6 +109,7 @@ typedef struct {
     int ndim;
     int64_t shape[2];      /* as stored in the file */
     int xf;                /* the transform to the engine's layout */
+    int big;               /* a layer matrix, the embedding or the LM head: 16-bit in half models */
     const st_tensor *t;
     int file;              /* the shard it is borrowed from, or -1 */
 } weight_spec;
@@ -127,6 +128,7 @@ static void add(spec_list *l, const float **dst, const char *fmt, int layer, int
     w->shape[0] = d0;
     w->shape[1] = d1;
     w->xf = xf;
+    w->big = d1 != 0;      /* every 2-D weight; GPT-2's wpe is marked back below */
     w->t = NULL;
     w->file = -1;
 }
@@ -142,7 +144,10 @@ static int list_weights(spec_list *l, alab_model *m) {
     l->cap = 6 + 24 * c->n_layer;
     if (!(l->s = calloc((size_t)l->cap, sizeof *l->s))) return alab_fail(ALAB_ENOMEM, "out of memory");
     add(l, &m->wte, nm->embed, 0, V, C, XF_NONE);
-    if (a->fam->pos == POS_LEARNED) add(l, &m->wpe, nm->pos_embed, 0, P, C, XF_NONE);
+    if (a->fam->pos == POS_LEARNED) {
+        add(l, &m->wpe, nm->pos_embed, 0, P, C, XF_NONE);
+        l->s[l->n - 1].big = 0; /* small, and added in f32 */
+    }
     add(l, &m->lnf_w, nm->final_norm_w, 0, C, 0, XF_NONE);
     if (a->fam->norm == NORM_LAYERNORM) add(l, &m->lnf_b, nm->final_norm_b, 0, C, 0, XF_NONE);
     if (!a->tied) add(l, &m->lm_head, nm->lm_head, 0, V, C, XF_NONE);
@@ -210,6 +215,22 @@ static void transpose_inplace(float *w, int64_t R, int64_t K, float *scratch, in
     }
 }
 
+/* transpose_inplace for 16-bit values (half models); scratch holds R*K/2 floats. */
+static void transpose16_inplace(uint16_t *w, int64_t R, int64_t K, float *scratch_f, int neox_heads) {
+    uint16_t *scratch = (uint16_t *)(void *)scratch_f;
+    memcpy(scratch, w, (size_t)(R * K) * sizeof(uint16_t));
+    const int64_t HS = neox_heads ? R / 3 / neox_heads : 0, Cq = neox_heads ? R / 3 : 0;
+    for (int64_t r = 0; r < R; r++) {
+        int64_t col = r;
+        if (neox_heads) {
+            const int64_t h = r / (3 * HS), part = (r % (3 * HS)) / HS, d = r % HS;
+            col = part * Cq + h * HS + d;
+        }
+        const uint16_t *src = scratch + r * K;
+        for (int64_t k = 0; k < K; k++) w[k * R + col] = src[k];
+    }
+}
+
 static void neox_bias_inplace(float *b, int64_t R, float *scratch, int heads) {
     memcpy(scratch, b, (size_t)R * sizeof(float));
     const int64_t HS = R / 3 / heads, Cq = R / 3;
@@ -231,11 +252,18 @@ static int shape_error(const st_tensor *t, const weight_spec *w) {
                      t->name, got, (long long)w->shape[0]);
 }
 
-static int bind_weights(alab_model *m, const tensor_source *src) {
+#ifdef __wasm__
+#define ALAB_F32_WEIGHTS_MAX ((size_t)3 << 30)
+#else
+#define ALAB_F32_WEIGHTS_MAX SIZE_MAX
+#endif
+
+static int bind_weights(alab_model *m, const tensor_source *src, int weights) {
     spec_list l = {0};
     int rc = list_weights(&l, m);
     if (rc) return rc;
     const char *prefix = m->arch.fam->names.alt_prefix;
+    int half_dtype = -1; /* the one 16-bit dtype of every big tensor, 0 if they differ or one is F32 */
 
     /* Pass 1: every tensor is there, float, with the right shape. */
     size_t convert_floats = 0, scratch_floats = 0;
@@ -260,6 +288,27 @@ static int bind_weights(alab_model *m, const tensor_source *src) {
         const size_t count = t->nbytes / st_dtype_size(t->dtype);
         if (!weight_is_borrowable(t)) convert_floats += count;
         if (w->xf != XF_NONE && count > scratch_floats) scratch_floats = count;
+        if (w->big) half_dtype = (t->dtype == ST_F16 || t->dtype == ST_BF16) && (half_dtype < 0 || half_dtype == (int)t->dtype)
+                                     ? (int)t->dtype : 0;
+    }
+    /* Half storage: asked for, or the F32 copy would not fit (wasm32); possible when every big tensor is
+     * F16, or every one BF16. Their 16-bit data then stays where it is (or is copied, when misaligned). */
+    if (rc == ALAB_OK && half_dtype > 0 && weights != ALAB_WEIGHTS_F32 &&
+        (weights == ALAB_WEIGHTS_HALF || convert_floats > ALAB_F32_WEIGHTS_MAX / sizeof(float))) {
+        m->half = half_dtype;
+        convert_floats = 0;
+        /* scratch: the largest layer matrix, converted whole, or one block of LM-head rows */
+        size_t widest = (size_t)ALAB_HEAD_BLOCK * m->cfg.n_embd;
+        for (int i = 0; i < l.n; i++) {
+            const weight_spec *w = &l.s[i];
+            const size_t count = w->t->nbytes / 2;
+            if (!w->big) { convert_floats += count; continue; }
+            if ((uintptr_t)w->t->data % 2) convert_floats += (count + 1) / 2; /* an aligned 16-bit copy */
+            const int vocab_rows = w->dst == &m->wte || w->dst == &m->lm_head;
+            if (!vocab_rows && count > widest) widest = count;
+        }
+        m->scratch = malloc(widest * sizeof(float));
+        if (!m->scratch) rc = alab_fail(ALAB_ENOMEM, "cannot allocate %zu MB of conversion scratch", (widest * 4) >> 20);
     }
 
     /* Pass 2: point at the file or convert; reject non-finite weights. */
@@ -275,6 +324,28 @@ static int bind_weights(alab_model *m, const tensor_source *src) {
         const st_tensor *t = l.s[i].t;
         size_t count = t->nbytes / st_dtype_size(t->dtype);
         const float *p;
+        if (m->half && l.s[i].big) { /* 16-bit kept: check it is finite, point at it (or at an aligned copy) */
+            const uint8_t *d16 = t->data;
+            if ((uintptr_t)d16 % 2) {
+                memcpy(dst, d16, t->nbytes);
+                d16 = (const uint8_t *)dst;
+                dst += (count + 1) / 2;
+            } else {
+                for (int s = 0; s < src->n; s++)
+                    if (t->data >= src->st[s].data && t->data < src->st[s].data + src->st[s].data_len) borrowed[s] = 1;
+            }
+            size_t bad = count;
+            for (size_t j = 0; j < count && bad == count; j++) {
+                uint16_t h16;
+                memcpy(&h16, d16 + 2 * j, 2);
+                const float f = m->half == ST_F16 ? alab_f16_to_f32(h16) : alab_bf16_to_f32(h16);
+                if (!(f - f == 0.0f)) bad = j;
+            }
+            if (bad < count)
+                rc = alab_fail(ALAB_ENAN, "model.safetensors: tensor \"%s\" holds a non-finite value at index %zu", t->name, bad);
+            *l.s[i].dst = (const float *)(const void *)d16;
+            continue;
+        }
         if (weight_is_borrowable(t)) {
             p = (const float *)(const void *)t->data;
             for (int s = 0; s < src->n; s++)
@@ -302,6 +373,12 @@ static int bind_weights(alab_model *m, const tensor_source *src) {
         for (int i = 0; i < l.n && rc == ALAB_OK; i++) {
             const weight_spec *w = &l.s[i];
             float *p = (float *)(uintptr_t)*w->dst;
+            if (m->half && w->big) {
+                if (w->xf == XF_TRANSPOSE || w->xf == XF_NEOX_QKV)
+                    transpose16_inplace((uint16_t *)(void *)p, w->shape[0], w->shape[1], scratch,
+                                        w->xf == XF_NEOX_QKV ? m->cfg.n_head : 0);
+                continue;
+            }
             if (w->xf == XF_TRANSPOSE) transpose_inplace(p, w->shape[0], w->shape[1], scratch, 0);
             else if (w->xf == XF_NEOX_QKV) transpose_inplace(p, w->shape[0], w->shape[1], scratch, m->cfg.n_head);
             else if (w->xf == XF_NEOX_QKV_BIAS) neox_bias_inplace(p, w->shape[0], scratch, m->cfg.n_head);
@@ -331,6 +408,7 @@ static int pack_layer_weights(alab_model *m) {
     (void)m;
     return ALAB_OK;
 #else
+    if (m->half) return ALAB_OK; /* 16-bit matrices are converted per product, into the unpacked layout */
     const alab_arch *a = &m->arch;
     const int C = m->cfg.n_embd, DQ = m->cfg.n_head * a->HS, DKV = a->NKV * a->HS, F = a->F;
     int widest = DQ + 2 * DKV;
@@ -363,6 +441,7 @@ void alab_model_free(alab_model *m) {
     free(m->files);
     free(m->converted);
     free(m->rope_cos);
+    free(m->scratch);
     free(m->acts.block);
     free(m);
 }
@@ -432,7 +511,7 @@ int alab_model_load_files(alab_model **out, const alab_model_files *f) {
         else if (f->n_shards > 1) rc = alab_fail(rc, "%s: %s", src.names[i] ? src.names[i] : "shard", alab_last_error());
     }
     if (rc == ALAB_OK && f->index_json) rc = parse_index(&src, f->index_json, f->index_len);
-    if (rc == ALAB_OK) rc = bind_weights(m, &src);
+    if (rc == ALAB_OK) rc = bind_weights(m, &src, f->weights);
     for (int i = 0; i < src.n; i++) st_free(&src.st[i]);
     free(src.st);
     free(src.names);
@@ -444,6 +523,16 @@ int alab_model_load_files(alab_model **out, const alab_model_files *f) {
     }
     *out = m;
     return ALAB_OK;
+}
+
+int alab_model_half(const alab_model *m) { return m && m->half ? 1 : 0; }
+
+const float *alab_half_matrix(alab_model *m, const float *w16, size_t n) {
+    const uint16_t *h = (const uint16_t *)(const void *)w16;
+    float *out = m->scratch;
+    if (m->half == ST_F16) for (size_t i = 0; i < n; i++) out[i] = alab_f16_to_f32(h[i]);
+    else for (size_t i = 0; i < n; i++) out[i] = alab_bf16_to_f32(h[i]);
+    return out;
 }
 
 int alab_model_load_buffers(alab_model **out, const char *config_json, size_t config_len,

@@ -133,7 +133,13 @@ struct alab_model {
     alab_pool *pool;
     int owns_pool;
     int pool_rc;
+    int half;                 /* ST_F16 / ST_BF16: the big matrices stay 16-bit (pointers are to uint16), else 0 */
+    float *scratch;           /* half: one matrix (or LM head block) converted to f32 */
 };
+
+/* The f32 copy of a 16-bit weight matrix of n values (half models) in m->scratch. */
+const float *alab_half_matrix(alab_model *m, const float *w16, size_t n);
+#define ALAB_HEAD_BLOCK 256  /* LM-head rows converted at a time (half models) */
 
 /* ---- threads (forward.c) ---------------------------------------------------- */
 int alab_parts_for(const alab_model *m, double madds);

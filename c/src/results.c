@@ -85,7 +85,9 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
         alab_final_norm(m, h, a->x + (size_t)t0 * C, R);
         /* the LM head in vocabulary blocks that stay in cache while all R rows use them */
         nll_job job = {logits, tiles, h, m->lm_head, R, C, V};
-        if (parts > 1 && (double)R * C * V >= alab_pool_min_work(m->pool)) {
+        if (m->half) { /* 16-bit head: the head's helper, row by row (blocks of the head converted in turn) */
+            alab_lm_head((alab_model *)(uintptr_t)m, logits, h, R);
+        } else if (parts > 1 && (double)R * C * V >= alab_pool_min_work(m->pool)) {
             int rc = alab_pool_run(m->pool, nll_part, &job);
             if (rc) { free(buf); return rc; }
         } else {
@@ -99,7 +101,8 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
             if (row[target] > 1e-30f) {
                 total -= log((double)row[target]);
             } else { /* the target's probability underflowed in f32: the exact log-sum-exp */
-                matmul_nt_forward(row, h + (size_t)r * C, m->lm_head, 1, C, V);
+                if (m->half) alab_lm_head((alab_model *)(uintptr_t)m, row, h + (size_t)r * C, 1);
+                else matmul_nt_forward(row, h + (size_t)r * C, m->lm_head, 1, C, V);
                 double mx = -INFINITY, sum = 0.0;
                 for (int v = 0; v < V; v++) if (row[v] > mx) mx = row[v];
                 for (int v = 0; v < V; v++) sum += exp((double)row[v] - mx);

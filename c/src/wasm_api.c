@@ -76,7 +76,8 @@ EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load(const char *config_json, size_t 
 /* alab_model_load_files with flat arguments: the text files as (pointer,
  * length) pairs (pointer 0 = absent), and n_shards safetensors buffers from
  * malloc() given by three arrays: shard_data[i], shard_len[i] and
- * shard_name[i] (NUL-terminated file names as the index names them). Every
+ * shard_name[i] (NUL-terminated file names as the index names them), and
+ * weights (ALAB_WEIGHTS_*: auto, f32, half). Every
  * shard buffer belongs to the model from this call on, success or not.
  * Returns the handle or 0 (rc in alab_wasm_last_rc()). */
 EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load_files(const char *config, size_t config_len,
@@ -86,7 +87,8 @@ EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load_files(const char *config, size_t
                                                       const char *tok, size_t tok_len,
                                                       const char *tokcfg, size_t tokcfg_len,
                                                       int n_shards, void *const *shard_data,
-                                                      const size_t *shard_len, const char *const *shard_name) {
+                                                      const size_t *shard_len, const char *const *shard_name,
+                                                      int weights) {
     alab_model *m = NULL;
     alab_shard *shards = n_shards > 0 && n_shards <= 4096 ? calloc((size_t)n_shards, sizeof *shards) : NULL;
     if (!shards) {
@@ -97,11 +99,14 @@ EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load_files(const char *config, size_t
     }
     for (int i = 0; i < n_shards; i++) shards[i] = (alab_shard){shard_name[i], shard_data[i], shard_len[i]};
     alab_model_files f = {config, config_len, shards, n_shards, index, index_len, vocab, vocab_len,
-                          merges, merges_len, tok, tok_len, tokcfg, tokcfg_len};
+                          merges, merges_len, tok, tok_len, tokcfg, tokcfg_len, weights};
     g_last_rc = alab_model_load_files(&m, &f);
     free(shards);
     return g_last_rc == ALAB_OK ? m : NULL;
 }
+
+/* 1 when the model keeps its big matrices in 16 bits. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_model_half(const alab_model *m) { return alab_model_half(m); }
 
 /* The model's family (config.json's model_type), a static string. */
 EMSCRIPTEN_KEEPALIVE const char *alab_wasm_model_family(const alab_model *m) {

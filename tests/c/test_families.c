@@ -367,6 +367,68 @@ static void a_tokenizer_json_folder_encodes_with_its_bos(void **state) {
     alab_model_free(g);
 }
 
+/* Half storage (ALAB_WEIGHTS_HALF): the F16/BF16 folders keep their big matrices in 16 bits and give the
+ * reference's numbers within the same tolerances, the F32 storage's within 1e-5, the same greedy generation;
+ * an F32 folder stays F32. */
+static void half_storage_matches_the_reference_and_f32_storage(void **state) {
+    (void)state;
+    const json_value *fams = json_get(g_doc.root, "families");
+    int halves = 0;
+    for (uint32_t f = 0; f < fams->n; f++) {
+        const json_value *fam = &fams->u.items[f];
+        alab_model *h = NULL, *m = load_model(json_get(fam, "dir")->u.str);
+        assert_int_equal(alab_model_load_dir_ex(&h, repo_path(json_get(fam, "dir")->u.str), ALAB_WEIGHTS_HALF), ALAB_OK);
+        assert_int_equal(alab_model_half(m), 0);
+        const int is16 = !strcmp(fam->key, "neox") || !strcmp(fam->key, "llama") || !strcmp(fam->key, "qwen2") ||
+                         !strcmp(fam->key, "qwen3");
+        assert_int_equal(alab_model_half(h), is16);
+        halves += is16;
+        const alab_config *c = alab_model_config(m);
+        int ids[64], T;
+        ids_of(fam, ids, &T);
+        const json_value *cases = json_get(fam, "cases");
+        const size_t NA = (size_t)c->n_layer * c->n_head * T * T, V = (size_t)c->vocab_size;
+        for (uint32_t k = 0; k < cases->n; k++) {
+            const json_value *cs = &cases->u.items[k];
+            alab_intervention iv[16];
+            int lm[8], lw[8];
+            alab_run_opts o;
+            opts_of(&o, json_get(cs, "opts"), iv, lm, lw);
+            assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+            assert_int_equal(alab_forward(h, ids, T, &o), ALAB_OK);
+            double da = max_abs_diff(alab_result_attention(h), golden(cs, "attentions", NA), NA);
+            double dl = max_abs_diff(alab_result_logits(h), golden(cs, "logits", V), V);
+            double sa = max_abs_diff(alab_result_attention(h), alab_result_attention(m), NA);
+            double sl = max_abs_diff(alab_result_logits(h), alab_result_logits(m), V);
+            if (!(da <= TOL_ATT && dl <= TOL_LOGITS && sa <= 1e-5 && sl <= 1e-5))
+                fail_msg("%s/%s half: vs reference %.3g %.3g, vs f32 storage %.3g %.3g", fam->key,
+                         json_get(cs, "name")->u.str, da, dl, sa, sl);
+            double n1, n2;
+            int c1, c2;
+            assert_int_equal(alab_result_nll(&n1, &c1, m), ALAB_OK);
+            assert_int_equal(alab_result_nll(&n2, &c2, h), ALAB_OK);
+            assert_true(fabs(n1 - n2) <= 1e-4);
+        }
+        int a[12], b[12], na, nb;
+        uint64_t r1 = 3, r2 = 3;
+        assert_int_equal(alab_generate(a, &na, m, ids, 3, 12, 0.0f, 0, &r1), ALAB_OK);
+        assert_int_equal(alab_generate(b, &nb, h, ids, 3, 12, 0.0f, 0, &r2), ALAB_OK);
+        assert_memory_equal(a, b, sizeof a);
+        alab_model_free(m);
+        alab_model_free(h);
+    }
+    assert_int_equal(halves, 4);
+    alab_model *t = load_model("tests/fixtures/tiny-bf16"), *th = NULL; /* GPT-2 too */
+    assert_int_equal(alab_model_load_dir_ex(&th, repo_path("tests/fixtures/tiny-bf16"), ALAB_WEIGHTS_HALF), ALAB_OK);
+    assert_int_equal(alab_model_half(th), 1);
+    int ids[9] = {31, 7, 250, 1000, 12, 5, 88, 431, 9};
+    assert_int_equal(alab_forward(t, ids, 9, NULL), ALAB_OK);
+    assert_int_equal(alab_forward(th, ids, 9, NULL), ALAB_OK);
+    assert_true(max_abs_diff(alab_result_logits(t), alab_result_logits(th), 1257) <= 1e-5);
+    alab_model_free(t);
+    alab_model_free(th);
+}
+
 /* ---- bad folders ------------------------------------------------------------------------- */
 
 static char g_tmp[256];
@@ -494,6 +556,7 @@ int main(void) {
         cmocka_unit_test(the_config_names_the_family),
         cmocka_unit_test(a_k_edit_of_a_grouped_head_acts_on_its_key_value_head),
         cmocka_unit_test(a_tokenizer_json_folder_encodes_with_its_bos),
+        cmocka_unit_test(half_storage_matches_the_reference_and_f32_storage),
         cmocka_unit_test(rmsnorm_gelu_exact_and_swiglu_match_their_twins),
         cmocka_unit_test(a_missing_shard_is_emissing),
         cmocka_unit_test(an_index_naming_a_tensor_twice_is_eformat),

@@ -325,6 +325,8 @@ export class Model {
     this.#h = handle;
     /** {threads, asked, build, note}: the threads runs are split over, what was asked, the wasm build, and why fewer (or null). */
     this.engine = Object.freeze({ ...engine });
+    /** How the weights are held: 'f32', or 'half' (16-bit, converted inside the products; loadModel's weights option). */
+    this.weights = w.modelHalf(handle) ? 'half' : 'f32';
     const c = w.config(handle);
     /**
      * {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim}:
@@ -680,8 +682,10 @@ export function modelInternals(model) {
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm, threads, wasmMT, threadWorker } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker']);
+  const { onProgress, wasm, threads, wasmMT, threadWorker, weights = 'auto' } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'weights']);
+  if (!['auto', 'f32', 'half'].includes(weights))
+    throw new AttnlabError(typeof weights === 'string' ? 'EINVAL' : 'ETYPE', "options.weights must be 'auto', 'f32' or 'half'");
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
   const emit = onProgress ? (e) => onProgress(e) : () => {};
@@ -698,8 +702,8 @@ export async function loadModel(source, options) {
   try {
     // GPT-2's four files take the path they always took; any other folder the general loader
     // (shards, index, tokenizer.json). Both own the weight buffers from here.
-    const legacy = files.shards.length === 1 && !files.index && !files.tokenizer && files.vocab && files.merges;
-    handle = legacy ? w.loadModelFromHeap(files, files.stPtr, files.stLen) : w.loadModelFiles(files, files.shards);
+    const legacy = weights === 'auto' && files.shards.length === 1 && !files.index && !files.tokenizer && files.vocab && files.merges;
+    handle = legacy ? w.loadModelFromHeap(files, files.stPtr, files.stLen) : w.loadModelFiles(files, files.shards, { weights });
   } catch (e) {
     w.stopThreads();
     throw e;

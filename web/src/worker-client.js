@@ -146,6 +146,8 @@ class WorkerModel {
     this.source = null;
     /** {threads, asked, build, note} of the model in the worker (after load); see Model#engine. */
     this.engine = null;
+    /** 'f32' or 'half' (after load); see Model#weights. */
+    this.weights = null;
     port.onMessage((msg) => this.#onMessage(msg));
     port.onFailure((why) => this.#fail(new AttnlabError('EWASM', `the attnlab worker failed: ${why}`)));
     port.busy(false);
@@ -207,11 +209,12 @@ class WorkerModel {
 
   async #load(source, options) {
     const o = {};
-    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker']) if (options[k] !== undefined) o[k] = options[k];
+    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'weights']) if (options[k] !== undefined) o[k] = options[k];
     const value = await this.#call('load', [source, o], options.transfer, options.onProgress);
     this.config = Object.freeze(value.config);
     this.source = value.source;
     this.engine = Object.freeze(value.engine);
+    this.weights = value.weights;
   }
 
   /** True once dispose() was called. */
@@ -269,7 +272,7 @@ async function loadModel(source, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
   const o = options || {};
-  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'worker', 'transfer'];
+  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'weights', 'worker', 'transfer'];
   for (const k of Object.keys(o))
     if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
   if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
@@ -284,7 +287,8 @@ async function loadModel(source, options) {
     : (await resolveURL(o.threadWorker, 'threadWorker URL')).href;
   const model = new WorkerModel(NEW, await startWorker(o.worker));
   try {
-    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, transfer, onProgress: o.onProgress || null });
+    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, weights: o.weights, transfer,
+                                 onProgress: o.onProgress || null });
   } catch (e) {
     await model.dispose();
     throw e;

@@ -57,7 +57,7 @@ export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, ge
 export const REQUIRED_EXPORTS = Object.freeze([
   'malloc', 'free', 'alab_strerror', 'alab_last_error',
   'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
-  'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
+  'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_model_half', 'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
   'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
   'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
   'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
@@ -382,9 +382,9 @@ export class AttnlabWasm {
    * tokenizer, tokenizerConfig) and shards [{name, ptr, len}], safetensors
    * buffers the caller already wrote into wasm memory (from malloc). Every
    * shard buffer belongs to the model from this call on, whether it succeeds
-   * or throws.
+   * or throws. weights: 'auto' (16-bit storage only when the f32 copy would not fit), 'f32' or 'half'.
    */
-  loadModelFiles(files, shards) {
+  loadModelFiles(files, shards, { weights = 'auto' } = {}) {
     let owned = true;
     try {
       const keys = ['config', 'index', 'vocab', 'merges', 'tokenizer', 'tokenizerConfig'];
@@ -411,7 +411,9 @@ export class AttnlabWasm {
           u32[(pName >>> 2) + i] = pn;
         });
         owned = false;
-        const m = this.fn.alab_wasm_load_files(...args, n, pData, pLen, pName);
+        const mode = { auto: 0, f32: 1, half: 2 }[weights];
+        if (mode === undefined) throw new AttnlabError('EINVAL', `weights must be 'auto', 'f32' or 'half' (got ${String(weights)})`);
+        const m = this.fn.alab_wasm_load_files(...args, n, pData, pLen, pName, mode);
         if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
         if (this._threads) this.fn.alab_wasm_model_set_pool(m, this._threads.pool);
         return m;
@@ -420,6 +422,9 @@ export class AttnlabWasm {
       if (owned) for (const sh of shards) this.fn.free(sh.ptr);
     }
   }
+
+  /** True when the model keeps its big matrices in 16 bits (weights: 'half', or auto on a model too big for f32). */
+  modelHalf(m) { return this.fn.alab_wasm_model_half(m) === 1; }
 
   /** The model's family: config.json's model_type ('gpt2', 'gpt_neox', 'llama', 'qwen2', 'qwen3'). */
   modelFamily(m) { return this.readCString(this.fn.alab_wasm_model_family(m)); }
