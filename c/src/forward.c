@@ -269,7 +269,7 @@ void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
         if (m->half) { /* the row converted, then the position added */
             const uint16_t *row = (const uint16_t *)(const void *)m->wte + (size_t)ids[t] * C;
             float *x = a->x + (size_t)t * C;
-            for (int c = 0; c < C; c++) x[c] = m->half == ST_F16 ? alab_f16_to_f32(row[c]) : alab_bf16_to_f32(row[c]);
+            alab_half_to_f32_n(x, row, (size_t)C, m->half == ST_F16);
             if (m->wpe) add_f32(x, x, m->wpe + (size_t)(P0 + t) * C, C);
         } else if (m->wpe) /* x = wte[ids] + wpe[pos] */
             add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);

@@ -137,6 +137,9 @@ struct alab_model {
     float *scratch;           /* half: one matrix (or LM head block) converted to f32 */
 };
 
+/* out[i] = h[i] as f32, F16 (f16 = 1) or BF16, exact for every finite value (F16 Inf/NaN are not expected:
+ * weights are checked finite at load); the vectorised twin of alab_f16_to_f32 / alab_bf16_to_f32. */
+void alab_half_to_f32_n(float *out, const uint16_t *h, size_t n, int f16);
 /* The f32 copy of a 16-bit weight matrix of n values (half models) in m->scratch. */
 const float *alab_half_matrix(alab_model *m, const float *w16, size_t n);
 #define ALAB_HEAD_BLOCK 256  /* LM-head rows converted at a time (half models) */

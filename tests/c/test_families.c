@@ -20,6 +20,7 @@
 #include "attnlab.h"
 #include "internal.h"
 #include "json.h"
+#include "model.h"
 #include "ops.h"
 #include "parallel.h"
 #include "testutil.h"
@@ -429,6 +430,24 @@ static void half_storage_matches_the_reference_and_f32_storage(void **state) {
     alab_model_free(th);
 }
 
+/* The vectorised 16-bit conversions of half storage equal the scalar ones on every value of each (F16: every
+ * finite one, the only ones a checked weight can hold). */
+static void the_half_conversions_are_exact(void **state) {
+    (void)state;
+    static uint16_t h[65536];
+    static float out[65536];
+    for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    for (int f16 = 0; f16 < 2; f16++) {
+        alab_half_to_f32_n(out, h, 65536, f16);
+        for (int i = 0; i < 65536; i++) {
+            const float want = f16 ? alab_f16_to_f32(h[i]) : alab_bf16_to_f32(h[i]);
+            if (f16 && !isfinite(want)) continue;
+            if (isnan(want)) { assert_true(isnan(out[i])); continue; }
+            if (memcmp(&want, &out[i], 4) != 0) fail_msg("%s 0x%04x: %a, expected %a", f16 ? "f16" : "bf16", i, out[i], want);
+        }
+    }
+}
+
 /* ---- bad folders ------------------------------------------------------------------------- */
 
 static char g_tmp[256];
@@ -557,6 +576,7 @@ int main(void) {
         cmocka_unit_test(a_k_edit_of_a_grouped_head_acts_on_its_key_value_head),
         cmocka_unit_test(a_tokenizer_json_folder_encodes_with_its_bos),
         cmocka_unit_test(half_storage_matches_the_reference_and_f32_storage),
+        cmocka_unit_test(the_half_conversions_are_exact),
         cmocka_unit_test(rmsnorm_gelu_exact_and_swiglu_match_their_twins),
         cmocka_unit_test(a_missing_shard_is_emissing),
         cmocka_unit_test(an_index_naming_a_tensor_twice_is_eformat),
