@@ -86,6 +86,11 @@ export interface LoadOptions {
   wasmMT?: WasmSource;
   /** The URL of the helper threads' worker script (web/src/core/thread.js), where a bundler cannot find it. */
   threadWorker?: string | URL;
+  /**
+   * How F16/BF16 weights are held: 'f32' (converted at load), 'half' (16-bit, converted inside each product:
+   * about half the memory, slower), 'auto' (default: 'f32' unless that copy would exceed 3 GiB).
+   */
+  weights?: 'auto' | 'f32' | 'half';
 }
 
 /** What a model runs on (docs/api.md, Threads). */
@@ -232,6 +237,8 @@ export interface Model {
   readonly source: string;
   /** The threads and the wasm build it runs on. */
   readonly engine: Engine;
+  /** How the weights are held: 'f32', or 'half' (LoadOptions.weights). */
+  readonly weights: 'f32' | 'half';
   readonly disposed: boolean;
   tokenize(text: string): { ids: Int32Array; tokens: string[] };
   decode(ids: ArrayLike<number>): string;
