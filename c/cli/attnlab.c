@@ -135,7 +135,15 @@ static void json_ints(FILE *f, const int *x, int n) {
 
 /* Display string of a token, in a static-free caller buffer. */
 static const char *display(char *buf, size_t cap, const alab_bpe *bpe, int id, size_t *len) {
-    if (alab_bpe_display(buf, cap, len, bpe, id) != ALAB_OK || *len >= cap) {
+    int rc = alab_bpe_display(buf, cap, len, bpe, id);
+    if (rc == ALAB_ERANGE && id >= 0) {
+        /* an id of the model's vocabulary that its tokenizer lacks (a padded
+         * or short vocabulary, issue 21 item 10): a label, not "" */
+        int n = snprintf(buf, cap, "<|id %d|>", id);
+        *len = n > 0 && (size_t)n < cap ? (size_t)n : 0;
+        return buf;
+    }
+    if (rc != ALAB_OK || *len >= cap) {
         *len = 0;
         buf[0] = '\0';
     }

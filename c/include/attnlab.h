@@ -215,7 +215,7 @@ int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m,
                       const char *text, size_t text_len);
 /* alab_bpe_display / alab_bpe_decode for this model's ids: an id the
  * embedding has beyond the tokenizer's (a padding row: Pythia, Qwen2.5) is
- * shown as "<id N>" and decodes to nothing. Same sizes and errors. */
+ * shown as "<|id N|>" and decodes to nothing. Same sizes and errors. */
 int alab_model_token_display(char *out, size_t cap, size_t *len, const alab_model *m, int id);
 int alab_model_decode(char *out, size_t cap, size_t *len, const alab_model *m, const int *ids, int n_ids);
 

@@ -1,6 +1,9 @@
-/* bpe.c — GPT-2's byte-level BPE tokenizer: load, encode, decode, display.
+/* bpe.c — the byte-level BPE tokenizer: GPT-2's files (load, encode,
+ * decode, display), and the engine that tokenizer_json.c configures for
+ * Hugging Face tokenizer.json files (see "tokenizer.json" below).
  *
- * encode(text) runs three stages, exactly as OpenAI's encoder.py does:
+ * For GPT-2's files, encode(text) runs three stages, exactly as OpenAI's
+ * encoder.py does:
  *
  *   bytes ──(1) UTF-8 decode with replacement──▶ well-formed UTF-8
  *         ──(2) pre-tokenizer: GPT-2's regex, written out by hand──▶ pieces
@@ -42,6 +45,16 @@
  * not scanned for it: the characters "<|endoftext|>" encode as ordinary text
  * (like js-tiktoken with no special tokens allowed or disallowed). Callers
  * that want the token put id 50256 in the id list themselves.
+ *
+ * tokenizer.json (b->hf): between (1) and (2) the text is cut at the added
+ * tokens (a byte trie, leftmost then longest, as tokenizers.js and the Rust
+ * crate do; lstrip / rstrip eat the whitespace beside them), each stretch
+ * between them is NFC-normalized if the file says so (nfc.c) and cut again
+ * at the added tokens marked "normalized"; (2) is the family's pre-tokenizer
+ * (GPT-2's regex, the same after single ASCII digits for SmolLM2, or Llama
+ * 3's / Qwen2's Split pattern: next_piece_split); with ignore_merges a piece
+ * that is a whole token skips (3). The merges' order is not checked there:
+ * (3) is Hugging Face's own loop (lowest rank, then leftmost) in any order.
  *
  * Files. vocab.json: a JSON object of token strings (in GPT-2's byte-to-
  * unicode alphabet, below) to ids; the ids must be exactly 0..V-1 (each once,
@@ -175,8 +188,9 @@ static unsigned char *utf8_replace_invalid(const unsigned char *s, size_t n, siz
 /* ------------------------------------------------------------------------ */
 
 /* Every table that a file fills (token bytes -> id, merge pair -> rank,
- * added-token trie edges) hashes with SipHash-1-3 under a key drawn at random
- * for each tokenizer (getentropy; in wasm the host's crypto.getRandomValues).
+ * added-token trie edges) hashes under a key drawn at random for each
+ * tokenizer (getentropy; in wasm the host's crypto.getRandomValues):
+ * SipHash-1-3 for token bytes, tabulation (below) for 40-bit keys.
  * A file cannot be crafted to collide without knowing the key, so loading
  * stays linear in the number of entries (issue 21: an unkeyed FNV-1a let
  * 100k chosen tokens share 1,024 slots). */
@@ -239,13 +253,23 @@ static void random_key(alab_bpe *b) {
     }
     b->k0 = k[0];
     b->k1 = k[1];
+    for (int i = 0; i < 5 * 256; i++) b->tab[i >> 8][i & 255] = siphash13_u64(b->k0, b->k1, (uint64_t)i);
 }
 
 static inline uint64_t hash_bytes(const alab_bpe *b, const unsigned char *s, size_t n) {
     return siphash13(b->k0, b->k1, s, n);
 }
 
-static inline uint64_t hash_u64(const alab_bpe *b, uint64_t x) { return siphash13_u64(b->k0, b->k1, x); }
+/* 40-bit keys (merge pairs, trie edges), looked up in the encoder's inner
+ * loop, use simple tabulation hashing: five tables of 256 random words,
+ * one per byte of the key, XORed. It is nearly as fast as an unkeyed mixer, and
+ * with random tables linear probing takes O(1) expected probes whatever the
+ * keys (Patrascu and Thorup, "The power of simple tabulation hashing",
+ * 2012); the tables come from this tokenizer's SipHash key. */
+static inline uint64_t hash_u64(const alab_bpe *b, uint64_t x) {
+    return b->tab[0][x & 255] ^ b->tab[1][(x >> 8) & 255] ^ b->tab[2][(x >> 16) & 255] ^
+           b->tab[3][(x >> 24) & 255] ^ b->tab[4][(x >> 32) & 255];
+}
 
 static uint32_t pow2_at_least(uint64_t n) {
     uint32_t c = 16;
@@ -276,8 +300,9 @@ static int vocab_insert(vocab_index *ix, alab_bpe *b, int id) {
     return -1;
 }
 
+/* Token ids are < ALAB_MAX_VOCAB < 2^20, so a pair fits in 40 bits. */
 static inline uint64_t pair_key(int left, int right) {
-    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+    return ((uint64_t)(uint32_t)left << 20) | (uint32_t)right;
 }
 
 /* The merge of (left, right), or NULL if the pair never merges. */
@@ -765,7 +790,8 @@ static int trie_alloc(token_trie *t, size_t max_bytes) {
     return 0;
 }
 
-/* Insert s[0..n) for added token idx; returns the idx already there, or -1. */
+/* Insert s[0..n) for added token idx; returns the idx already there, -1, or
+ * -2 if the trie is full. */
 static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_t n, int32_t idx) {
     int32_t node = 0;
     t->first[s[0]] = 1;
@@ -777,6 +803,7 @@ static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_
             if (t->edges[i].key == 0 || t->edges[i].key == key) break;
         }
         if (t->edges[i].key == 0) {
+            if (t->n_nodes >= t->cap_nodes) return -2; /* cannot happen: sized for every byte */
             t->edges[i].key = key;
             t->edges[i].child = t->n_nodes;
             t->term[t->n_nodes++] = -1;
@@ -1084,6 +1111,7 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) 
         } else {
             other = trie_insert(b, &b->trie_raw, (const unsigned char *)t->content, t->len, i);
         }
+        if (other == -2) return alab_fail(ALAB_ELIMIT, "%s: added tokens too long after NFC", label);
         if (other >= 0)
             return alab_fail(ALAB_EVOCAB, "%s: added tokens %d and %lld have the same content \"%.40s\"", label,
                              b->added[other].id, (long long)t->id, t->content);

@@ -23,7 +23,7 @@ enum {
 enum { BPE_NORM_NONE = 0, BPE_NORM_NFC = 1 };
 
 typedef struct {
-    uint64_t key;  /* (left id << 32) | right id */
+    uint64_t key;  /* (left id << 20) | right id */
     int32_t rank;  /* 0-based order among the merges; -1: empty slot */
     int32_t id;    /* id of the merged token */
 } merge_slot;
@@ -38,7 +38,7 @@ typedef struct {
  * a byte trie whose edges live in a keyed hash table: (node << 8 | byte) ->
  * child. Node 0 is the root. */
 typedef struct {
-    uint64_t key;  /* (node << 8) | byte; 0 with child 0: empty */
+    uint64_t key;  /* ((node << 8) | byte) + 1 (< 2^40); 0: empty */
     int32_t child;
 } trie_edge;
 
@@ -69,6 +69,7 @@ struct alab_bpe {
     uint32_t merge_mask; /* capacity - 1 (a power of two)                      */
     int n_merges;
     uint64_t k0, k1;     /* this tokenizer's random SipHash key                 */
+    uint64_t tab[5][256];/* tabulation hashing of 40-bit keys, drawn from k0, k1 */
     uint64_t probes;     /* hash-table probes made while loading (tests)        */
     vocab_index ix;      /* model token bytes -> id (kept: ignore_merges)       */
     /* tokenizer.json only (zero for vocab.json + merges.txt) */
@@ -107,5 +108,8 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label);
 
 /* NFC of valid UTF-8 s[0..n): malloc'd, *out_len set; NULL if out of memory. */
 unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len);
+/* Its reference twin: the same three steps over the whole text at once,
+ * without cutting it at boundaries (tests and fuzzing compare the two). */
+unsigned char *bpe_nfc_ref(const unsigned char *s, size_t n, size_t *out_len);
 
 #endif

@@ -633,7 +633,7 @@ int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config
 }
 
 /* Ids a checkpoint's embedding has beyond its tokenizer (padding rows: Pythia's 50304 > 50277, Qwen2.5's
- * 151936 > 151665) are no token: shown as "<id N>", decoded to nothing. */
+ * 151936 > 151665) are no token: shown as "<|id N|>", decoded to nothing. */
 static int beyond_tokenizer(const alab_model *m, int id) {
     return id >= alab_bpe_vocab_size(m->bpe) && id < m->cfg.vocab_size;
 }
@@ -642,7 +642,7 @@ int alab_model_token_display(char *out, size_t cap, size_t *len, const alab_mode
     if (!m || !len) return alab_fail(ALAB_EINVAL, "alab_model_token_display: NULL argument");
     if (!beyond_tokenizer(m, id)) return alab_bpe_display(out, cap, len, m->bpe, id);
     char label[32];
-    *len = (size_t)snprintf(label, sizeof label, "<id %d>", id);
+    *len = (size_t)snprintf(label, sizeof label, "<|id %d|>", id);
     if (out && cap) {
         size_t k = *len < cap ? *len + 1 : cap;
         memcpy(out, label, k);

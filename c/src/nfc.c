@@ -40,17 +40,37 @@ static int ccc(uint32_t cp) {
     return 0;
 }
 
-/* The decomposition of cp (NULL if none), *n its length. */
-static const uint32_t *decomposition(uint32_t cp, size_t *n) {
-    if (cp < 0xC0) return NULL;
+#define CP_MASK UINT64_C(0x1FFFFF)
+
+/* The nfc_decomp entry of cp, or 0 if it has no canonical decomposition. */
+static uint64_t decomp_entry(uint32_t cp) {
+    if (cp < 0xC0) return 0;
     size_t lo = 0, hi = N_OF(nfc_decomp);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cp < nfc_decomp[mid][0]) hi = mid;
-        else if (cp > nfc_decomp[mid][0]) lo = mid + 1;
-        else { *n = nfc_decomp[mid][2]; return nfc_decomp_cps + nfc_decomp[mid][1]; }
+        uint32_t c = (uint32_t)(nfc_decomp[mid] & CP_MASK);
+        if (cp < c) hi = mid;
+        else if (cp > c) lo = mid + 1;
+        else return nfc_decomp[mid];
     }
-    return NULL;
+    return 0;
+}
+
+/* Append the full canonical decomposition of c to out[*m..] (the one-level
+ * mappings applied recursively; at most four levels deep). */
+static void decompose(uint32_t c, uint32_t *out, size_t *m) {
+    if (c >= SBASE && c < SBASE + SCOUNT) {
+        uint32_t si = c - SBASE;
+        out[(*m)++] = LBASE + si / NCOUNT;
+        out[(*m)++] = VBASE + (si % NCOUNT) / TCOUNT;
+        if (si % TCOUNT) out[(*m)++] = TBASE + si % TCOUNT;
+        return;
+    }
+    uint64_t e = decomp_entry(c);
+    if (!e) { out[(*m)++] = c; return; }
+    decompose((uint32_t)((e >> 21) & CP_MASK), out, m);
+    uint32_t d2 = (uint32_t)((e >> 42) & CP_MASK);
+    if (d2) decompose(d2, out, m);
 }
 
 /* The primary composite of (a, b), or 0. */
@@ -63,9 +83,12 @@ static uint32_t compose(uint32_t a, uint32_t b) {
     size_t lo = 0, hi = N_OF(nfc_compose);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (key < nfc_compose[mid][0]) hi = mid;
-        else if (key > nfc_compose[mid][0]) lo = mid + 1;
-        else return (uint32_t)nfc_compose[mid][1];
+        uint64_t e = nfc_decomp[nfc_compose[mid]];
+        uint64_t k = (e >> 21) & ((UINT64_C(1) << 42) - 1); /* d1 | d2 << 21 */
+        k = ((k & CP_MASK) << 21) | (k >> 21);                /* d1 << 21 | d2 */
+        if (key < k) hi = mid;
+        else if (key > k) lo = mid + 1;
+        else return (uint32_t)(e & CP_MASK);
     }
     return 0;
 }
@@ -121,54 +144,56 @@ static int sort_run(uint32_t *cp, size_t n, uint32_t **tmp, size_t *cap) {
     return 0;
 }
 
-unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
-    /* Fast path: nothing below U+0300 decomposes or combines with what
-     * precedes it (the first combining marks are U+0300..), except that a
-     * character < U+0300 may be followed by one; pure ASCII is common. */
-    size_t i = 0;
-    while (i < n && s[i] < 0xCC) i++; /* 0xCC 0x80 is U+0300 */
-    if (i == n) {
-        unsigned char *copy = malloc(n + 1);
-        if (!copy) return NULL;
-        memcpy(copy, s, n);
-        *out_len = n;
-        return copy;
+/* May NFC cut the text just before cp? (nfc_unsafe lists where it may not.) */
+static int is_boundary(uint32_t cp) {
+    if (cp < 0x300) return 1;
+    size_t lo = 0, hi = N_OF(nfc_unsafe);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < nfc_unsafe[mid][0]) hi = mid;
+        else if (cp > nfc_unsafe[mid][1]) lo = mid + 1;
+        else return 0;
     }
+    return 1;
+}
+
+typedef struct {
+    uint32_t *cp, *tmp;
+    size_t cap_cp, cap_tmp;
+} nfc_scratch;
+
+/* NFC of one segment s[0..n) (a boundary character and what follows it up
+ * to the next boundary, or the text's start before its first boundary),
+ * appended at out + *o. 0, or -1 if out of memory. */
+static int nfc_segment(const unsigned char *s, size_t n, unsigned char *out, size_t *o, nfc_scratch *w) {
     /* 1. decompose: no character gives more than 1.5 code points per byte
      * of its UTF-8 (U+01D5: 2 bytes, 3 code points; checked when the tables
      * are made), so 2 per byte is room enough. */
-    size_t cap_cp = 2 * n + 1;
-    uint32_t *cp = malloc(cap_cp * sizeof *cp), *tmp = NULL;
-    size_t m = 0, tmp_cap = 0;
-    unsigned char *out = NULL;
-    if (!cp) return NULL;
+    if (2 * n + 1 > w->cap_cp) {
+        uint32_t *c = realloc(w->cp, (2 * n + 1) * sizeof *c);
+        if (!c) return -1;
+        w->cp = c;
+        w->cap_cp = 2 * n + 1;
+    }
+    uint32_t *cp = w->cp;
+    size_t m = 0;
     for (size_t k = 0; k < n;) {
         size_t len;
         uint32_t c = utf8_decode(s + k, &len);
         k += len;
-        if (c >= SBASE && c < SBASE + SCOUNT) {
-            uint32_t si = c - SBASE;
-            cp[m++] = LBASE + si / NCOUNT;
-            cp[m++] = VBASE + (si % NCOUNT) / TCOUNT;
-            if (si % TCOUNT) cp[m++] = TBASE + si % TCOUNT;
-            continue;
-        }
-        size_t dn;
-        const uint32_t *d = decomposition(c, &dn);
-        if (d) { memcpy(cp + m, d, dn * sizeof *cp); m += dn; }
-        else cp[m++] = c;
+        decompose(c, cp, &m);
     }
     /* 2. canonical ordering */
     for (size_t k = 0; k < m;) {
         if (ccc(cp[k]) == 0) { k++; continue; }
         size_t e = k;
         while (e < m && ccc(cp[e]) != 0) e++;
-        if (e - k > 1 && sort_run(cp + k, e - k, &tmp, &tmp_cap)) goto oom;
+        if (e - k > 1 && sort_run(cp + k, e - k, &w->tmp, &w->cap_tmp)) return -1;
         k = e;
     }
     /* 3. canonical composition, in place */
     if (m > 0) {
-        size_t starter = 0, w = 1;
+        size_t starter = 0, wr = 1;
         int last = ccc(cp[0]) ? 256 : 0;
         for (size_t k = 1; k < m; k++) {
             uint32_t c = cp[k];
@@ -177,23 +202,69 @@ unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
             if (comp && last != 256) {
                 cp[starter] = comp;
             } else {
-                if (cc == 0) starter = w;
+                if (cc == 0) starter = wr;
                 last = cc;
-                cp[w++] = c;
+                cp[wr++] = c;
             }
         }
-        m = w;
+        m = wr;
     }
-    out = malloc(4 * m + 1);
-    if (!out) goto oom;
+    for (size_t k = 0; k < m; k++) *o += utf8_encode(out + *o, cp[k]);
+    return 0;
+}
+
+/* The reference twin: the three steps over the whole text, no cutting. */
+unsigned char *bpe_nfc_ref(const unsigned char *s, size_t n, size_t *out_len) {
+    unsigned char *out = malloc(3 * n + 1);
+    nfc_scratch w = {NULL, NULL, 0, 0};
     size_t o = 0;
-    for (size_t k = 0; k < m; k++) o += utf8_encode(out + o, cp[k]);
+    int bad = !out || nfc_segment(s, n, out, &o, &w);
+    free(w.cp);
+    free(w.tmp);
+    if (bad) { free(out); return NULL; }
     *out_len = o;
-    free(cp);
-    free(tmp);
     return out;
-oom:
-    free(cp);
-    free(tmp);
-    return NULL;
+}
+
+unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len) {
+    /* NFC is at most three times longer than its input in UTF-8. */
+    unsigned char *out = malloc(3 * n + 1);
+    if (!out) return NULL;
+    /* The text is cut before every boundary character; a segment of one
+     * boundary character is already in NFC (that is part of being one), the
+     * others go through the three steps. Pure ASCII is one memcpy. */
+    size_t i = 0;
+    while (i < n && s[i] < 0xCC) i++; /* 0xCC 0x80 is U+0300 */
+    if (i == n) {
+        memcpy(out, s, n);
+        *out_len = n;
+        return out;
+    }
+    nfc_scratch w = {NULL, NULL, 0, 0};
+    size_t o = 0, seg = 0, seg_chars = 0;
+    int ok = 1;
+    for (i = 0; i <= n && ok;) {
+        size_t len = 0;
+        uint32_t c = 0;
+        if (i < n) c = utf8_decode(s + i, &len);
+        if (i == n || (is_boundary(c) && seg_chars > 0)) {
+            /* close the segment s[seg..i) */
+            if (seg_chars == 1 && is_boundary(utf8_decode(s + seg, &(size_t){0}))) {
+                memcpy(out + o, s + seg, i - seg);
+                o += i - seg;
+            } else if (nfc_segment(s + seg, i - seg, out, &o, &w)) {
+                ok = 0;
+            }
+            seg = i;
+            seg_chars = 0;
+            if (i == n) break;
+        }
+        seg_chars++;
+        i += len;
+    }
+    free(w.cp);
+    free(w.tmp);
+    if (!ok) { free(out); return NULL; }
+    *out_len = o;
+    return out;
 }

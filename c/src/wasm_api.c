@@ -19,6 +19,7 @@
 #include <emscripten.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,12 +309,16 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bp
     return (int)len;
 }
 
+/* A model's vocabulary may be larger than its tokenizer's (rows padded to a
+ * multiple of 64 or 128, as Qwen's 151936 > 151669, or a vocab.json that is
+ * short): such an id has no text and is labelled "<|id N|>" (issue 21 item
+ * 10); ids outside the model's vocabulary stay ALAB_ERANGE. */
 EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
                                                  int id) {
     if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
     if (cap < 0) return alab_fail(ALAB_EINVAL, "display: negative capacity");
     size_t len = 0;
-    int rc = alab_model_token_display(out, (size_t)cap, &len, m, id); /* "<id N>" beyond the tokenizer */
+    int rc = alab_model_token_display(out, (size_t)cap, &len, m, id); /* "<|id N|>" beyond the tokenizer */
     if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
     if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "display: output too long");
     return (int)len;

@@ -356,7 +356,7 @@ static void a_tokenizer_json_folder_encodes_with_its_bos(void **state) {
     char buf[32];
     size_t len = 0;
     assert_int_equal(alab_model_token_display(buf, sizeof buf, &len, m, 279), ALAB_OK);
-    assert_string_equal(buf, "<id 279>");
+    assert_string_equal(buf, "<|id 279|>");
     assert_int_equal(alab_model_token_display(buf, sizeof buf, &len, m, 280), ALAB_ERANGE);
     int with_pad[3] = {39, 279, 68}, without[2] = {39, 68};
     char d1[32], d2[32];

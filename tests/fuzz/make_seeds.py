@@ -3,7 +3,7 @@
 
     python3 tests/fuzz/make_seeds.py        (from the repository root)
 
-Writes tests/fuzz/seeds/<target>/<name> for the five targets and
+Writes tests/fuzz/seeds/<target>/<name> for the six targets and
 tests/fuzz/mini/ — a complete, valid, very small GPT-2 model (256 byte tokens
 + 8 merges, C=8, L=1, NH=2, P=8; F32, ~11 KB) that fuzz_model_load uses as the
 three files it does not mutate, and whose variants seed the safetensors and
@@ -120,6 +120,41 @@ def mini_tokenizer():
     return (json.dumps(vocab, ensure_ascii=False).encode(), ("\n".join(lines) + "\n").encode())
 
 
+LLAMA3_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                  "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2_PATTERN = LLAMA3_PATTERN.replace("\\p{N}{1,3}", "\\p{N}")
+
+
+def hf_tokenizer(pre="gpt2", pairs=False, added=(), post=None, normalizer=None, model_type="BPE", extra=None):
+    """A small tokenizer.json (the mini tokenizer's vocabulary and merges) in one of
+    the layouts c/src/tokenizer_json.c reads, or a variant it must refuse."""
+    vocab = {spell(bytes([b])): b for b in range(256)}
+    merges = []
+    for i, (a, b) in enumerate(MINI_MERGES):
+        vocab[spell(a + b)] = 256 + i
+        merges.append([spell(a), spell(b)] if pairs else spell(a) + " " + spell(b))
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    if pre == "gpt2":
+        pt = byte_level
+    elif pre == "digits":
+        pt = {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, byte_level]}
+    else:
+        pat = {"llama3": LLAMA3_PATTERN, "qwen2": QWEN2_PATTERN}.get(pre, pre)
+        pt = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pat}, "behavior": "Isolated", "invert": False},
+            dict(byte_level, use_regex=False)]}
+    toks = [{"id": 264 + i, "content": c, "single_word": False, "lstrip": ls, "rstrip": rs,
+             "normalized": False, "special": True} for i, (c, ls, rs) in enumerate(added)]
+    model = {"type": model_type, "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": pre == "llama3",
+             "vocab": vocab, "merges": merges}
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": toks, "normalizer": normalizer,
+           "pre_tokenizer": pt, "post_processor": post, "decoder": byte_level, "model": model}
+    if extra:
+        extra(doc)
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
 def vocab_slice(vocab_bytes, n_extra, rng):
     """A valid vocabulary: the 256 byte tokens of a real vocab.json plus n_extra of
     its multi-byte tokens, renumbered 0..V-1 in the file's order."""
@@ -193,6 +228,33 @@ def main():
     put("fuzz_bpe_encode", "heldout_head", sample[:1024])
     put("fuzz_bpe_encode", "bad_utf8", b"a\xffb\xe2\x82 \xf0\x9f\x98 \xed\xa0\x80 \xc0\xaf end")
     put("fuzz_bpe_encode", "spaces", b"a   b\t\t\n\n  \r\n \xe3\x80\x80x\xef\xbb\xbfy")
+
+    # ---- fuzz_tokenizer_json: tokenizer.json [\0 tokenizer_config.json] -----------
+    specials = (("<|begin_of_text|>", False, False), ("<|im_start|>", False, False), ("[L]", True, False),
+                ("[R]", False, True))
+    template = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}}],
+                "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [264],
+                                                          "tokens": ["<|begin_of_text|>"]}}}
+    put("fuzz_tokenizer_json", "gpt2", hf_tokenizer())
+    put("fuzz_tokenizer_json", "gpt2_digits", hf_tokenizer("digits"))
+    put("fuzz_tokenizer_json", "llama3_template", hf_tokenizer("llama3", added=specials, post=template))
+    put("fuzz_tokenizer_json", "qwen2_nfc_pairs", hf_tokenizer("qwen2", pairs=True, added=specials[1:],
+                                                               normalizer={"type": "NFC"}))
+    put("fuzz_tokenizer_json", "with_config", hf_tokenizer("llama3", added=specials) + b"\0" +
+        b'{"add_bos_token": true, "bos_token": {"content": "<|begin_of_text|>"}}')
+    put("fuzz_tokenizer_json", "bad_wordpiece", hf_tokenizer(model_type="WordPiece"))
+    put("fuzz_tokenizer_json", "bad_unigram", hf_tokenizer(model_type="Unigram"))
+    put("fuzz_tokenizer_json", "bad_pattern", hf_tokenizer("\\w+|\\s+"))
+    put("fuzz_tokenizer_json", "bad_merge", hf_tokenizer(extra=lambda d: d["model"]["merges"].append("zq x")))
+    put("fuzz_tokenizer_json", "bad_added_gap", hf_tokenizer(added=specials, extra=lambda d: d["added_tokens"][0]
+                                                             .update(id=999)))
+    put("fuzz_tokenizer_json", "bad_json", hf_tokenizer()[:300])
+    put("fuzz_tokenizer_json", "bad_wordlevel", hf_tokenizer(model_type="WordLevel"))
+    put("fuzz_tokenizer_json", "bad_single_word", hf_tokenizer(added=specials, extra=lambda d: d["added_tokens"][1]
+                                                               .update(single_word=True)))
+    put("fuzz_tokenizer_json", "bad_added_too_long", hf_tokenizer(added=(("<" + "x" * 1100 + ">", False, False),)))
+    put("fuzz_tokenizer_json", "bad_normalizer", hf_tokenizer(normalizer={"type": "Lowercase"}))
 
     # ---- fuzz_model_load: selector byte + one file of the mini model, or all four
     for k, data in enumerate((cfg, st, vocab, merges)):

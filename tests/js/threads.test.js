@@ -78,7 +78,7 @@ describe('attnlab-mt.wasm', () => {
     expect(w.threads()).toBe(1);
     const imports = WebAssembly.Module.imports(w.module).map((x) => `${x.module}.${x.name}`).sort();
     expect(imports).toEqual(['env.__emscripten_init_main_thread_js', 'env.__emscripten_thread_cleanup', 'env.__pthread_create_js',
-      'env._emscripten_notify_thread_queue', 'env.emscripten_get_now', 'env.emscripten_memcpy_big',
+      'env._emscripten_notify_thread_queue', 'env.emscripten_get_now', 'env.emscripten_memcpy_big', 'env.getentropy',
       'env.emscripten_receive_on_main_thread_js', 'env.emscripten_resize_heap', 'env.emscripten_set_canvas_element_size',
       'env.emscripten_unwind_to_js_event_loop', 'env.emscripten_webgl_create_context', 'env.exit', 'env.memory'].sort());
   });

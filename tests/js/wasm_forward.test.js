@@ -79,9 +79,10 @@ describe('the module', () => {
     expect(w.version()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('needs no imports beyond the memory-growth hook and WASI stubs our loader provides', () => {
+  it('needs no imports beyond the memory-growth hook, getentropy and WASI stubs our loader provides', () => {
+    // getentropy: the random key of the tokenizer's hash tables (c/src/bpe.c, web/src/core/imports.js)
     const imports = WebAssembly.Module.imports(w.module).map((x) => `${x.module}.${x.name}`);
-    for (const name of imports) expect(name).toMatch(/^(env\.emscripten_notify_memory_growth|wasi_snapshot_preview1\.\w+)$/);
+    for (const name of imports) expect(name).toMatch(/^(env\.emscripten_notify_memory_growth|env\.getentropy|wasi_snapshot_preview1\.\w+)$/);
   });
 
   it('reads every model config through the boundary', () => {

