@@ -33,14 +33,30 @@ export interface ModelFiles {
 }
 
 /**
+ * The files of any Hugging Face model folder (gpt2, gpt_neox, llama, qwen2, qwen3), in memory: the weights as
+ * model.safetensors or as model.safetensors.index.json (index) + the shards it names ({fileName: data}); the
+ * tokenizer as vocab.json + merges.txt or tokenizer.json (+ tokenizer_config.json).
+ */
+export interface HFModelFiles {
+  config: FileData | string;
+  safetensors?: FileData;
+  index?: FileData | string;
+  shards?: Record<string, FileData>;
+  vocab?: FileData | string;
+  merges?: FileData | string;
+  tokenizer?: FileData | string;
+  tokenizerConfig?: FileData | string;
+}
+
+/**
  * Where a model comes from:
  *  - undefined / null: the built-in model (models/brown-gpt2/ of the package);
- *  - a URL (or string) of a directory with config.json, model.safetensors,
- *    vocab.json, merges.txt (in Node also a file path);
- *  - the four files as buffers / Blobs;
+ *  - a URL (or string) of a Hugging Face model folder (config.json, model.safetensors
+ *    or its index and shards, vocab.json + merges.txt or tokenizer.json; in Node also a file path);
+ *  - the files as buffers / Blobs (ModelFiles, HFModelFiles);
  *  - File objects (a FileList or an array), matched by file name.
  */
-export type ModelSource = undefined | null | string | URL | ModelFiles | FileList | File[] | Blob[];
+export type ModelSource = undefined | null | string | URL | ModelFiles | HFModelFiles | FileList | File[] | Blob[];
 
 /** Where attnlab.wasm comes from (default: web/dist/attnlab.wasm of the package). */
 export type WasmSource = string | URL | ArrayBuffer | ArrayBufferView | Response | WebAssembly.Module;
@@ -54,7 +70,8 @@ export type LoadProgressEvent =
   | { status: 'done'; file: ModelFileName; loaded: number; total: number; url?: string }
   | { status: 'ready'; file: null };
 
-export type ModelFileName = 'config.json' | 'vocab.json' | 'merges.txt' | 'model.safetensors';
+export type ModelFileName = 'config.json' | 'vocab.json' | 'merges.txt' | 'model.safetensors' | 'tokenizer.json' |
+  'tokenizer_config.json' | 'model.safetensors.index.json' | string /* a shard: model-0000k-of-0000n.safetensors */;
 
 export interface LoadOptions {
   /** Called for every progress event; throwing from it aborts the load. */
@@ -76,6 +93,11 @@ export interface LoadOptions {
   timeoutMs?: number;
   /** Which HTTP redirects are followed (default 'same-origin': only within the origin of the URL given). */
   redirects?: 'same-origin' | 'any' | 'none';
+  /**
+   * How F16/BF16 weights are held: 'f32' (converted at load), 'half' (16-bit, converted inside each product:
+   * about half the memory, slower), 'auto' (default: 'f32' unless that copy would exceed 3 GiB).
+   */
+  weights?: 'auto' | 'f32' | 'half';
 }
 
 /** What a model runs on (docs/api.md, Threads). */
@@ -96,9 +118,16 @@ export interface ModelConfig {
   readonly nEmbd: number;
   readonly vocabSize: number;
   readonly nPositions: number;
-  /** nEmbd / nHead */
+  /** The size of one head (nEmbd / nHead except where config.json says otherwise, e.g. Qwen3); = headDim. */
   readonly headSize: number;
+  /** The norm's epsilon (LayerNorm, or RMSNorm for Llama/Qwen). */
   readonly layerNormEpsilon: number;
+  /** config.json's model_type. */
+  readonly family: 'gpt2' | 'gpt_neox' | 'llama' | 'qwen2' | 'qwen3';
+  /** Key/value heads: nHead / nKvHead query heads share one (grouped-query attention); = nHead otherwise. */
+  readonly nKvHead: number;
+  /** The size of one head. */
+  readonly headDim: number;
 }
 
 /** A head index, or 'all' for every head of the layer. */
@@ -217,6 +246,8 @@ export interface Model {
   readonly source: string;
   /** The threads and the wasm build it runs on. */
   readonly engine: Engine;
+  /** How the weights are held: 'f32', or 'half' (LoadOptions.weights). */
+  readonly weights: 'f32' | 'half';
   readonly disposed: boolean;
   tokenize(text: string): { ids: Int32Array; tokens: string[] };
   decode(ids: ArrayLike<number>): string;

@@ -44,6 +44,8 @@ export interface WorkerModel {
   readonly source: string;
   /** The threads and the wasm build of the model in the worker (set once loaded). */
   readonly engine: Engine;
+  /** How the weights are held: 'f32' or 'half' (set once loaded). */
+  readonly weights: 'f32' | 'half';
   readonly disposed: boolean;
   tokenize(text: string): Promise<{ ids: Int32Array; tokens: string[] }>;
   decode(ids: ArrayLike<number>): Promise<string>;

@@ -3,7 +3,7 @@
  *   attnlab run [--model DIR] --text TEXT [--do L,H|all,ROW,COL,hard]
  *               [--do L,H|all,ROW,COL,soft,LAMBDA] [--ablate L.H,...]
  *               [--mask causal|full|window:W] [--scale S] [--capture L,H]
- *               [--top K] [--threads N] [--json]
+ *               [--top K] [--threads N] [--half] [--json]
  *   attnlab tokenize [--model DIR] --text TEXT [--json]
  *   attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T]
  *               [--top-k K] [--seed S] [--threads N] [--json]
@@ -39,6 +39,7 @@ static const char *USAGE =
     "      --capture L,H                    include q and k of that head in the JSON\n"
     "      --top K                          number of next tokens to list (default 10)\n"
     "      --threads N                      split the forward pass over N threads (same numbers, bit for bit)\n"
+    "      --half                           keep F16/BF16 weights in 16 bits (half the memory, slower)\n"
     "  attnlab tokenize [--model DIR] --text TEXT [--json]\n"
     "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
     "  attnlab evidence --kind edge|tokens|ablation|patch [--model DIR] --text TEXT [options]\n"
@@ -246,6 +247,7 @@ typedef struct {
     const char *kind, *reference, *corrupt;  /* evidence */
     int ev_layer, ev_head, answers[2], has_answers;
     int json, top, max_new, top_k, threads;
+    int half;   /* --half: ALAB_WEIGHTS_HALF */
     float temperature;
     unsigned long long seed;
     alab_intervention interv[256];
@@ -323,6 +325,7 @@ static int parse_args(cli *c, int argc, char **argv) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED_VAL() do { if (!val) return usage_error("%s needs a value", a); i++; } while (0)
         if (strcmp(a, "--json") == 0) c->json = 1;
+        else if (strcmp(a, "--half") == 0) c->half = 1;
         else if (strcmp(a, "--model") == 0) {
             NEED_VAL();
             if (!val[0]) return refuse("--model", val, "an empty directory name");
@@ -416,7 +419,7 @@ static int load(alab_model **m, const cli *c) {
             return 1;
         }
     }
-    int rc = alab_model_load_dir(m, dir);
+    int rc = alab_model_load_dir_ex(m, dir, c->half ? ALAB_WEIGHTS_HALF : ALAB_WEIGHTS_AUTO);
     if (rc) {
         char what[PATH_MAX + 32];
         snprintf(what, sizeof what, "cannot load model from %s", dir);
@@ -435,13 +438,13 @@ static int encode(int **ids, int *n, const alab_model *m, const char *text) {
     int cap = (int)(len < 16 ? 16 : len + 1);
     *ids = malloc((size_t)cap * sizeof(int));
     if (!*ids) return fail_rc(ALAB_ENOMEM, "tokenize");
-    int rc = alab_bpe_encode(*ids, cap, n, alab_model_bpe(m), text, len);
+    int rc = alab_model_encode(*ids, cap, n, m, text, len);
     if (rc == ALAB_ELIMIT && *n > cap) { /* invalid UTF-8 can need up to 3 ids a byte (U+FFFD) */
         int *more = realloc(*ids, (size_t)*n * sizeof(int));
         if (!more) return fail_rc(ALAB_ENOMEM, "tokenize");
         *ids = more;
         cap = *n;
-        rc = alab_bpe_encode(*ids, cap, n, alab_model_bpe(m), text, len);
+        rc = alab_model_encode(*ids, cap, n, m, text, len);
     }
     if (rc) return fail_rc(rc, "tokenize");
     return 0;
@@ -489,7 +492,7 @@ static int cmd_run(const cli *c, alab_model *m) {
     int rc = alab_forward(m, ids, T, &c->run);
     if (rc) { free(ids); return fail_rc(rc, "run"); }
 
-    const int L = cfg->n_layer, NH = cfg->n_head, HS = cfg->n_embd / cfg->n_head;
+    const int L = cfg->n_layer, NH = cfg->n_head, HS = cfg->head_dim;
     const size_t TT = (size_t)T * T;
     const float *att = alab_result_attention(m);
     const float *last = att + (size_t)(L - 1) * NH * TT;
@@ -598,13 +601,13 @@ static int cmd_generate(const cli *c, alab_model *m) {
     int rc = out_ids ? alab_generate(out_ids, &n, m, ids, T, c->max_new, c->temperature, c->top_k, &rng) : ALAB_ENOMEM;
     if (rc) { free(ids); free(out_ids); return fail_rc(rc, "generate"); }
     size_t need = 0;
-    alab_bpe_decode(NULL, 0, &need, alab_model_bpe(m), out_ids, n);
+    alab_model_decode(NULL, 0, &need, m, out_ids, n);
     char *text = malloc(need + 1);
     char *out = NULL;
     size_t len = 0;
     FILE *f = text ? open_memstream(&out, &len) : NULL;
     if (!f) { free(text); free(ids); free(out_ids); return fail_rc(ALAB_ENOMEM, "generate"); }
-    alab_bpe_decode(text, need + 1, &need, alab_model_bpe(m), out_ids, n);
+    alab_model_decode(text, need + 1, &need, m, out_ids, n);
     if (c->json) {
         fputs("{\"prompt_ids\":", f);
         json_ints(f, ids, T);
@@ -714,7 +717,7 @@ static int ev_tokens(FILE *f, alab_model *m, const int *ids, int T) {
 
 static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
     const alab_config *cfg = alab_model_config(m);
-    const int L = cfg->n_layer, NH = cfg->n_head, C = cfg->n_embd, LH = L * NH;
+    const int L = cfg->n_layer, NH = cfg->n_head, C = NH * cfg->head_dim, LH = L * NH; /* C: head outputs */
     int *ref = NULL, Tr = 0;
     if (encode(&ref, &Tr, m, c->reference ? c->reference : c->text)) { free(ref); return -1000; }
     if (Tr > cfg->n_positions) Tr = cfg->n_positions;

@@ -145,11 +145,56 @@ typedef struct alab_model alab_model;
 
 typedef struct {
     int n_layer, n_head, n_embd, vocab_size, n_positions;
-    float layer_norm_epsilon;
+    float layer_norm_epsilon;  /* the norm's epsilon (LayerNorm or RMSNorm) */
+    const char *family;        /* config.json's model_type: "gpt2", "gpt_neox", "llama", "qwen2", "qwen3" */
+    int n_kv_head;             /* key/value heads (grouped-query attention: < n_head) */
+    int head_dim;              /* HS; n_embd / n_head except where config.json says otherwise */
 } alab_config;
 
-/* Load config.json, model.safetensors, vocab.json and merges.txt from dir. */
+/* Load a Hugging Face model folder: config.json, model.safetensors (or the
+ * shards model.safetensors.index.json names), and vocab.json + merges.txt
+ * (when both are there) or tokenizer.json (+ tokenizer_config.json). */
 int alab_model_load_dir(alab_model **out, const char *dir);
+
+/* One safetensors file handed over in memory. */
+typedef struct {
+    const char *name;   /* its file name, as the index names it (may be NULL for a single file) */
+    void *data;         /* from malloc(): ownership passes to the model, as for alab_model_load_buffers */
+    size_t len;
+} alab_shard;
+
+/* The files of a model folder in memory. index_json is model.safetensors.index.json
+ * (NULL with one shard); the tokenizer is vocab_json + merges, or else
+ * tokenizer_json (+ tokenizer_config_json, may be NULL). Every shard's data is
+ * taken over (freed by the model, or on failure); the rest is only read.
+ * Errors besides those of alab_model_load_buffers: ALAB_EMISSING (a shard the
+ * index names is not given, a tensor is not in the shard the index says),
+ * ALAB_EFORMAT (the index is malformed or names a tensor twice). */
+typedef struct {
+    const char *config_json; size_t config_len;
+    alab_shard *shards; int n_shards;
+    const char *index_json; size_t index_len;
+    const char *vocab_json; size_t vocab_len;
+    const char *merges; size_t merges_len;
+    const char *tokenizer_json; size_t tokenizer_len;
+    const char *tokenizer_config_json; size_t tokenizer_config_len;
+    int weights;  /* ALAB_WEIGHTS_*: how F16/BF16 weights are kept (0 = auto) */
+} alab_model_files;
+
+/* How a checkpoint's F16/BF16 weights are held. HALF keeps the big matrices
+ * (every layer's, the embedding, the LM head) in 16 bits, converted to f32
+ * inside each product (one matrix, or one block of the LM head, at a time):
+ * half the memory, at a cost in speed (docs/BENCHMARKS.md). It needs all of
+ * them F16 or all BF16, else the model is kept in F32. AUTO is F32 unless
+ * the F32 copy would exceed ALAB_F32_WEIGHTS_MAX (3 GiB in wasm32, where the
+ * address space is 4 GB; no limit natively). Numbers differ from F32
+ * storage only by the summation order of the unpacked product (~1e-6). */
+enum { ALAB_WEIGHTS_AUTO = 0, ALAB_WEIGHTS_F32 = 1, ALAB_WEIGHTS_HALF = 2 };
+/* alab_model_load_dir with a choice of ALAB_WEIGHTS_*. */
+int alab_model_load_dir_ex(alab_model **out, const char *dir, int weights);
+/* 1 when the model keeps its big matrices in 16 bits, else 0. */
+int alab_model_half(const alab_model *m);
+int alab_model_load_files(alab_model **out, const alab_model_files *files);
 
 /* Load from memory. The safetensors buffer must come from malloc():
  * ownership passes to the model (it is freed by alab_model_free, or on
@@ -175,17 +220,32 @@ int alab_model_set_threads(alab_model *m, int n);
 int alab_model_threads(const alab_model *m);
 const alab_bpe *alab_model_bpe(const alab_model *m);
 
+/* Text to the ids a run of this model takes: alab_bpe_encode, with the
+ * tokenizer's BOS (alab_bpe_bos_to_add, Llama 3's <|begin_of_text|>) in
+ * front of a non-empty text, as Hugging Face's tokenizer adds it. Same
+ * sizes and errors as alab_bpe_encode (*n_ids counts the BOS). */
+int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m,
+                      const char *text, size_t text_len);
+/* alab_bpe_display / alab_bpe_decode for this model's ids: an id the
+ * embedding has beyond the tokenizer's (a padding row: Pythia, Qwen2.5) is
+ * shown as "<|id N|>" and decodes to nothing. Same sizes and errors. */
+int alab_model_token_display(char *out, size_t cap, size_t *len, const alab_model *m, int id);
+int alab_model_decode(char *out, size_t cap, size_t *len, const alab_model *m, const int *ids, int n_ids);
+
 /* ------------------------------------------------------------------------ */
 /* Forward pass with capture and interventions                                */
 /* ------------------------------------------------------------------------ */
 /* Interventions (rung 2 of Pearl's ladder): ALAB_DO_HARD, ALAB_DO_SOFT, ALAB_ABLATE,
  * and weight edits of one head (an intervention on a mechanism, applied in the
  * same pass; biases are kept; the chapter calls these counterfactuals):
- *   ALAB_SCALE_Q  W_Q <- lambda * W_Q   (q = lambda (q - b_q) + b_q)
- *   ALAB_SCALE_K  W_K <- lambda * W_K   (k = lambda (k - b_k) + b_k)
+ *   ALAB_SCALE_Q  W_Q <- alpha * W_Q    (q = alpha (q - b_q) + b_q)
+ *   ALAB_SCALE_K  W_K <- alpha * W_K    (k = alpha (k - b_k) + b_k)
  *   ALAB_SWAP_QK  W_Q <-> W_K           (q = k - b_k + b_q, k = q - b_q + b_k)
- * Edits of one layer apply in the order given, before the scores (and
- * before the q/k capture, so captured q and k are the edited ones). */
+ * Edits of one layer apply in the order given, on the projections (before a
+ * q_norm/k_norm and the rotary positions, before the scores and the q/k
+ * capture, so captured q and k are the edited ones). With grouped-query
+ * attention a K edit of head h acts on the key/value head h shares with
+ * the other query heads of its group (docs/heads.md). */
 enum { ALAB_DO_HARD = 0, ALAB_DO_SOFT = 1, ALAB_ABLATE = 2,
        ALAB_SCALE_Q = 3, ALAB_SCALE_K = 4, ALAB_SWAP_QK = 5 };
 enum { ALAB_MASK_CAUSAL = 0, ALAB_MASK_FULL = 1, ALAB_MASK_WINDOW = 2 };
@@ -196,7 +256,8 @@ typedef struct {
     int layer;    /* 0-based                                                    */
     int head;     /* 0-based, or ALAB_ALL_HEADS for every head of the layer     */
     int row, col; /* query (effect) and key (cause) positions; hard/soft do only */
-    float lambda; /* soft do: added to the pre-softmax score; SCALE_Q/K: alpha  */
+    float lambda; /* soft do: added to the pre-softmax score                    */
+    float alpha;  /* SCALE_Q / SCALE_K: the factor of W_Q / W_K                  */
 } alab_intervention;
 
 typedef struct {
@@ -218,8 +279,9 @@ typedef struct {
     const struct alab_resid_patch *resid_patches; /* residual positions replaced */
     int n_resid_patches;
     float *capture_resid;    /* (L, T, C): the residual stream entering each layer */
-    float *capture_head_out; /* (L, T, C): each layer's head outputs, heads side by
-                                side (head h = columns h*HS..), before c_proj    */
+    float *capture_head_out; /* (L, T, DQ), DQ = n_head * head_dim: each layer's head
+                                outputs side by side (head h = columns h*head_dim..),
+                                before the output projection                    */
     int start_layer;         /* > 0: run layers start_layer.. only, from        */
     const float *start_x;    /*   start_x (T, C), the residual entering that layer
                                 (captured from an earlier run of the same ids); the
@@ -264,7 +326,9 @@ int alab_result_T(const alab_model *m);
 const float *alab_result_attention(const alab_model *m);
 /* Logits of the last position, (V). */
 const float *alab_result_logits(const alab_model *m);
-/* q and k of the captured head, each (T, HS), before scaling; NULL if none. */
+/* q and k of the captured head, each (T, HS), before scaling (after q_norm/
+ * k_norm and the rotary positions: the vectors whose dot product is the
+ * score); k is that of the head's key/value head. NULL if none. */
 const float *alab_result_q(const alab_model *m);
 const float *alab_result_k(const alab_model *m);
 
@@ -566,10 +630,12 @@ int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int
  * reference text's positions), ALAB_ABLATE_RESAMPLE (its output at position t
  * taken from the reference's run at position t; T_ref >= T). */
 enum { ALAB_ABLATE_ZERO = 0, ALAB_ABLATE_MEAN = 1, ALAB_ABLATE_RESAMPLE = 2 };
-/* out (L, T, C) = the head outputs (before c_proj) of a plain run of ids. */
+/* out (L, T, n_head * head_dim) = the head outputs (before the output
+ * projection) of a plain run of ids. */
 int alab_capture_head_outputs(float *out, alab_model *m, const int *ids, int T);
 /* As alab_head_importance / alab_pruning_curve, with the heads removed by
- * `mode`; ref (L, T_ref, C) from alab_capture_head_outputs (NULL for ZERO).
+ * `mode`; ref (L, T_ref, n_head * head_dim) from alab_capture_head_outputs
+ * (NULL for ZERO).
  * ALAB_ETOOLONG when a resample reference is shorter than the input. */
 int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, const int *ids, int T, int mode,
                               const float *ref, int T_ref);

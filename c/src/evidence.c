@@ -389,8 +389,8 @@ static int all_finite(const float *v, size_t n) {
     return 1;
 }
 
-int alab_check_evidence_opts(const alab_run_opts *o, int L, int NH, int T, int C) {
-    const int HS = C / NH;
+int alab_check_evidence_opts(const alab_run_opts *o, int L, int NH, int T, int C, int DQ) {
+    const int HS = DQ / NH;
     if (o->n_knockouts < 0 || o->n_knockouts > ALAB_MAX_INTERVENTIONS || (o->n_knockouts && !o->knockouts))
         return alab_fail(ALAB_EINVAL, "knockouts: %d entries (at most %d, with an array)", o->n_knockouts,
                          ALAB_MAX_INTERVENTIONS);
@@ -449,14 +449,14 @@ int alab_knockout_row(float *row, int T, const alab_run_opts *o, int l, int h, i
     return 1;
 }
 
-void alab_head_out_hooks(float *y, const alab_run_opts *o, int l, int T, int C, int HS) {
+void alab_head_out_hooks(float *y, const alab_run_opts *o, int l, int T, int D, int HS) {
     for (int k = 0; k < o->n_head_patches; k++) {
         const alab_head_patch *p = &o->head_patches[k];
         if (p->layer != l) continue;
         for (int t = 0; t < T; t++)
-            memcpy(y + (size_t)t * C + (size_t)p->head * HS, p->values + (size_t)t * p->stride, (size_t)HS * sizeof(float));
+            memcpy(y + (size_t)t * D + (size_t)p->head * HS, p->values + (size_t)t * p->stride, (size_t)HS * sizeof(float));
     }
-    if (o->capture_head_out) memcpy(o->capture_head_out + (size_t)l * T * C, y, (size_t)T * C * sizeof(float));
+    if (o->capture_head_out) memcpy(o->capture_head_out + (size_t)l * T * D, y, (size_t)T * D * sizeof(float));
 }
 
 void alab_resid_hooks(float *x, const alab_run_opts *o, int l, int T, int C) {
@@ -606,14 +606,14 @@ static alab_head_patch patch_for(int mode, const float *vals, int l, int h, int 
 static int mode_loss(double *loss, alab_model *m, const int *ids, int T, int mode, const float *vals, int T_ref,
                      const int *heads, int n) {
     const alab_config *c = alab_model_config(m);
-    const int C = c->n_embd, HS = C / c->n_head, NH = c->n_head;
+    const int NH = c->n_head, HS = c->head_dim, C = NH * HS; /* C: the width of the head outputs */
     alab_run_opts o;
     alab_run_opts_init(&o);
     alab_intervention *iv = NULL;
     alab_head_patch *hp = NULL;
     if (n > 0 && mode == ALAB_ABLATE_ZERO) {
         if (!(iv = malloc((size_t)n * sizeof *iv))) return alab_fail(ALAB_ENOMEM, "out of memory");
-        for (int k = 0; k < n; k++) iv[k] = (alab_intervention){ALAB_ABLATE, heads[k] / NH, heads[k] % NH, 0, 0, 0.0f};
+        for (int k = 0; k < n; k++) iv[k] = (alab_intervention){ALAB_ABLATE, heads[k] / NH, heads[k] % NH, 0, 0, 0.0f, 0.0f};
         o.interventions = iv;
         o.n_interventions = n;
     } else if (n > 0) {
@@ -666,7 +666,7 @@ int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, co
     const alab_config *c = alab_model_config(m);
     const int L = c->n_layer, NH = c->n_head;
     float *vals = NULL;
-    if ((rc = mode_values(&vals, mode, ref, T_ref, T, L, c->n_embd)) != ALAB_OK) return rc;
+    if ((rc = mode_values(&vals, mode, ref, T_ref, T, L, NH * c->head_dim)) != ALAB_OK) return rc;
     double base = 0.0;
     rc = mode_loss(&base, m, ids, T, mode, vals, T_ref, NULL, 0);
     for (int lh = 0; lh < L * NH && rc == ALAB_OK; lh++) {
@@ -696,7 +696,7 @@ int alab_pruning_curve_mode(float *loss, int *order, alab_model *m, const int *i
     for (int i = 0; i < LH; i++)
         if (!isfinite(delta[i])) return alab_fail(ALAB_ENAN, "alab_pruning_curve_mode: delta[%d] is not finite", i);
     float *vals = NULL;
-    if ((rc = mode_values(&vals, mode, ref, T_ref, T, L, c->n_embd)) != ALAB_OK) return rc;
+    if ((rc = mode_values(&vals, mode, ref, T_ref, T, L, NH * c->head_dim)) != ALAB_OK) return rc;
     for (int i = 0; i < LH; i++) order[i] = i;
     sort_delta = delta; /* qsort has no context argument in C11; the sort is short and not reentrant */
     qsort(order, (size_t)LH, sizeof *order, cmp_delta);
@@ -713,18 +713,19 @@ int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_cle
     if (!m || !clean || !corrupt || !ld_clean || !ld_corrupt || (!resid_grid && !head_grid))
         return alab_fail(ALAB_EINVAL, "alab_activation_patching: NULL argument");
     const alab_config *c = alab_model_config(m);
-    const int L = c->n_layer, NH = c->n_head, C = c->n_embd, V = c->vocab_size, HS = C / NH;
+    const int L = c->n_layer, NH = c->n_head, C = c->n_embd, V = c->vocab_size, HS = c->head_dim, DQ = NH * HS;
     if (T < 1) return alab_fail(ALAB_EEMPTY, "alab_activation_patching: no tokens");
     if (answer_clean < 0 || answer_clean >= V || answer_corrupt < 0 || answer_corrupt >= V)
         return alab_fail(ALAB_ERANGE, "alab_activation_patching: answers %d, %d outside [0, %d)", answer_clean,
                          answer_corrupt, V);
     if (answer_clean == answer_corrupt)
         return alab_fail(ALAB_EINVAL, "alab_activation_patching: the two answers are the same token %d", answer_clean);
-    size_t n;
-    if (alab_mul_size(&n, (size_t)L * T, (size_t)C)) return alab_fail(ALAB_ENOMEM, "sizes overflow");
-    float *buf = malloc(3 * n * sizeof *buf);
+    size_t n, ny;
+    if (alab_mul_size(&n, (size_t)L * T, (size_t)C) || alab_mul_size(&ny, (size_t)L * T, (size_t)DQ))
+        return alab_fail(ALAB_ENOMEM, "sizes overflow");
+    float *buf = malloc((2 * n + ny) * sizeof *buf);
     if (!buf) return alab_fail(ALAB_ENOMEM, "alab_activation_patching: no memory for T = %d", T);
-    float *cx = buf, *cy = buf + n, *dx = buf + 2 * n; /* clean residuals, clean head outputs, corrupted residuals */
+    float *cx = buf, *dx = buf + n, *cy = buf + 2 * n; /* clean residuals, corrupted residuals, clean head outputs */
     alab_run_opts o;
     alab_run_opts_init(&o);
     o.capture_resid = cx;
@@ -759,7 +760,7 @@ int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_cle
         }
         o.n_resid_patches = 0;
         for (int h = 0; head_grid && h < NH && rc == ALAB_OK; h++) {
-            alab_head_patch hp = {l, h, cy + (size_t)l * T * C + (size_t)h * HS, C};
+            alab_head_patch hp = {l, h, cy + (size_t)l * T * DQ + (size_t)h * HS, DQ};
             o.head_patches = &hp;
             o.n_head_patches = 1;
             if ((rc = alab_forward(m, corrupt, T, &o)) == ALAB_OK) {

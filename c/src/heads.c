@@ -50,7 +50,7 @@ int alab_head_importance(float *delta, double *base_loss, alab_model *m, const i
 
     double base = 0.0;
     if ((rc = run_loss(&base, m, ids, T, NULL, 0)) != ALAB_OK) return rc;
-    alab_intervention iv = {ALAB_ABLATE, 0, 0, 0, 0, 0.0f};
+    alab_intervention iv = {ALAB_ABLATE, 0, 0, 0, 0, 0.0f, 0.0f};
     for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {
             double loss = 0.0;
@@ -94,7 +94,7 @@ int alab_pruning_curve(float *loss, int *order, alab_model *m, const int *ids, i
     alab_intervention *iv = malloc((size_t)LH * sizeof(*iv)); /* once, grown by one per k */
     if (!iv) return alab_fail(ALAB_ENOMEM, "alab_pruning_curve: no memory for %d interventions", LH);
     for (int k = 0; k < LH; k++)
-        iv[k] = (alab_intervention){ALAB_ABLATE, order[k] / NH, order[k] % NH, 0, 0, 0.0f};
+        iv[k] = (alab_intervention){ALAB_ABLATE, order[k] / NH, order[k] % NH, 0, 0, 0.0f, 0.0f};
     for (int k = 0; k <= LH && rc == ALAB_OK; k++) {
         double v = 0.0;
         rc = run_loss(&v, m, ids, T, k ? iv : NULL, k);

@@ -44,9 +44,9 @@ float alab_bf16_to_f32(uint16_t h);
 
 /* Evidence hooks inside the forward pass (evidence.c): checks of the options,
  * knockouts on one attention row (head h, query i, layer l), the head-output
- * patches and capture of layer l on y (T, C), and the residual patches and
+ * patches and capture of layer l on y (T, DQ = n_head * head_dim), and the residual patches and
  * capture on x (T, C) entering layer l. */
-int alab_check_evidence_opts(const alab_run_opts *o, int L, int NH, int T, int C);
+int alab_check_evidence_opts(const alab_run_opts *o, int L, int NH, int T, int C, int DQ);
 int alab_knockout_row(float *row, int T, const alab_run_opts *o, int l, int h, int i);
 void alab_head_out_hooks(float *y, const alab_run_opts *o, int l, int T, int C, int HS);
 void alab_resid_hooks(float *x, const alab_run_opts *o, int l, int T, int C);

@@ -5,6 +5,7 @@
  * would otherwise wait for a writer forever), checked with fstat to be a
  * regular file no larger than the limit of its kind, and only then read. */
 #include "internal.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,29 +75,135 @@ static int read_file(char **out, size_t *len, const char *path, uint64_t max_len
     return ALAB_OK;
 }
 
-int alab_model_load_dir(alab_model **out, const char *dir) {
+/* tokenizer.json and the shard index share the vocabulary's limit; tokenizer_config.json has its own */
+#define TOKENIZER_CONFIG_MAX ((uint64_t)16 << 20)
+
+static char *join_path(const char *dir, const char *name) {
+    size_t plen = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(plen);
+    if (path) snprintf(path, plen, "%s/%s", dir, name);
+    return path;
+}
+
+/* Is there an entry of that name? (stat, never open: opening a FIFO would block;
+ * read_file then refuses whatever is not a regular file.) */
+static int exists(const char *dir, const char *name) {
+    char *path = join_path(dir, name);
+    struct stat st;
+    const int ok = path && stat(path, &st) == 0;
+    free(path);
+    return ok;
+}
+
+/* dir/name into *out (NULL and 0 when optional and absent). */
+static int read_in(char **out, size_t *len, const char *dir, const char *name, uint64_t max) {
+    char *path = join_path(dir, name);
+    if (!path) return alab_fail(ALAB_ENOMEM, "out of memory");
+    int rc = read_file(out, len, path, max);
+    free(path);
+    return rc;
+}
+
+/* The distinct file names of the index's weight_map, in order of first use. */
+static int shard_names(char ***names, int *n, const char *index, size_t len) {
+    json_doc doc;
+    *names = NULL;
+    *n = 0;
+    int rc = json_parse(&doc, index, len, ALAB_MAX_VOCAB_BYTES);
+    if (rc) {
+        rc = alab_fail(rc, "model.safetensors.index.json: %s", doc.err);
+        json_free(&doc);
+        return rc;
+    }
+    const json_value *wm = json_get(doc.root, "weight_map");
+    if (!wm || wm->type != JSON_OBJECT || wm->n == 0) {
+        json_free(&doc);
+        return alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: no \"weight_map\" object");
+    }
+    char **out = calloc(wm->n, sizeof *out);
+    if (!out) { json_free(&doc); return alab_fail(ALAB_ENOMEM, "out of memory"); }
+    int k = 0;
+    for (uint32_t i = 0; i < wm->n && rc == ALAB_OK; i++) {
+        const json_value *v = &wm->u.items[i];
+        if (v->type != JSON_STRING || strchr(v->u.str, '/') || strcmp(v->u.str, "..") == 0 || !*v->u.str) {
+            rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a file name", v->key);
+            break;
+        }
+        int seen = 0;
+        for (int j = 0; j < k && !seen; j++) seen = strcmp(out[j], v->u.str) == 0;
+        if (!seen && !(out[k++] = strdup(v->u.str))) rc = alab_fail(ALAB_ENOMEM, "out of memory");
+    }
+    json_free(&doc);
+    *names = out;
+    *n = k;
+    return rc;
+}
+
+int alab_model_load_dir(alab_model **out, const char *dir) { return alab_model_load_dir_ex(out, dir, ALAB_WEIGHTS_AUTO); }
+
+int alab_model_load_dir_ex(alab_model **out, const char *dir, int weights) {
     if (!out || !dir) return alab_fail(ALAB_EINVAL, "alab_model_load_dir: NULL argument");
     *out = NULL;
     if (!dir[0]) return alab_fail(ALAB_EINVAL, "alab_model_load_dir: the directory is an empty string");
-    static const char *names[4] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
-    static const uint64_t limits[4] = {ALAB_MAX_CONFIG_BYTES, ALAB_MAX_WEIGHTS_FILE_BYTES, ALAB_MAX_VOCAB_BYTES,
-                                       ALAB_MAX_MERGES_BYTES};
-    char *bufs[4] = {0};
-    size_t lens[4] = {0};
-    int rc = ALAB_OK;
-    for (int i = 0; i < 4 && rc == ALAB_OK; i++) {
-        size_t plen = strlen(dir) + strlen(names[i]) + 2;
-        char *path = malloc(plen);
-        if (!path) { rc = alab_fail(ALAB_ENOMEM, "out of memory"); break; }
-        snprintf(path, plen, "%s/%s", dir, names[i]);
-        rc = read_file(&bufs[i], &lens[i], path, limits[i]);
-        free(path);
+    alab_model_files f = {0};
+    char *cfg = NULL, *index = NULL, *vocab = NULL, *merges = NULL, *tok = NULL, *tokcfg = NULL;
+    char **names = NULL;
+    int n_names = 0;
+    alab_shard *shards = NULL;
+    int rc = read_in(&cfg, &f.config_len, dir, "config.json", ALAB_MAX_CONFIG_BYTES);
+    const int sharded = rc == ALAB_OK && !exists(dir, "model.safetensors") && exists(dir, "model.safetensors.index.json");
+    if (rc == ALAB_OK && sharded) {
+        rc = read_in(&index, &f.index_len, dir, "model.safetensors.index.json", ALAB_MAX_VOCAB_BYTES);
+        if (rc == ALAB_OK) rc = shard_names(&names, &n_names, index, f.index_len);
+    } else if (rc == ALAB_OK) {
+        static char single[] = "model.safetensors";
+        static char *one[1] = {single};
+        names = one;
+        n_names = 1;
+    }
+    if (rc == ALAB_OK && !(shards = calloc((size_t)n_names, sizeof *shards))) rc = alab_fail(ALAB_ENOMEM, "out of memory");
+    for (int i = 0; i < n_names && rc == ALAB_OK; i++) {
+        if (sharded && !exists(dir, names[i])) {
+            rc = alab_fail(ALAB_EMISSING, "shard %s (named by model.safetensors.index.json) is missing from %s", names[i], dir);
+            break;
+        }
+        shards[i].name = names[i];
+        rc = read_in((char **)&shards[i].data, &shards[i].len, dir, names[i], ALAB_MAX_WEIGHTS_FILE_BYTES);
     }
     if (rc == ALAB_OK) {
-        rc = alab_model_load_buffers(out, bufs[0], lens[0], bufs[1], lens[1], bufs[2], lens[2],
-                                     bufs[3], lens[3]);
-        bufs[1] = NULL; /* ownership passed to the model, on success and on failure */
+        /* every tokenizer file there is: the loader picks (tokenizer.json but for GPT-2) */
+        const int gpt2_files = exists(dir, "vocab.json") && exists(dir, "merges.txt");
+        if (gpt2_files) {
+            rc = read_in(&vocab, &f.vocab_len, dir, "vocab.json", ALAB_MAX_VOCAB_BYTES);
+            if (rc == ALAB_OK) rc = read_in(&merges, &f.merges_len, dir, "merges.txt", ALAB_MAX_MERGES_BYTES);
+        }
+        if (rc == ALAB_OK && exists(dir, "tokenizer.json")) {
+            rc = read_in(&tok, &f.tokenizer_len, dir, "tokenizer.json", ALAB_MAX_VOCAB_BYTES);
+            if (rc == ALAB_OK && exists(dir, "tokenizer_config.json"))
+                rc = read_in(&tokcfg, &f.tokenizer_config_len, dir, "tokenizer_config.json", TOKENIZER_CONFIG_MAX);
+        } else if (rc == ALAB_OK && !gpt2_files) {
+            rc = alab_fail(ALAB_EIO, "%s has no tokenizer: vocab.json + merges.txt or tokenizer.json", dir);
+        }
     }
-    for (int i = 0; i < 4; i++) free(bufs[i]);
+    if (rc == ALAB_OK) {
+        f.config_json = cfg;
+        f.shards = shards;
+        f.n_shards = n_names;
+        f.index_json = index;
+        f.vocab_json = vocab;
+        f.merges = merges;
+        f.tokenizer_json = tok;
+        f.tokenizer_config_json = tokcfg;
+        f.weights = weights;
+        rc = alab_model_load_files(out, &f); /* the shards' data pass to the model, on success and on failure */
+    } else if (shards) {
+        for (int i = 0; i < n_names; i++) free(shards[i].data);
+    }
+    free(shards);
+    if (sharded && names) {
+        for (int i = 0; i < n_names; i++) free(names[i]);
+        free(names);
+    }
+    free(cfg), free(index), free(vocab), free(merges), free(tok), free(tokcfg);
     return rc;
 }

@@ -927,3 +927,59 @@ void topk_f32_ref(int *ids, const float *x, int n, int k) {
         ids[pos] = i;
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* The kernels of the other families: RMSNorm, exact GELU, SwiGLU.           */
+/* Small next to the products; the fast versions run in f32 with a float    */
+/* accumulator per row, the twins in double.                                */
+/* ------------------------------------------------------------------------ */
+
+void rmsnorm_forward(float *out, const float *inp, const float *w, int T, int C, float eps) {
+    for (int t = 0; t < T; t++) {
+        const float *x = inp + (size_t)t * C;
+        float *o = out + (size_t)t * C;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        int i = 0;
+        for (; i + 4 <= C; i += 4) {
+            s0 += x[i] * x[i];
+            s1 += x[i + 1] * x[i + 1];
+            s2 += x[i + 2] * x[i + 2];
+            s3 += x[i + 3] * x[i + 3];
+        }
+        for (; i < C; i++) s0 += x[i] * x[i];
+        const float r = 1.0f / sqrtf((s0 + s1 + s2 + s3) / (float)C + eps);
+        for (i = 0; i < C; i++) o[i] = x[i] * r * w[i];
+    }
+}
+
+void rmsnorm_forward_ref(float *out, const float *inp, const float *w, int T, int C, float eps) {
+    for (int t = 0; t < T; t++) {
+        const float *x = inp + (size_t)t * C;
+        double s = 0.0;
+        for (int i = 0; i < C; i++) s += (double)x[i] * x[i];
+        const double r = 1.0 / sqrt(s / C + eps);
+        for (int i = 0; i < C; i++) out[(size_t)t * C + i] = (float)(x[i] * r * w[i]);
+    }
+}
+
+void gelu_exact_forward(float *out, const float *inp, int N) {
+    for (int i = 0; i < N; i++) out[i] = 0.5f * inp[i] * (1.0f + erff(inp[i] * 0.70710678118654752f));
+}
+
+void gelu_exact_forward_ref(float *out, const float *inp, int N) {
+    for (int i = 0; i < N; i++) out[i] = (float)(0.5 * inp[i] * (1.0 + erf(inp[i] / sqrt(2.0))));
+}
+
+void swiglu_forward(float *out, const float *gate, const float *up, int N) {
+    for (int i = 0; i < N; i++) {
+        const float g = gate[i];
+        out[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+void swiglu_forward_ref(float *out, const float *gate, const float *up, int N) {
+    for (int i = 0; i < N; i++) {
+        const double g = gate[i];
+        out[i] = (float)(g / (1.0 + exp(-g)) * up[i]);
+    }
+}

@@ -57,6 +57,18 @@ void layernorm_forward_ref(float *out, const float *inp, const float *w, const f
 void gelu_forward(float *out, const float *inp, int N);
 void gelu_forward_ref(float *out, const float *inp, int N);
 
+/* RMSNorm (Llama, Qwen): out (T,C) = inp / sqrt(mean(inp^2) + eps) * w, per row. out may equal inp. */
+void rmsnorm_forward(float *out, const float *inp, const float *w, int T, int C, float eps);
+void rmsnorm_forward_ref(float *out, const float *inp, const float *w, int T, int C, float eps);
+
+/* Exact GELU (GPT-NeoX's "gelu"): 0.5 x (1 + erf(x / sqrt 2)). out may equal inp. */
+void gelu_exact_forward(float *out, const float *inp, int N);
+void gelu_exact_forward_ref(float *out, const float *inp, int N);
+
+/* SwiGLU's product: out = silu(gate) * up = gate / (1 + exp(-gate)) * up. out may equal gate or up. */
+void swiglu_forward(float *out, const float *gate, const float *up, int N);
+void swiglu_forward_ref(float *out, const float *gate, const float *up, int N);
+
 /* Numerically stable softmax of one row of N; entries equal to -INFINITY get 0.
  * out may equal inp. A row that is all -INFINITY becomes all zeros. */
 void softmax_forward(float *out, const float *inp, int N);

@@ -8,7 +8,7 @@
  *   - counts come back as the return value (>= 0), errors as ALAB_E* (< 0);
  *   - a constructor returns the handle or 0, and its rc stays readable with
  *     alab_wasm_last_rc() (the details with alab_last_error());
- *   - interventions cross as n x 6 floats (kind, layer, head, row, col, lambda).
+ *   - interventions cross as n x 7 floats (kind, layer, head, row, col, lambda, alpha).
  * Functions of attnlab.h that are already flat (alab_result_*, the analysis
  * functions, alab_model_free, alab_strerror, alab_last_error) are exported
  * as they are; the list lives in c/src/wasm_exports.json.
@@ -74,9 +74,51 @@ EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load(const char *config_json, size_t 
     return g_last_rc == ALAB_OK ? m : NULL;
 }
 
+/* alab_model_load_files with flat arguments: the text files as (pointer,
+ * length) pairs (pointer 0 = absent), and n_shards safetensors buffers from
+ * malloc() given by three arrays: shard_data[i], shard_len[i] and
+ * shard_name[i] (NUL-terminated file names as the index names them), and
+ * weights (ALAB_WEIGHTS_*: auto, f32, half). Every
+ * shard buffer belongs to the model from this call on, success or not.
+ * Returns the handle or 0 (rc in alab_wasm_last_rc()). */
+EMSCRIPTEN_KEEPALIVE alab_model *alab_wasm_load_files(const char *config, size_t config_len,
+                                                      const char *index, size_t index_len,
+                                                      const char *vocab, size_t vocab_len,
+                                                      const char *merges, size_t merges_len,
+                                                      const char *tok, size_t tok_len,
+                                                      const char *tokcfg, size_t tokcfg_len,
+                                                      int n_shards, void *const *shard_data,
+                                                      const size_t *shard_len, const char *const *shard_name,
+                                                      int weights) {
+    alab_model *m = NULL;
+    alab_shard *shards = n_shards > 0 && n_shards <= 4096 ? calloc((size_t)n_shards, sizeof *shards) : NULL;
+    if (!shards) {
+        for (int i = 0; shard_data && i < n_shards && i < 4096; i++) free(shard_data[i]);
+        g_last_rc = alab_fail(n_shards > 0 && n_shards <= 4096 ? ALAB_ENOMEM : ALAB_EINVAL,
+                              "load: %d safetensors files", n_shards);
+        return NULL;
+    }
+    for (int i = 0; i < n_shards; i++) shards[i] = (alab_shard){shard_name[i], shard_data[i], shard_len[i]};
+    alab_model_files f = {config, config_len, shards, n_shards, index, index_len, vocab, vocab_len,
+                          merges, merges_len, tok, tok_len, tokcfg, tokcfg_len, weights};
+    g_last_rc = alab_model_load_files(&m, &f);
+    free(shards);
+    return g_last_rc == ALAB_OK ? m : NULL;
+}
+
+/* 1 when the model keeps its big matrices in 16 bits. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_model_half(const alab_model *m) { return alab_model_half(m); }
+
+/* The model's family (config.json's model_type), a static string. */
+EMSCRIPTEN_KEEPALIVE const char *alab_wasm_model_family(const alab_model *m) {
+    const alab_config *c = m ? alab_model_config(m) : NULL;
+    return c ? c->family : "";
+}
+
 /* One field of the model's config, by number, so new fields add no export:
  * 0 n_layer, 1 n_head, 2 n_embd, 3 vocab_size, 4 n_positions,
- * 5 layer_norm_epsilon. NaN for an unknown field or a NULL model. */
+ * 5 layer_norm_epsilon, 6 n_kv_head, 7 head_dim. NaN for an unknown field
+ * or a NULL model. */
 EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field) {
     const alab_config *c = m ? alab_model_config(m) : NULL;
     if (!c) return NAN;
@@ -87,6 +129,8 @@ EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field)
     case 3: return c->vocab_size;
     case 4: return c->n_positions;
     case 5: return c->layer_norm_epsilon;
+    case 6: return c->n_kv_head;
+    case 7: return c->head_dim;
     default: return NAN;
     }
 }
@@ -220,7 +264,13 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_encode(int *ids, int max_ids, const alab_
 EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_model *m,
                                           const char *text, size_t text_len) {
     if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
-    return alab_wasm_bpe_encode(ids, max_ids, alab_model_bpe(m), text, text_len);
+    if (text_len > ALAB_MAX_TEXT_BYTES)
+        return alab_fail(ALAB_ELIMIT, "encode: text of %zu bytes exceeds the limit of %u",
+                         text_len, (unsigned)ALAB_MAX_TEXT_BYTES);
+    int n = 0;
+    int rc = alab_model_encode(ids, max_ids, &n, m, text, text_len); /* with the BOS the model's tokenizer adds */
+    if (rc == ALAB_ELIMIT && n > max_ids) return n;
+    return rc < 0 ? rc : n;
 }
 
 /* Decode ids to bytes; returns the byte length needed (>= 0) or ALAB_E*.
@@ -239,7 +289,12 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_decode(char *out, int cap, const alab_bpe
 EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *m,
                                           const int *ids, int n_ids) {
     if (!m) return alab_fail(ALAB_EINVAL, "decode: no model");
-    return alab_wasm_bpe_decode(out, cap, alab_model_bpe(m), ids, n_ids);
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "decode: negative capacity");
+    size_t len = 0;
+    int rc = alab_model_decode(out, (size_t)cap, &len, m, ids, n_ids); /* padding ids beyond the tokenizer: nothing */
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "decode: output too long");
+    return (int)len;
 }
 
 /* Display string of one token (figure label); returns its byte length or
@@ -261,18 +316,12 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bp
 EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
                                                  int id) {
     if (!m) return alab_fail(ALAB_EINVAL, "display: no model");
-    const alab_bpe *b = alab_model_bpe(m);
-    const alab_config *c = alab_model_config(m);
-    if (cap >= 0 && (out || cap == 0) && c && id >= alab_bpe_vocab_size(b) && id < c->vocab_size) {
-        char label[32];
-        int n = snprintf(label, sizeof label, "<|id %d|>", id);
-        if (cap > 0) {
-            memcpy(out, label, (size_t)(n < cap ? n : cap));
-            if (n < cap) out[n] = '\0';
-        }
-        return n;
-    }
-    return alab_wasm_bpe_display(out, cap, b, id);
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "display: negative capacity");
+    size_t len = 0;
+    int rc = alab_model_token_display(out, (size_t)cap, &len, m, id); /* "<|id N|>" beyond the tokenizer */
+    if (rc < 0 && !(rc == ALAB_ELIMIT && len > (size_t)cap)) return rc;
+    if (len > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "display: output too long");
+    return (int)len;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -290,7 +339,7 @@ static int float_to_index(int *out, float x, int i, const char *what) {
 }
 
 /* alab_forward with flat options.
- *   interv       (n_interv, 6) floats: kind, layer, head (-1 = all), row, col, lambda
+ *   interv       (n_interv, 7) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
  *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
  *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
  *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
@@ -315,13 +364,14 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
     }
     int rc = ALAB_OK;
     for (int i = 0; i < n_interv && rc == ALAB_OK; i++) {
-        const float *f = interv + (size_t)i * 6;
+        const float *f = interv + (size_t)i * 7;
         if ((rc = float_to_index(&iv[i].kind, f[0], i, "kind")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].layer, f[1], i, "layer")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].head, f[2], i, "head")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].row, f[3], i, "row")) != ALAB_OK) break;
         if ((rc = float_to_index(&iv[i].col, f[4], i, "col")) != ALAB_OK) break;
-        iv[i].lambda = f[5]; /* alab_forward checks it (ALAB_ENAN) */
+        iv[i].lambda = f[5]; /* alab_forward checks both (ALAB_ENAN) */
+        iv[i].alpha = f[6];
     }
     if (rc == ALAB_OK) {
         alab_run_opts o;

@@ -58,11 +58,11 @@ static void expect_erange(const alab_intervention *v, int n, int so, float scale
 
 /* The cases of the issue: each gave NaN attention without an error. */
 static void the_listed_cases_are_refused(void **state) {
-    alab_intervention two_soft[2] = {{ALAB_DO_SOFT, 1, 0, 3, 1, 3e38f}, {ALAB_DO_SOFT, 1, 0, 3, 1, 3e38f}};
+    alab_intervention two_soft[2] = {{ALAB_DO_SOFT, 1, 0, 3, 1, 3e38f, 0.0f}, {ALAB_DO_SOFT, 1, 0, 3, 1, 3e38f, 0.0f}};
     expect_erange(two_soft, 2, 0, 0, "lambda 3e+38 is outside");
     for (int kind = ALAB_SCALE_Q; kind <= ALAB_SCALE_K; kind++)
         for (int sign = -1; sign <= 1; sign += 2) {
-            alab_intervention e = {kind, 0, 1, 0, 0, sign * 3e38f};
+            alab_intervention e = {kind, 0, 1, 0, 0, 0.0f, sign * 3e38f};
             expect_erange(&e, 1, 0, 0, "multiply to 3e+38");
         }
     expect_erange(NULL, 0, 1, 3e38f, "scale 3e+38 is outside");
@@ -72,17 +72,17 @@ static void the_listed_cases_are_refused(void **state) {
 /* The alphas of one head multiply: 1e3 * 1e3 is the limit, a third factor of
  * 10 is over it, also when it comes through ALL_HEADS. */
 static void the_edit_gain_of_a_head_is_the_product_of_its_alphas(void **state) {
-    alab_intervention ok[3] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 1e3f}, {ALAB_SWAP_QK, 2, 3, 0, 0, 0}, {ALAB_SCALE_K, 2, 3, 0, 0, -1e3f}};
+    alab_intervention ok[3] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 0.0f, 1e3f}, {ALAB_SWAP_QK, 2, 3, 0, 0, 0.0f, 0}, {ALAB_SCALE_K, 2, 3, 0, 0, 0.0f, -1e3f}};
     assert_int_equal(run(ok, 3, 1, ALAB_MAX_SCALE), ALAB_OK);
     assert_finite_result();
-    alab_intervention over[3] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 1e3f}, {ALAB_SCALE_K, 2, 3, 0, 0, 1e3f}, {ALAB_SCALE_Q, 2, ALAB_ALL_HEADS, 0, 0, 10.f}};
+    alab_intervention over[3] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 0.0f, 1e3f}, {ALAB_SCALE_K, 2, 3, 0, 0, 0.0f, 1e3f}, {ALAB_SCALE_Q, 2, ALAB_ALL_HEADS, 0, 0, 0.0f, 10.f}};
     expect_erange(over, 3, 0, 0, "layer 2 head 3 multiply to");
     /* other heads and layers have their own products */
-    alab_intervention apart[2] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 1e6f}, {ALAB_SCALE_Q, 1, 3, 0, 0, 1e6f}};
+    alab_intervention apart[2] = {{ALAB_SCALE_Q, 2, 3, 0, 0, 0.0f, 1e6f}, {ALAB_SCALE_Q, 1, 3, 0, 0, 0.0f, 1e6f}};
     assert_int_equal(run(apart, 2, 0, 0), ALAB_OK);
     assert_finite_result();
     /* alpha 0 (and tiny alphas) are fine: they only shrink */
-    alab_intervention zero[2] = {{ALAB_SCALE_Q, 0, ALAB_ALL_HEADS, 0, 0, 0.0f}, {ALAB_SCALE_K, 0, 0, 0, 0, 1e-30f}};
+    alab_intervention zero[2] = {{ALAB_SCALE_Q, 0, ALAB_ALL_HEADS, 0, 0, 0.0f, 0.0f}, {ALAB_SCALE_K, 0, 0, 0, 0, 0.0f, 1e-30f}};
     assert_int_equal(run(zero, 2, 0, 0), ALAB_OK);
     assert_finite_result();
 }
@@ -93,7 +93,7 @@ static void the_limits_themselves_give_finite_attention(void **state) {
     alab_intervention *v = malloc(ALAB_MAX_INTERVENTIONS * sizeof *v);
     for (int sign = -1; sign <= 1; sign += 2) {
         for (int i = 0; i < ALAB_MAX_INTERVENTIONS; i++)
-            v[i] = (alab_intervention){ALAB_DO_SOFT, 1, ALAB_ALL_HEADS, 5, 2, sign * ALAB_MAX_SOFT_LAMBDA};
+            v[i] = (alab_intervention){ALAB_DO_SOFT, 1, ALAB_ALL_HEADS, 5, 2, sign * ALAB_MAX_SOFT_LAMBDA, 0.0f};
         assert_int_equal(run(v, ALAB_MAX_INTERVENTIONS, 1, sign * ALAB_MAX_SCALE), ALAB_OK);
         assert_finite_result();
         const float *att = alab_result_attention(M);

@@ -96,7 +96,7 @@ static void check_edit_against_edited_weights(int kind, int layer, int head, flo
     alab_run_opts_init(&o);
     run(m, &o, a0, l0);
     run(edited, &o, a2, l2); /* the edit in the weights, no run-time edit */
-    alab_intervention iv = {kind, layer, head, 0, 0, alpha};
+    alab_intervention iv = {kind, layer, head, 0, 0, 0.0f, alpha};
     o.interventions = &iv;
     o.n_interventions = 1;
     run(m, &o, a1, l1); /* the run-time edit on the original weights */
@@ -148,7 +148,7 @@ static void identities_and_order(void **state) {
     alab_run_opts_init(&o);
     run(m, &o, a0, l0);
 
-    alab_intervention one = {ALAB_SCALE_Q, 1, ALAB_ALL_HEADS, 0, 0, 1.0f};
+    alab_intervention one = {ALAB_SCALE_Q, 1, ALAB_ALL_HEADS, 0, 0, 0.0f, 1.0f};
     o.interventions = &one;
     o.n_interventions = 1;
     run(m, &o, a1, l1);
@@ -161,8 +161,8 @@ static void identities_and_order(void **state) {
     run(m, &o, a1, l1);
     assert_true(max_abs_diff(a0, a1, NA) <= 1e-6);
 
-    alab_intervention ab[2] = {{ALAB_SCALE_Q, 2, 1, 0, 0, 4.0f}, {ALAB_SWAP_QK, 2, 1, 0, 0, 0.0f}};
-    alab_intervention ba[2] = {{ALAB_SWAP_QK, 2, 1, 0, 0, 0.0f}, {ALAB_SCALE_Q, 2, 1, 0, 0, 4.0f}};
+    alab_intervention ab[2] = {{ALAB_SCALE_Q, 2, 1, 0, 0, 0.0f, 4.0f}, {ALAB_SWAP_QK, 2, 1, 0, 0, 0.0f}};
+    alab_intervention ba[2] = {{ALAB_SWAP_QK, 2, 1, 0, 0, 0.0f}, {ALAB_SCALE_Q, 2, 1, 0, 0, 0.0f, 4.0f}};
     o.interventions = ab;
     run(m, &o, a1, l1);
     o.interventions = ba;
@@ -188,7 +188,7 @@ static void capture_sees_the_edit(void **state) {
     float *k0 = malloc(sizeof(float) * (size_t)T * HS), *q0 = malloc(sizeof(float) * (size_t)T * HS);
     memcpy(k0, alab_result_k(m), sizeof(float) * (size_t)T * HS);
     memcpy(q0, alab_result_q(m), sizeof(float) * (size_t)T * HS);
-    alab_intervention iv[2] = {{ALAB_SCALE_K, 1, 3, 0, 0, 2.0f}, {ALAB_SCALE_K, 1, 3, 0, 0, 0.0f}};
+    alab_intervention iv[2] = {{ALAB_SCALE_K, 1, 3, 0, 0, 0.0f, 2.0f}, {ALAB_SCALE_K, 1, 3, 0, 0, 0.0f, 0.0f}};
     o.interventions = iv;
     o.n_interventions = 1;
     assert_int_equal(alab_forward(m, IDS, T, &o), ALAB_OK);
@@ -217,11 +217,11 @@ static void bad_edits_have_codes(void **state) {
     alab_model *m = load(&f);
     alab_run_opts o;
     alab_run_opts_init(&o);
-    alab_intervention iv = {ALAB_SCALE_Q, 0, 0, 0, 0, NAN};
+    alab_intervention iv = {ALAB_SCALE_Q, 0, 0, 0, 0, 0.0f, NAN};
     o.interventions = &iv;
     o.n_interventions = 1;
     assert_int_equal(alab_forward(m, IDS, T, &o), ALAB_ENAN);
-    iv.lambda = INFINITY;
+    iv.alpha = INFINITY;
     iv.kind = ALAB_SCALE_K;
     assert_int_equal(alab_forward(m, IDS, T, &o), ALAB_ENAN);
     iv = (alab_intervention){ALAB_SWAP_QK, 3, 0, 0, 0, 0.0f};

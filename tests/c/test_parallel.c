@@ -175,7 +175,7 @@ static int setup_run(int which, alab_run_opts *o, alab_intervention *iv, int *la
         iv[0] = (alab_intervention){ALAB_DO_HARD, L - 1, ALAB_ALL_HEADS, T - 1, T > 1 ? 1 : 0, 0};
         iv[1] = (alab_intervention){ALAB_DO_SOFT, 0, 1, T - 1, 0, 3.5f};
         iv[2] = (alab_intervention){ALAB_ABLATE, L > 1 ? 1 : 0, 2, 0, 0, 0};
-        iv[3] = (alab_intervention){ALAB_SCALE_Q, 0, 0, 0, 0, 0.5f};
+        iv[3] = (alab_intervention){ALAB_SCALE_Q, 0, 0, 0, 0, 0.0f, 0.5f};
         iv[4] = (alab_intervention){ALAB_SWAP_QK, L - 1, 3, 0, 0, 0};
         o->interventions = iv;
         o->n_interventions = 5;

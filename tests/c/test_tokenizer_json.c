@@ -219,17 +219,18 @@ static size_t byte_members(char *s, size_t cap) {
  * pre_tokenizer / normalizer / post_processor / model extras as JSON. */
 typedef struct {
     const char *extra_vocab, *merges, *added, *pre, *normalizer, *post, *model_extra, *model_type, *top_extra;
+    const char *truncation; /* the value of "truncation" (default null); a repeated key would be refused as JSON */
 } spec;
 
 static char *make_json(const spec *p) {
     size_t cap = 65536;
     char *s = malloc(cap);
     size_t o = 0;
-    o += (size_t)snprintf(s + o, cap - o, "{%s\"version\": \"1.0\", \"truncation\": null, \"padding\": null, "
+    o += (size_t)snprintf(s + o, cap - o, "{%s\"version\": \"1.0\", \"truncation\": %s, \"padding\": null, "
                           "\"added_tokens\": [%s], \"normalizer\": %s, \"pre_tokenizer\": %s, "
                           "\"post_processor\": %s, \"decoder\": {\"type\": \"ByteLevel\"}, "
                           "\"model\": {\"type\": \"%s\"%s, \"vocab\": {",
-                          p->top_extra ? p->top_extra : "", p->added ? p->added : "",
+                          p->top_extra ? p->top_extra : "", p->truncation ? p->truncation : "null", p->added ? p->added : "",
                           p->normalizer ? p->normalizer : "null",
                           p->pre ? p->pre : "{\"type\": \"ByteLevel\", \"add_prefix_space\": false}",
                           p->post ? p->post : "null", p->model_type ? p->model_type : "BPE",
@@ -354,7 +355,7 @@ static void unsupported_and_malformed_files_are_refused_with_a_code(void **state
     bad(&(spec){.model_extra = ", \"dropout\": 0.1"}, NULL, ALAB_EVOCAB, "dropout");
     bad(&(spec){.model_extra = ", \"byte_fallback\": true"}, NULL, ALAB_EVOCAB, "byte_fallback");
     bad(&(spec){.model_extra = ", \"continuing_subword_prefix\": \"##\""}, NULL, ALAB_EVOCAB, "continuing_subword_prefix");
-    bad(&(spec){.top_extra = "\"truncation\": {\"max_length\": 8}, "}, NULL, ALAB_EVOCAB, "truncation");
+    bad(&(spec){.truncation = "{\"max_length\": 8}"}, NULL, ALAB_EVOCAB, "truncation");
     bad(&(spec){.post = "{\"type\": \"BertProcessing\"}"}, NULL, ALAB_EVOCAB, "\"BertProcessing\"");
     bad(&(spec){.merges = "\"a q\""}, NULL, ALAB_EMERGES, "model.merges[0]");          /* "aq" unknown */
     bad(&(spec){.merges = "\"a b\", \"ab zz\""}, NULL, ALAB_EMERGES, "model.merges[1]"); /* "zz" unknown */

@@ -16,7 +16,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 30
-FUZZ_TARGETS := fuzz_json fuzz_safetensors fuzz_bpe_load fuzz_bpe_encode fuzz_model_load fuzz_tokenizer_json
+FUZZ_TARGETS := fuzz_json fuzz_safetensors fuzz_bpe_load fuzz_bpe_encode fuzz_model_load fuzz_shard_index fuzz_tokenizer_json
 FZ := $(B)/fuzz
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src \
@@ -26,6 +26,7 @@ FUZZ_RUN_FLAGS := -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_fi
 FUZZ_DICT_fuzz_json := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_safetensors := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_model_load := -dict=tests/fuzz/json.dict
+FUZZ_DICT_fuzz_shard_index := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_tokenizer_json := -dict=tests/fuzz/json.dict
 FUZZ_CORE_OBJ := $(patsubst c/src/%.c,$(FZ)/obj/%.o,$(CORE_SRC))
 # built by pattern rules, but kept (make would delete them as intermediates)

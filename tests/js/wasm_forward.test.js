@@ -89,7 +89,8 @@ describe('the module', () => {
     for (const [name, g] of Object.entries(golden.models)) {
       const c = w.config(models[name]);
       expect(c).toEqual({ n_layer: g.n_layer, n_head: g.n_head, n_embd: g.n_embd, vocab_size: g.vocab_size,
-                          n_positions: g.n_positions, layer_norm_epsilon: 1e-5 });
+                          n_positions: g.n_positions, layer_norm_epsilon: 1e-5, n_kv_head: g.n_head,
+                          head_dim: g.n_embd / g.n_head });
     }
   });
 });

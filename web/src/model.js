@@ -243,7 +243,7 @@ export function parseInterventions(interventions, ablate, cfg, T) {
         iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
       }
       if (x.kind === 'soft') iv.lambda = checkMagnitude(`${name}.lambda`, x.lambda, MAX_SOFT_LAMBDA);
-      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.lambda = checkMagnitude(`${name}.alpha`, x.alpha, MAX_SCALE);
+      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.alpha = checkMagnitude(`${name}.alpha`, x.alpha, MAX_SCALE);
       out.push(iv);
     });
   }
@@ -341,11 +341,18 @@ export class Model {
     this.#h = handle;
     /** {threads, asked, build, note}: the threads runs are split over, what was asked, the wasm build, and why fewer (or null). */
     this.engine = Object.freeze({ ...engine });
+    /** How the weights are held: 'f32', or 'half' (16-bit, converted inside the products; loadModel's weights option). */
+    this.weights = w.modelHalf(handle) ? 'half' : 'f32';
     const c = w.config(handle);
-    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} */
+    /**
+     * {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim}:
+     * family is config.json's model_type; nKvHead the key/value heads (< nHead with grouped-query
+     * attention); headDim = headSize, the size of one head (not always nEmbd / nHead: Qwen3).
+     */
     this.config = Object.freeze({
       nLayer: c.n_layer, nHead: c.n_head, nEmbd: c.n_embd, vocabSize: c.vocab_size,
-      nPositions: c.n_positions, headSize: c.n_embd / c.n_head, layerNormEpsilon: c.layer_norm_epsilon,
+      nPositions: c.n_positions, headSize: c.head_dim, layerNormEpsilon: c.layer_norm_epsilon,
+      family: w.modelFamily(handle), nKvHead: c.n_kv_head, headDim: c.head_dim,
     });
     /** Where the model came from: its directory URL, or 'buffers'. */
     this.source = source;
@@ -859,8 +866,10 @@ export function modelInternals(model) {
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm, threads, wasmMT, threadWorker, signal, timeoutMs, redirects } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'signal', 'timeoutMs', 'redirects']);
+  const { onProgress, wasm, threads, wasmMT, threadWorker, signal, timeoutMs, redirects, weights = 'auto' } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'signal', 'timeoutMs', 'redirects', 'weights']);
+  if (!['auto', 'f32', 'half'].includes(weights))
+    throw new AttnlabError(typeof weights === 'string' ? 'EINVAL' : 'ETYPE', "options.weights must be 'auto', 'f32' or 'half'");
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
     throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
   const readOpts = checkReadOptions({ signal, timeoutMs, redirects });
@@ -876,7 +885,10 @@ export async function loadModel(source, options) {
   }
   let handle;
   try {
-    handle = w.loadModelFromHeap(files, files.stPtr, files.stLen); // owns stPtr from here
+    // GPT-2's four files take the path they always took; any other folder the general loader
+    // (shards, index, tokenizer.json). Both own the weight buffers from here.
+    const legacy = weights === 'auto' && files.shards.length === 1 && !files.index && !files.tokenizer && files.vocab && files.merges;
+    handle = legacy ? w.loadModelFromHeap(files, files.stPtr, files.stLen) : w.loadModelFiles(files, files.shards, { weights });
   } catch (e) {
     w.stopThreads();
     throw e;

@@ -4,13 +4,19 @@
 // A model source is one of
 //   - nothing (undefined/null): the built-in model, models/brown-gpt2/ next to
 //     this package (defaultModelURL());
-//   - a URL (URL object or string) of a directory holding config.json,
-//     model.safetensors, vocab.json and merges.txt: http(s) is fetched and
-//     streamed, file: URLs (and, in Node, plain paths) are read with node:fs;
-//   - an object {config, safetensors, vocab, merges} whose values are strings
-//     (not for safetensors), ArrayBuffers, typed arrays or Blobs/Files;
+//   - a URL (URL object or string) of a Hugging Face model directory: http(s)
+//     is fetched and streamed, file: URLs (and, in Node, plain paths) are read
+//     with node:fs;
+//   - an object {config, safetensors, vocab, merges} (GPT-2's files) or, for
+//     any family, {config, safetensors | index + shards: {fileName: data},
+//     vocab + merges | tokenizer (+ tokenizerConfig)}, whose values are
+//     strings (not for weights), ArrayBuffers, typed arrays or Blobs/Files;
 //   - a FileList or an array of File objects (a browser's <input type=file
-//     multiple> or a drop), matched by file name.
+//     multiple webkitdirectory> or a drop), matched by file name.
+// Which files a folder has (folderPlan): config.json; model.safetensors, or
+// model.safetensors.index.json and the shards it names; for gpt2 vocab.json +
+// merges.txt, for the other families tokenizer.json (+ tokenizer_config.json
+// when there), whose pre-tokenizer is the family's own.
 //
 // The safetensors bytes are written straight into a malloc'ed wasm buffer,
 // chunk by chunk, whose ownership then passes to the C model
@@ -52,9 +58,13 @@
 
 import { AttnlabError } from './core/errors.js';
 
-/** The four files of a model directory, in the order they are read. */
+/** The four files of a GPT-2 model directory, in the order they are read. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
-const KEYS = { 'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors' };
+const KEYS = { 'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors',
+               'tokenizer.json': 'tokenizer', 'tokenizer_config.json': 'tokenizerConfig',
+               'model.safetensors.index.json': 'index' };
+const SHARD = /^model-\d+-of-\d+\.safetensors$/;
+const INDEX = 'model.safetensors.index.json';
 
 /**
  * The largest file of each kind, in bytes: the C limits (ALAB_MAX_CONFIG_BYTES,
@@ -65,6 +75,9 @@ export const FILE_LIMITS = Object.freeze({
   'config.json': 1 << 20,
   'vocab.json': 256 << 20,
   'merges.txt': 256 << 20,
+  'tokenizer.json': 256 << 20,
+  'tokenizer_config.json': 16 << 20,
+  'model.safetensors.index.json': 256 << 20,
   'model.safetensors': 2 ** 32 - 1,
 });
 
@@ -153,28 +166,86 @@ export async function resolveSource(source) {
     for (const f of Array.from(source)) {
       const name = String(f.name || '').split(/[\\/]/).pop();
       if (KEYS[name]) files[KEYS[name]] = f;
+      else if (SHARD.test(name)) (files.shards ??= {})[name] = f;
     }
-    const missing = MODEL_FILES.filter((n) => !files[KEYS[n]]);
+    const missing = missingFiles(files);
     if (missing.length)
-      throw new AttnlabError('EIO', `the files given lack ${missing.join(', ')} (a model needs ${MODEL_FILES.join(', ')})`);
+      throw new AttnlabError('EIO', `the files given lack ${missing.join(', ')} (a model needs config.json, ` +
+                             'model.safetensors or its index and shards, and vocab.json + merges.txt or tokenizer.json)');
     return { kind: 'files', files };
   }
   if (typeof source === 'object' && !Array.isArray(source) && !ArrayBuffer.isView(source) && !(source instanceof ArrayBuffer)) {
-    const extra = Object.keys(source).filter((k) => !Object.values(KEYS).includes(k));
+    const extra = Object.keys(source).filter((k) => !Object.values(KEYS).includes(k) && k !== 'shards');
     if (extra.length)
-      throw new AttnlabError('EINVAL', `unknown model file key(s) ${extra.join(', ')}; expected config, safetensors, vocab, merges`);
+      throw new AttnlabError('EINVAL', `unknown model file key(s) ${extra.join(', ')}; expected config, safetensors, vocab, merges ` +
+                             '(or tokenizer, tokenizerConfig, index, shards)');
+    const isData = (v, key) => isBlob(v) || v instanceof ArrayBuffer || (ArrayBuffer.isView(v) && !(v instanceof DataView)) ||
+                               (typeof v === 'string' && key !== 'safetensors' && key !== 'shard');
+    const files = {};
+    const hf = ['tokenizer', 'tokenizerConfig', 'index', 'shards'].some((k) => source[k] !== undefined);
+    const required = hf ? ['config'] : ['config', 'safetensors', 'vocab', 'merges'];
     for (const key of Object.values(KEYS)) {
       const v = source[key];
-      const ok = isBlob(v) || v instanceof ArrayBuffer || (ArrayBuffer.isView(v) && !(v instanceof DataView)) ||
-                 (typeof v === 'string' && key !== 'safetensors');
-      if (!ok)
+      if (v === undefined && !required.includes(key)) continue;
+      if (!isData(v, key))
         throw new AttnlabError('ETYPE', v === undefined ? `source.${key} is missing`
           : `source.${key} must be ${key === 'safetensors' ? '' : 'a string, '}an ArrayBuffer, a typed array or a Blob`);
+      files[key] = v;
     }
-    return { kind: 'files', files: { config: source.config, vocab: source.vocab, merges: source.merges, safetensors: source.safetensors } };
+    if (source.shards !== undefined) {
+      if (typeof source.shards !== 'object' || source.shards === null || Array.isArray(source.shards))
+        throw new AttnlabError('ETYPE', 'source.shards must be an object {fileName: data}');
+      for (const [n, v] of Object.entries(source.shards))
+        if (!isData(v, 'shard')) throw new AttnlabError('ETYPE', `source.shards['${n}'] must be an ArrayBuffer, a typed array or a Blob`);
+      files.shards = { ...source.shards };
+    }
+    const missing = missingFiles(files);
+    if (missing.length) throw new AttnlabError('ETYPE', `source lacks ${missing.join(', ')}`);
+    return { kind: 'files', files };
   }
   throw new AttnlabError('ETYPE', 'a model source must be omitted (built-in model), a URL of a model directory, ' +
                          '{config, safetensors, vocab, merges} buffers, or File objects');
+}
+
+// What a set of files (by key) lacks to be a model folder.
+function missingFiles(f) {
+  const out = [];
+  if (!f.config) out.push('config.json');
+  if (!f.safetensors && !(f.index && f.shards)) out.push('model.safetensors (or model.safetensors.index.json and its shards)');
+  if (!(f.vocab && f.merges) && !f.tokenizer) out.push('vocab.json + merges.txt (or tokenizer.json)');
+  return out;
+}
+
+/**
+ * Which files of a folder to read after config.json, from its model_type:
+ * {tokenizer: [[name, required]...]}. GPT-2 keeps its vocab.json + merges.txt;
+ * the other families read tokenizer.json, whose pre-tokenizer is theirs.
+ */
+export function folderPlan(configBytes) {
+  let type = 'gpt2';
+  try {
+    const c = JSON.parse(new TextDecoder().decode(configBytes));
+    if (c && typeof c.model_type === 'string') type = c.model_type;
+  } catch { /* the C loader reports a bad config.json */ }
+  return type === 'gpt2'
+    ? { family: type, tokenizer: [['vocab.json', true], ['merges.txt', true]] }
+    : { family: type, tokenizer: [['tokenizer.json', true], ['tokenizer_config.json', false]] };
+}
+
+/** The shard file names an index names (distinct, in order of first use). */
+export function shardNames(indexBytes) {
+  let wm;
+  try {
+    wm = JSON.parse(new TextDecoder().decode(indexBytes)).weight_map;
+  } catch (e) {
+    throw new AttnlabError('EJSON', `${INDEX}: ${e.message}`);
+  }
+  if (!wm || typeof wm !== 'object') throw new AttnlabError('EFORMAT', `${INDEX}: no "weight_map" object`);
+  const names = [...new Set(Object.values(wm))];
+  for (const n of names)
+    if (typeof n !== 'string' || n === '' || n === '..' || /[\\/]/.test(n))
+      throw new AttnlabError('EFORMAT', `${INDEX}: ${JSON.stringify(n)} is not a file name`);
+  return names;
 }
 
 // ---------------------------------------------------------------------------
@@ -624,47 +695,109 @@ export function checkReadOptions({ signal, timeoutMs, redirects } = {}) {
 }
 
 /**
- * Read a model's files (src from resolveSource): config, vocab and merges as
- * bytes, the safetensors straight into wasm memory of w (an AttnlabWasm).
- * opts: {signal, timeoutMs, redirects} (checkReadOptions).
- * @returns {Promise<{config: Uint8Array, vocab: Uint8Array, merges: Uint8Array, stPtr: number, stLen: number, name: string, urls?: object}>}
- *   stPtr is a malloc'ed wasm buffer the caller must hand to C or free.
+ * Read a model's files (src from resolveSource): the text files as bytes, the
+ * safetensors file(s) straight into wasm memory of w (an AttnlabWasm). Each file
+ * is held to the limit of its kind while it streams (limitOf), with the stall
+ * timeout, the signal and the redirect rule of opts (checkReadOptions).
+ * @returns {Promise<{config: Uint8Array, vocab?, merges?, tokenizer?, tokenizerConfig?, index?: Uint8Array,
+ *   shards: {name: string, ptr: number, len: number}[], stPtr: number, stLen: number, name: string, urls?: object}>}
+ *   Every shard ptr is a malloc'ed wasm buffer the caller must hand to C or free (stPtr/stLen: the first).
  */
 export async function readModelInto(w, src, emit, opts = {}) {
   const o = checkReadOptions(opts);
   const name = src.kind === 'url' ? src.url.href : 'buffers';
-  const out = { name, stPtr: 0, stLen: 0 };
+  const out = { name, stPtr: 0, stLen: 0, shards: [] };
   if (src.kind === 'url') out.urls = {};
   let r = null;
   let guard = null;
   let current = 'the model';
+  const drop = () => { if (guard) guard.dispose(); guard = null; };
+  const open = (file, key, shard) => {
+    current = file;
+    drop();
+    guard = makeGuard(o, file, emit);
+    return src.kind === 'url' ? openURL(new URL(file, src.url), file, src.builtin, guard, o)
+      : openValue(shard ? src.files.shards[file] : src.files[key], file, guard);
+  };
+  const has = (file) => src.kind === 'url' || (SHARD.test(file) ? !!(src.files.shards && src.files.shards[file]) : !!src.files[KEYS[file]]);
+  const finish = (file, size) => {
+    guard.check();
+    drop();
+    if (r.url) out.urls[file] = r.url;
+    emit(r.url ? { status: 'done', file, loaded: size, total: size, url: r.url } : { status: 'done', file, loaded: size, total: size });
+    r = null;
+  };
+  const text = async (file, required = true) => {
+    emit({ status: 'initiate', file });
+    if (!has(file)) {
+      if (required) throw new AttnlabError('EIO', `${file} is missing`);
+      return;
+    }
+    try {
+      r = await open(file, KEYS[file]);
+    } catch (e) {
+      drop();
+      if (!required && e.code === 'EIO') return; // an optional file a server does not have
+      throw e;
+    }
+    out[KEYS[file]] = await readAll(r, file, emit, guard);
+    finish(file, out[KEYS[file]].length);
+  };
+  const weights = async (file, rr) => {
+    r = rr;
+    const { ptr, len } = await readIntoWasm(w, r, file, emit, guard);
+    out.shards.push({ name: file, ptr, len });
+    finish(file, len);
+  };
   try {
     if (o.signal && o.signal.aborted) throw new AttnlabError('EABORT', 'the load was aborted before it started (options.signal)');
-    for (const file of MODEL_FILES) {
-      current = file;
-      emit({ status: 'initiate', file });
-      guard = makeGuard(o, file, emit);
-      r = null;
-      r = src.kind === 'url' ? await openURL(new URL(file, src.url), file, src.builtin, guard, o)
-        : openValue(src.files[KEYS[file]], file, guard);
-      if (file === 'model.safetensors') {
-        const { ptr, len } = await readIntoWasm(w, r, file, emit, guard);
-        out.stPtr = ptr;
-        out.stLen = len;
-      } else {
-        out[KEYS[file]] = await readAll(r, file, emit, guard);
-      }
-      guard.check();
-      guard.dispose();
-      guard = null;
-      const size = file === 'model.safetensors' ? out.stLen : out[KEYS[file]].length;
-      if (r.url) out.urls[file] = r.url;
-      emit(r.url ? { status: 'done', file, loaded: size, total: size, url: r.url } : { status: 'done', file, loaded: size, total: size });
+    await text('config.json');
+    const plan = folderPlan(out.config);
+    // A file list or buffers say which tokenizer they hold; a URL is asked for the family's own.
+    const tok = src.kind === 'url' ? plan.tokenizer
+      : src.files.vocab && src.files.merges && (plan.family === 'gpt2' || !src.files.tokenizer)
+        ? [['vocab.json', true], ['merges.txt', true]] : [['tokenizer.json', true], ['tokenizer_config.json', false]];
+    if (src.kind === 'url' && plan.family !== 'gpt2') {
+      // tokenizer.json when the folder has it (its pre-tokenizer is the family's); else GPT-2-style files
+      await text('tokenizer.json', false);
+      if (out.tokenizer) await text('tokenizer_config.json', false);
+      else for (const f of ['vocab.json', 'merges.txt']) await text(f);
+    } else {
+      for (const [file, required] of tok) await text(file, required);
     }
+    const file = 'model.safetensors';
+    emit({ status: 'initiate', file });
+    let single = null;
+    if (has(file)) {
+      try {
+        single = await open(file, 'safetensors');
+      } catch (e) {
+        drop();
+        if (src.kind !== 'url' || e.code !== 'EIO') throw e;
+        try { // not there: a sharded checkpoint?
+          await text(INDEX);
+        } catch {
+          throw e;
+        }
+      }
+    } else {
+      await text(INDEX);
+    }
+    if (single) {
+      await weights(file, single);
+    } else {
+      for (const shard of shardNames(out.index)) {
+        emit({ status: 'initiate', file: shard });
+        if (!has(shard)) throw new AttnlabError('EMISSING', `shard ${shard} (named by ${INDEX}) is missing`);
+        await weights(shard, await open(shard, null, true));
+      }
+    }
+    out.stPtr = out.shards[0].ptr;
+    out.stLen = out.shards[0].len;
     return out;
   } catch (e) {
-    if (guard) guard.dispose();
-    if (out.stPtr) w.free(out.stPtr);
+    drop();
+    for (const sh of out.shards) w.free(sh.ptr);
     if (r && r.release) await r.release(); // the file or body being read when it failed
     throw asLoadError(e, current);
   }

@@ -115,16 +115,22 @@ async function sourceMessage(source, transfer, doTransfer) {
   if (src.kind === 'url') return src.url.href;
   if (typeof FileList !== 'undefined' && source instanceof FileList) return Array.from(source);
   if (Array.isArray(source)) return source;
-  const out = {};
-  for (const [key, v] of Object.entries(src.files)) {
+  const one = (v) => {
     if (v instanceof ArrayBuffer) {
       if (doTransfer) transfer.push(v);
-      out[key] = v;
-    } else if (ArrayBuffer.isView(v)) {
+      return v;
+    }
+    if (ArrayBuffer.isView(v)) {
       const whole = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
-      if (doTransfer && whole) { transfer.push(v.buffer); out[key] = v; }
-      else out[key] = whole ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
-    } else out[key] = v; // string or Blob/File
+      if (doTransfer && whole) { transfer.push(v.buffer); return v; }
+      return whole ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
+    }
+    return v; // string or Blob/File
+  };
+  const out = {};
+  for (const [key, v] of Object.entries(src.files)) {
+    if (key === 'shards') out.shards = Object.fromEntries(Object.entries(v).map(([n, d]) => [n, one(d)]));
+    else out[key] = one(v);
   }
   return out;
 }
@@ -154,12 +160,14 @@ class WorkerModel {
   constructor(token, port) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() from attnlab/worker');
     this.#port = port;
-    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon} (after load) */
+    /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim} (after load) */
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
     this.source = null;
     /** {threads, asked, build, note} of the model in the worker (after load); see Model#engine. */
     this.engine = null;
+    /** 'f32' or 'half' (after load); see Model#weights. */
+    this.weights = null;
     port.onMessage((msg) => this.#onMessage(msg));
     port.onFailure((why) => this.#fail(new AttnlabError('EWASM', `the attnlab worker failed: ${why}`)));
     port.busy(false);
@@ -222,11 +230,12 @@ class WorkerModel {
 
   async #load(source, options) {
     const o = {};
-    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'timeoutMs', 'redirects']) if (options[k] !== undefined) o[k] = options[k];
+    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'timeoutMs', 'redirects', 'weights']) if (options[k] !== undefined) o[k] = options[k];
     const value = await this.#call('load', [source, o], options.transfer, options.onProgress);
     this.config = Object.freeze(value.config);
     this.source = value.source;
     this.engine = Object.freeze(value.engine);
+    this.weights = value.weights;
   }
 
   /** True once dispose() was called. */
@@ -317,7 +326,7 @@ async function loadModel(source, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
   const o = options || {};
-  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'worker', 'transfer', 'signal', 'timeoutMs', 'redirects'];
+  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'weights', 'worker', 'transfer', 'signal', 'timeoutMs', 'redirects'];
   for (const k of Object.keys(o))
     if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
   if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
@@ -338,7 +347,7 @@ async function loadModel(source, options) {
   if (signal) signal.addEventListener('abort', onAbort, { once: true });
   try {
     if (signal && signal.aborted) onAbort();
-    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, transfer, timeoutMs, redirects,
+    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, weights: o.weights, transfer, timeoutMs, redirects,
       onProgress: o.onProgress || null });
   } catch (e) {
     await model.dispose();

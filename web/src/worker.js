@@ -40,7 +40,7 @@ async function handle(op, args, progress, id) {
       if (model) needModel().dispose();
       const [source, options] = args;
       model = await loadModel(source, { ...options, onProgress: progress });
-      return { value: { config: model.config, source: model.source, engine: model.engine } };
+      return { value: { config: model.config, source: model.source, engine: model.engine, weights: model.weights } };
     }
     case 'tokenize': {
       const r = needModel().tokenize(...args);

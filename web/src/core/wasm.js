@@ -47,7 +47,7 @@ export const ALL_HEADS = -1;
 
 /** Fields of alab_wasm_config_get, in its numbering. */
 export const CONFIG_FIELDS = Object.freeze([
-  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon',
+  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon', 'n_kv_head', 'head_dim',
 ]);
 
 /** Kernels of alab_wasm_kernel, in its numbering. */
@@ -57,7 +57,7 @@ export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, ge
 export const REQUIRED_EXPORTS = Object.freeze([
   'malloc', 'free', 'alab_strerror', 'alab_last_error',
   'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
-  'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
+  'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_model_half', 'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
   'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
   'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
   'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
@@ -65,6 +65,8 @@ export const REQUIRED_EXPORTS = Object.freeze([
   'alab_display_do', 'alab_wasm_kernel', 'alab_wasm_pool_create', 'alab_wasm_pool_helper',
   'alab_wasm_pool_attached', 'alab_wasm_pool_stop', 'alab_wasm_model_set_pool',
 ]);
+/** Floats per intervention at the wasm boundary (c/src/wasm_api.c): kind, layer, head, row, col, lambda, alpha. */
+const IV_FLOATS = 7;
 const BUILD_EXPORTS = Object.freeze({
   st: ['memory', '_initialize'],
   mt: ['__wasm_call_ctors', '_emscripten_thread_init', 'emscripten_tls_init', 'stackRestore'],
@@ -73,7 +75,7 @@ const BUILD_EXPORTS = Object.freeze({
 // Exports that return a pointer or a size_t: read as unsigned.
 const UNSIGNED_RESULTS = new Set([
   'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
-  'alab_wasm_load', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
+  'alab_wasm_load', 'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
   'alab_result_k', 'alab_wasm_pool_create', 'alab_wasm_pool_stack_top',
 ]);
 
@@ -374,6 +376,59 @@ export class AttnlabWasm {
     }
   }
 
+  /**
+   * Load a model from a Hugging Face folder's files: text files (strings or
+   * bytes; config required, the rest optional: index, vocab, merges,
+   * tokenizer, tokenizerConfig) and shards [{name, ptr, len}], safetensors
+   * buffers the caller already wrote into wasm memory (from malloc). Every
+   * shard buffer belongs to the model from this call on, whether it succeeds
+   * or throws. weights: 'auto' (16-bit storage only when the f32 copy would not fit), 'f32' or 'half'.
+   */
+  loadModelFiles(files, shards, { weights = 'auto' } = {}) {
+    let owned = true;
+    try {
+      const keys = ['config', 'index', 'vocab', 'merges', 'tokenizer', 'tokenizerConfig'];
+      const bytes = keys.map((k) => (files[k] === undefined || files[k] === null ? null : toBytes(k, files[k])));
+      if (!bytes[0]) throw new AttnlabError('EINVAL', 'loadModelFiles: no config');
+      return this.scoped((alloc) => {
+        const args = [];
+        bytes.forEach((b) => {
+          if (!b) { args.push(0, 0); return; }
+          const p = alloc(Math.max(b.length, 1));
+          this.writeBytes(p, b);
+          args.push(p, b.length);
+        });
+        const n = shards.length;
+        const pData = alloc(4 * Math.max(n, 1)), pLen = alloc(4 * Math.max(n, 1)), pName = alloc(4 * Math.max(n, 1));
+        shards.forEach((sh, i) => {
+          const nb = utf8Encoder.encode(String(sh.name ?? 'model.safetensors'));
+          const pn = alloc(nb.length + 1);
+          this.writeBytes(pn, nb);
+          new Uint8Array(this.memory.buffer)[pn + nb.length] = 0;
+          const u32 = new Uint32Array(this.memory.buffer);
+          u32[(pData >>> 2) + i] = sh.ptr;
+          u32[(pLen >>> 2) + i] = sh.len;
+          u32[(pName >>> 2) + i] = pn;
+        });
+        owned = false;
+        const mode = { auto: 0, f32: 1, half: 2 }[weights];
+        if (mode === undefined) throw new AttnlabError('EINVAL', `weights must be 'auto', 'f32' or 'half' (got ${String(weights)})`);
+        const m = this.fn.alab_wasm_load_files(...args, n, pData, pLen, pName, mode);
+        if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
+        if (this._threads) this.fn.alab_wasm_model_set_pool(m, this._threads.pool);
+        return m;
+      });
+    } finally {
+      if (owned) for (const sh of shards) this.fn.free(sh.ptr);
+    }
+  }
+
+  /** True when the model keeps its big matrices in 16 bits (weights: 'half', or auto on a model too big for f32). */
+  modelHalf(m) { return this.fn.alab_wasm_model_half(m) === 1; }
+
+  /** The model's family: config.json's model_type ('gpt2', 'gpt_neox', 'llama', 'qwen2', 'qwen3'). */
+  modelFamily(m) { return this.readCString(this.fn.alab_wasm_model_family(m)); }
+
   modelFree(m) { this.fn.alab_model_free(m); }
 
   // ---- threads -----------------------------------------------------------
@@ -517,7 +572,8 @@ export class AttnlabWasm {
 
   /**
    * Run the model on ids. opts (all numeric, as in C):
-   *   interventions  [{kind, layer, head, row, col, lambda}]  (DO_HARD/DO_SOFT/ABLATE/SCALE_Q/SCALE_K/SWAP_QK, head ALL_HEADS = -1)
+   *   interventions  [{kind, layer, head, row, col, lambda, alpha}]  (DO_HARD/DO_SOFT/ABLATE/SCALE_Q/SCALE_K/SWAP_QK,
+   *                  head ALL_HEADS = -1; lambda: soft do; alpha: the factor of SCALE_Q/SCALE_K)
    *   mask, window   MASK_* and W;  layerMask, layerWindow  optional per-layer arrays (L)
    *   scale          null = 1/sqrt(HS), else the score scale (0 = uniform attention)
    *   captureLayer, captureHead  -1 = none
@@ -534,11 +590,11 @@ export class AttnlabWasm {
     if (scale !== null) checkNumber('scale', scale);
     checkInt('captureLayer', captureLayer);
     checkInt('captureHead', captureHead);
-    const iv = new Float32Array(6 * interventions.length);
+    const iv = new Float32Array(IV_FLOATS * interventions.length);
     interventions.forEach((x, i) => {
-      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0];
+      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0, x.alpha ?? 1];
       fields.forEach((v, j) => checkNumber(`intervention ${i} field ${j}`, v));
-      iv.set(fields, 6 * i);
+      iv.set(fields, IV_FLOATS * i);
     });
     return this.scoped((alloc) => {
       const pIds = alloc(4 * Math.max(idArr.length, 1));
@@ -585,8 +641,7 @@ export class AttnlabWasm {
   resultK(m) { return this._resultQK(m, this.fn.alab_result_k(m)); }
   _resultQK(m, p) {
     if (!p) return null;
-    const { n_embd, n_head } = this.config(m);
-    return this.readF32(p, this.resultT(m) * (n_embd / n_head));
+    return this.readF32(p, this.resultT(m) * this.config(m).head_dim);
   }
 
   /** The k most likely next tokens of the last run: {ids: Int32Array, probs: Float32Array}. */

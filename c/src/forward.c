@@ -1,0 +1,398 @@
+/* forward.c — the forward pass of every family: threads for the big
+ * products, activations, the rotary positions, ONE block (used by the
+ * prefill with its interventions and by the cached step of generation) and
+ * alab_forward.
+ *
+ * The block, as the family description says:
+ *   h = norm1(x)                          LayerNorm (+bias) | RMSNorm
+ *   q, k, v = projections of h            fused [q|k|v] | separate (+biases)
+ *   weight edits of heads                 (attention.c)
+ *   q, k = q_norm(q), k_norm(k)           per head RMSNorm (Qwen3)
+ *   q, k = rotary(q, k, positions)        rotary families, on rot_dims of each head
+ *   capture q, k of one head
+ *   y = attention(q, k, v)                prefill (do, masks, ablation) | cached
+ *   a = y @ W_o + b_o
+ *   sequential: x += a; x += mlp(norm2(x))
+ *   parallel:   x += a + mlp(norm2(x_in)) (GPT-NeoX)
+ *   mlp(h) = down(act(up h)) | down(silu(gate h) * up h)
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "ops.h"
+
+/* ---- threads: the big products split by output columns --------------------------- */
+/* Every split hands each output value to exactly one part, computed by the
+ * same instructions as in the single-threaded kernel: a run is bit for bit
+ * the same with any number of threads (tests/c/test_parallel.c). */
+
+int alab_parts_for(const alab_model *m, double madds) {
+    if (!m->pool || madds < alab_pool_min_work(m->pool)) return 1;
+    return alab_pool_parts(m->pool);
+}
+
+void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx) {
+    if (parts <= 1) fn(ctx, 0, 1);
+    else {
+        int rc = alab_pool_run(m->pool, fn, ctx);
+        if (rc != ALAB_OK) m->pool_rc = rc;
+    }
+}
+
+typedef struct {
+    float *out;
+    const float *inp, *w, *b;
+    int T, C, OC;
+} mm_job;
+
+static void mm_packed_part(void *ctx, int part, int nparts) {
+    const mm_job *j = ctx;
+    matmul_packed_forward_part(j->out, j->inp, j->w, j->b, j->T, j->C, j->OC, part, nparts);
+}
+
+static void mm_nt_part(void *ctx, int part, int nparts) {
+    const mm_job *j = ctx;
+    matmul_nt_forward_part(j->out, j->inp, j->w, j->T, j->C, j->OC, part, nparts);
+}
+
+typedef struct {
+    float *out;
+    const float *inp, *up;
+    int n, kind;
+} act_job;
+
+static void act_range(const act_job *j, int lo, int hi) {
+    if (hi <= lo) return;
+    switch (j->kind) {
+    case MLP_GELU_TANH: gelu_forward(j->out + lo, j->inp + lo, hi - lo); break;
+    case MLP_GELU_EXACT: gelu_exact_forward(j->out + lo, j->inp + lo, hi - lo); break;
+    default: swiglu_forward(j->out + lo, j->inp + lo, j->up + lo, hi - lo); break;
+    }
+}
+
+static void act_part(void *ctx, int part, int nparts) {
+    const act_job *j = ctx;
+    int lo, hi;
+    alab_split(&lo, &hi, j->n, part, nparts);
+    act_range(j, lo, hi);
+}
+
+void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                       int T, int C, int OC) {
+    if (m->half) { /* 16-bit weights: the matrix converted to f32, then the unpacked product */
+        matmul_forward(out, inp, alab_half_matrix(m, w, (size_t)C * OC), b, T, C, OC);
+        return;
+    }
+    if (!m->packed) { /* (ALAB_NO_PACK builds) single-threaded */
+        matmul_forward(out, inp, w, b, T, C, OC);
+        return;
+    }
+    const int parts = alab_parts_for(m, (double)T * C * OC);
+    if (parts <= 1) {
+        matmul_packed_forward(out, inp, w, b, T, C, OC);
+        return;
+    }
+    mm_job j = {out, inp, w, b, T, C, OC};
+    alab_run_job(m, parts, mm_packed_part, &j);
+}
+
+/* out (T, V) = inp (T, C) @ lm_head^T. */
+void alab_lm_head(alab_model *m, float *out, const float *inp, int T) {
+    const int C = m->cfg.n_embd, V = m->cfg.vocab_size;
+    if (m->half) { /* blocks of rows converted to f32 in turn */
+        const uint16_t *w16 = (const uint16_t *)(const void *)m->lm_head;
+        for (int v0 = 0; v0 < V; v0 += ALAB_HEAD_BLOCK) {
+            const int nb = V - v0 < ALAB_HEAD_BLOCK ? V - v0 : ALAB_HEAD_BLOCK;
+            const float *blk = alab_half_matrix(m, (const float *)(const void *)(w16 + (size_t)v0 * C), (size_t)nb * C);
+            for (int t = 0; t < T; t++) matmul_nt_forward(out + (size_t)t * V + v0, inp + (size_t)t * C, blk, 1, C, nb);
+        }
+        return;
+    }
+    const int parts = alab_parts_for(m, (double)T * C * V);
+    if (parts <= 1) {
+        matmul_nt_forward(out, inp, m->lm_head, T, C, V);
+        return;
+    }
+    mm_job j = {out, inp, m->lm_head, NULL, T, C, V};
+    alab_run_job(m, parts, mm_nt_part, &j);
+}
+
+/* out = act(inp) (n), or for SwiGLU out = silu(inp) * up. */
+static void activation(alab_model *m, float *out, const float *inp, const float *up, int n) {
+    act_job j = {out, inp, up, n, m->arch.mlp};
+    const int parts = alab_parts_for(m, 8.0 * n); /* a tanh is worth about 8 multiply-adds */
+    if (parts <= 1) act_range(&j, 0, n);
+    else alab_run_job(m, parts, act_part, &j);
+}
+
+static void norm(const alab_model *m, float *out, const float *inp, const float *w, const float *b, int T) {
+    if (m->arch.fam->norm == NORM_LAYERNORM) layernorm_forward(out, inp, w, b, T, m->cfg.n_embd, m->arch.eps);
+    else rmsnorm_forward(out, inp, w, T, m->cfg.n_embd, m->arch.eps);
+}
+
+void alab_final_norm(const alab_model *m, float *out, const float *inp, int T) {
+    norm(m, out, inp, m->lnf_w, m->lnf_b, T);
+}
+
+int alab_model_set_threads(alab_model *m, int n) {
+    if (!m) return alab_fail(ALAB_EINVAL, "alab_model_set_threads: NULL model");
+    if (n < 1 || n > ALAB_MAX_THREADS)
+        return alab_fail(ALAB_ERANGE, "threads must be in [1, %d] (got %d)", ALAB_MAX_THREADS, n);
+    if (m->owns_pool && alab_pool_size(m->pool) == n) return ALAB_OK;
+    alab_pool *p = NULL;
+    if (n > 1) {
+        int rc = alab_pool_create(&p, n, 1);
+        if (rc) return rc;
+    }
+    if (m->owns_pool) alab_pool_free(m->pool);
+    m->pool = p;
+    m->owns_pool = p != NULL;
+    return ALAB_OK;
+}
+
+int alab_model_threads(const alab_model *m) { return m ? alab_pool_parts(m->pool) : 0; }
+
+void alab_model_attach_pool(alab_model *m, alab_pool *p) {
+    if (!m) return;
+    if (m->owns_pool) alab_pool_free(m->pool);
+    m->pool = p;
+    m->owns_pool = 0;
+}
+
+alab_pool *alab_model_pool(const alab_model *m) { return m ? m->pool : NULL; }
+const alab_config *alab_model_config(const alab_model *m) { return m ? &m->cfg : NULL; }
+const alab_bpe *alab_model_bpe(const alab_model *m) { return m ? m->bpe : NULL; }
+
+/* ---- activations: one block, grown when a longer text comes ---------------------- */
+
+int alab_ensure_activations(alab_model *m, int T) {
+    activations *a = &m->acts;
+    if (a->block && T <= a->T_cap) return ALAB_OK;
+    /* Sizes in 64-bit arithmetic: on wasm32 size_t is 32 bits and L*NH*T*T
+     * overflows for long texts; such a request must be ENOMEM, not a wrap. */
+    const alab_arch *ar = &m->arch;
+    const uint64_t C = (uint64_t)m->cfg.n_embd, L = (uint64_t)m->cfg.n_layer, NH = (uint64_t)m->cfg.n_head;
+    const uint64_t HS = (uint64_t)ar->HS, V = (uint64_t)m->cfg.vocab_size, t = (uint64_t)T;
+    const uint64_t DQ = NH * HS, DKV = (uint64_t)ar->NKV * HS;
+    uint64_t fcw = (uint64_t)ar->F * (ar->mlp == MLP_SWIGLU ? 2 : 1);
+    if (DQ > fcw) fcw = DQ; /* k^T scratch of every head */
+    uint64_t sizes[12] = {t * C, t * C, t * (DQ + 2 * DKV), t * DQ, t * fcw, L * NH * t * t, t * HS, t * HS, C, V, t,
+                          ar->parallel_residual ? t * C : 0};
+    uint64_t total = 0;
+    for (int i = 0; i < 12; i++) total += (sizes[i] + 15) & ~(uint64_t)15; /* keep each 64-byte aligned */
+    if (total > (uint64_t)SIZE_MAX / sizeof(float))
+        return alab_fail(ALAB_ENOMEM, "activations for %d tokens need %llu MB, more than this address space holds", T,
+                         (unsigned long long)(total * 4 >> 20));
+    float *block = aligned_alloc(64, (size_t)total * sizeof(float));
+    if (!block)
+        return alab_fail(ALAB_ENOMEM, "cannot allocate %llu MB of activations for %d tokens", (unsigned long long)(total * 4 >> 20), T);
+    free(a->block);
+    a->block = block;
+    float **ptrs[12] = {&a->x, &a->h, &a->qkv, &a->y, &a->fc, &a->att, &a->q, &a->k, &a->lnf, &a->logits,
+                        (float **)(void *)&a->ids, &a->h2}; /* ints share the float-sized slots */
+    float *p = block;
+    for (int i = 0; i < 12; i++) {
+        *ptrs[i] = p;
+        p += (size_t)((sizes[i] + 15) & ~(uint64_t)15);
+    }
+    a->T_cap = T;
+    return ALAB_OK;
+}
+
+/* ---- rotary positions --------------------------------------------------------------- */
+
+/* The frequency of pair i of the rotary dimensions (Hugging Face's inv_freq,
+ * with the llama3 rope_scaling rule), in double precision. */
+static double rope_inv_freq(const alab_arch *a, int i) {
+    const double dim = a->rot_dims;
+    double f = 1.0 / pow(a->rope_theta, (2.0 * i) / dim);
+    if (!a->rope_llama3) return f;
+    const double pi = 3.14159265358979323846;
+    const double low_wavelen = a->rope_orig / a->rope_low, high_wavelen = a->rope_orig / a->rope_high;
+    const double wavelen = 2 * pi / f;
+    if (wavelen > low_wavelen) return f / a->rope_factor;  /* low frequencies: scaled */
+    if (wavelen < high_wavelen) return f;                  /* high frequencies: kept */
+    const double smooth = (a->rope_orig / wavelen - a->rope_low) / (a->rope_high - a->rope_low);
+    return (1 - smooth) * f / a->rope_factor + smooth * f;  /* in between: interpolated */
+}
+
+/* cos and sin of positions [0, P) for every pair, grown when a longer run comes. */
+static int ensure_rope(alab_model *m, int P) {
+    const int half = m->arch.rot_dims / 2;
+    if (m->arch.fam->pos != POS_ROTARY || half == 0) return ALAB_OK;
+    static const int step = 256;
+    if (m->rope_cos && m->rope_sin - m->rope_cos >= (ptrdiff_t)P * half) return ALAB_OK;
+    int cap = ((P + step - 1) / step) * step;
+    if (cap > m->cfg.n_positions) cap = m->cfg.n_positions;
+    if (cap < P) cap = P;
+    float *buf = malloc((size_t)cap * half * 2 * sizeof(float));
+    if (!buf) return alab_fail(ALAB_ENOMEM, "out of memory for the rotary tables");
+    for (int i = 0; i < half; i++) {
+        const double f = rope_inv_freq(&m->arch, i);
+        for (int p = 0; p < cap; p++) {
+            const double ang = (double)p * f;
+            buf[(size_t)p * half + i] = (float)cos(ang);
+            buf[(size_t)cap * half + (size_t)p * half + i] = (float)sin(ang);
+        }
+    }
+    free(m->rope_cos);
+    m->rope_cos = buf;
+    m->rope_sin = buf + (size_t)cap * half;
+    return ALAB_OK;
+}
+
+/* x: rows rows of nh heads (row stride ld), rotated at positions P0..:
+ * pairs (i, i + half) of the first rot_dims of each head (rotate_half). */
+static void rope_apply(const alab_model *m, float *x, int ld, int rows, int nh, int P0) {
+    const int HS = m->arch.HS, half = m->arch.rot_dims / 2;
+    for (int t = 0; t < rows; t++) {
+        const float *c = m->rope_cos + (size_t)(P0 + t) * half, *s = m->rope_sin + (size_t)(P0 + t) * half;
+        for (int h = 0; h < nh; h++) {
+            float *v = x + (size_t)t * ld + h * HS;
+            for (int i = 0; i < half; i++) {
+                const float x1 = v[i], x2 = v[i + half];
+                v[i] = x1 * c[i] - x2 * s[i];
+                v[i + half] = x2 * c[i] + x1 * s[i];
+            }
+        }
+    }
+}
+
+/* ---- the block --------------------------------------------------------------------- */
+
+void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
+    const int C = m->cfg.n_embd;
+    activations *a = &m->acts;
+    for (int t = 0; t < Tn; t++) {
+        if (m->half) { /* the row converted, then the position added */
+            const uint16_t *row = (const uint16_t *)(const void *)m->wte + (size_t)ids[t] * C;
+            float *x = a->x + (size_t)t * C;
+            alab_half_to_f32_n(x, row, (size_t)C, m->half == ST_F16);
+            if (m->wpe) add_f32(x, x, m->wpe + (size_t)(P0 + t) * C, C);
+        } else if (m->wpe) /* x = wte[ids] + wpe[pos] */
+            add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);
+        else
+            memcpy(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, (size_t)C * sizeof(float));
+    }
+}
+
+/* q, k, v of h (Tn, C) into qkv; *v says where they are. */
+static void project_qkv(alab_model *m, const layer_weights *w, int Tn, qkv_view *v) {
+    const int C = m->cfg.n_embd, DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
+    float *qkv = m->acts.qkv;
+    if (w->qkv_w) {
+        const int D3 = DQ + 2 * DKV;
+        alab_layer_matmul(m, qkv, m->acts.h, w->qkv_w, w->qkv_b, Tn, C, D3);
+        *v = (qkv_view){qkv, qkv + DQ, qkv + DQ + DKV, D3, D3, D3, w->qkv_b, w->qkv_b ? w->qkv_b + DQ : NULL};
+    } else {
+        float *k = qkv + (size_t)Tn * DQ, *vv = k + (size_t)Tn * DKV;
+        alab_layer_matmul(m, qkv, m->acts.h, w->q_w, w->q_b, Tn, C, DQ);
+        alab_layer_matmul(m, k, m->acts.h, w->k_w, w->k_b, Tn, C, DKV);
+        alab_layer_matmul(m, vv, m->acts.h, w->v_w, w->v_b, Tn, C, DKV);
+        *v = (qkv_view){qkv, k, vv, DQ, DKV, DKV, w->q_b, w->k_b};
+    }
+}
+
+void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opts *o,
+                        const intervention_index *ix, kv_cache *kv) {
+    const alab_arch *ar = &m->arch;
+    const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = ar->HS, NKV = ar->NKV, DQ = NH * HS, F = ar->F;
+    const layer_weights *w = &m->layers[l];
+    activations *a = &m->acts;
+    qkv_view v;
+
+    if (o) alab_resid_hooks(a->x, o, l, Tn, C); /* evidence: residual positions replaced / captured */
+    norm(m, a->h, a->x, w->ln1_w, w->ln1_b, Tn);
+    project_qkv(m, w, Tn, &v);
+    if (ix && ix->has_edits) alab_apply_head_edits(m, &v, l, Tn, o);
+    if (ar->qk_norm)
+        for (int t = 0; t < Tn; t++) {
+            for (int h = 0; h < NH; h++) {
+                float *q = v.q + (size_t)t * v.ldq + h * HS;
+                rmsnorm_forward(q, q, w->q_norm, 1, HS, ar->eps);
+            }
+            for (int h = 0; h < NKV; h++) {
+                float *k = v.k + (size_t)t * v.ldk + h * HS;
+                rmsnorm_forward(k, k, w->k_norm, 1, HS, ar->eps);
+            }
+        }
+    if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
+        rope_apply(m, v.q, v.ldq, Tn, NH, P0);
+        rope_apply(m, v.k, v.ldk, Tn, NKV, P0);
+    }
+    if (o && l == o->capture_layer) { /* q and k of the captured head, before scaling */
+        const int h = o->capture_head, j = h / (NH / NKV);
+        for (int t = 0; t < Tn; t++) {
+            memcpy(a->q + (size_t)t * HS, v.q + (size_t)t * v.ldq + h * HS, (size_t)HS * sizeof(float));
+            memcpy(a->k + (size_t)t * HS, v.k + (size_t)t * v.ldk + j * HS, (size_t)HS * sizeof(float));
+        }
+    }
+    if (kv) alab_attention_cached(m, &v, l, Tn, kv);
+    else alab_attention_prefill(m, &v, l, Tn, o, ix);
+    if (o) alab_head_out_hooks(a->y, o, l, Tn, DQ, HS); /* evidence: head outputs replaced / captured */
+
+    float *attn_out = ar->parallel_residual ? a->h2 : a->h;
+    alab_layer_matmul(m, attn_out, a->y, w->o_w, w->o_b, Tn, DQ, C);
+    if (!ar->parallel_residual) add_f32(a->x, a->x, a->h, Tn * C);
+    norm(m, a->h, a->x, w->ln2_w, w->ln2_b, Tn);
+    alab_layer_matmul(m, a->fc, a->h, w->up_w, w->up_b, Tn, C, F);
+    if (ar->mlp == MLP_SWIGLU) {
+        float *gate = a->fc + (size_t)Tn * F;
+        alab_layer_matmul(m, gate, a->h, w->gate_w, w->gate_b, Tn, C, F);
+        activation(m, a->fc, gate, a->fc, Tn * F);
+    } else {
+        activation(m, a->fc, a->fc, NULL, Tn * F);
+    }
+    alab_layer_matmul(m, a->h, a->fc, w->down_w, w->down_b, Tn, F, C);
+    if (ar->parallel_residual) add_f32(a->x, a->x, a->h2, Tn * C);
+    add_f32(a->x, a->x, a->h, Tn * C);
+}
+
+/* ---- alab_forward ------------------------------------------------------------------ */
+
+int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts) {
+    if (!m || (!ids && T > 0)) return alab_fail(ALAB_EINVAL, "alab_forward: NULL argument");
+    alab_run_opts defaults;
+    if (!opts) { alab_run_opts_init(&defaults); opts = &defaults; }
+    const alab_config *c = &m->cfg;
+    const int C = c->n_embd, L = c->n_layer, NH = c->n_head, V = c->vocab_size;
+    if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to run");
+    if (T > c->n_positions)
+        return alab_fail(ALAB_ETOOLONG, "%d tokens, but the model's context is %d (n_positions)", T, c->n_positions);
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= V)
+            return alab_fail(ALAB_ERANGE, "token id %d at position %d is outside [0, %d)", ids[t], t, V);
+    int rc = alab_check_opts(m, opts, T);
+    if (rc) return rc;
+    if ((rc = alab_check_evidence_opts(opts, L, NH, T, C, NH * m->arch.HS))) return rc;
+    if ((rc = alab_ensure_activations(m, T))) return rc;
+    if ((rc = ensure_rope(m, T))) return rc;
+    intervention_index ix = {0};
+    if ((rc = alab_build_index(&ix, opts, L, NH, T))) return rc;
+    m->T = 0; /* no valid result until this run completes */
+    m->pool_rc = 0;
+
+    activations *a = &m->acts;
+    if (opts->start_layer > 0) /* the layers below are those of an earlier run of these ids */
+        memcpy(a->x, opts->start_x, (size_t)T * C * sizeof(float));
+    else
+        alab_embed(m, ids, T, 0);
+    for (int l = opts->start_layer; l < L; l++) {
+        alab_block_forward(m, l, T, 0, opts, &ix, NULL);
+        if (m->pool_rc) break;
+    }
+    /* Only the last position's logits are needed: the LM head is the largest matmul. */
+    alab_final_norm(m, a->lnf, a->x + (size_t)(T - 1) * C, 1);
+    if (!m->pool_rc) alab_lm_head(m, a->logits, a->lnf, 1);
+    free(ix.block);
+    if (m->pool_rc) return m->pool_rc; /* a helper thread died: no result */
+    memcpy(a->ids, ids, (size_t)T * sizeof(int));
+    m->T = T;
+    m->has_qk = opts->capture_layer >= 0;
+    return ALAB_OK;
+}
+
+/* The rotary tables for positions [0, P) (generate.c, before a cached run). */
+int alab_ensure_positions(alab_model *m, int P) { return ensure_rope(m, P); }

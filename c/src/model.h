@@ -1,0 +1,206 @@
+/* model.h — what the model's sources share (family.c, load.c, forward.c,
+ * attention.c, generate.c, results.c): the family description, the model
+ * struct, the activations and the helpers that split work over threads.
+ *
+ * A model family is DATA: an alab_family row (family.c) says which norm,
+ * positions, attention projections, MLP, residual and head it uses and what
+ * its tensors are called; config.json fills an alab_arch with the sizes and
+ * settings. One block forward (forward.c) reads both, for every family, in
+ * the prefill and in the key/value-cache step alike.
+ *
+ * Legend: T tokens, C channels (hidden size), NH query heads, NKV key/value
+ * heads (G = NH / NKV query heads share one), HS head size, DQ = NH*HS,
+ * DKV = NKV*HS, F the MLP's inner size, L layers, V vocabulary, P positions.
+ */
+#ifndef ALAB_MODEL_H
+#define ALAB_MODEL_H
+
+#include "internal.h"
+#include "parallel.h"
+#include "safetensors.h"
+
+/* ---- the family description ---------------------------------------------- */
+typedef enum { NORM_LAYERNORM, NORM_RMSNORM } norm_kind;           /* LayerNorm has a bias */
+typedef enum { POS_LEARNED, POS_ROTARY } pos_kind;
+typedef enum {
+    QKV_CONV1D_FUSED,   /* GPT-2: one Conv1D (C, DQ+2DKV) = [q | k | v], weights (in, out) */
+    QKV_NEOX_FUSED,     /* GPT-NeoX: one Linear (3C, C), rows per head [q_h k_h v_h] */
+    QKV_SEPARATE        /* Llama/Qwen: q_proj, k_proj, v_proj Linear (out, in) */
+} qkv_kind;
+typedef enum { MLP_GELU_TANH, MLP_GELU_EXACT, MLP_SWIGLU } mlp_kind;
+
+/* Tensor names, printf formats taking the layer index; NULL = the family has none. */
+typedef struct {
+    const char *embed, *pos_embed, *final_norm_w, *final_norm_b, *lm_head;
+    const char *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    const char *qkv_w, *qkv_b;              /* fused kinds */
+    const char *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;
+    const char *q_norm, *k_norm;            /* per-head RMSNorm weights (HS) */
+    const char *o_w, *o_b;
+    const char *up_w, *up_b, *gate_w, *gate_b, *down_w, *down_b;
+    const char *alt_prefix;                 /* a prefix a checkpoint may add to every name but lm_head */
+} alab_tensor_names;
+
+typedef struct {
+    const char *model_type;                 /* config.json's, e.g. "llama" */
+    norm_kind norm;
+    pos_kind pos;
+    qkv_kind qkv;
+    int linear_layout;                      /* weights are nn.Linear (out, in): transposed at load */
+    alab_tensor_names names;
+} alab_family;
+
+/* The families (family.c), and the one whose model_type is s (NULL if none). */
+const alab_family *alab_family_find(const char *model_type);
+
+/* Sizes and settings from config.json. */
+typedef struct {
+    const alab_family *fam;
+    int NKV, HS, F;            /* key/value heads, head size, MLP inner size */
+    float eps;
+    mlp_kind mlp;
+    int parallel_residual;     /* x + attn(ln1 x) + mlp(ln2 x) */
+    int tied;                  /* the LM head is the embedding */
+    int qkv_bias, o_bias, mlp_bias, qk_norm;
+    int rot_dims;              /* rotary dimensions of each head (even, <= HS) */
+    double rope_theta;
+    int rope_llama3;           /* the llama3 rope_scaling rule */
+    double rope_factor, rope_low, rope_high, rope_orig;
+    int scale_attn_weights;    /* GPT-2: 0 = scores are not divided by sqrt(HS) */
+    int scale_by_layer;        /* GPT-2: scores also divided by layer_idx + 1 */
+    int n_positions_config;    /* max_position_embeddings as written (may exceed P) */
+} alab_arch;
+
+/* The tensors the loader looks for with this config.json: "name d0[,d1]\n" lines
+ * sorted by name, as stored (load.c; tests/c/test_configs.c compares them with
+ * the published checkpoints'). *len = the length needed; ALAB_ELIMIT if >= cap. */
+int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config_json, size_t config_len);
+
+/* Parse config.json into cfg (the public part) and arch. ALAB_ECONFIG names the field. */
+int alab_parse_config(alab_config *cfg, alab_arch *arch, const char *text, size_t len);
+
+/* ---- the model --------------------------------------------------------------- */
+typedef struct {
+    const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    const float *qkv_w, *qkv_b;     /* fused: (C, DQ+2DKV) after load, [q | k | v] columns */
+    const float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b; /* separate: (C, DQ), (C, DKV), (C, DKV) */
+    const float *q_norm, *k_norm;   /* (HS) */
+    const float *o_w, *o_b;         /* (DQ, C) */
+    const float *up_w, *up_b;       /* (C, F) c_fc / dense_h_to_4h / up_proj */
+    const float *gate_w, *gate_b;   /* (C, F) SwiGLU */
+    const float *down_w, *down_b;   /* (F, C) */
+} layer_weights;
+
+typedef struct {
+    int T_cap;
+    float *x;          /* (T, C) residual stream */
+    float *h;          /* (T, C) norm / projection out */
+    float *qkv;        /* (T, DQ+2DKV) */
+    float *y;          /* (T, DQ) attention output, heads concatenated */
+    float *fc;         /* (T, max(F or 2F, DQ)) MLP inner; k^T scratch of the attention */
+    float *att;        /* (L, NH, T, T) */
+    float *q, *k;      /* (T, HS) captured head */
+    float *lnf;        /* (C) */
+    float *logits;     /* (V) */
+    int *ids;          /* (T) */
+    float *h2;         /* (T, C) parallel residual only: the attention's output */
+    void *block;
+} activations;
+
+/* Where q, k and v of the current layer are: row t of head h at q + t*ldq + h*HS. */
+typedef struct {
+    float *q, *k, *v;
+    int ldq, ldk, ldv;
+    const float *bq, *bk;  /* the biases of the q and k columns (DQ), (DKV), or NULL */
+} qkv_view;
+
+struct alab_model {
+    alab_config cfg;
+    alab_arch arch;
+    alab_bpe *bpe;
+    const float *wte, *wpe;   /* (V, C), (P, C) or NULL */
+    const float *lm_head;     /* (V, C): wte when tied */
+    const float *lnf_w, *lnf_b;
+    layer_weights *layers;
+    float *rope_cos, *rope_sin; /* (P, rot_dims/2) */
+    void **files;             /* the safetensors buffers, while weights borrow from them */
+    int n_files;
+    float *converted;
+    activations acts;
+    int T;
+    int has_qk;
+    int packed;
+    alab_pool *pool;
+    int owns_pool;
+    int pool_rc;
+    int half;                 /* ST_F16 / ST_BF16: the big matrices stay 16-bit (pointers are to uint16), else 0 */
+    float *scratch;           /* half: one matrix (or LM head block) converted to f32 */
+};
+
+/* out[i] = h[i] as f32, F16 (f16 = 1) or BF16, exact for every finite value (F16 Inf/NaN are not expected:
+ * weights are checked finite at load); the vectorised twin of alab_f16_to_f32 / alab_bf16_to_f32. */
+void alab_half_to_f32_n(float *out, const uint16_t *h, size_t n, int f16);
+/* The f32 copy of a 16-bit weight matrix of n values (half models) in m->scratch. */
+const float *alab_half_matrix(alab_model *m, const float *w16, size_t n);
+#define ALAB_HEAD_BLOCK 256  /* LM-head rows converted at a time (half models) */
+
+/* ---- threads (forward.c) ---------------------------------------------------- */
+int alab_parts_for(const alab_model *m, double madds);
+void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx);
+void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                       int T, int C, int OC);
+void alab_lm_head(alab_model *m, float *out, const float *inp, int T);
+void alab_final_norm(const alab_model *m, float *out, const float *inp, int T);
+int alab_ensure_activations(alab_model *m, int T);
+int alab_ensure_positions(alab_model *m, int P);  /* rotary tables for positions [0, P) */
+
+/* ---- interventions and attention (attention.c) ----------------------------- */
+/* What an intervention kind acts on and which parameter it takes. */
+enum { IV_ON_CELL = 1, IV_ON_HEAD_OUT = 2, IV_ON_WEIGHTS = 3 };
+enum { IV_PARAM_NONE = 0, IV_PARAM_LAMBDA = 1, IV_PARAM_ALPHA = 2 };
+typedef struct {
+    int kind;
+    const char *name;
+    int acts_on;
+    int param;
+} alab_iv_kind;
+/* The row of kind k, or NULL. */
+const alab_iv_kind *alab_iv_kind_of(int k);
+
+typedef struct {
+    int *start;
+    int *idx;
+    unsigned char *ablated;
+    int has_edits;
+    void *block;
+} intervention_index;
+
+int alab_check_opts(const alab_model *m, const alab_run_opts *o, int T);
+int alab_build_index(intervention_index *ix, const alab_run_opts *o, int L, int NH, int T);
+void alab_apply_head_edits(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o);
+void alab_attention_prefill(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o,
+                            const intervention_index *ix);
+float alab_attn_scale(const alab_model *m, int l);
+
+/* The k largest of logits (V) as probabilities under softmax(logits / temp) (results.c). */
+void alab_topk_probs(int *ids, float *probs, int k, const float *logits, int V, float temp);
+
+/* ---- the key/value cache (generate.c) ------------------------------------------ */
+typedef struct {
+    int cap, n;
+    float *k, *v;    /* (L, NKV, cap, HS) */
+    float *scores;   /* (cap) */
+    float *logits;   /* (V) */
+    void *block;
+} kv_cache;
+
+void alab_attention_cached(alab_model *m, const qkv_view *v, int l, int Tn, kv_cache *kv);
+
+/* One block of layer l over Tn rows at positions P0.. (forward.c): the prefill
+ * with interventions (kv NULL) or the cached step (kv: keys and values appended). */
+void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opts *o,
+                        const intervention_index *ix, kv_cache *kv);
+/* x (Tn, C) = the embeddings of ids at positions P0.. */
+void alab_embed(alab_model *m, const int *ids, int Tn, int P0);
+
+#endif
