@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import * as workerApi from '../../web/src/worker-client.js';
 import { maxAbsDiff } from './helpers/compare.js';
@@ -266,6 +267,39 @@ describe('Hugging Face folders in every form', () => {
       local.dispose();
     } finally {
       await remote.dispose();
+    }
+  });
+
+  it('over HTTP: a sharded folder (no model.safetensors: 404, then the index and its shards) and a tokenizer.json folder', async () => {
+    const served = [];
+    const srv = http.createServer((req, res) => {
+      const [dirName, f] = req.url.slice(1).split('/');
+      const path = join(FAM, dirName, f);
+      let body;
+      try { body = readFileSync(path); } catch { res.writeHead(404); res.end(); served.push(`404 ${f}`); return; }
+      served.push(f);
+      res.writeHead(200, { 'content-length': body.length });
+      res.end(body);
+    });
+    await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+    const base = `http://127.0.0.1:${srv.address().port}/`;
+    try {
+      const q = await loadModel(base + 'qwen3/');
+      const local = await loadModel(dir);
+      expect(q.run([40, 81, 33]).logits).toEqual(local.run([40, 81, 33]).logits);
+      // qwen3 has no tokenizer.json here: the GPT-2-style files after a 404; the weights from the index
+      expect(served).toEqual(['config.json', '404 tokenizer.json', 'vocab.json', 'merges.txt', '404 model.safetensors',
+                              'model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
+      q.dispose();
+      local.dispose();
+      served.length = 0;
+      const l = await loadModel(base + 'llama/');
+      expect(served).toEqual(['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']);
+      expect(l.tokenize('Hello').ids[0]).toBe(276);
+      l.dispose();
+      await expect(loadModel(base + 'nothing/')).rejects.toMatchObject({ code: 'EIO' });
+    } finally {
+      srv.close();
     }
   });
 });
