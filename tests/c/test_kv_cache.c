@@ -16,7 +16,7 @@
 #include "attnlab.h"
 #include "testutil.h"
 
-/* c/src/gpt2.c: alab_generate with (use_cache = 1) or without the cache, logging each step's logits */
+/* c/src/generate.c: alab_generate with (use_cache = 1) or without the cache, logging each step's logits */
 int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int T, int max_new,
                        float temperature, int top_k, uint64_t *rng_state, int use_cache, float *step_logits);
 

@@ -258,7 +258,7 @@ describe('loadModel rejects bad sources and options, and surfaces every loader c
 describe('ENOMEM', () => {
   it('activations beyond the 4 GB wasm address space fail with ENOMEM, not a trap, and the model stays usable', async () => {
     // L = NH = 1, T = 32768: the attention capture alone is 2^30 floats = 4 GiB. On wasm32 the byte count
-    // overflows a 32-bit size_t unless ensure_activations (c/src/gpt2.c) computes it in 64 bits and
+    // overflows a 32-bit size_t unless alab_ensure_activations (c/src/forward.c) computes it in 64 bits and
     // checks it: without that check the C allocates a few KB and the forward pass traps (EWASM).
     const big = await loadModel(checkpointBuffers({ n_layer: 1, n_head: 1, n_embd: 4, n_positions: 32768 }));
     try {

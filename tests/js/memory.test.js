@@ -32,7 +32,7 @@ function tinyFiles() {
   return { config: read('config.json'), safetensors: read('model.safetensors'), vocab: read('vocab.json'), merges: read('merges.txt') };
 }
 
-// Bytes of ensure_activations (c/src/gpt2.c) for T tokens, each part 16-float aligned.
+// Bytes of alab_ensure_activations (c/src/forward.c) for T tokens, each part 16-float aligned.
 function activationBytes({ nLayer: L, nHead: NH, nEmbd: C, vocabSize: V, headSize: HS }, T) {
   const parts = [T * C, T * C, T * 3 * C, T * C, T * 4 * C, L * NH * T * T, T * HS, T * HS, C, V];
   return 4 * parts.reduce((s, n) => s + Math.ceil(n / 16) * 16, 0) + 64;

@@ -186,9 +186,9 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead }) {
   }
 }
 
-/** Head outputs (L, T, C) of a plain run, in wasm memory at the returned pointer (alloc'd by the caller's scope). */
-function headOutputs(w, h, ids, L, C, alloc) {
-  const p = alloc(4 * L * ids.length * C);
+/** Head outputs (L, T, D), D = n_head * head_dim, of a plain run, in wasm memory at the returned pointer. */
+function headOutputs(w, h, ids, L, D, alloc) {
+  const p = alloc(4 * L * ids.length * D);
   const pIds = withIds(w, ids, alloc);
   w.check(w.fn.alab_capture_head_outputs(p, h, pIds, ids.length));
   return p;
@@ -198,13 +198,14 @@ function headOutputs(w, h, ids, L, C, alloc) {
  * Head importance and the pruning curve under zero, mean and resample
  * ablation, and how much the three rankings agree.
  */
-export function* ablationSemanticsSteps(w, h, ids, { reference, resample, nLayer, nHead, nEmbd }) {
+export function* ablationSemanticsSteps(w, h, ids, { reference, resample, nLayer, nHead, headDim }) {
   const T = ids.length, LH = nLayer * nHead;
   const mem = arena(w);
   try {
     const pIds = withIds(w, ids, mem.alloc);
-    const refs = { zero: [0, 0], mean: [headOutputs(w, h, reference, nLayer, nEmbd, mem.alloc), reference.length],
-                   resample: [headOutputs(w, h, resample, nLayer, nEmbd, mem.alloc), resample.length] };
+    const D = nHead * headDim;
+    const refs = { zero: [0, 0], mean: [headOutputs(w, h, reference, nLayer, D, mem.alloc), reference.length],
+                   resample: [headOutputs(w, h, resample, nLayer, D, mem.alloc), resample.length] };
     const pD = mem.alloc(4 * LH), pB = mem.alloc(8), pL = mem.alloc(4 * (LH + 1)), pO = mem.alloc(4 * LH);
     const out = { T, nLayer, nHead, referenceT: reference.length, resampleT: resample.length };
     let step = 0;

@@ -768,8 +768,8 @@ export class Model {
     const resample = o.resample === undefined ? reference : refIds('resample', o.resample);
     if (resample.length < ids.length)
       throw new AttnlabError('ETOOLONG', `ablationSemantics: the resample text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
-    const { nLayer, nHead, nEmbd } = this.config;
-    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, nLayer, nHead, nEmbd }),
+    const { nLayer, nHead, headDim } = this.config;
+    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, nLayer, nHead, headDim }),
              progress: this.#progressOptions('ablationSemantics', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
