@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel, asymmetry, nullDagScore } from '../web/src/index.js';
 import { loadLineage } from '../web/src/lineage.js';
+import { measure as evidenceMeasure, table as evidenceTable } from './evidence-numbers.mjs';
 import { klDivergence } from '../web/src/page/compare.js';
 import {
   DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, uniformRoles, uniformInduction, maskPreset,
@@ -142,6 +143,8 @@ export async function computeNumbers() {
   } finally {
     if (lab.dispose) lab.dispose();
   }
+  // ---- does attention explain? (docs/evidence.md): the built-in model's tables
+  out.evidence = await evidenceMeasure('brown-gpt2 (built-in)', MODEL_DIR);
   return out;
 }
 
@@ -234,6 +237,7 @@ d_k = 256 with the 1/√d_k scale; ${f(Li.entropy.raw256, 2)} nats at d_k = 256 
   return {
     'heads-builtin.md': heads, 'page-builtin.md': page, 'lineage-numbers.md': lineage,
     'chapter-en.md': chapterEn, 'chapter-zh.md': chapterZh,
+    'evidence-builtin.md': `${gen}\n${evidenceTable(n.evidence)}\n`,
   };
 }
 

@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// evidence-numbers.mjs — every number that docs/evidence.md quotes, computed by
-// the engine (attnlab's npm API) and written to docs/generated/evidence.md (the
-// tables the page includes) and docs/generated/evidence.json (what the docs
-// test compares quoted numbers with). Re-run after the models change:
+// evidence-numbers.mjs — the numbers docs/evidence.md quotes, computed by the
+// engine (attnlab's npm API): measure() and table() serve `make docs-numbers`
+// (scripts/docs-numbers.mjs: the built-in model, docs/generated/evidence-builtin.md),
+// and run as a script they write the same tables for the distilgpt2-shaped random
+// checkpoint of `make bench` (docs/generated/evidence-distil.md):
 //   node scripts/evidence-numbers.mjs [--distil build/bench/distilgpt2]
-// Models: the built-in brown-gpt2 and, when present, the distilgpt2-shaped
-// random checkpoint of `make bench` (tests/ref/make_checkpoint.py). Timings are
-// not written here (they are benchmarks: docs/BENCHMARKS.md).
+// Timings are not written here (they are benchmarks: docs/BENCHMARKS.md).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +35,7 @@ function verdicts(res) {
   ].join('\n');
 }
 
-async function measure(name, source) {
+export async function measure(name, source) {
   const m = await loadModel(source);
   const { nLayer, nHead } = m.config;
   const out = { name, nLayer, nHead, sentence: SENTENCE };
@@ -67,7 +66,7 @@ async function measure(name, source) {
   return out;
 }
 
-function table(res) {
+export function table(res) {
   const L = [];
   L.push(`#### ${res.name} (${res.nLayer} layers × ${res.nHead} heads), on "${res.sentence}"`, '');
   L.push('| edge knockout | pairs | Spearman ρ(A, E) | Kendall τ | ρ(A, E at last position) | top-k overlap (k) | mean per-row ρ |', '|---|---|---|---|---|---|---|');
@@ -91,10 +90,19 @@ function table(res) {
   return L.join('\n');
 }
 
-const results = [await measure('brown-gpt2 (built-in)', undefined)];
-if (existsSync(join(distil, 'model.safetensors'))) results.push(await measure('distilgpt2-shaped random checkpoint', distil));
-mkdirSync(join(ROOT, 'docs/generated'), { recursive: true });
-writeFileSync(join(ROOT, 'docs/generated/evidence.json'), JSON.stringify(results, null, 1) + '\n');
-writeFileSync(join(ROOT, 'docs/generated/evidence.md'),
-  '<!-- written by scripts/evidence-numbers.mjs; do not edit by hand -->\n\n' + results.map(table).join('\n\n') + '\n');
-console.log(results.map(table).join('\n\n'));
+async function main() {
+  // The built-in model's numbers are part of `make docs-numbers` (docs/generated/evidence-builtin.md);
+  // this script adds those of the distilgpt2-shaped checkpoint, which needs PyTorch to generate.
+  if (!existsSync(join(distil, 'model.safetensors'))) {
+    console.error(`no ${distil}/model.safetensors: run \`make bench\` first (tests/ref/make_checkpoint.py --shape distilgpt2)`);
+    process.exit(1);
+  }
+  const res = await measure('distilgpt2-shaped random checkpoint', distil);
+  mkdirSync(join(ROOT, 'docs/generated'), { recursive: true });
+  writeFileSync(join(ROOT, 'docs/generated/evidence-distil.json'), JSON.stringify(res, null, 1) + '\n');
+  writeFileSync(join(ROOT, 'docs/generated/evidence-distil.md'),
+    '<!-- written by scripts/evidence-numbers.mjs (needs build/bench/distilgpt2); do not edit -->\n\n' + table(res) + '\n');
+  console.log(table(res));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -407,6 +407,72 @@ export interface Model {
   dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): DagProfile;
   /** Two runs with the same options, their alignment, attention difference and next-token difference. */
   counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Counterfactual;
+  /** Edge knockout of every causal pair of one head (or all heads of a layer) against its attention (docs/evidence.md). */
+  edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): EdgeKnockout;
+  /** Token knockout effects at the last position beside the last layer, rollout and flow. */
+  tokenKnockout(input: string | ArrayLike<number>, options?: EvidenceProgress): TokenKnockout;
+  /** Head importance and pruning under zero, mean and resample ablation, and their agreement. */
+  ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): AblationSemantics;
+  /** Activation patching from a clean into a corrupted input of equal length. */
+  activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
+                     options?: { answers?: [string | number, string | number] }): ActivationPatching;
+}
+
+/** Progress and cancellation of a long evidence computation (EABORT when the signal aborts). */
+export interface EvidenceProgress {
+  onProgress?: (e: { done: number; total: number }) => void;
+  signal?: AbortSignal;
+}
+export interface EdgeKnockoutOptions extends EvidenceProgress {
+  /** default: the last layer */
+  layer?: number;
+  /** default 'all' */
+  head?: number | 'all';
+  /** the k of the top-k overlap (default T) */
+  topK?: number;
+}
+export interface AblationSemanticsOptions extends EvidenceProgress {
+  /** the text of the mean ablation (default: a held-out passage of the built-in model's corpus) */
+  reference?: string | ArrayLike<number>;
+  /** the text of the resample ablation (default: the reference; at least as long as the input) */
+  resample?: string | ArrayLike<number>;
+}
+export interface EdgeKnockout {
+  layer: number; head: number | 'all'; T: number; ids: Int32Array; tokens: string[];
+  /** (T, T) the attention of the plain run (the heads' mean for 'all') */
+  A: Float32Array;
+  /** (T, T) KL at position i with edge j -> i knocked out; NaN above the diagonal */
+  E: Float32Array;
+  /** (T, T) the same at the last position */
+  ELast: Float32Array;
+  pairs: number;
+  spearman: number | null; kendall: number | null; spearmanLast: number | null; kendallLast: number | null;
+  topK: number; topKOverlap: number | null;
+  /** Spearman per row (null where undefined) and their mean */
+  rows: (number | null)[]; meanRowSpearman: number | null;
+}
+export interface TokenKnockout {
+  T: number; ids: Int32Array; tokens: string[];
+  /** (T) KL at the last position with token j knocked out in every head of every layer */
+  effect: Float32Array;
+  readings: { lastLayer: Float32Array; rollout: Float32Array; flow: Float32Array };
+  spearman: { lastLayer: number | null; rollout: number | null; flow: number | null };
+  kendall: { lastLayer: number | null; rollout: number | null; flow: number | null };
+}
+export interface AblationRun { baseLoss: number; delta: Float32Array; order: Int32Array; pruning: Float32Array }
+export interface AblationSemantics {
+  T: number; nLayer: number; nHead: number; referenceT: number; resampleT: number; ids: Int32Array; tokens: string[];
+  zero: AblationRun; mean: AblationRun; resample: AblationRun;
+  agreement: Record<'zero-mean' | 'zero-resample' | 'mean-resample', { spearman: number | null; kendall: number | null }>;
+}
+export interface ActivationPatching {
+  T: number; nLayer: number; nHead: number; answers: number[]; answerTokens: string[];
+  tokens: string[]; corruptTokens: string[];
+  ldClean: number; ldCorrupt: number;
+  /** (L, T): the residual stream entering layer l at position p from the clean run; 0 = corrupted, 1 = clean */
+  resid: Float32Array;
+  /** (L, NH): head (l, h)'s output from the clean run */
+  heads: Float32Array;
 }
 
 /** Positions of two token sequences that correspond (see alignTokens). */

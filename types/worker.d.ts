@@ -4,7 +4,8 @@
 
 import type {
   ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
-  HeadImportance, HeadRoles, DagProfile, Counterfactual,
+  HeadImportance, HeadRoles, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions, EvidenceProgress,
+  TokenKnockout, AblationSemantics, AblationSemanticsOptions, ActivationPatching,
 } from './index.js';
 
 export type {
@@ -58,6 +59,12 @@ export interface WorkerModel {
   repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Promise<Int32Array>;
   dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): Promise<DagProfile>;
   counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Promise<Counterfactual>;
+  /** As Model#edgeKnockout … #activationPatching (docs/evidence.md); an aborted signal stops the worker between parts. */
+  edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): Promise<EdgeKnockout>;
+  tokenKnockout(input: string | ArrayLike<number>, options?: EvidenceProgress): Promise<TokenKnockout>;
+  ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): Promise<AblationSemantics>;
+  activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
+                     options?: { answers?: [string | number, string | number] }): Promise<ActivationPatching>;
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

@@ -32,7 +32,9 @@ function pages(dir = 'docs', out = ['README.md']) {
 
 describe('docs/generated is what scripts/docs-numbers.mjs computes', () => {
   it('every snippet and numbers.json are up to date (else: make docs-numbers)', () => {
-    const committed = readdirSync(OUT_DIR).filter((f) => f !== '.gitignore').sort();
+    // evidence-distil.*: written by scripts/evidence-numbers.mjs from the distilgpt2-shaped checkpoint of
+    // `make bench` (PyTorch makes it; CI has no such file), so not recomputed here
+    const committed = readdirSync(OUT_DIR).filter((f) => f !== '.gitignore' && !f.startsWith('evidence-distil.')).sort();
     expect(committed).toEqual(Object.keys(files).sort());
     for (const [name, text] of Object.entries(files))
       expect(readFileSync(join(OUT_DIR, name), 'utf8'), `docs/generated/${name} is stale: run make docs-numbers`).toBe(text);
