@@ -104,6 +104,8 @@ const MODEL_CASES = [
   ['decode(a DataView)', 'ETYPE', ({ m }) => m.decode(new DataView(new ArrayBuffer(8)))],
   ['decode([1n])', 'ETYPE', ({ m }) => m.decode([1n])],
   ['decode(BigInt64Array)', 'ETYPE', ({ m }) => m.decode(new BigInt64Array([1n]))],
+  ...expand('tokenBytes: ids[1]', badIndex(V - 1), ({ m }, v) => m.tokenBytes([5, v])),
+  ...notText.filter(([l]) => l !== 'undefined').map(([l, v]) => [`tokenBytes(${l})`, 'ETYPE', ({ m }) => m.tokenBytes(v)]),
   // run options: every index and number
   ...expand('run: hard do layer', badIndex(L - 1), ({ m }, v) => m.run(CHAPTER, hardDo({ layer: v }))),
   ...expand('run: hard do head', badHead, ({ m }, v) => m.run(CHAPTER, hardDo({ head: v }))),

@@ -78,6 +78,8 @@ const CITED = new Map([
   ['0.95', 'a threshold (a setting, not a measurement)'],
   ['0.15', 'a threshold of the lineage page (a setting)'],
   ['0.25', 'the top of the role grids\' colour scale (a setting)'],
+  ['1.03', 'half storage: wasm memory / weights for Llama-3.2-1B, from its published size (architecture.md, reasoned, not measured)'],
+  ['2.47', 'Llama-3.2-1B\'s published BF16 weights in GB'],
 ]);
 
 describe('no page quotes a number that the script did not produce', () => {

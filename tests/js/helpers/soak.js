@@ -35,6 +35,10 @@ function validCall(r, cfg) {
   const T = 1 + int(P);
   const ids = Array.from({ length: T }, () => int(V));
   const interventions = [];
+  // the mask first: a soft do must name a cell its row can see (else EMASKED, not a valid run)
+  const m = int(4);
+  const W = m === 2 ? 1 + int(T) : 0;
+  const visible = (row) => (m === 1 ? [0, T] : m === 2 ? [Math.max(0, row - W + 1), row + 1] : [0, row + 1]);
   const n = int(7);
   for (let i = 0; i < n; i++) {
     const layer = int(L);
@@ -42,7 +46,11 @@ function validCall(r, cfg) {
     const row = int(T), col = int(T);
     switch (int(6)) {
       case 0: interventions.push({ kind: 'hard', layer, head, row, col }); break;
-      case 1: interventions.push({ kind: 'soft', layer, head, row, col, lambda: (r() - 0.5) * 20 }); break;
+      case 1: {
+        const [lo, hi] = visible(row);
+        interventions.push({ kind: 'soft', layer, head, row, col: lo + (col % (hi - lo)), lambda: (r() - 0.5) * 20 });
+        break;
+      }
       case 2: interventions.push({ kind: 'ablate', layer, head }); break;
       case 3: interventions.push({ kind: 'scaleQ', layer, head, alpha: (r() - 0.5) * 6 }); break;
       case 4: interventions.push({ kind: 'scaleK', layer, head, alpha: (r() - 0.5) * 6 }); break;
@@ -50,9 +58,8 @@ function validCall(r, cfg) {
     }
   }
   const opts = { interventions };
-  const m = int(4);
   if (m === 1) opts.mask = 'full';
-  if (m === 2) opts.mask = `window:${1 + int(T)}`;
+  if (m === 2) opts.mask = `window:${W}`;
   if (r() < 0.2) opts.scale = r() * 2;
   if (r() < 0.3) opts.captureQK = { layer: int(L), head: int(H) };
   opts.topK = int(20);
