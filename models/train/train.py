@@ -40,10 +40,10 @@ def get_args():
     ap.add_argument("--n_positions", type=int, default=256)
     ap.add_argument("--block", type=int, default=256, help="training context length T")
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=2000)
-    ap.add_argument("--p_random_repeat", type=float, default=0.3,
+    ap.add_argument("--steps", type=int, default=1600)
+    ap.add_argument("--p_random_repeat", type=float, default=0.0,
                     help="share of windows that open with r ++ r, r random ids (the induction task)")
-    ap.add_argument("--p_span_repeat", type=float, default=0.15,
+    ap.add_argument("--p_span_repeat", type=float, default=0.0,
                     help="share of windows in which a span of the text is copied further on")
     ap.add_argument("--repeat_min", type=int, default=8, help="shortest r / copied span")
     ap.add_argument("--repeat_max", type=int, default=100, help="longest r / copied span")
@@ -62,9 +62,19 @@ def get_args():
     ap.add_argument("--shared_unseen", type=int, default=0,
                     help="1: ids absent from train.bin share one wte row (exact, cheaper head; see model.GPT2)")
     ap.add_argument("--stop_at", type=int, default=0, help="probe: stop after this many steps (schedule still --steps)")
+    ap.add_argument("--recipe", choices=["shipped", "circuits"], default="shipped",
+                    help="shipped: the defaults above (the committed models/brown-gpt2); circuits: the recipe that "
+                         "grows a previous-token and an induction head (2000 steps, 30%% r ++ r windows, 15%% copied "
+                         "spans), unless the flags say otherwise")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--trial", type=int, default=0, help="time this many steps, print throughput, exit")
-    return ap.parse_args()
+    a = ap.parse_args()
+    if a.recipe == "circuits":
+        given = set(arg.split("=")[0] for arg in sys.argv[1:])
+        for flag, value in (("--steps", 2000), ("--p_random_repeat", 0.3), ("--p_span_repeat", 0.15)):
+            if flag not in given:
+                setattr(a, flag[2:], value)
+    return a
 
 
 def lr_at(step, a):
