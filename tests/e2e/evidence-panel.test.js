@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { setup, watchedPage, ARTIFACTS, CHAPTER } from './helpers.js';
+import { setup, watchedPage, waitDrawn, ARTIFACTS, CHAPTER } from './helpers.js';
 import { loadModel } from '../../web/src/index.js';
 
 let env, ref;
@@ -17,8 +17,9 @@ afterAll(async () => { ref.dispose(); await env.close(); });
 
 async function openPage(lang = 'en', viewport) {
   const w = await watchedPage(env, viewport ? { viewport } : {});
-  await w.page.goto(`${env.url}/?lang=${lang}`);
+  await w.page.goto(`${env.url}?lang=${lang}`);
   await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 60000 });
+  await waitDrawn(w.page, 1, 120000);
   return w;
 }
 
@@ -53,15 +54,17 @@ describe('the evidence panel', () => {
     expect(dl.suggestedFilename()).toBe('attnlab_evidence_edge_knockout.json');
     const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#ev-abl-x-svg')]);
     expect(svg.suggestedFilename()).toBe('attnlab_evidence_ablation.svg');
-    expect(w.pageErrors).toEqual([]);
-    await w.close();
+    expect(w.issues.pageErrors).toEqual([]);
+    await w.context.close();
   }, 300000);
 
   it('cancels a long grid and computes again; Chinese labels', async () => {
     const w = await openPage('zh', { width: 360, height: 800 });
     const { page } = w;
+    const before = await page.evaluate(() => Number(document.body.dataset.renders || 0));
     await page.fill('#text', 'The rain made the road wet , so the car skidded into the ditch and the driver called for help because the brakes failed .');
     await page.press('#text', 'Enter');
+    await waitDrawn(page, before + 1, 120000);
     await page.click('#ev-edge-go');
     await page.click('#ev-edge-stop');
     await page.waitForFunction(() => document.getElementById('ev-edge').dataset.state === 'error', null, { timeout: 120000 });
@@ -72,7 +75,7 @@ describe('the evidence panel', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'evidence-zh-360.png') });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    expect(w.pageErrors).toEqual([]);
-    await w.close();
+    expect(w.issues.pageErrors).toEqual([]);
+    await w.context.close();
   }, 300000);
 });

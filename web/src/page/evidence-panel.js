@@ -42,7 +42,7 @@ const STR = {
   zh: {
     title: '注意力能解释吗？',
     intro: '本章把大的注意力权重读作原因。这里每一种对注意力的读法（观察）都与模型内部干预的效果（干预）并排，并给出二者的秩相关：1 表示读法完全排对了效果的大小，0 表示毫无关系。',
-    rung1: '第一级 · 观察', rung2: '第二级 · 干预',
+    rung1: '第一阶 · 观察', rung2: '第二阶 · 干预',
     compute: '计算', cancel: '取消', computing: '正在 worker 中计算…', cancelled: '已取消。',
     layer: '层', head: '头', all: '所有头',
     edgeTitle: '逐边敲除与注意力权重',
@@ -80,6 +80,7 @@ export class EvidencePanel {
     this.charts = {};
     this.data = {};
     this.abort = {};
+    this.sentence = null;
     this.#build();
   }
 
@@ -100,7 +101,13 @@ export class EvidencePanel {
     for (const id of CARDS) if (this.data[id]) this.#draw(id);
   }
 
-  sentenceChanged() { for (const id of ['ev-edge', 'ev-tok', 'ev-abl']) this.#reset(id); }
+  /** Called after each drawn result of the page: the cards on the sentence are cleared only when it changed. */
+  sentenceChanged() {
+    const text = this.env.sentence();
+    if (text === this.sentence) return;
+    this.sentence = text;
+    for (const id of ['ev-edge', 'ev-tok', 'ev-abl']) this.#reset(id);
+  }
 
   // ── building ─────────────────────────────────────────────────────────────
 
@@ -185,7 +192,8 @@ export class EvidencePanel {
   // ── computing ────────────────────────────────────────────────────────────
 
   #reset(id) {
-    this.abort[id]?.abort();
+    this.abort[id]?.abort(); // a computation on the old sentence or model stops and is forgotten
+    delete this.abort[id];
     delete this.data[id];
     delete this.charts[id];
     const card = $(id);
@@ -195,6 +203,8 @@ export class EvidencePanel {
     $(`${id}-sum`).textContent = '';
     $(`${id}-status`).textContent = '';
     for (const k of ['svg', 'png', 'json']) $(`${id}-x-${k}`).disabled = true;
+    $(`${id}-go`).disabled = false;
+    $(`${id}-stop`).disabled = true;
   }
 
   async #compute(id) {
