@@ -448,8 +448,8 @@ export interface EdgeKnockout {
   pairs: number;
   spearman: number | null; kendall: number | null; spearmanLast: number | null; kendallLast: number | null;
   topK: number; topKOverlap: number | null;
-  /** Spearman per row (null where undefined) and their mean */
-  rows: (number | null)[]; meanRowSpearman: number | null;
+  /** Spearman and Kendall per row (null where undefined: fewer than 2 pairs or a constant row), the mean of the first */
+  rows: (number | null)[]; rowsKendall: (number | null)[]; meanRowSpearman: number | null;
 }
 export interface TokenKnockout {
   T: number; ids: Int32Array; tokens: string[];

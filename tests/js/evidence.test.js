@@ -50,9 +50,10 @@ describe('edge knockout', () => {
       expect(Math.abs(r.kendall - c.kendall)).toBeLessThan(1e-3);
       expect(r.topKOverlap).toBeCloseTo(c.top_k_overlap, 9);
       c.row_spearman.forEach((x, i) => {
-        if (x === null) expect(r.rows[i]).toBeNull();
+        if (x === null) { expect(r.rows[i]).toBeNull(); expect(r.rowsKendall[i]).toBeNull(); }
         else expect(Math.abs(r.rows[i] - x)).toBeLessThan(1e-3);
       });
+      expect(r.rowsKendall.length).toBe(G.ids.length);
       // parts of 4 rows: progress after each part but the last, increasing
       expect(progress.length).toBe(Math.ceil(G.ids.length / 4) - 1);
       progress.forEach((e, i) => { expect(e.total).toBe(r.pairs); if (i) expect(e.done).toBeGreaterThan(progress[i - 1].done); });

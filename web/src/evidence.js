@@ -137,17 +137,19 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, rowsPerPart =
   const k = topK ?? T;
   const all = rankStats(w, a, e, k);
   const last = rankStats(w, a, el);
-  const rows = [];
+  const rows = [], rowsKendall = [];
   for (let i = 0; i < T; i++) {
     const ra = Array.from(out.A.subarray(i * T, i * T + i + 1)), re = Array.from(out.E.subarray(i * T, i * T + i + 1));
-    rows.push(rankStats(w, ra, re).spearman);
+    const st = rankStats(w, ra, re);
+    rows.push(st.spearman);
+    rowsKendall.push(st.kendall);
   }
   const defined = rows.filter((x) => x !== null);
   return {
     layer, head, T, ...out, pairs: a.length,
     spearman: all.spearman, kendall: all.kendall, topK: Math.min(k, a.length), topKOverlap: all.topKOverlap,
     spearmanLast: last.spearman, kendallLast: last.kendall,
-    rows, meanRowSpearman: defined.length ? defined.reduce((s, x) => s + x, 0) / defined.length : null,
+    rows, rowsKendall, meanRowSpearman: defined.length ? defined.reduce((s, x) => s + x, 0) / defined.length : null,
   };
 }
 
@@ -186,11 +188,19 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead }) {
   }
 }
 
-/** Head outputs (L, T, D), D = n_head * head_dim, of a plain run, in wasm memory at the returned pointer. */
-function headOutputs(w, h, ids, L, D, alloc) {
-  const p = alloc(4 * L * ids.length * D);
-  const pIds = withIds(w, ids, alloc);
-  w.check(w.fn.alab_capture_head_outputs(p, h, pIds, ids.length));
+/** Head outputs (L, T, D), D = n_head * head_dim, of a plain run of ids, as a Float32Array (a copy). */
+export function captureHeadOutputs(w, h, ids, L, D) {
+  return w.scoped((alloc) => {
+    const p = alloc(4 * L * ids.length * D);
+    const pIds = withIds(w, ids, alloc);
+    w.check(w.fn.alab_capture_head_outputs(p, h, pIds, ids.length));
+    return w.readF32(p, L * ids.length * D);
+  });
+}
+
+function copyIn(w, arr, alloc) {
+  const p = alloc(4 * Math.max(arr.length, 1));
+  w.f32.set(arr, p >>> 2);
   return p;
 }
 
@@ -198,14 +208,13 @@ function headOutputs(w, h, ids, L, D, alloc) {
  * Head importance and the pruning curve under zero, mean and resample
  * ablation, and how much the three rankings agree.
  */
-export function* ablationSemanticsSteps(w, h, ids, { reference, resample, nLayer, nHead, headDim }) {
+export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut, resOut, nLayer, nHead }) {
   const T = ids.length, LH = nLayer * nHead;
   const mem = arena(w);
   try {
     const pIds = withIds(w, ids, mem.alloc);
-    const D = nHead * headDim;
-    const refs = { zero: [0, 0], mean: [headOutputs(w, h, reference, nLayer, D, mem.alloc), reference.length],
-                   resample: [headOutputs(w, h, resample, nLayer, D, mem.alloc), resample.length] };
+    const refs = { zero: [0, 0], mean: [copyIn(w, refOut, mem.alloc), reference.length],
+                   resample: [copyIn(w, resOut, mem.alloc), resample.length] };
     const pD = mem.alloc(4 * LH), pB = mem.alloc(8), pL = mem.alloc(4 * (LH + 1)), pO = mem.alloc(4 * LH);
     const out = { T, nLayer, nHead, referenceT: reference.length, resampleT: resample.length };
     let step = 0;

@@ -754,6 +754,21 @@ export class Model {
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
 
+  // The head outputs of a reference text, computed once per model and text (the default reference's
+  // serve every ablationSemantics call); a few are kept.
+  #headOutCache = new Map();
+  #headOutputs(ids) {
+    const key = Array.prototype.join.call(ids, ',');
+    let v = this.#headOutCache.get(key);
+    if (!v) {
+      const { nLayer, nHead, headDim } = this.config;
+      v = evidence.captureHeadOutputs(this.#live(), this.#h, ids, nLayer, nHead * headDim);
+      if (this.#headOutCache.size >= 4) this.#headOutCache.delete(this.#headOutCache.keys().next().value);
+      this.#headOutCache.set(key, v);
+    }
+    return v;
+  }
+
   #ablationJob(input, options) {
     const w = this.#live();
     const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'onProgress', 'signal']);
@@ -769,7 +784,8 @@ export class Model {
     if (resample.length < ids.length)
       throw new AttnlabError('ETOOLONG', `ablationSemantics: the resample text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
     const { nLayer, nHead, headDim } = this.config;
-    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, nLayer, nHead, headDim }),
+    const refOut = this.#headOutputs(reference), resOut = resample === reference ? refOut : this.#headOutputs(resample);
+    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, refOut, resOut, nLayer, nHead }),
              progress: this.#progressOptions('ablationSemantics', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
