@@ -130,7 +130,7 @@ test-valgrind: $(VG_CLI)
 	cp docs/img/page.png $(VG_BAD)/png/model.safetensors
 	@set -e; vg() { echo "== valgrind attnlab $$*"; $(VALGRIND) $(VG_CLI) "$$@" > /dev/null; }; \
 	vg run --model tests/fixtures/tiny --text "$(VG_TEXT)" --json; \
-	vg run --model tests/fixtures/tiny-f16 --text "$(VG_TEXT)" --do 2,all,9,2,hard --do 1,0,5,1,soft,3.5 \
+	vg run --model tests/fixtures/tiny-f16 --text "$(VG_TEXT)" --do 2,all,9,2,hard --do 1,0,5,3,soft,3.5 \
 	   --ablate 0.1,2.3 --mask window:4 --capture 2,1 --top 5 --json; \
 	vg run --model tests/fixtures/tiny-bf16 --text "$(VG_TEXT)" --mask full --scale 0 --json; \
 	vg run --model tests/fixtures/tiny --text "$(VG_TEXT)" --threads 3 --do 2,all,9,2,hard --json; \
