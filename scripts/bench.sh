@@ -40,3 +40,7 @@ ${CC:-gcc} -O3 -march=native -std=c11 -Ic/include -Ic/src bench/bench_loaders.c 
 echo
 echo "## soak: 12 000 calls through attnlab/worker (10 286 random valid runs, 1 714 invalid), memory at start and end"
 node bench/bench_soak.mjs 12000
+
+echo
+echo "## evidence: knockout grids, ablation semantics, patching (wasm, Node, one thread; docs/evidence.md)"
+node bench/bench_evidence.mjs "$RUNS"
