@@ -4,7 +4,7 @@
 // docs/guide/embedding.md.
 
 /** The figures an <attnlab-figure> can draw: the chapter's Figs. 1–4 and the lineage demos. */
-export type WidgetFigure = '1' | '2' | '3' | '4' | 'hopfield' | 'linear' | 'sqrtdk';
+export type WidgetFigure = '1' | '2' | '3' | '4' | 'hopfield' | 'linear' | 'sqrtdk' | 'edge' | 'tokens';
 
 export interface WidgetConfig {
   /** URL of a model directory (Hugging Face GPT-2 layout) for every element without a model attribute. */

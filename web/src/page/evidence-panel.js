@@ -7,7 +7,7 @@
 
 import { $, el, replace, setOptions } from './dom.js';
 import { gridMap } from './heads-figs.js';
-import { scatter, groupedBars } from './evidence-figs.js';
+import { scatter, groupedBars } from '../figures/evidence.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/common.js';

@@ -102,6 +102,11 @@ export function tokenize(url, text) {
   return call('tokenize', [url, text]);
 }
 
+/** An evidence measurement ('edge' | 'tokens') of the model at `url` on text (docs/evidence.md). */
+export function evidenceData(url, kind, text, options) {
+  return call('evidence', [url, kind, text, options]);
+}
+
 /** Data of a lineage demo ('hopfield' | 'linear' | 'sqrtdk'), computed in the worker. */
 export function lineageData(wasm, demo, params) {
   return call('lineage', [wasm, demo, params]);

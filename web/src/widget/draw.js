@@ -6,6 +6,7 @@ import {
   figAttentionAsymmetry, figOuterProduct, figDag, figDoIntervention, tokenLabel,
 } from '../figures/index.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C } from '../figures/lineage.js';
+import { scatter, groupedBars } from '../figures/evidence.js';
 
 /** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). (The page now opens on the do that moves the prediction most: page/runner.js; the widget keeps this rule.) */
 export function defaultSelection(tokens) {
@@ -19,7 +20,27 @@ export function defaultSelection(tokens) {
 /** Figures 1–4 need the model; the others are the lineage demos. */
 export const MODEL_FIGURES = new Set(['1', '2', '3', '4']);
 export const LINEAGE_FIGURES = new Set(['hopfield', 'linear', 'sqrtdk']);
-export const FIGURES = [...MODEL_FIGURES, ...LINEAGE_FIGURES];
+/** Does attention explain? (docs/evidence.md): edge knockout against the weights, token knockout against three readings. */
+export const EVIDENCE_FIGURES = new Set(['edge', 'tokens']);
+export const FIGURES = [...MODEL_FIGURES, ...LINEAGE_FIGURES, ...EVIDENCE_FIGURES];
+
+/** The evidence figure of d (Model#edgeKnockout or #tokenKnockout). */
+export function evidenceFigures(kind, d, { lang, width, t }) {
+  const w = Math.max(240, Math.min(760, Math.floor(width)));
+  const lab = (s, k) => `${k} ${tokenLabel(s, 14)}`;
+  if (kind === 'edge') {
+    const T = d.T, pts = [];
+    for (let i = 0; i < T; i++)
+      for (let j = 0; j <= i; j++)
+        pts.push({ x: d.A[i * T + j], y: d.E[i * T + j], title: `${lab(d.tokens[j], j)} → ${lab(d.tokens[i], i)}: A ${d.A[i * T + j].toFixed(3)}, KL ${d.E[i * T + j].toFixed(4)}` });
+    return [scatter({ points: pts, xTitle: t('evA'), yTitle: t('evE'), title: t('evEdgeTitle', d.layer, d.head), width: w, height: Math.round(w * 0.62), lang })];
+  }
+  return [groupedBars({ labels: d.tokens.map(lab), width: w, lang, title: t('evTokTitle'), series: [
+    { name: t('evTokEffect'), values: Array.from(d.effect), color: '#d7301f' },
+    { name: t('evTokLast'), values: Array.from(d.readings.lastLayer), color: '#fdae61' },
+    { name: t('evTokRoll'), values: Array.from(d.readings.rollout), color: '#74add1' },
+    { name: t('evTokFlow'), values: Array.from(d.readings.flow), color: '#4575b4' }] })];
+}
 
 const f3 = (x) => Number(x).toFixed(3);
 const sci = (x) => (x === 0 ? '0' : Number(x).toExponential(1));
@@ -47,6 +68,8 @@ export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en', com
       ...(compare && figure === '1' ? { compare: A } : {}) });
     return Number(n.attrs.height) * Math.min(1, w / Number(n.attrs.width));
   }
+  if (figure === 'edge') return Math.round(Math.min(760, w) * 0.62);
+  if (figure === 'tokens') return 26 + 18 + 10 * 30 + 8; // the chapter's sentence: 10 tokens of 4 bars
   if (figure === 'hopfield') return w >= 960 ? 720 : w >= 640 ? 960 : 750;
   if (figure === 'linear') return 332;
   return w >= 880 ? 310 : 582;   // sqrtdk: two plots side by side, or stacked

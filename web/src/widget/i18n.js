@@ -2,6 +2,8 @@
 // English and Chinese. (The figures' own labels are in web/src/figures/.)
 // t(lang)(key, ...args) → string.
 
+const f3n = (x) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3));
+
 const STRINGS = {
   en: {
     waiting: 'The live figure loads when it scrolls into view.',
@@ -68,9 +70,23 @@ const STRINGS = {
     labHint: 'Click a cell of Fig. 1, 2 or 4 to choose the effect i (row) and the cause j (column).',
     topBefore: 'next token',
     topAfter: 'after do()',
+    evA: 'attention weight A[i][j]',
+    evE: 'effect: KL at i (nats)',
+    evEdgeTitle: (l, h) => `Edge knockout, layer ${l}, ${h === 'all' ? 'all heads' : `head ${h}`}`,
+    evEdgeSum: (r) => `Spearman ρ(A, E) = ${f3n(r.spearman)}, Kendall τ = ${f3n(r.kendall)} over ${r.pairs} knockouts; against the effect on the last position ρ = ${f3n(r.spearmanLast)}. Rung 1 (a reading) against rung 2 (an intervention).`,
+    evTokTitle: 'Token knockout against three readings',
+    evTokEffect: 'knockout effect (KL)', evTokLast: 'last layer', evTokRoll: 'rollout', evTokFlow: 'flow',
+    evTokSum: (r) => `Spearman ρ with the effects: last layer ${f3n(r.spearman.lastLayer)}, rollout ${f3n(r.spearman.rollout)}, flow ${f3n(r.spearman.flow)}. Bars scaled to each series' maximum.`,
   },
   zh: {
     waiting: '图在滚动到可见区域时加载。',
+    evA: '注意力权重 A[i][j]',
+    evE: '效果：位置 i 的 KL（nats）',
+    evEdgeTitle: (l, h) => `逐边敲除，第 ${l} 层，${h === 'all' ? '所有头' : `头 ${h}`}`,
+    evEdgeSum: (r) => `Spearman ρ(A, E) = ${f3n(r.spearman)}，Kendall τ = ${f3n(r.kendall)}，共 ${r.pairs} 次敲除；与最后位置效果的 ρ = ${f3n(r.spearmanLast)}。第一阶（读法）对第二阶（干预）。`,
+    evTokTitle: '逐词敲除与三种读法',
+    evTokEffect: '敲除效果（KL）', evTokLast: '最后一层', evTokRoll: 'rollout', evTokFlow: 'flow',
+    evTokSum: (r) => `与效果的 Spearman ρ：最后一层 ${f3n(r.spearman.lastLayer)}，rollout ${f3n(r.spearman.rollout)}，flow ${f3n(r.spearman.flow)}。每组条形按各自最大值缩放。`,
     loadingModel: (name) => `正在加载 ${name}…`,
     loadingFile: (file, pct, mb) => `正在加载 ${file}${pct === null ? '' : ` ${pct} %`}（${mb} MB）`,
     computing: '计算中…',

@@ -33,11 +33,12 @@
 // on itself and dispatches 'attnlab-render' ({figure, ms}) after each drawing.
 
 import { toElement } from '../figures/svg.js';
-import { useModel, runModel, lineageData, stats, setWorkerURL } from './client.js';
+import { useModel, runModel, lineageData, evidenceData, stats, setWorkerURL } from './client.js';
 import { translator, normLang } from './i18n.js';
 import { styleSheet } from './style.js';
 import {
-  MODEL_FIGURES, LINEAGE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel, defaultSelection,
+  MODEL_FIGURES, LINEAGE_FIGURES, EVIDENCE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel, defaultSelection,
+  evidenceFigures,
   hopfieldFigures, hopfieldNote, linearFigures, linearNote, sqrtdkFigures, sqrtdkNote,
 } from './draw.js';
 
@@ -417,6 +418,7 @@ export class AttnlabFigure extends AttnlabBase {
   async _redraw(token) {
     const f = this._figureKind();
     if (MODEL_FIGURES.has(f)) return this._redrawModel(token, f);
+    if (EVIDENCE_FIGURES.has(f)) return this._redrawEvidence(token, f);
     return this._redrawLineage(token, f);
   }
 
@@ -488,6 +490,28 @@ export class AttnlabFigure extends AttnlabBase {
     if (f === '4' && masked) parts.push(el('br'), el('span', { 'data-role': 'in-model', 'data-masked': 'true' }, t('inModelMasked')));
     this._note.replaceChildren(...parts);
     svg.setAttribute('data-text', text);
+    this._rendered(f, t0);
+  }
+
+  // Does attention explain? (docs/evidence.md): computed in the shared worker, drawn with figures/evidence.js
+  async _redrawEvidence(token, f) {
+    const t = this.t;
+    const t0 = performance.now();
+    const url = modelURL(this.getAttribute('model'));
+    this._setState('loading');
+    this._loadingUI(t('loadingModel', modelNameOf(url, this.getAttribute('model-name'))));
+    const model = await useModel(url, wasmURL(), this._progressHandler());
+    if (!this._current(token)) return;
+    const cfg = model.config;
+    const text = this.getAttribute('text') || CHAPTER_SENTENCE;
+    const layer = intInRange(this.getAttribute('layer'), 0, cfg.nLayer - 1) ?? cfg.nLayer - 1;
+    const head = intInRange(this.getAttribute('head'), 0, cfg.nHead - 1) ?? 'all';
+    this._loadingUI(t('computing'));
+    const d = await evidenceData(url, f, text, f === 'edge' ? { layer, head } : undefined);
+    if (!this._current(token)) return;
+    const [svg] = this._mount(evidenceFigures(f, d, { lang: this.lang_, width: this._width_(), t }));
+    svg.setAttribute('data-text', text);
+    this._note.replaceChildren(el('span', { 'data-role': 'evidence-summary' }, f === 'edge' ? t('evEdgeSum', d) : t('evTokSum', d)));
     this._rendered(f, t0);
   }
 

@@ -129,6 +129,13 @@ async function handle(op, args, progress) {
       const r = (await modelAt(url)).tokenize(text);
       return { value: r, transfer: [r.ids.buffer] };
     }
+    case 'evidence': {
+      const [url, kind, text, options] = args;
+      const m = await modelAt(url);
+      if (kind === 'edge') return { value: m.edgeKnockout(text, options) };
+      if (kind === 'tokens') return { value: m.tokenKnockout(text) };
+      throw new AttnlabError('EINVAL', `unknown evidence figure '${kind}' (known: edge, tokens)`);
+    }
     case 'lineage': {
       const [wasm, demo, params] = args;
       const f = DEMOS[demo];

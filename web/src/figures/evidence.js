@@ -1,11 +1,11 @@
-// evidence-figs.js — the two charts of the "Does attention explain?" panel that
+// figures/evidence.js — the two charts of the evidence measurements (page panel, widget) that
 // are not heatmaps, as SVG node trees (svg.js): a scatter of a reading against
 // an effect, and grouped bars of an effect beside readings. Data in, node out.
 // Points and bars carry data-* values and a <title> for the hover tooltip.
 
 import { scaleLinear } from 'd3-scale';
-import { h, SVG_NS } from '../figures/svg.js';
-import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/common.js';
+import { h, SVG_NS } from './svg.js';
+import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './common.js';
 
 const family = (lang) => (lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY);
 
