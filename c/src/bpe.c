@@ -832,14 +832,7 @@ static int trie_match(const alab_bpe *b, const token_trie *t, const unsigned cha
 
 /* JavaScript's trimStart / trimEnd (tokenizers.js's lstrip / rstrip): its
  * \s (the UNI_SPACE class). */
-static size_t skip_space_fwd(const unsigned char *s, size_t i, size_t n) {
-    while (i < n) {
-        size_t len;
-        if (class_at(s, i, &len) != UNI_SPACE) break;
-        i += len;
-    }
-    return i;
-}
+static size_t skip_space_fwd(const unsigned char *s, size_t i, size_t n) { return run_end(s, i, n, UNI_SPACE); }
 
 static size_t skip_space_back(const unsigned char *s, size_t lo, size_t j) {
     while (j > lo) {
