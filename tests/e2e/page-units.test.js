@@ -6,6 +6,7 @@
 
 import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import { Runner, defaultSelection, doIntervention, maskOption, defaultCandidates, DEFAULT_CANDIDATES } from '../../web/src/page/runner.js';
 import { klDivergence, logSoftmax, attentionChange, rankMoves } from '../../web/src/page/compare.js';
@@ -158,22 +159,62 @@ describe('models.js', () => {
     }
   });
 
-  it('picks the four files by name and names the missing ones', () => {
+  it('picks a model folder\'s files by name and names the missing ones', () => {
     const f = (name) => ({ name, size: 1 });
     const all = ['merges.txt', 'notes.md', 'model.safetensors', 'config.json', 'vocab.json'].map(f);
-    expect(pickModelFiles(all).map((x) => x.name)).toEqual(MODEL_FILES);
-    try {
-      pickModelFiles([f('config.json'), f('vocab.json')]);
-      throw new Error('no throw');
-    } catch (e) {
-      expect(e).toBeInstanceOf(PageError);
-      expect(e.missing).toEqual(['merges.txt', 'model.safetensors']);
+    expect(pickModelFiles(all).map((x) => x.name)).toEqual(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
+    expect(MODEL_FILES).toEqual(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
+    // another family's folder: tokenizer.json, its config, an index and its shards (in order), README left out
+    const hf = ['model-00002-of-00002.safetensors', 'README.md', 'tokenizer.json', 'config.json', 'tokenizer_config.json',
+                'model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'pytorch_model.bin'].map(f);
+    expect(pickModelFiles(hf).map((x) => x.name)).toEqual(['config.json', 'tokenizer.json', 'tokenizer_config.json',
+      'model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']);
+    // a path-like name (a folder's webkitRelativePath style) counts by its last part
+    expect(pickModelFiles(['a/config.json', 'a/tokenizer.json', 'a/model.safetensors'].map(f)).length).toBe(3);
+    for (const [given, missing] of [
+      [['config.json', 'vocab.json'], ['model.safetensors (or model.safetensors.index.json and its shards)', 'vocab.json + merges.txt (or tokenizer.json)']],
+      [['tokenizer.json', 'model.safetensors'], ['config.json']],
+      [['config.json', 'tokenizer.json', 'model.safetensors.index.json'], ['model.safetensors (or model.safetensors.index.json and its shards)']],
+    ]) {
+      try {
+        pickModelFiles(given.map(f));
+        throw new Error('no throw');
+      } catch (e) {
+        expect(e).toBeInstanceOf(PageError);
+        expect(e.missing).toEqual(missing);
+      }
     }
   });
 
-  it('knows the two hub models by their Hugging Face URLs', () => {
+  it('knows the hub models by their Hugging Face URLs, their families and the files each needs', () => {
     expect(HUB_MODELS.distilgpt2.base).toBe('https://huggingface.co/distilbert/distilgpt2/resolve/main/');
     expect(HUB_MODELS.gpt2.base).toBe('https://huggingface.co/openai-community/gpt2/resolve/main/');
+    expect(HUB_MODELS['pythia-70m'].base).toBe('https://huggingface.co/EleutherAI/pythia-70m/resolve/main/');
+    expect(HUB_MODELS['smollm2-135m'].base).toBe('https://huggingface.co/HuggingFaceTB/SmolLM2-135M/resolve/main/');
+    expect(HUB_MODELS['qwen2.5-0.5b'].base).toBe('https://huggingface.co/Qwen/Qwen2.5-0.5B/resolve/main/');
+    expect(HUB_MODELS['qwen3-0.6b'].base).toBe('https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/');
+    expect(HUB_MODELS['llama-3.2-1b'].base).toBe('https://huggingface.co/unsloth/Llama-3.2-1B/resolve/main/');
+    for (const m of Object.values(HUB_MODELS)) {
+      const names = m.files.map((x) => x[0]);
+      expect(names).toEqual(m.family === 'gpt2' ? MODEL_FILES : ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']);
+      expect(m.files.filter((x) => !x[1]).map((x) => x[0])).toEqual(m.family === 'gpt2' ? [] : ['tokenizer_config.json']);
+    }
+  });
+
+  it('states each hub model\'s size as its published tensors times the bytes of its dtype', () => {
+    const dirs = { 'pythia-70m': 'pythia-70m', 'smollm2-135m': 'smollm2-135m', 'qwen2.5-0.5b': 'qwen2.5-0.5b',
+                   'qwen3-0.6b': 'qwen3-0.6b', 'llama-3.2-1b': 'llama-3.2-1b' };
+    for (const [key, d] of Object.entries(dirs)) {
+      const base = join(ROOT, 'tests/fixtures/configs', d);
+      const cfg = JSON.parse(readFileSync(join(base, 'config.json'), 'utf8'));
+      let n = 0;
+      for (const line of readFileSync(join(base, 'tensors.txt'), 'utf8').split('\n').filter(Boolean)) {
+        n += line.split(' ')[1].split(',').reduce((a, x) => a * Number(x), 1);
+      }
+      const bytes = n * ({ float16: 2, bfloat16: 2, float32: 4 })[cfg.torch_dtype];
+      expect(Math.abs(HUB_MODELS[key].bytes - bytes) / bytes, key).toBeLessThan(0.005);
+      expect(HUB_MODELS[key].family).toBe(cfg.model_type);
+    }
   });
 
   it('turns every kind of failure into a readable sentence in both languages', () => {

@@ -57,7 +57,7 @@ describe('every family against the float64 reference (wasm, npm API)', () => {
       const f = golden.families[n], m = models[n];
       expect(m.config).toMatchObject({ nLayer: f.n_layer, nHead: f.n_head, nKvHead: f.n_kv_head, headDim: f.head_dim,
                                        headSize: f.head_dim, vocabSize: f.vocab_size });
-      expect(m.config.family).toBe(n.startsWith('gpt2') ? 'gpt2' : n === 'neox' ? 'gpt_neox' : n);
+      expect(m.config.family).toBe(f.family);
       expect(f.cases.length).toBeGreaterThanOrEqual(5);
       for (const c of f.cases) {
         const r = m.run(f.ids, runOpts(c.opts));

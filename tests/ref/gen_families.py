@@ -18,6 +18,9 @@ The checkpoints (each exercising what its family has that the others do not):
   llama         Llama 3: GQA (2 query heads per key/value head), llama3 rope_scaling with
                 original_max_position_embeddings 8 (so the rule changes the frequencies at these positions), SwiGLU,
                 tied head, BF16 weights
+  smollm2       SmolLM2 (Llama architecture): 3 query heads per key/value head (as 9/3 in SmolLM2-135M), no
+                head_dim key, rope_theta 1e5 without rope_scaling, tied, BF16, its tokenizer.json (Digits then
+                ByteLevel, no BOS); the page's local-folder test loads it
   qwen2         Qwen2: q/k/v biases, no o_proj bias, GQA, tied (as Qwen2.5-0.5B), F16 weights
   qwen3         Qwen3: q_norm/k_norm, head_dim 16 != hidden/heads = 8, GQA, tied, BF16, two shards + index
 """
@@ -74,6 +77,15 @@ CONFIGS = {
         "rope_theta": 10000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True,
         "vocab_size": V_TOK + 3,
     },
+    "smollm2": {
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+        "bos_token_id": EOT, "eos_token_id": EOT, "hidden_act": "silu", "hidden_size": 48,
+        "initializer_range": 0.041666666666666664, "intermediate_size": 64, "is_llama_config": True,
+        "max_position_embeddings": 64, "model_type": "llama", "num_attention_heads": 6, "num_hidden_layers": 2,
+        "num_key_value_heads": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_interleaved": False,
+        "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "use_cache": True, "vocab_size": V_TOK,
+    },
     "qwen2": {
         "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": EOT, "eos_token_id": EOT,
         "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 40,
@@ -92,7 +104,7 @@ CONFIGS = {
         "vocab_size": V_TOK,
     },
 }
-DTYPE = {"llama": "BF16", "qwen3": "BF16", "neox": "F16", "qwen2": "F16"}
+DTYPE = {"llama": "BF16", "smollm2": "BF16", "qwen3": "BF16", "neox": "F16", "qwen2": "F16"}
 SHARDS = {"qwen3": 2}
 
 IDS = [40, 81, 33, 200, 17, 81]
@@ -159,6 +171,34 @@ def write_llama3_tokenizer(out, vocab, merges_text):
         f.write(json.dumps(cfg, indent=2) + "\n")
 
 
+def write_smollm2_tokenizer(out, vocab, merges_text):
+    """tokenizer.json + tokenizer_config.json in SmolLM2's form: Digits(individual_digits) then ByteLevel with
+    GPT-2's regex, no post-processor template (no BOS is prepended), <|endoftext|> as the one special token."""
+    v = {k: i for k, i in vocab.items() if k != "<|endoftext|>"}
+    merges = [l for l in merges_text.split("\n")[1:] if l]
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": EOT, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": v,
+                  "merges": merges},
+    }
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(tok, indent=2, ensure_ascii=False) + "\n")
+    cfg = {"add_prefix_space": False, "bos_token": "<|endoftext|>", "clean_up_tokenization_spaces": False,
+           "eos_token": "<|endoftext|>", "model_max_length": 8192, "tokenizer_class": "GPT2Tokenizer",
+           "unk_token": "<|endoftext|>", "vocab_size": V_TOK}
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(cfg, indent=2) + "\n")
+
+
 def write_checkpoint(out, name, cfg):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
@@ -166,6 +206,8 @@ def write_checkpoint(out, name, cfg):
     vocab, vocab_text, merges_text = tiny_tokenizer(GPT2_TOKENIZER_DIR, N_MERGES)
     if name == "llama":
         write_llama3_tokenizer(out, vocab, merges_text)
+    elif name == "smollm2":
+        write_smollm2_tokenizer(out, vocab, merges_text)
     else:
         with open(os.path.join(out, "vocab.json"), "w", encoding="utf-8") as f:
             f.write(vocab_text)
@@ -250,7 +292,8 @@ def main(argv=None):
                     run[key] = [len(blob), int(r[key].size)]  # [offset in floats, count] in golden.bin
                     blob.extend(float(x) for x in r[key].reshape(-1))
             runs.append(run)
-        fams[name] = {"dir": "tests/fixtures/families/" + name, "n_layer": a.L, "n_head": a.NH, "n_kv_head": a.NKV,
+        fams[name] = {"dir": "tests/fixtures/families/" + name, "family": cfg["model_type"],
+                      "dtype": DTYPE.get(name, "F32"), "n_layer": a.L, "n_head": a.NH, "n_kv_head": a.NKV,
                       "head_dim": a.HS, "vocab_size": a.V, "ids": IDS, "cases": runs}
     np.asarray(blob, dtype="<f4").tofile(os.path.join(root, "golden.bin"))
     with open(os.path.join(root, "golden.json"), "w", encoding="utf-8") as f:

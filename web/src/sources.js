@@ -207,6 +207,27 @@ export async function resolveSource(source) {
                          '{config, safetensors, vocab, merges} buffers, or File objects');
 }
 
+/**
+ * Sort a list of Files (a folder, a multiple choice, a drop) into a model's
+ * files by name: {files: File[] (the ones a model reads, in a fixed order),
+ * missing: string[] (what the folder lacks, [] when it is complete)}. Other
+ * files (README.md, pytorch_model.bin, ...) are left out.
+ */
+export function modelFilesOf(list) {
+  const byName = new Map();
+  for (const f of Array.from(list || [])) {
+    const name = String((f && f.name) || '').split(/[\\/]/).pop();
+    if (KEYS[name] || SHARD.test(name)) byName.set(name, f);
+  }
+  const keyed = {};
+  for (const name of byName.keys()) {
+    if (KEYS[name]) keyed[KEYS[name]] = true;
+    else (keyed.shards ??= {})[name] = true;
+  }
+  const order = [...Object.keys(KEYS), ...[...byName.keys()].filter((n) => SHARD.test(n)).sort()];
+  return { files: order.filter((n) => byName.has(n)).map((n) => byName.get(n)), missing: missingFiles(keyed) };
+}
+
 // What a set of files (by key) lacks to be a model folder.
 function missingFiles(f) {
   const out = [];

@@ -6,6 +6,13 @@
 // with textContent / setAttribute only, never as HTML. The figures take lang
 // themselves (web/src/figures/*.js).
 
+// The families' names as their authors write them.
+const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
+// A download size: 141 MB, 1.2 GB.
+const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
+// Grouped-query attention: the key-value heads, when fewer than the query heads.
+const kv = (c, form) => (c.nKvHead && c.nKvHead < c.nHead ? form.replace('{n}', c.nKvHead) : '');
+
 export const STRINGS = {
   en: {
     langToggle: '中文',
@@ -21,22 +28,23 @@ export const STRINGS = {
     modelTitle: 'Model',
     modelBuiltin: 'Built-in: brown-gpt2',
     modelCustom: (path) => `Server: ${path}`,
-    modelDistil: 'distilgpt2 (Hugging Face, 353 MB)',
-    modelHint: 'The built-in model needs no network. distilgpt2 and gpt2 are downloaded once from huggingface.co and kept in the browser cache.',
-    modelGpt2: 'gpt2 (Hugging Face, 548 MB)',
+    modelHub: (name, bytes) => `${name} (Hugging Face, ${size(bytes)}${bytes > 1e9 ? ', large' : ''})`,
+    modelHint: 'The built-in model needs no network. The others are downloaded once from huggingface.co and kept in the browser cache.',
+    modelLarge: (name, bytes) => `${name} is about ${size(bytes)} of weights: the download takes a while, and the tab needs about as much memory again while it loads (weights stay in half precision).`,
     modelLocal: 'Local files…',
     modelLoad: 'Load',
     localName: 'local files',
-    localModel: (c) => `local GPT-2 ${c.nLayer}×${c.nHead}`,
-    modelFiles: 'Choose the four files',
-    modelFilesHint: 'config.json, model.safetensors, vocab.json, merges.txt — or drop them anywhere on the page.',
-    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads, d = ${c.nEmbd}, ${c.vocabSize.toLocaleString('en')} tokens`,
+    localModel: (c) => `local ${FAMILY[c.family] || 'GPT-2'} ${c.nLayer}×${c.nHead}`,
+    modelFiles: 'Choose the files',
+    modelDir: 'or a folder',
+    modelFilesHint: 'A Hugging Face model folder: config.json, model.safetensors (or its index and shards), and tokenizer.json (GPT-2: vocab.json + merges.txt). Or drop the files anywhere on the page.',
+    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads${kv(c, ' ({n} key-value)')}, d = ${c.nEmbd}, ${c.vocabSize.toLocaleString('en')} tokens`,
     engineThreads: (n) => (n === 1 ? 'wasm SIMD, 1 thread' : `wasm SIMD, ${n} threads`),
     engineNote: (why) => `One thread: ${why}`,
     modelLoading: (name) => `Loading ${name}…`,
     modelCached: 'from the browser cache',
     progressFile: (file, pct, mb) => `${file}: ${pct === null ? '' : pct + ' %, '}${mb} MB`,
-    dropHere: 'Drop the four model files',
+    dropHere: 'Drop the model\'s files',
 
     // text
     textTitle: 'Sentence',
@@ -288,22 +296,23 @@ export const STRINGS = {
     modelTitle: '模型',
     modelBuiltin: '内置：brown-gpt2',
     modelCustom: (path) => `服务器：${path}`,
-    modelDistil: 'distilgpt2（Hugging Face，353 MB）',
-    modelHint: '内置模型无需联网。distilgpt2 和 gpt2 从 huggingface.co 下载一次，之后保存在浏览器缓存中。',
-    modelGpt2: 'gpt2（Hugging Face，548 MB）',
+    modelHub: (name, bytes) => `${name}（Hugging Face，${size(bytes)}${bytes > 1e9 ? '，较大' : ''}）`,
+    modelHint: '内置模型无需联网。其他模型从 huggingface.co 下载一次，之后保存在浏览器缓存中。',
+    modelLarge: (name, bytes) => `${name} 的权重约 ${size(bytes)}：下载需要一段时间，加载时标签页还要再占用差不多同样多的内存（权重以半精度保存）。`,
     modelLocal: '本地文件…',
     modelLoad: '加载',
     localName: '本地文件',
-    localModel: (c) => `本地 GPT-2 ${c.nLayer}×${c.nHead}`,
-    modelFiles: '选择四个文件',
-    modelFilesHint: 'config.json、model.safetensors、vocab.json、merges.txt——也可以直接拖放到页面上。',
-    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头，d = ${c.nEmbd}，词表 ${c.vocabSize.toLocaleString('en')}`,
+    localModel: (c) => `本地 ${FAMILY[c.family] || 'GPT-2'} ${c.nLayer}×${c.nHead}`,
+    modelFiles: '选择文件',
+    modelDir: '或选择文件夹',
+    modelFilesHint: 'Hugging Face 模型文件夹：config.json、model.safetensors（或其索引与分片）以及 tokenizer.json（GPT-2 为 vocab.json + merges.txt）。也可以直接拖放到页面上。',
+    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头${kv(c, '（{n} 个键值头）')}，d = ${c.nEmbd}，词表 ${c.vocabSize.toLocaleString('en')}`,
     engineThreads: (n) => `wasm SIMD，${n} 个线程`,
     engineNote: (why) => `单线程：${why}`,
     modelLoading: (name) => `正在加载 ${name}…`,
     modelCached: '来自浏览器缓存',
     progressFile: (file, pct, mb) => `${file}：${pct === null ? '' : pct + ' %，'}${mb} MB`,
-    dropHere: '把四个模型文件拖放到这里',
+    dropHere: '把模型文件拖放到这里',
 
     textTitle: '句子',
     textLabel: '文本（GPT-2 词元）',

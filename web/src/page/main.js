@@ -17,7 +17,7 @@ import {
 import { translator, applyStatic } from './i18n.js';
 import { asymmetry } from '../analysis.js';
 import { $, el, replace, setOptions } from './dom.js';
-import { builtinSource, HUB_MODELS, fetchHubModel, pickModelFiles, explain } from './models.js';
+import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
 import { Runner, maskOption } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from './delta.js';
@@ -145,7 +145,7 @@ async function switchModel(what) {
       const hub = HUB_MODELS[what];
       name = hub.name;
       $('model-status').textContent = t('modelLoading', name);
-      const got = await fetchHubModel(hub.base, { signal, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
+      const got = await fetchHubModel(hub.base, { signal, files: hub.files, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
       if (got.cacheFailed) showError(t('errCache'), 'cache');
       source = got.files;
       cached = got.cached;
@@ -322,9 +322,14 @@ function modelStatus() {
 
 /** Show the local-files chooser when the picker says "Local files…". */
 function syncLocal() {
-  const local = $('model-select').value === 'local';
+  const v = $('model-select').value;
+  const local = v === 'local';
   $('model-local').hidden = !local;
   $('model-load').hidden = local;
+  const hub = HUB_MODELS[v];
+  const warn = $('model-large');
+  warn.hidden = !(hub && hub.bytes > LARGE_MODEL_BYTES);
+  warn.textContent = warn.hidden ? '' : t('modelLarge', hub.name, hub.bytes);
 }
 
 // ── running ─────────────────────────────────────────────────────────────────
@@ -903,10 +908,10 @@ function fillModelSelect() {
   const value = sel.value || 'builtin';
   setOptions(sel, [
     { value: 'builtin', label: builtin && builtin.custom ? t('modelCustom', builtin.url.pathname) : t('modelBuiltin') },
-    { value: 'distilgpt2', label: t('modelDistil') },
-    { value: 'gpt2', label: t('modelGpt2') },
+    ...Object.entries(HUB_MODELS).map(([value, m]) => ({ value, label: t('modelHub', m.name, m.bytes) })),
     { value: 'local', label: t('modelLocal') },
   ], value);
+  syncLocal();
 }
 
 function wireControls() {
@@ -920,12 +925,14 @@ function wireControls() {
     const v = $('model-select').value;
     if (v !== 'local') switchModel(v);
   });
-  $('model-files').addEventListener('change', (e) => {
-    if (e.target.files && e.target.files.length) switchModel({ files: Array.from(e.target.files) });
-    e.target.value = '';
-  });
+  for (const id of ['model-files', 'model-dir']) {
+    $(id).addEventListener('change', (e) => {
+      if (e.target.files && e.target.files.length) switchModel({ files: Array.from(e.target.files) });
+      e.target.value = '';
+    });
+  }
 
-  // drag and drop of the four files, anywhere on the page
+  // drag and drop of a model's files, anywhere on the page
   const drop = $('drop');
   let depth = 0;
   const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes('Files');

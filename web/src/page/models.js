@@ -3,7 +3,7 @@
 // Three kinds of source:
 //   built-in   models/brown-gpt2/ next to the page (or ?model=/a/path/ on this
 //              server, for tests): the worker fetches the files itself.
-//   hub        distilgpt2 or gpt2 from Hugging Face. The page downloads the four
+//   hub        a model of HUB_MODELS from Hugging Face. The page downloads its
 //              files with a progress bar and keeps them in the Cache API
 //              (cache 'attnlab-models-v1', one entry per file URL), so a second
 //              visit loads from disk. The body is tee'd: one branch streams into
@@ -12,19 +12,42 @@
 //              held in JS memory. Blobs are posted to the worker as handles.
 //              huggingface.co answers a weights file with a redirect to its
 //              LFS/Xet CDN; scripts/serve.mjs's CSP connect-src lists those hosts.
-//   local      four File objects from <input type=file multiple> or a drop.
+//   local      the files of a model folder from <input type=file multiple>, a
+//              folder chooser (webkitdirectory) or a drop, sorted by name.
 
 import { AttnlabError } from '../worker-client.js';
+import { modelFilesOf } from '../sources.js';
 
+/** A GPT-2 folder as the hub serves it. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
-const KEY = { 'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors' };
+/** The other families' folder: [name, required]; tokenizer_config.json says whether a BOS is prepended. */
+export const HF_FILES = Object.freeze([['config.json', true], ['tokenizer.json', true], ['tokenizer_config.json', false],
+                                       ['model.safetensors', true]]);
+const GPT2_FILES = Object.freeze(MODEL_FILES.map((n) => [n, true]));
 
+/** Above this many bytes of weights the picker warns before a download. */
+export const LARGE_MODEL_BYTES = 1e9;
+
+// bytes: the weights as published (parameters from the published tensor shapes,
+// tests/fixtures/configs, times 2 bytes for F16/BF16, 4 for F32), an estimate of
+// the download. Llama-3.2-1B: Meta's repository is gated (a login and a licence
+// click), so the page reads unsloth's ungated copy of the same files.
+const hub = (name, repo, family, bytes) => Object.freeze({
+  name, family, bytes, base: `https://huggingface.co/${repo}/resolve/main/`,
+  files: family === 'gpt2' ? GPT2_FILES : HF_FILES,
+});
 export const HUB_MODELS = Object.freeze({
-  distilgpt2: { name: 'distilgpt2', base: 'https://huggingface.co/distilbert/distilgpt2/resolve/main/' },
-  gpt2: { name: 'gpt2', base: 'https://huggingface.co/openai-community/gpt2/resolve/main/' },
+  distilgpt2: hub('distilgpt2', 'distilbert/distilgpt2', 'gpt2', 353e6),
+  gpt2: hub('gpt2', 'openai-community/gpt2', 'gpt2', 548e6),
+  'pythia-70m': hub('Pythia-70m', 'EleutherAI/pythia-70m', 'gpt_neox', 141e6),
+  'smollm2-135m': hub('SmolLM2-135M', 'HuggingFaceTB/SmolLM2-135M', 'llama', 269e6),
+  'qwen2.5-0.5b': hub('Qwen2.5-0.5B', 'Qwen/Qwen2.5-0.5B', 'qwen2', 988e6),
+  'qwen3-0.6b': hub('Qwen3-0.6B', 'Qwen/Qwen3-0.6B', 'qwen3', 1192e6),
+  'llama-3.2-1b': hub('Llama-3.2-1B', 'unsloth/Llama-3.2-1B', 'llama', 2472e6),
 });
 
 export const CACHE_NAME = 'attnlab-models-v1';
+const ABSENT = 'x-attnlab-absent';
 
 /** An error of the page's own (network, HTTP), with a kind the message table knows. */
 export class PageError extends Error {
@@ -55,18 +78,14 @@ export function builtinSource(search, base) {
 }
 
 /**
- * Local files (a FileList or an array of Files): the four model files by name.
+ * Local files (a FileList or an array of Files): the files of a model folder by
+ * name (config.json, the weights or their index and shards, the tokenizer).
  * Throws PageError 'missing' listing what is absent; other files are ignored.
  */
 export function pickModelFiles(fileList) {
-  const files = {};
-  for (const f of Array.from(fileList || [])) {
-    const name = String(f.name || '').split(/[\\/]/).pop();
-    if (KEY[name]) files[name] = f;
-  }
-  const missing = MODEL_FILES.filter((n) => !files[n]);
+  const { files, missing } = modelFilesOf(fileList);
   if (missing.length) throw new PageError('missing', `missing ${missing.join(', ')}`, { missing });
-  return MODEL_FILES.map((n) => files[n]);
+  return files;
 }
 
 async function openCache() {
@@ -106,25 +125,42 @@ async function download(url, file, signal) {
 }
 
 /**
- * Download (or read from the cache) the four files of a hub model.
+ * Download (or read from the cache) the files of a hub model: files is a list of
+ * [name, required] (HUB_MODELS[..].files; GPT-2's four by default). An optional
+ * file the hub answers with 404 is left out.
  * onProgress({file, loaded, total, cached}) per chunk.
- * @returns {Promise<{files: Blob[] (in MODEL_FILES order), cached: boolean, cacheFailed: boolean}>}
+ * @returns {Promise<{files: File[], cached: boolean, cacheFailed: boolean}>}
  */
-export async function fetchHubModel(base, { onProgress = () => {}, signal } = {}) {
+export async function fetchHubModel(base, { onProgress = () => {}, signal, files = GPT2_FILES } = {}) {
   const cache = await openCache();
   const out = [];
+  const names = [];
   let cached = true, cacheFailed = false;
-  for (const file of MODEL_FILES) {
+  for (const [file, required] of files) {
     const url = base + file;
     const hit = cache ? await cache.match(url) : null;
+    if (hit && hit.headers.get(ABSENT) === '1') continue;   // an optional file the hub does not have
     if (hit) {
       const blob = await hit.blob();
       onProgress({ file, loaded: blob.size, total: blob.size, cached: true });
+      names.push(file);
       out.push(blob);
       continue;
     }
+    let got;
+    try {
+      got = await download(url, file, signal);
+    } catch (e) {
+      if (!required && e instanceof PageError && e.kind === 'http' && e.status === 404) {
+        // remembered, so that a visit from the cache does not need the network to learn it again
+        if (cache) await cache.put(url, new Response('', { status: 200, headers: { [ABSENT]: '1' } })).catch(() => {});
+        continue;
+      }
+      throw e;
+    }
     cached = false;
-    const { res, total } = await download(url, file, signal);
+    names.push(file);
+    const { res, total } = got;
     const onBytes = (loaded) => onProgress({ file, loaded, total, cached: false });
     if (cache && res.body) {
       const [toCache, toCount] = res.body.tee();
@@ -150,7 +186,7 @@ export async function fetchHubModel(base, { onProgress = () => {}, signal } = {}
       throw new PageError('truncated', `${file}: received ${out[out.length - 1].size} of ${total} bytes`, { file });
     }
   }
-  return { files: out.map((b, k) => new File([b], MODEL_FILES[k])), cached, cacheFailed };
+  return { files: out.map((b, k) => new File([b], names[k])), cached, cacheFailed };
 }
 
 const WRONG_FILES = new Set(['EJSON', 'ECONFIG', 'EFORMAT', 'EDTYPE', 'EMISSING', 'ESHAPE', 'EVOCAB', 'EMERGES']);
