@@ -1,17 +1,16 @@
 // docs-helpers.js — for the widget and docs-site browser tests
 // (tests/e2e/widget*.test.js, docs*.test.js) and bench/bench_docs.mjs:
 // build the widget bundle and the VitePress site when stale, and serve
-// directories statically (with ETags, so a warm reload revalidates with 304s,
-// and optionally the page's Content-Security-Policy from scripts/serve.mjs).
+// directories statically (scripts/static-server.mjs, as `npm run docs:preview`
+// does; optionally with the page's Content-Security-Policy from scripts/serve.mjs).
 // The browser itself comes from helpers.js (Debian's Chromium via playwright-core).
 
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import { createReadStream, existsSync, statSync, readdirSync } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { existsSync, statSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { ROOT, CHROMIUM, ARGS } from './helpers.js';
+import { startStatic } from '../../scripts/static-server.mjs';
 
 export const WIDGET_BUNDLE = path.join(ROOT, 'web/dist/widget/attnlab-widget.js');
 export const DOCS_DIST = path.join(ROOT, 'docs/.vitepress/dist');
@@ -46,72 +45,7 @@ export function buildDocsIfStale() {
   return true;
 }
 
-const MIME = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json; charset=utf-8', '.wasm': 'application/wasm',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.txt': 'text/plain; charset=utf-8', '.md': 'text/markdown; charset=utf-8',
-  '.woff2': 'font/woff2', '.safetensors': 'application/octet-stream', '.ico': 'image/x-icon',
-};
-
-async function resolveIn(root, rel, cleanUrls) {
-  const tries = [rel];
-  if (cleanUrls && !path.extname(rel)) tries.push(`${rel}.html`);
-  for (const r of tries) {
-    let file = path.join(root, r);
-    try {
-      let st = await stat(file);
-      if (st.isDirectory()) { file = path.join(file, 'index.html'); st = await stat(file); }
-      if (!st.isFile()) continue;
-      const [rf, rr] = await Promise.all([realpath(file), realpath(root)]);
-      if (rf !== rr && !rf.startsWith(rr + path.sep)) continue;
-      return { file: rf, st };
-    } catch { /* next */ }
-  }
-  return null;
-}
-
-/**
- * Serve mounts [[urlPrefix, dir], …] (longest prefix first) on 127.0.0.1.
- * csp: a Content-Security-Policy header value or null. cleanUrls: /a → a.html.
- * Counts requests and bytes sent (server.stats) for the benchmark.
- * @returns {Promise<{server, url, stats: {requests, bytes, notModified}, close()}>}
- */
-export function startStatic({ mounts, csp = null, cleanUrls = false }) {
-  const stats = { requests: 0, bytes: 0, notModified: 0 };
-  const sorted = [...mounts].sort((a, b) => b[0].length - a[0].length);
-  const server = createServer(async (req, res) => {
-    stats.requests += 1;
-    if (csp) res.setHeader('Content-Security-Policy', csp);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    let p;
-    try { p = decodeURIComponent(new URL(req.url, 'http://x').pathname); } catch { res.writeHead(400).end(); return; }
-    const m = sorted.find(([pre]) => p.startsWith(pre));
-    const rel = m ? p.slice(m[0].length) : null;
-    if (!m || rel.split('/').some((s) => s === '..') || rel.includes('\0')) { res.writeHead(404).end('not found'); return; }
-    const found = await resolveIn(m[1], rel, cleanUrls);
-    if (!found) {
-      const nf = cleanUrls ? await resolveIn(m[1], '404.html', false) : null;
-      res.writeHead(404, { 'Content-Type': 'text/html; charset=utf-8' });
-      if (nf) createReadStream(nf.file).pipe(res); else res.end('not found');
-      return;
-    }
-    const etag = `"${found.st.size.toString(16)}-${Math.floor(found.st.mtimeMs).toString(16)}"`;
-    res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', 'no-cache');   // always revalidate: a warm load costs 304s, not bodies
-    if (req.headers['if-none-match'] === etag) { stats.notModified += 1; res.writeHead(304).end(); return; }
-    res.writeHead(200, { 'Content-Type': MIME[path.extname(found.file).toLowerCase()] || 'application/octet-stream', 'Content-Length': found.st.size });
-    if (req.method === 'HEAD') { res.end(); return; }
-    stats.bytes += found.st.size;
-    createReadStream(found.file).pipe(res);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      resolve({ server, stats, url: `http://localhost:${port}/`, close: () => new Promise((r) => server.close(r)) });
-    });
-  });
-}
+export { startStatic };
 
 /** The plain-HTML example's server: the repository root (examples/, web/dist/, models/), with the page's CSP. */
 export async function serveRepo({ csp } = {}) {
