@@ -9,12 +9,13 @@
 // median of --runs; decode step = (time(prompt + new) - time(prompt + 1)) / (new - 1), i.e. the
 // generation minus its prefill and first token, per further token. "prefill T=1" is alab_forward on
 // one token (every attention captured), the cost a step would have without the cache at position 0;
-// "full forward at T=prompt+new" is what the last step cost without the cache.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// "full forward at T=prompt+new" is what the last step cost without the cache. Any family's folder
+// (load_folder.mjs: GPT-2's four files as always, tokenizer.json folders through the general loader; the weights
+// as stored: f32 files stay f32, f16 ones are converted at load unless the general loader chooses half storage).
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { instantiateAttnlab, defaultWasmURL, defaultWasmMTURL } from '../../web/src/core/wasm.js';
+import { readFolder, loadFolder } from './load_folder.mjs';
 
 const argv = process.argv.slice(2);
 const dirs = [];
@@ -38,13 +39,10 @@ console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 const rows = [];
 for (const dir of dirs) {
   const w = await instantiateAttnlab(opt.threads > 1 ? defaultWasmMTURL() : defaultWasmURL(), { threads: opt.threads });
-  const cfg0 = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-  const st = readFileSync(join(dir, 'model.safetensors'));
-  const m = w.loadModel({
-    config: readFileSync(join(dir, 'config.json')), vocab: readFileSync(join(dir, 'vocab.json')),
-    merges: readFileSync(join(dir, 'merges.txt')), safetensors: st,
-  });
-  const V = cfg0.vocab_size;
+  const folder = readFolder(dir);
+  const st = { length: folder.bytes };
+  const { m } = loadFolder(w, folder, { weights: 'auto' });
+  const V = w.config(m).vocab_size;
   const ids = Array.from({ length: opt.prompt }, (_, t) => (t * 7919 + 13) % V);
   const long = Array.from({ length: opt.prompt + opt.new }, (_, t) => (t * 7919 + 13) % V);
   // warm-up (and the activations for the longest run, so memory is measured at its peak)

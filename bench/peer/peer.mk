@@ -1,14 +1,19 @@
-# bench/peer/peer.mk — attnlab against ONNX Runtime Web on the same GPT-2 (issue 8). Included by the top-level
-# Makefile (uses its B, EMCC and the wasm target).
+# bench/peer/peer.mk — attnlab against ONNX Runtime Web on the same weights (issue 8; the families: issue 15 item 8).
+# Included by the top-level Makefile (uses its B, EMCC and the wasm target).
 #
-#   make bench-peer                     distilgpt2-shaped f32, one thread each, T = 11, 32, 128, 512
-#   make bench-peer PEER_RUNS=20 PEER_T=11,128
+#   make bench-peer                     bench-peer-gpt2, then bench-peer-families
+#   make bench-peer-gpt2                distilgpt2-shaped f32, one thread each, T = 11, 32, 128, 512
+#   make bench-peer-gpt2 PEER_RUNS=20 PEER_T=11,128
+#   make bench-peer-families            SmolLM2-135M-shaped (llama) and Pythia-160m-shaped (gpt_neox) f32, one thread,
+#                                       T = 11, 128 (PEER_FAMILY_T), then their KV-cache decode (bench-decode-families)
+#   make bench-peer-families PEER_FAMILIES=smollm2-135m PEER_RUNS=9
 #   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
 #   make bench-threads                  attnlab alone, 1 against 2 threads (BENCH_THREADS=n)
 #   make bench-decode DECODE_THREADS=2  generation with the KV cache, on 2 threads
 #
-# Needs PyTorch once (Debian: apt-get install python3-torch libopenblas0-pthread) to write the checkpoint
-# (tests/ref/make_checkpoint.py) and its ONNX export (tests/ref/export_onnx.py); both are cached in build/bench/.
+# Needs PyTorch once (Debian: apt-get install python3-torch libopenblas0-pthread) to write the checkpoints
+# (tests/ref/make_checkpoint.py, tests/ref/export_onnx_families.py checkpoint) and their ONNX exports
+# (tests/ref/export_onnx.py, tests/ref/export_onnx_families.py export); all are cached in build/bench/.
 
 PEER_PY     ?= /usr/bin/python3
 PEER_MODEL  := $(B)/bench/distilgpt2
@@ -27,8 +32,10 @@ $(PEER_ONNX): $(PEER_MODEL)/model.safetensors tests/ref/export_onnx.py
 	@mkdir -p $(dir $@)
 	OMP_NUM_THREADS=1 $(PEER_PY) -W ignore tests/ref/export_onnx.py $(PEER_MODEL) $@
 
-.PHONY: bench-peer bench-peer-threads
-bench-peer: web/dist/attnlab.wasm $(PEER_ONNX)
+.PHONY: bench-peer bench-peer-gpt2 bench-peer-threads
+bench-peer: bench-peer-gpt2 bench-peer-families
+
+bench-peer-gpt2: web/dist/attnlab.wasm $(PEER_ONNX)
 	node bench/peer/peer_bench.mjs --model $(PEER_MODEL) --onnx $(PEER_ONNX) --runs $(PEER_RUNS) \
 	  --runs-long $(PEER_RUNS_LONG) --T $(PEER_T) --threads 1 --json $(B)/bench/peer/result-1thread.json
 
@@ -52,3 +59,32 @@ bench-threads: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_MODEL)/mode
 DECODE_THREADS ?= 1
 bench-decode: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_MODEL)/model.safetensors $(PEER_MODEL_F16)/model.safetensors
 	node bench/peer/decode_bench.mjs $(PEER_MODEL) $(PEER_MODEL_F16) --prompt 11 --new 32 --runs 5 --threads $(DECODE_THREADS)
+
+# ---- the families (issue 15 item 8): SmolLM2-135M-shaped llama and Pythia-160m-shaped gpt_neox, random f32 ------
+# build/bench/<shape>/ (config.json, model.safetensors, tokenizer.json) and build/bench/peer/<shape>.onnx, each
+# written once; the export checks its torch module against tests/ref/families_ref.py first.
+PEER_FAMILIES  ?= smollm2-135m pythia-160m
+PEER_FAMILY_T  ?= 11,128
+PEER_FAMILY_SHAPES := smollm2-135m pythia-160m
+PEER_FAMILIES_PY := tests/ref/export_onnx_families.py
+
+$(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/$(s)/model.safetensors): $(B)/bench/%/model.safetensors:
+	@$(PEER_PY) -c 'import torch' 2>/dev/null || { echo "$(PEER_TORCH_HINT)"; exit 1; }
+	OMP_NUM_THREADS=1 $(PEER_PY) $(PEER_FAMILIES_PY) checkpoint --shape $* --seed 1234 --out $(B)/bench/$*
+
+$(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/peer/$(s).onnx): $(B)/bench/peer/%.onnx: $(B)/bench/%/model.safetensors $(PEER_FAMILIES_PY)
+	@$(PEER_PY) -c 'import torch' 2>/dev/null || { echo "$(PEER_TORCH_HINT)"; exit 1; }
+	@mkdir -p $(dir $@)
+	OMP_NUM_THREADS=1 $(PEER_PY) -W ignore $(PEER_FAMILIES_PY) export $(B)/bench/$* $@
+
+.PHONY: bench-peer-families bench-decode-families
+bench-peer-families: web/dist/attnlab.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/peer/$(s).onnx)
+	@for s in $(PEER_FAMILIES); do \
+	  node bench/peer/peer_bench.mjs --model $(B)/bench/$$s --onnx $(B)/bench/peer/$$s.onnx --runs $(PEER_RUNS) \
+	    --runs-long $(PEER_RUNS_LONG) --T $(PEER_FAMILY_T) --threads 1 --json $(B)/bench/peer/result-$$s-1thread.json || exit 1; \
+	done
+	$(MAKE) --no-print-directory bench-decode-families
+
+# KV-cache generation of the families (f32, one thread unless DECODE_THREADS): tokens/s, decode step vs T = 1 prefill
+bench-decode-families: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)/model.safetensors)
+	node bench/peer/decode_bench.mjs $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)) --prompt 11 --new 32 --runs 5 --threads $(DECODE_THREADS)

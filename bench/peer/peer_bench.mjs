@@ -26,6 +26,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+import { readFolder, loadFolder } from './load_folder.mjs';
 
 function parseArgs(argv) {
   const a = { runs: 15, runsLong: 7, T: [11, 32, 128, 512], threads: 1, attnlabThreads: null, gap: null, tol: 1e-3, wasm: null, json: null };
@@ -63,17 +64,14 @@ ort.env.wasm.numThreads = args.threads;
 ort.env.wasm.simd = true;
 ort.env.logLevel = 'error';
 
-const files = {
-  config: readFileSync(join(args.model, 'config.json')),
-  vocab: readFileSync(join(args.model, 'vocab.json')),
-  merges: readFileSync(join(args.model, 'merges.txt')),
-};
-const stBytes = readFileSync(join(args.model, 'model.safetensors'));
+const folder = readFolder(args.model);
+const { family } = folder;
+const stBytes = { length: folder.bytes };
 const onnxBytes = readFileSync(args.onnx);
 
 console.log(`# attnlab vs ONNX Runtime Web ${ort.env.versions?.web ?? ''} — Node ${process.version}, ` +
             `${cpus().length} CPUs (${cpus()[0].model.trim()}), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log(`model ${args.model} (safetensors ${fmt(stBytes.length / 1e6)} MB), ${args.onnx} (${fmt(onnxBytes.length / 1e6)} MB); ` +
+console.log(`model ${args.model} (${family}, safetensors ${fmt(stBytes.length / 1e6)} MB), ${args.onnx} (${fmt(onnxBytes.length / 1e6)} MB); ` +
             `threads: ORT ${args.threads}, attnlab ${args.attnlabThreads}; ${args.gap} ms idle before each timed call`);
 
 // ---- load: bytes in memory -> first result --------------------------------------------------------------------
@@ -86,7 +84,7 @@ const w = await instantiateAttnlab(wasmBytes, { threads: args.attnlabThreads });
 if (w.threads() !== args.attnlabThreads) throw new Error(`attnlab runs ${w.threads()} threads, not ${args.attnlabThreads}`);
 const aInst = performance.now() - t0;
 const memBefore = w.memoryBytes();
-const m = w.loadModel({ ...files, safetensors: stBytes });
+const { m, path: loadPath } = loadFolder(w, folder);
 const aLoadOnly = performance.now() - t0;
 const cfg = w.config(m);
 const V = cfg.vocab_size;
@@ -111,7 +109,7 @@ const ortRun = async (ids) => {
 await ortRun(idsFor(11, V));
 const oLoad = performance.now() - t0;
 console.log(`load (bytes in memory -> first result at T=11): attnlab ${fmt(aLoad)} ms (wasm compile + instantiate ${fmt(aInst)} ms, ` +
-            `model ready ${fmt(aLoadOnly)} ms incl. that), ` +
+            `model ready ${fmt(aLoadOnly)} ms incl. that; ${loadPath} loader), ` +
             `ORT-web ${fmt(oLoad)} ms (session ${fmt(oCreate)} ms); attnlab / ORT ${fmt(aLoad / oLoad, 3)}`);
 console.log(`attnlab wasm memory: ${fmt(memAfterLoad / 1e6)} MB after load + T=11 (${fmt(memAfterLoad / stBytes.length, 3)} x file; ` +
             `${fmt(memBefore / 1e6)} MB before)`);
@@ -163,7 +161,7 @@ console.log(`\nattnlab wasm memory at the end (activations for T=${Math.max(...a
             `(${fmt(memPeak / stBytes.length, 3)} x file); load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 if (args.json) {
   writeFileSync(args.json, JSON.stringify({
-    node: process.version, threads: args.threads, attnlabThreads: args.attnlabThreads, gap: args.gap, load: { attnlab: aLoad, attnlabInstantiate: aInst, attnlabModel: aLoadOnly, ort: oLoad, ortSession: oCreate },
+    model: args.model, family, onnx: args.onnx, node: process.version, threads: args.threads, attnlabThreads: args.attnlabThreads, gap: args.gap, load: { attnlab: aLoad, attnlabInstantiate: aInst, attnlabModel: aLoadOnly, ort: oLoad, ortSession: oCreate },
     memory: { afterLoad: memAfterLoad, end: memPeak, file: stBytes.length }, results, loadavg: loadavg(),
   }, null, 2));
 }
