@@ -110,7 +110,18 @@ test-e2e: wasm page
 # ---- the page ----------------------------------------------------------------
 PAGE_IN := web/index.html vite.config.js web/dist/attnlab.wasm $(shell find web/src -type f)
 page: web/dist/page/index.html
-web/dist/page/index.html: $(PAGE_IN)
+# The page's opening view as static SVG (prerender/{en,zh}/ beside index.html), drawn by the
+# figure code from the built-in model (npm run figures -- --page-view) into Vite's public
+# directory before the build; index.html shows the English ones at once, the page swaps in
+# the Chinese ones and replaces both with the live figures when its worker has the model.
+PRERENDER_TEXT := Because the storm intensified , the ship finally sank .
+PRERENDER_DIR := build/page-public/prerender
+web/dist/page/index.html: $(PAGE_IN) scripts/figures.mjs $(wildcard models/brown-gpt2/*)
+	rm -rf $(PRERENDER_DIR)
+	@mkdir -p $(PRERENDER_DIR)
+	@if [ -f models/brown-gpt2/model.safetensors ]; then for l in en zh; do \
+	  node scripts/figures.mjs --text "$(PRERENDER_TEXT)" --out $(PRERENDER_DIR)/$$l --lang $$l --no-png --page-view >/dev/null \
+	  || exit 1; done; fi
 	npx vite build
 
 # ---- serve -----------------------------------------------------------------

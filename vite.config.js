@@ -20,7 +20,9 @@ logger.warnOnce = (msg, opts) => { if (!EXPECTED.test(msg)) warn(msg, opts); };
 export default defineConfig({
   root: 'web',
   base: './',             // relative URLs: the page works under any path prefix
-  publicDir: false,
+  // build/page-public/: the opening view drawn by the figure code (make page writes
+  // prerender/<lang>/ there first); copied as is next to index.html
+  publicDir: fileURLToPath(new URL('./build/page-public', import.meta.url)),
   logLevel: 'warn',
   customLogger: logger,
   build: {

@@ -4,6 +4,7 @@
 //   npm run figures -- --text "Because the storm intensified , the ship finally sank ." --out DIR
 //        [--model DIR] [--layer L] [--head H] [--lang en|zh] [--row I --col J] [--lambda 3]
 //        [--threshold 0.05] [--demo-qk] [--title TEXT] [--width PX] [--scale S] [--font-dir DIR]... [--no-png]
+//        [--page-view]
 //
 // Writes DIR/ch09_causal_fig{1..4}_*.svg and .png (file names as the chapter's
 // script). Defaults follow the chapter: the last layer, the head average for
@@ -12,6 +13,10 @@
 // --demo-qk); Fig. 4 intervenes on the row of "sank" towards the column of "storm"
 // when the sentence has them (else rows 7 and 2, as the chapter's script).
 // PNGs are rendered at 150 dpi (the chapter's) unless --scale is given.
+// --page-view draws the page's opening view instead (the static figures the page
+// shows while its worker starts, `make page`): the do cell the page finds on the
+// live model (runner.js strongestDo: the last row, the cause column whose hard do
+// moves the prediction most), Fig. 2 at that cell, the sentence in Fig. 1's title.
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -21,12 +26,13 @@ import {
   figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toString, tokenLabel,
 } from '../web/src/figures/index.js';
 import { FIGURE_FILES, CHAPTER_SCALE, svgToPng } from '../web/src/figures/export.js';
+import { strongestDo } from '../web/src/page/runner.js';
 
 const USAGE = `usage: npm run figures -- --text TEXT --out DIR [--model DIR] [--layer L] [--head H]
        [--lang en|zh] [--row I --col J] [--lambda X] [--threshold X] [--demo-qk] [--title TEXT]
-       [--width PX] [--scale S] [--font-dir DIR]... [--no-png]`;
+       [--width PX] [--scale S] [--font-dir DIR]... [--no-png] [--page-view]`;
 
-const FLAGS = new Set(['demo-qk', 'no-png', 'help']);
+const FLAGS = new Set(['demo-qk', 'no-png', 'page-view', 'help']);
 const VALUES = new Set(['text', 'out', 'model', 'layer', 'head', 'lang', 'row', 'col', 'lambda', 'threshold', 'title', 'width', 'scale', 'font-dir']);
 
 class UsageError extends Error {}
@@ -70,6 +76,7 @@ export function parseArgs(argv) {
   o.lang = o.lang ?? 'en';
   if (o.lang !== 'en' && o.lang !== 'zh') throw new UsageError(`--lang must be en or zh, got ${o.lang}`);
   if ((o.row === undefined) !== (o.col === undefined)) throw new UsageError('--row and --col go together');
+  if (o['page-view'] && (o.row !== undefined || o['demo-qk'])) throw new UsageError('--page-view chooses its own cell and q, k');
   return o;
 }
 
@@ -100,23 +107,28 @@ export async function buildFigures(o) {
     const tokens = r.tokens;
     const T = tokens.length;
     const avg = r.attention(layer, 'avg');
-    const { row, col } = o.row === undefined ? defaultDo(tokens) : { row: o.row, col: o.col };
+    const { row, col } = o.row !== undefined ? { row: o.row, col: o.col }
+      : o['page-view'] ? (await strongestDo(m, { text: o.text, kind: 'hard', layer, head: 'avg' }, r)).sel
+        : defaultDo(tokens);
     const common = { lang: o.lang, width: o.width, tight: true };
+    const at = o['page-view'] ? { i: row, j: col } : { i: Math.min(5, T - 1), j: Math.min(2, T - 1) };
+    const masked = o['page-view'] ? { mask: 'causal' } : {};
     const name = modelName(m, o.model);
     const fig2 = o['demo-qk']
       ? figOuterProduct({ ...outerProductDemo({ dK: 16, T: 8, seed: 0 }), ...common })
       : figOuterProduct({
-        q: r.q, k: r.k, i: Math.min(5, T - 1), j: Math.min(2, T - 1), tokens,
+        q: r.q, k: r.k, ...at, tokens,
         attention: r.attention(layer, o.head), ...common,
       });
     return {
-      fig1: figAttentionAsymmetry({ tokens, A: avg, model: name, title: o.title, layer, nLayer, ...common }),
+      fig1: figAttentionAsymmetry({ tokens, A: avg, model: name, title: o.title, layer, nLayer, ...common,
+                                    ...(o['page-view'] ? { sentence: o.text, head: 'avg', mask: 'causal' } : {}) }),
       fig2,
       fig3: figDag({
         tokens, A: avg, dagScores: r.dagScores[layer], nullDagScore: r.nullDagScore,
-        overallDag: r.layerDagScores ? r.layerDagScores[layer] : undefined, threshold: o.threshold, ...common,
+        overallDag: r.layerDagScores ? r.layerDagScores[layer] : undefined, threshold: o.threshold, ...common, ...masked,
       }),
-      fig4: figDoIntervention({ tokens, A: avg, row, col, lambda: o.lambda, ...common }),
+      fig4: figDoIntervention({ tokens, A: avg, row, col, lambda: o.lambda, ...common, ...masked }),
     };
   } finally {
     m.dispose();

@@ -393,7 +393,10 @@ describe('sources', () => {
       const files = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
       expect(events.filter((e) => e.status === 'initiate').map((e) => e.file)).toEqual(files);
       expect(events.filter((e) => e.status === 'done').map((e) => e.file)).toEqual(files);
-      expect(events.at(-1)).toEqual({ status: 'ready', file: null });
+      expect(events.at(-1)).toMatchObject({ status: 'ready', file: null });
+    const { timing } = events.at(-1);
+    expect(Object.keys(timing).sort()).toEqual(['buildMs', 'readMs', 'wasmMs']);
+    for (const v of Object.values(timing)) expect(v >= 0 && Number.isFinite(v)).toBe(true);
       const size = readFileSync(join(tinyDir, 'model.safetensors')).length;
       const prog = events.filter((e) => e.status === 'progress' && e.file === 'model.safetensors');
       expect(prog.length).toBeGreaterThanOrEqual(2);

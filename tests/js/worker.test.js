@@ -54,7 +54,10 @@ describe('the worker-backed model', () => {
     const files = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
     expect(events.filter((e) => e.status === 'initiate').map((e) => e.file)).toEqual(files);
     expect(events.filter((e) => e.status === 'done').map((e) => e.file)).toEqual(files);
-    expect(events.at(-1)).toEqual({ status: 'ready', file: null });
+    expect(events.at(-1)).toMatchObject({ status: 'ready', file: null });
+    const { timing } = events.at(-1);
+    expect(Object.keys(timing).sort()).toEqual(['buildMs', 'readMs', 'wasmMs']);
+    for (const v of Object.values(timing)) expect(v >= 0 && Number.isFinite(v)).toBe(true);
     const st = events.filter((e) => e.file === 'model.safetensors' && e.status === 'progress');
     expect(st.at(-1).loaded).toBe(readFileSync(join(TINY, 'model.safetensors')).length);
   });

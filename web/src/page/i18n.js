@@ -1,7 +1,7 @@
 // i18n.js — every label of the page in English and Chinese.
 //
 // Static labels live in index.html as data-i18n="key" (text content),
-// data-i18n-aria="key" (aria-label) and data-i18n-title="key" (title); apply()
+// data-i18n-aria="key" (aria-label), data-i18n-title="key" (title) and data-i18n-alt (alt); apply()
 // fills them. Dynamic labels call t(key, ...args). Strings are put into the DOM
 // with textContent / setAttribute only, never as HTML. The figures take lang
 // themselves (web/src/figures/*.js).
@@ -45,6 +45,8 @@ export const STRINGS = {
     modelCached: 'from the browser cache',
     progressFile: (file, pct, mb) => `${file}: ${pct === null ? '' : pct + ' %, '}${mb} MB`,
     dropHere: 'Drop the model\'s files',
+    prerenderAlt: 'The opening view, drawn when the page was built',
+    prerenderNote: 'A picture drawn when the page was built; the live figure replaces it when the model is ready.',
 
     // text
     textTitle: 'Sentence',
@@ -313,6 +315,8 @@ export const STRINGS = {
     modelCached: '来自浏览器缓存',
     progressFile: (file, pct, mb) => `${file}：${pct === null ? '' : pct + ' %，'}${mb} MB`,
     dropHere: '把模型文件拖放到这里',
+    prerenderAlt: '构建页面时绘制的初始视图',
+    prerenderNote: '这是构建页面时绘制的静态图；模型就绪后由实时计算的图替换。',
 
     textTitle: '句子',
     textLabel: '文本（GPT-2 词元）',
@@ -554,9 +558,10 @@ export function translator(lang) {
   };
 }
 
-/** Fill the static labels under root (data-i18n, data-i18n-aria, data-i18n-title). */
+/** Fill the static labels under root (data-i18n, data-i18n-aria, data-i18n-title, data-i18n-alt). */
 export function applyStatic(root, t) {
   for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
   for (const el of root.querySelectorAll('[data-i18n-title]')) el.setAttribute('title', t(el.dataset.i18nTitle));
+  for (const el of root.querySelectorAll('[data-i18n-alt]')) el.setAttribute('alt', t(el.dataset.i18nAlt));
 }

@@ -27,6 +27,7 @@ import { HeadsPanel } from './heads.js';
 import { EvidencePanel } from './evidence-panel.js';
 import { readableTokens, readableToken } from './readable.js';
 import { setRasterThreshold, vectorOnly } from '../figures/common.js';
+import { FIGURE_FILES } from '../figures/names.js';
 
 // Heatmaps of more than this many cells are drawn as one bitmap each (common.js):
 // T > 32. The exports still write every cell as a vector rect.
@@ -155,7 +156,10 @@ async function switchModel(what) {
     }
     $('model-status').textContent = t('modelLoading', name);
     const m = await loadModel(source, {
-      onProgress: (e) => { if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total); },
+      onProgress: (e) => {
+        if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total);
+        if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
+      },
     });
     if (token !== loadToken) { m.dispose(); return; }
     // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
@@ -344,6 +348,7 @@ function runHandlers(ref) {
     },
     onResult(out) {
       if (!mine()) return;
+      document.body.dataset.runMs = out.ms.toFixed(1);   // the worker's calls for this view (bench/bench_page.mjs)
       // The run chose the cell only when the reader had none for this text (a new
       // sentence: the default cell). A run for an older selection (arrow keys
       // faster than the worker) must not undo the reader's newer choice.
@@ -894,6 +899,7 @@ function setLang(lang) {
   applyStatic(document, t);
   document.title = t('docTitle');
   fillModelSelect();
+  if (document.querySelector('.prerender')) openingView();   // still the static pictures: in the new language
   if (config) {
     setupModelControls();
     modelStatus();
@@ -1055,7 +1061,34 @@ function wireControls() {
 
 // ── boot ────────────────────────────────────────────────────────────────────
 
+/**
+ * The opening view as static pictures: index.html shows prerender/en/ (drawn at
+ * build time by the figure code from the built-in model: scripts/figures.mjs
+ * --page-view), so they paint before this script runs; the first live drawing of
+ * each figure replaces them (mount). Here: the reader's language, and none at all
+ * for a view they do not show (another model, sentence or view in the link).
+ */
+function openingView() {
+  const boxes = [...document.querySelectorAll('.prerender')];
+  const p = new URLSearchParams(location.search);
+  if (builtin.custom || S.text !== $('text').defaultValue || VIEW_KEYS.some((k) => p.has(k))) {
+    for (const b of boxes) b.remove();
+    return;
+  }
+  let loaded = 0;
+  const done = () => { loaded += 1; document.body.dataset.prerender = String(loaded); };
+  for (const box of boxes) {
+    const img = box.querySelector('img');
+    const want = new URL(`prerender/${S.lang}/${FIGURE_FILES[box.dataset.prerender]}.svg`, document.baseURI).href;
+    if (img.src !== want) img.src = want;
+    else if (img.complete) { if (img.naturalWidth > 0) done(); else box.remove(); continue; }
+    img.addEventListener('load', done, { once: true });
+    img.addEventListener('error', () => box.remove(), { once: true });   // a page built without the model
+  }
+}
+
 function boot() {
+  performance.mark('attnlab:boot');
   document.documentElement.lang = S.lang === 'zh' ? 'zh-Hans' : 'en';
   $('text').value = S.text;
   applyStatic(document, t);
@@ -1073,6 +1106,7 @@ function boot() {
     showError(explain(e, t), 'param');
   }
   fillModelSelect();
+  openingView();
   window.addEventListener('popstate', () => {
     viewFromHistory = true;
     applyView(location.search);

@@ -61,6 +61,31 @@ export function doIntervention(spec, sel) {
   return iv;
 }
 
+/**
+ * The default cell for a new sentence: the do (of the spec's kind, layer and
+ * head) that moves the prediction most. The prediction is read at the last
+ * position, so the effect row is the last token; the cause column is the one of
+ * defaultCandidates() with the largest KL(before ‖ after). Computed on the live
+ * model, so it follows whatever weights are loaded. model: a Model or a
+ * WorkerModel (its run may return a promise); base: the run without the do.
+ * @returns {Promise<{sel: {row, col, text}, search: {tried: {col, kl}[], kl, after}}>}
+ */
+export async function strongestDo(model, spec, base, opts = {}) {
+  const T = base.T;
+  const row = T - 1;
+  const cols = defaultCandidates(base.tokens, base.attention(spec.layer, spec.head).subarray(row * T, row * T + T));
+  let best = null;
+  const tried = [];
+  for (const col of cols) {
+    const sel = { row, col, text: spec.text };
+    const after = await model.run(spec.text, { ...opts, interventions: [doIntervention(spec, sel)], topK: 10 });
+    const kl = klDivergence(base.logits, after.logits);
+    tried.push({ col, kl });
+    if (!best || kl > best.kl) best = { sel, after, kl };
+  }
+  return { sel: best.sel, search: { tried, kl: best.kl, after: best.after } };
+}
+
 export class Runner {
   #model;
   #busy = false;
@@ -103,27 +128,8 @@ export class Runner {
     this.#handlers.onBusy(false);
   }
 
-  /**
-   * The default cell for a new sentence: the do (of the spec's kind, layer and
-   * head) that moves the prediction most. The prediction is read at the last
-   * position, so the effect row is the last token; the cause column is the one of
-   * defaultCandidates() with the largest KL(before ‖ after). Computed on the live
-   * model, so it follows whatever weights are loaded.
-   */
   async #strongest(spec, base, opts) {
-    const T = base.T;
-    const row = T - 1;
-    const cols = defaultCandidates(base.tokens, base.attention(spec.layer, spec.head).subarray(row * T, row * T + T));
-    let best = null;
-    const tried = [];
-    for (const col of cols) {
-      const sel = { row, col, text: spec.text };
-      const after = await this.#model.run(spec.text, { ...opts, interventions: [doIntervention(spec, sel)], topK: 10 });
-      const kl = klDivergence(base.logits, after.logits);
-      tried.push({ col, kl });
-      if (!best || kl > best.kl) best = { sel, after, kl };
-    }
-    return { sel: best.sel, search: { tried, kl: best.kl, after: best.after } };
+    return strongestDo(this.#model, spec, base, opts);
   }
 
   async #exec(spec) {
