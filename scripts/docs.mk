@@ -18,8 +18,12 @@ docs-numbers: web/dist/attnlab.wasm
 
 WIDGET_OUT := web/dist/widget/attnlab-widget.js
 widget: $(WIDGET_OUT)
-$(WIDGET_OUT): web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(shell find web/src -type f) web/src/widget/vite.config.js
+# the posters: the default view of each model figure, drawn by the widget's own figure code from the
+# built-in model (scripts/widget-posters.mjs), shown by an element until its live figure replaces it
+$(WIDGET_OUT): web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(shell find web/src -type f) web/src/widget/vite.config.js \
+               scripts/widget-posters.mjs $(wildcard models/brown-gpt2/*)
 	npx vite build --config web/src/widget/vite.config.js
+	@if [ -f models/brown-gpt2/model.safetensors ]; then node scripts/widget-posters.mjs --out web/dist/widget/posters; fi
 
 # The files the site serves beside its pages: the wasm and the built-in model
 # (the widget is configured to fetch them from /attnlab/ in docs/.vitepress/theme).
@@ -31,10 +35,12 @@ $(DOCS_FIGS): models/brown-gpt2/model.safetensors scripts/figures.mjs $(wildcard
 	node scripts/figures.mjs --text "$(CHAPTER_TEXT)" --out docs/public/figures --lang zh
 	printf '*\n' > docs/public/figures/.gitignore
 
-docs-prep: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(DOCS_FIGS)
+docs-prep: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(DOCS_FIGS) $(WIDGET_OUT)
 	@mkdir -p $(DOCS_PUBLIC)/models/brown-gpt2
 	cp -p web/dist/attnlab.wasm $(DOCS_PUBLIC)/attnlab.wasm
 	cp -p web/dist/attnlab-mt.wasm $(DOCS_PUBLIC)/attnlab-mt.wasm
+	rm -rf $(DOCS_PUBLIC)/posters
+	if [ -d web/dist/widget/posters ]; then cp -rp web/dist/widget/posters $(DOCS_PUBLIC)/posters; fi
 	cp -p models/brown-gpt2/config.json models/brown-gpt2/model.safetensors models/brown-gpt2/vocab.json \
 	      models/brown-gpt2/merges.txt $(DOCS_PUBLIC)/models/brown-gpt2/
 	rm -f $(DOCS_PUBLIC)/models/brown-gpt2/README.md

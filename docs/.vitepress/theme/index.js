@@ -2,8 +2,8 @@
 // elements are registered in the browser only (VitePress renders pages on the
 // server first, where there is no customElements); the config tells Vue that
 // attnlab-* tags are custom elements. The widget fetches the wasm and the
-// built-in model from /attnlab/ (copied there by `make docs-prep`) and follows
-// the site's dark-mode switch.
+// built-in model from /attnlab/ (copied there by `make docs-prep`, with the
+// figures' posters) and follows the site's dark-mode switch.
 
 import DefaultTheme from 'vitepress/theme';
 import { inBrowser, useData, withBase } from 'vitepress';
@@ -17,6 +17,7 @@ function loadWidget() {
       wasm: withBase('/attnlab/attnlab.wasm'),
       model: withBase('/attnlab/models/brown-gpt2/'),
       modelName: 'brown-gpt2',
+      posters: withBase('/attnlab/posters/'),   // drawn from the same model by make widget
     });
     return w;
   });

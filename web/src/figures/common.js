@@ -538,6 +538,17 @@ function titleOverhang(p, s) {
   return Math.max(0, w / 2 - pw / 2);
 }
 
+/**
+ * The plot side of panels in a row: as wide as the width allows (sW) and as tall as
+ * the figure's height allows (sH), but not under min(200 px, 3/4 of sW): the height
+ * scales with the width while titles and tick labels do not, so at 600–850 px the
+ * height bound alone left 5 px cells under a three-line title. Such a figure grows
+ * taller instead; at the chapter's sizes the height bound is above the floor.
+ */
+function rowScale(sW, sH) {
+  return Math.max(40, Math.min(sW, Math.max(sH, Math.min(200, 0.75 * sW))));
+}
+
 /** The plot scale s layoutFigure gives these panels: side by side (row) or stacked. */
 function panelScale(panels, width, height, supH, minS, gap) {
   const n = panels.length;
@@ -546,7 +557,7 @@ function panelScale(panels, width, height, supH, minS, gap) {
   if (sW >= minS || n === 1) {
     const sH = (height - 2 * PAD - supH - Math.max(...panels.map((p) => p.top)) - Math.max(...panels.map((p) => p.bottom))) /
       Math.max(...panels.map((p) => p.ah));
-    return { row: true, s: Math.max(40, Math.min(sW, sH)) };
+    return { row: true, s: rowScale(sW, sH) };
   }
   return { row: false, s: Math.max(40, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw))) };
 }
@@ -586,7 +597,7 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
   const kids = [];
   let H;
   if (sW >= minS || n === 1) {
-    const s = Math.max(40, Math.min(sW, sH));   // as panelScale
+    const s = rowScale(sW, sH);   // as panelScale
     // Like matplotlib's subplots: each panel centred in its slot, so the outer
     // margins get half the spare space of an inner gap. tight crops to the content
     // (bbox_inches="tight", and the inner gaps too): just room for titles that

@@ -7,6 +7,7 @@ const f3n = (x) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x
 const STRINGS = {
   en: {
     waiting: 'The live figure loads when it scrolls into view.',
+    posterAlt: 'The figure as drawn when the site was built',
     loadingModel: (name) => `Loading ${name}…`,
     loadingFile: (file, pct, mb) => `Loading ${file}${pct === null ? '' : ` ${pct} %`} (${mb} MB)`,
     computing: 'Computing…',
@@ -80,6 +81,7 @@ const STRINGS = {
   },
   zh: {
     waiting: '图在滚动到可见区域时加载。',
+    posterAlt: '构建网站时绘制的图',
     evA: '注意力权重 A[i][j]',
     evE: '效果：位置 i 的 KL（nats）',
     evEdgeTitle: (l, h) => `逐边敲除，第 ${l} 层，${h === 'all' ? '所有头' : `头 ${h}`}`,

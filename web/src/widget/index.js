@@ -50,8 +50,9 @@ export const CHAPTER_SENTENCE = 'Because the storm intensified , the ship finall
 // Relative paths kept in variables so that bundlers leave them for run time.
 const WASM_REL = '../../dist/attnlab.wasm';
 const MODEL_REL = '../../../models/brown-gpt2/';
+const POSTERS_REL = '../../dist/widget/posters/';   // make widget: scripts/widget-posters.mjs
 
-const config = { model: null, wasm: null, worker: null, modelName: null, theme: null };
+const config = { model: null, wasm: null, worker: null, modelName: null, theme: null, posters: null };
 const live = new Set();   // connected elements (configure() redraws them)
 
 function abs(u) {
@@ -80,7 +81,10 @@ function modelNameOf(url, attrName) {
  * Set defaults for every widget on the page. Keys: model (URL of a model
  * directory), wasm (URL of attnlab.wasm), worker (URL of the widget worker, for
  * hosts that move files), modelName (shown in Fig. 1's title), theme ('light' |
- * 'dark' | null = follow the system). Unknown keys throw. Returns the settings.
+ * 'dark' | null = follow the system), posters (URL of a directory of posters,
+ * scripts/widget-posters.mjs; false: none; null: the built-in model's, beside
+ * this module, when no other model is configured). Unknown keys throw. Returns
+ * the settings.
  */
 export function configure(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('configure: options must be an object');
@@ -88,6 +92,8 @@ export function configure(options = {}) {
     if (!(k in config)) throw new TypeError(`configure: unknown option '${k}' (known: ${Object.keys(config).join(', ')})`);
   if ('theme' in options && ![null, undefined, 'light', 'dark', 'auto'].includes(options.theme))
     throw new TypeError("configure: theme must be 'light', 'dark' or 'auto'");
+  if ('posters' in options && !(options.posters === null || options.posters === false || typeof options.posters === 'string'))
+    throw new TypeError('configure: posters must be a URL string, false or null');
   Object.assign(config, options);
   if (options.worker) setWorkerURL(abs(options.worker));
   for (const el of live) el._configChanged(options);
@@ -187,12 +193,14 @@ class AttnlabBase extends ElementBase {
   attributeChangedCallback(name, old, value) {
     if (old === value || !this._built) return;
     if (name === 'theme') { this._applyTheme(); return; }
+    if (this._syncPoster) this._syncPoster();
     if (name === 'lang' || name === 'controls') this._rebuildControls();
     if (this._started) this._schedule();
   }
 
   _configChanged(o) {
     if ('theme' in o) this._applyTheme();
+    if (this._syncPoster) this._syncPoster();
     if (this._started && ('model' in o || 'wasm' in o || 'modelName' in o)) this._schedule();
   }
 
@@ -239,14 +247,38 @@ class AttnlabBase extends ElementBase {
     this.dispatchEvent(new CustomEvent('attnlab-render', { bubbles: true, composed: true, detail: { figure, ms: performance.now() - t0, renders: this._renders } }));
   }
 
-  /** The figure box with its placeholder (progress bar) until something is drawn. */
+  /** The figure box with its placeholder (the poster, if any, and a progress bar) until something is drawn. */
   _buildFigureBox() {
     this._box = el('div', { class: 'figure', part: 'figure' });
     this._progress = el('progress', { max: '1', 'aria-label': this.t('computing') });
     this._phText = el('p', {}, this.t('waiting'));
     this._placeholder = el('div', { class: 'placeholder', part: 'placeholder' }, this._phText, this._progress);
     this._box.append(this._placeholder);
+    this._syncPoster();
     return this._box;
+  }
+
+  /** Show the poster of the element's current view in the placeholder (until the live figure replaces it). */
+  _syncPoster() {
+    if (!this._placeholder || this._box.classList.contains('has-svg')) return;
+    const url = posterURL(this, this._figureKind(), this.lang_);
+    const img = this._poster;
+    if (!url) {
+      if (img) img.remove();
+      this._poster = null;
+      this._placeholder.classList.remove('with-poster');
+      return;
+    }
+    if (img && img.src === url) return;
+    const next = el('img', { class: 'poster', part: 'poster', src: url, alt: this.t('posterAlt') });
+    next.addEventListener('load', () => { this.dataset.poster = 'shown'; }, { once: true });
+    next.addEventListener('error', () => {
+      next.remove();
+      if (this._poster === next) { this._poster = null; this._placeholder.classList.remove('with-poster'); }
+    }, { once: true });
+    if (img) img.replaceWith(next); else this._placeholder.prepend(next);
+    this._poster = next;
+    this._placeholder.classList.add('with-poster');
   }
 
   _reserve() {
@@ -296,7 +328,29 @@ class AttnlabBase extends ElementBase {
 // ── <attnlab-figure> ────────────────────────────────────────────────────────
 
 const FIGURE_ATTRS = ['figure', 'text', 'layer', 'head', 'row', 'col', 'lambda', 'kind',
-  'glyph', 'noise', 'beta', 'dk', 'feature', 'm', 'compare'];
+  'glyph', 'noise', 'beta', 'dk', 'feature', 'm', 'compare', 'poster'];
+
+/**
+ * The poster of a figure element: its poster attribute (any URL; "" for none),
+ * else, for the default view of Figs. 1–4 (the chapter's sentence, the last
+ * layer's average, the chapter's cell, λ = 3, Fig. 1 with or without
+ * compare="full") on the model the posters were drawn from, the configured
+ * posters directory's <lang>/fig<n>[-full].svg. Null: no poster.
+ */
+function posterURL(elm, f, lang) {
+  const own = elm.getAttribute('poster');
+  if (own !== null) return own === '' ? null : abs(own);
+  if (!['1', '2', '3', '4'].includes(f) || config.posters === false || elm.hasAttribute('model')) return null;
+  if (config.posters === null && config.model) return null;   // another model, and no posters said for it
+  const text = elm.getAttribute('text');
+  if (text !== null && text !== CHAPTER_SENTENCE) return null;
+  if (['layer', 'head', 'row', 'col', 'kind'].some((k) => elm.hasAttribute(k))) return null;
+  const lam = elm.getAttribute('lambda');
+  if (lam !== null && Number(lam) !== 3) return null;
+  const full = f === '1' && elm.getAttribute('compare') === 'full';
+  const dir = config.posters ? abs(config.posters) : new URL(POSTERS_REL, import.meta.url).href;
+  return new URL(`${lang === 'zh' ? 'zh' : 'en'}/fig${f}${full ? '-full' : ''}.svg`, dir.endsWith('/') ? dir : `${dir}/`).href;
+}
 
 export class AttnlabFigure extends AttnlabBase {
   static get observedAttributes() { return [...COMMON_ATTRS, ...FIGURE_ATTRS]; }

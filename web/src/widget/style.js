@@ -40,6 +40,8 @@ output { font-variant-numeric: tabular-nums; color: var(--fg); }
   background: repeating-linear-gradient(135deg, transparent 0 12px, color-mix(in srgb, var(--border) 35%, transparent) 12px 24px);
   border-radius: 6px; }
 .placeholder p { margin: 0; font-size: 13px; }
+.placeholder.with-poster { position: static; background: none; padding: 0; gap: 6px; width: 100%; }
+.poster { display: block; width: 100%; height: auto; background: #ffffff; border-radius: 4px; }
 progress { width: min(320px, 80%); height: 8px; accent-color: var(--accent); }
 .note { margin: 8px 0 0; font-size: 12.5px; color: var(--muted); overflow-wrap: anywhere; }
 .note:empty { display: none; }
