@@ -47,6 +47,12 @@ def get_args():
                     help="share of windows in which a span of the text is copied further on")
     ap.add_argument("--repeat_min", type=int, default=8, help="shortest r / copied span")
     ap.add_argument("--repeat_max", type=int, default=100, help="longest r / copied span")
+    ap.add_argument("--repeat_top", type=int, default=0,
+                    help="K > 0: half of the r ++ r windows draw r from the K most frequent training ids (a small "
+                         "alphabet the copying circuit is learned on fast; it spans the embedding space, so the "
+                         "circuit carries over to the other half's uniform ids)")
+    ap.add_argument("--repeat_fill", type=int, default=0,
+                    help="1: a random window is r repeated until it is full (r ++ r ++ r ...), not r ++ r ++ text")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -84,7 +90,7 @@ def lr_at(step, a):
     return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
 
-def get_batch(data, step, a):
+def get_batch(data, step, a, top=None):
     """B windows of block+1 tokens; a function of (seed, step) only. Targets set to -1 are not scored.
 
     Each window is, independently (one uniform draw u per window):
@@ -104,8 +110,11 @@ def get_batch(data, step, a):
         u = rng.random()
         if u < a.p_random_repeat:
             n = int(rng.integers(a.repeat_min, a.repeat_max + 1))
-            r = rng.integers(0, 50256, size=n)
-            w = np.concatenate([r, r, w])[:n1]
+            if top is not None and rng.random() < 0.5:
+                r = top[rng.integers(0, len(top), size=n)]
+            else:
+                r = rng.integers(0, 50256, size=n)
+            w = np.concatenate([r] * (n1 // n + 1) if a.repeat_fill else [r, r, w])[:n1]
             y_mask[:n] = False                 # targets r[1:], r[0]: not predictable
         elif u < a.p_random_repeat + a.p_span_repeat:
             s_len = int(rng.integers(a.repeat_min, a.repeat_max + 1))
@@ -224,6 +233,11 @@ def main():
     print(f"wte rows {model.wte.weight.shape[0]}  params {n_params}  train tokens {len(train)}  heldout tokens {len(held)}  "
           f"tokens/step {a.batch * a.block}  threads {torch.get_num_threads()}", flush=True)
 
+    top = None
+    if a.repeat_top:
+        counts = np.bincount(train, minlength=50257)
+        counts[50256] = 0                                      # never <|endoftext|>
+        top = np.argsort(-counts, kind="stable")[:a.repeat_top].astype(np.int64)
     t_start = time.time() - elapsed0
     acc, acc_n = 0.0, 0
     model.train()
@@ -232,7 +246,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        x, y = get_batch(train, step, a)
+        x, y = get_batch(train, step, a, top)
         _, loss, _ = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
