@@ -49,9 +49,9 @@
  * attention multiplies heads in place inside the (T, 3C) qkv buffer with it.
  * The model's own layer weights go through matmul_packed_forward below. */
 
-#ifndef MM_MR
+/* Rows of a register tile: 4 (tiles of 5 or 6 rows were slower, docs/BENCHMARKS.md);
+ * the switches on the 1..3 rows left over below assume it. */
 #define MM_MR 4
-#endif
 #ifndef MM_NV
 #define MM_NV ALAB_MM_NV
 #endif
@@ -113,18 +113,6 @@ static ALAB_ALWAYS_INLINE void mm_rows(float *out, const float *inp, const float
     float *o = out + (size_t)t * OC;
     const float *in = inp + (size_t)t * C;
     switch (T - t) {
-#if MM_MR > 7
-#error "MM_MR > 7: extend the switch below"
-#endif
-#if MM_MR > 6
-    case 6: mm_tile(o, in, pack, lds, NULL, 0, bias, 6, nv, kc, C, OC, first); break;
-#endif
-#if MM_MR > 5
-    case 5: mm_tile(o, in, pack, lds, NULL, 0, bias, 5, nv, kc, C, OC, first); break;
-#endif
-#if MM_MR > 4
-    case 4: mm_tile(o, in, pack, lds, NULL, 0, bias, 4, nv, kc, C, OC, first); break;
-#endif
     case 3: mm_tile(o, in, pack, lds, NULL, 0, bias, 3, nv, kc, C, OC, first); break;
     case 2: mm_tile(o, in, pack, lds, NULL, 0, bias, 2, nv, kc, C, OC, first); break;
     case 1: mm_tile(o, in, pack, lds, NULL, 0, bias, 1, nv, kc, C, OC, first); break;
@@ -176,20 +164,8 @@ void matmul_forward_ld(float *out, int ldo, const float *inp, int ldi, const flo
             for (int o = 0; o < OC; o++) out[(size_t)t * ldo + o] = bias ? bias[o] : 0.0f;
         return;
     }
-    if (T <= 4) {
+    if (T <= MM_MR) {
         mm_few_rows(out, ldo, inp, ldi, w, ldw, bias, T, C, OC);
-        return;
-    }
-    if (T <= MM_MR) { /* (only when MM_MR > 4) one partial block: no reuse of a packed panel */
-        for (int c0 = 0; c0 < C; c0 += MM_KC) {
-            int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
-            for (int o = 0; o < OC; o++)
-                for (int t = 0; t < T; t++) {
-                    float acc = c0 == 0 ? (bias ? bias[o] : 0.0f) : out[(size_t)t * ldo + o];
-                    for (int k = 0; k < kc; k++) acc += inp[(size_t)t * ldi + c0 + k] * w[(size_t)(c0 + k) * ldw + o];
-                    out[(size_t)t * ldo + o] = acc;
-                }
-        }
         return;
     }
     for (int c0 = 0; c0 < C; c0 += MM_KC) {
@@ -385,15 +361,6 @@ static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, 
     float *o = out + (size_t)t * OC;
     const float *a = apack + (size_t)t * ka;
     switch (rows - t) {
-#if MM_MR > 6
-    case 6: mmp_tile(o, OC, a, panel, bias, 6, nv, kc, nsub, jump, first); break;
-#endif
-#if MM_MR > 5
-    case 5: mmp_tile(o, OC, a, panel, bias, 5, nv, kc, nsub, jump, first); break;
-#endif
-#if MM_MR > 4
-    case 4: mmp_tile(o, OC, a, panel, bias, 4, nv, kc, nsub, jump, first); break;
-#endif
     case 3: mmp_tile(o, OC, a, panel, bias, 3, nv, kc, nsub, jump, first); break;
     case 2: mmp_tile_few(o, OC, a, panel, bias, 2, nv, kc, nsub, jump, first); break;
     case 1: mmp_tile_few(o, OC, a, panel, bias, 1, nv, kc, nsub, jump, first); break;

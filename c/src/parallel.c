@@ -125,7 +125,6 @@ struct alab_pool {
     _Alignas(POOL_LINE) _Atomic int attached;
     int n;                /* threads, the caller included */
     int nparts;           /* of the current job */
-    int caller_can_block; /* native only: see alab_pool_run */
     double min_work;
     alab_job_fn fn;       /* the current job */
     void *ctx;
@@ -174,9 +173,6 @@ int alab_pool_create(alab_pool **out, int n_threads, int start_threads) {
     memset(p, 0, sizeof *p);
     p->n = n_threads;
     p->min_work = POOL_MIN_WORK;
-#if defined(POOL_NATIVE)
-    p->caller_can_block = 1;
-#endif
 #if defined(POOL_WASM) && defined(POOL_HAS_THREADS)
     {
         const size_t align = __builtin_wasm_tls_align(), size = __builtin_wasm_tls_size();
@@ -232,10 +228,8 @@ int alab_pool_parts(const alab_pool *p) {
     if (!p || p->n <= 1) return 1;
     return atomic_load(&((alab_pool *)p)->attached) == p->n - 1 ? p->n : 1;
 }
-void alab_pool_set_caller_can_block(alab_pool *p, int can_block) { if (p) p->caller_can_block = can_block != 0; }
 void alab_pool_set_min_work(alab_pool *p, double madds) { if (p) p->min_work = madds > 0 ? madds : 0; }
 double alab_pool_min_work(const alab_pool *p) { return p ? p->min_work : POOL_MIN_WORK; }
-int alab_pool_failed(const alab_pool *p) { return p ? atomic_load(&((alab_pool *)p)->failed) : 0; }
 
 void alab_pool_mark_failed(alab_pool *p) {
     if (!p) return;
@@ -309,7 +303,7 @@ int alab_pool_run(alab_pool *p, alab_job_fn fn, void *ctx) {
     while ((r = atomic_load_explicit(&p->remaining, memory_order_acquire)) > 0) {
         if (atomic_load(&p->failed))
             return alab_fail(ALAB_ETHREAD, "a helper thread of this model failed during a run; load the model again");
-        if (++spins < ALAB_POOL_SPIN || !p->caller_can_block || POOL_CALLER_SPINS_ONLY) {
+        if (++spins < ALAB_POOL_SPIN || POOL_CALLER_SPINS_ONLY) {
             alab_cpu_relax();
             continue;
         }

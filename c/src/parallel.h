@@ -43,8 +43,9 @@ typedef struct alab_pool alab_pool;
  * where helpers come from JS). ALAB_ERANGE / ALAB_ENOMEM / ALAB_EIO (a thread
  * could not be created). */
 int alab_pool_create(alab_pool **out, int n_threads, int start_threads);
-/* Stops the helpers (joins native ones) and frees the pool. On wasm the JS
- * side calls alab_pool_stop first and frees once its workers have ended. */
+/* Stops the helpers (joins native ones) and frees the pool. A wasm pool
+ * that has helpers is only stopped (alab_pool_stop): their workers may still
+ * be leaving its loop, and it goes with its instance's memory. */
 void alab_pool_free(alab_pool *p);
 void alab_pool_stop(alab_pool *p);
 
@@ -61,11 +62,6 @@ int alab_pool_run(alab_pool *p, alab_job_fn fn, void *ctx);
 /* The loop of helper tid (1..n_threads-1): returns after alab_pool_stop. */
 void alab_pool_helper(alab_pool *p, int tid);
 void alab_pool_mark_failed(alab_pool *p);
-int alab_pool_failed(const alab_pool *p);
-
-/* Whether the caller may sleep while it waits (default 1 natively; ignored on
- * wasm, where the caller always spins: parallel.c says why). */
-void alab_pool_set_caller_can_block(alab_pool *p, int can_block);
 
 /* Work below this many multiply-adds runs on the caller alone: waking the
  * helpers costs more than it saves. Tests set 0 to force every split. */
