@@ -50,8 +50,16 @@ $(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/
 WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
               -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
               -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
-wasm: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm
-web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json
+
+# What the JS layer knows of the C side (constants, error codes, the config and
+# intervention layouts, the export list), generated from the C sources and
+# committed; tests/js/abi.test.js fails while it is stale.
+ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json
+web/src/core/abi.js: scripts/gen-abi.mjs $(ABI_SRC)
+	node scripts/gen-abi.mjs
+
+wasm: web/src/core/abi.js web/dist/attnlab.wasm web/dist/attnlab-mt.wasm
+web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json | web/src/core/abi.js
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
 
@@ -70,7 +78,7 @@ WASM_MT_OBJ := $(patsubst c/src/%.c,$(B)/wasm-mt/%.o,$(CORE_SRC) c/src/wasm_api.
 $(B)/wasm-mt/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_MT_CFLAGS) -c $< -o $@
-web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json
+web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json | web/src/core/abi.js
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_MT_LDFLAGS) $(WASM_MT_OBJ) -o $(B)/wasm-mt/attnlab-mt.js
 	cp $(B)/wasm-mt/attnlab-mt.wasm $@

@@ -8,10 +8,18 @@
  *   - counts come back as the return value (>= 0), errors as ALAB_E* (< 0);
  *   - a constructor returns the handle or 0, and its rc stays readable with
  *     alab_wasm_last_rc() (the details with alab_last_error());
- *   - interventions cross as n x 7 floats (kind, layer, head, row, col, lambda, alpha).
+ *   - interventions cross as n x IV_FLOATS floats, in the order of the IV_* enum below.
  * Functions of attnlab.h that are already flat (alab_result_*, the analysis
  * functions, alab_model_free, alab_strerror, alab_last_error) are exported
  * as they are; the list lives in c/src/wasm_exports.json.
+ *
+ * The JS side does not copy anything of this boundary by hand:
+ * scripts/gen-abi.mjs reads attnlab.h (constants, error codes), errors.c
+ * (their messages), this file (the config fields of alab_wasm_config_get,
+ * the IV_* and KERNEL_* enums, every EMSCRIPTEN_KEEPALIVE function) and
+ * wasm_exports.json, and writes web/src/core/abi.js (make wasm runs it;
+ * tests/js/abi.test.js fails while the committed abi.js is stale). Keep the
+ * shapes it parses: `case N: return c->field;` and one-line enums.
  *
  * Pointers are wasm32 addresses; sizes are size_t (32-bit here), so a JS
  * caller passes byte counts up to 4 GB as numbers.
@@ -115,10 +123,9 @@ EMSCRIPTEN_KEEPALIVE const char *alab_wasm_model_family(const alab_model *m) {
     return c ? c->family : "";
 }
 
-/* One field of the model's config, by number, so new fields add no export:
- * 0 n_layer, 1 n_head, 2 n_embd, 3 vocab_size, 4 n_positions,
- * 5 layer_norm_epsilon, 6 n_kv_head, 7 head_dim. NaN for an unknown field
- * or a NULL model. */
+/* One field of the model's config, by number, so new fields add no export
+ * (the numbering is the cases below: abi.js's CONFIG_FIELDS is read from
+ * them). NaN for an unknown field or a NULL model. */
 EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field) {
     const alab_config *c = m ? alab_model_config(m) : NULL;
     if (!c) return NAN;
@@ -143,7 +150,9 @@ EMSCRIPTEN_KEEPALIVE double alab_wasm_config_get(const alab_model *m, int field)
  * thread.js), and each worker sets its stack pointer to the top of its own
  * stack from alab_wasm_pool_stack_top and enters alab_wasm_pool_helper, which
  * returns only when the pool is stopped. In attnlab.wasm (no shared memory)
- * the same exports exist, and a pool never gets more than the caller. */
+ * the same exports exist, and a pool never gets more than the caller.
+ * A pool lives as long as its instance: the JS side stops it and drops the
+ * instance, whose memory goes with it, so no export frees one. */
 
 #define HELPER_STACK_BYTES (512u << 10) /* kernels keep up to ~20 KiB of packed panels on the stack */
 
@@ -186,13 +195,6 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_pool_parts(const wasm_pool *wp) { return wp ?
 /* Called by a worker whose helper trapped: waiting and later runs fail with ALAB_ETHREAD. */
 EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_fail(wasm_pool *wp) { if (wp) alab_pool_mark_failed(wp->pool); }
 EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_stop(wasm_pool *wp) { if (wp) alab_pool_stop(wp->pool); }
-/* After alab_wasm_pool_stop and the end of every helper's worker. */
-EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_free(wasm_pool *wp) {
-    if (!wp) return;
-    alab_pool_free(wp->pool);
-    free(wp->stacks);
-    free(wp);
-}
 EMSCRIPTEN_KEEPALIVE void alab_wasm_pool_set_min_work(wasm_pool *wp, double madds) {
     if (wp) alab_pool_set_min_work(wp->pool, madds);
 }
@@ -328,6 +330,9 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_
 /* Forward pass                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* One intervention at the boundary: IV_FLOATS floats in this order. */
+enum { IV_KIND, IV_LAYER, IV_HEAD, IV_ROW, IV_COL, IV_LAMBDA, IV_ALPHA, IV_FLOATS };
+
 /* A float that must hold an integer index (kind, layer, head, row, col). */
 static int float_to_index(int *out, float x, int i, const char *what) {
     if (!isfinite(x)) return alab_fail(ALAB_ENAN, "intervention %d: %s is not finite", i, what);
@@ -339,7 +344,7 @@ static int float_to_index(int *out, float x, int i, const char *what) {
 }
 
 /* alab_forward with flat options.
- *   interv       (n_interv, 7) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
+ *   interv       (n_interv, IV_FLOATS) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
  *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
  *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
  *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
@@ -364,14 +369,14 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
     }
     int rc = ALAB_OK;
     for (int i = 0; i < n_interv && rc == ALAB_OK; i++) {
-        const float *f = interv + (size_t)i * 7;
-        if ((rc = float_to_index(&iv[i].kind, f[0], i, "kind")) != ALAB_OK) break;
-        if ((rc = float_to_index(&iv[i].layer, f[1], i, "layer")) != ALAB_OK) break;
-        if ((rc = float_to_index(&iv[i].head, f[2], i, "head")) != ALAB_OK) break;
-        if ((rc = float_to_index(&iv[i].row, f[3], i, "row")) != ALAB_OK) break;
-        if ((rc = float_to_index(&iv[i].col, f[4], i, "col")) != ALAB_OK) break;
-        iv[i].lambda = f[5]; /* alab_forward checks both (ALAB_ENAN) */
-        iv[i].alpha = f[6];
+        const float *f = interv + (size_t)i * IV_FLOATS;
+        if ((rc = float_to_index(&iv[i].kind, f[IV_KIND], i, "kind")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].layer, f[IV_LAYER], i, "layer")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].head, f[IV_HEAD], i, "head")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].row, f[IV_ROW], i, "row")) != ALAB_OK) break;
+        if ((rc = float_to_index(&iv[i].col, f[IV_COL], i, "col")) != ALAB_OK) break;
+        iv[i].lambda = f[IV_LAMBDA]; /* alab_forward checks both (ALAB_ENAN) */
+        iv[i].alpha = f[IV_ALPHA];
     }
     if (rc == ALAB_OK) {
         alab_run_opts o;
@@ -407,31 +412,32 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_generate(int *out, int max_new, alab_model *m
 /* ------------------------------------------------------------------------ */
 
 /* Run one kernel of ops.h, the fast one (ref = 0) or its reference twin.
- *   op 0 matmul     out (T,OC) = inp (T,C) @ w (C,OC) + b (OC, may be 0)
- *   op 1 matmul_nt  out (T,OC) = inp (T,C) @ w^T, w (OC,C)
- *   op 2 layernorm  out (T,C), w b (C), eps 1e-5
- *   op 3 gelu       out (T*C)
- *   op 4 softmax    out (T,C), row by row
+ *   KERNEL_MATMUL     out (T,OC) = inp (T,C) @ w (C,OC) + b (OC, may be 0)
+ *   KERNEL_MATMUL_NT  out (T,OC) = inp (T,C) @ w^T, w (OC,C)
+ *   KERNEL_LAYERNORM  out (T,C), w b (C), eps 1e-5
+ *   KERNEL_GELU       out (T*C)
+ *   KERNEL_SOFTMAX    out (T,C), row by row
  * Returns 0, or ALAB_EINVAL for an unknown op or a negative size. */
+enum { KERNEL_MATMUL, KERNEL_MATMUL_NT, KERNEL_LAYERNORM, KERNEL_GELU, KERNEL_SOFTMAX };
 EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const float *inp,
                                           const float *w, const float *b, int T, int C,
                                           int OC) {
     if (T < 0 || C < 0 || OC < 0) return alab_fail(ALAB_EINVAL, "kernel: negative size");
     if ((int64_t)T * C > INT32_MAX) return alab_fail(ALAB_ELIMIT, "kernel: T*C too large");
     switch (op) {
-    case 0:
+    case KERNEL_MATMUL:
         (ref ? matmul_forward_ref : matmul_forward)(out, inp, w, b, T, C, OC);
         return ALAB_OK;
-    case 1:
+    case KERNEL_MATMUL_NT:
         (ref ? matmul_nt_forward_ref : matmul_nt_forward)(out, inp, w, T, C, OC);
         return ALAB_OK;
-    case 2:
+    case KERNEL_LAYERNORM:
         (ref ? layernorm_forward_ref : layernorm_forward)(out, inp, w, b, T, C, 1e-5f);
         return ALAB_OK;
-    case 3:
+    case KERNEL_GELU:
         (ref ? gelu_forward_ref : gelu_forward)(out, inp, T * C);
         return ALAB_OK;
-    case 4:
+    case KERNEL_SOFTMAX:
         for (int t = 0; t < T; t++)
             (ref ? softmax_forward_ref : softmax_forward)(out + (size_t)t * C,
                                                           inp + (size_t)t * C, C);
@@ -447,7 +453,7 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const flo
 /* Their functions are already flat (pointers, ints, floats; outputs through
  * pointers the caller allocates; RNG state as a pointer to 8 bytes), so they
  * are exported as they are, listed at the end of wasm_exports.json; the JS
- * wrappers are in the lineage section at the end of web/src/core/wasm.js. */
+ * wrappers are the lineage methods of web/src/core/wasm.js. */
 
 /* ------------------------------------------------------------------------ */
 /* Heads: importance and roles (c/src/heads.c)                                */
@@ -455,5 +461,5 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const flo
 /* alab_head_importance, alab_pruning_curve, alab_head_roles,
  * alab_dag_profile and alab_result_nll are flat already (outputs through
  * caller-allocated pointers; base_loss / nll_sum are 8-byte doubles), so they
- * are exported as they are; the JS wrappers are in the heads section at the end of
+ * are exported as they are; the JS wrappers are the heads methods of
  * web/src/core/wasm.js. */

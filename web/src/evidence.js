@@ -9,8 +9,10 @@
 // (AttnlabError 'EABORT').
 
 import { AttnlabError } from './core/errors.js';
+import { ABLATION_MODES } from './core/abi.js';
 
-export const ABLATION_MODES = Object.freeze({ zero: 0, mean: 1, resample: 2 });
+/** The ways to remove a head (ALAB_ABLATE_ZERO, _MEAN, _RESAMPLE). */
+export { ABLATION_MODES };
 
 /**
  * Clean / corrupted pairs of equal token length for activation patching, in

@@ -409,6 +409,5 @@ export async function loadLineage(options) {
   let src = wasm ?? defaultWasmURL();
   if (typeof src === 'string' || src instanceof URL) src = await resolveURL(src, 'wasm URL');
   const w = await instantiateAttnlab(src);
-  w.requireLineage();
   return new Lineage(w);
 }

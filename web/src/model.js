@@ -24,7 +24,8 @@
 //     (subarrays) into them — no copy, so writing into a view changes the
 //     Result; take .slice() for a private copy.
 
-import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS } from './core/wasm.js';
+import { instantiateAttnlab } from './core/wasm.js';
+import { C, INTERVENTION_KINDS, MASKS } from './core/abi.js';
 import { AttnlabError } from './core/errors.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
@@ -34,10 +35,11 @@ import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, reso
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
-export const MAX_TEXT_BYTES = 1 << 20;
+export const MAX_TEXT_BYTES = C.MAX_TEXT_BYTES;
 const INT_MAX = 2 ** 31 - 1;
 
-const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE, scaleQ: SCALE_Q, scaleK: SCALE_K, swapQK: SWAP_QK };
+const { ALL_HEADS, ABLATE, MASK_CAUSAL, MASK_WINDOW } = C;
+const KIND = INTERVENTION_KINDS;
 // Fields each kind takes (besides kind): do-operations act on one cell, weight
 // edits (interventions on a mechanism) on a whole head.
 // (The do kinds keep accepting row/col/lambda whether they use them or not, as
@@ -47,7 +49,7 @@ const KIND_FIELDS = {
   hard: DO_FIELDS, soft: DO_FIELDS, ablate: DO_FIELDS,
   scaleQ: ['layer', 'head', 'alpha'], scaleK: ['layer', 'head', 'alpha'], swapQK: ['layer', 'head'],
 };
-const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
+const MASK = MASKS;
 /** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
 export const EVIDENCE_JOB = Symbol('attnlab.evidenceJob');
 const utf8 = new TextEncoder();
@@ -122,8 +124,7 @@ async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
 // Finite inputs must give finite scores (c/include/attnlab.h: ALAB_MAX_SOFT_LAMBDA, ALAB_MAX_SCALE; the C
 // also bounds the product of one head's alphas). Checked here too, so a double that would overflow a float
 // is ERANGE, not ENAN.
-const MAX_SOFT_LAMBDA = 1e30;
-const MAX_SCALE = 1e6;
+const { MAX_SOFT_LAMBDA, MAX_SCALE } = C;
 function checkMagnitude(name, v, max) {
   const x = checkFinite(name, v);
   if (Math.abs(x) > max) throw new AttnlabError('ERANGE', `${name} = ${x} is outside [-${max}, ${max}]`);
@@ -442,25 +443,7 @@ export class Model {
       captureLayer: capture ? capture.layer : -1, captureHead: capture ? capture.head : -1,
     });
 
-    // Scores and head averages are computed in C on the live result buffer;
-    // then everything is copied out once.
-    const TT = T * T;
-    const att = w.fn.alab_result_attention(this.#h);
-    const dagScores = [];
-    for (let l = 0; l < L; l++) {
-      const row = [];
-      for (let h = 0; h < H; h++) row.push(w.fn.alab_dag_score(att + 4 * (l * H + h) * TT, T));
-      dagScores.push(row);
-    }
-    const layerDagScores = [];
-    const headAverages = w.scoped((alloc) => {
-      const avg = alloc(4 * L * TT);
-      for (let l = 0; l < L; l++) {
-        w.fn.alab_head_average(avg + 4 * l * TT, att + 4 * l * H * TT, H, T);
-        layerDagScores.push(w.fn.alab_dag_score(avg + 4 * l * TT, T));
-      }
-      return w.readF32(avg, L * TT);
-    });
+    const { dagScores, headAverages, layerDagScores } = w.resultSummary(this.#h);
     const top = topK > 0 ? w.resultTopk(this.#h, topK) : { ids: [], probs: [] };
     // the null of the mask each layer ran under (uniform attention over what it lets a row see)
     const layerNullDagScores = Array.from({ length: L }, (_, l) => (mask.layerMask

@@ -57,6 +57,7 @@
 //   - every failure is an AttnlabError with a stable code.
 
 import { AttnlabError } from './core/errors.js';
+import { C } from './core/abi.js';
 
 /** The four files of a GPT-2 model directory, in the order they are read. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
@@ -72,9 +73,9 @@ const INDEX = 'model.safetensors.index.json';
  * the weights, what a 32-bit WebAssembly memory can hold.
  */
 export const FILE_LIMITS = Object.freeze({
-  'config.json': 1 << 20,
-  'vocab.json': 256 << 20,
-  'merges.txt': 256 << 20,
+  'config.json': C.MAX_CONFIG_BYTES,
+  'vocab.json': C.MAX_VOCAB_BYTES,
+  'merges.txt': C.MAX_MERGES_BYTES,
   'tokenizer.json': 256 << 20,
   'tokenizer_config.json': 16 << 20,
   'model.safetensors.index.json': 256 << 20,

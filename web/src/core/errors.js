@@ -8,28 +8,10 @@
 // bad argument values reuse the C names (EINVAL, ERANGE, ENAN) so a caller
 // handles "layer 99 is out of range" the same way wherever it was caught.
 
-/** ALAB_E* number -> stable code (mirrors the enum in c/include/attnlab.h). */
-export const C_ERROR_CODES = Object.freeze({
-  [-1]: 'EINVAL',
-  [-2]: 'ENOMEM',
-  [-3]: 'EIO',
-  [-4]: 'EJSON',
-  [-5]: 'ECONFIG',
-  [-6]: 'EFORMAT',
-  [-7]: 'EDTYPE',
-  [-8]: 'EMISSING',
-  [-9]: 'ESHAPE',
-  [-10]: 'EVOCAB',
-  [-11]: 'EMERGES',
-  [-12]: 'EEMPTY',
-  [-13]: 'ETOOLONG',
-  [-14]: 'ERANGE',
-  [-15]: 'ENAN',
-  [-16]: 'ELIMIT',
-  [-17]: 'ESTATE',
-  [-18]: 'ETHREAD',
-  [-19]: 'EMASKED',
-});
+import { C_ERRORS } from './abi.js';
+
+/** ALAB_E* number -> stable code (generated from c/include/attnlab.h into abi.js). */
+export const C_ERROR_CODES = Object.freeze(Object.fromEntries(Object.entries(C_ERRORS).map(([code, e]) => [e.rc, code])));
 
 /** Codes that only the JS side raises. */
 export const JS_ERROR_CODES = Object.freeze({
@@ -65,9 +47,10 @@ export function codeOfRc(rc) {
 
 /**
  * An AttnlabError for a negative C return code. detail is alab_last_error();
- * name is alab_strerror(rc), used when the detail is empty.
+ * name is alab_strerror(rc) (by default the message abi.js has for it), used
+ * when the detail is empty.
  */
-export function errorFromRc(rc, detail = '', name = '') {
+export function errorFromRc(rc, detail = '', name = C_ERRORS[codeOfRc(rc)]?.message ?? '') {
   const code = codeOfRc(rc);
   const message = detail || name || `attnlab error ${code} (${rc})`;
   return new AttnlabError(code, message, { rc });

@@ -14,6 +14,7 @@
 // thread and says why (model.engine.note).
 
 import { AttnlabError } from './errors.js';
+import { C } from './abi.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node) &&
   typeof WorkerGlobalScope === 'undefined' && typeof window === 'undefined';
@@ -21,7 +22,7 @@ const isNode = typeof process !== 'undefined' && !!(process.versions && process.
 /** The most threads a default ('auto') asks for: the products of GPT-2 small stop scaling after ~4. */
 export const AUTO_MAX_THREADS = 4;
 /** The most threads a model may have (ALAB_MAX_THREADS in c/src/parallel.h). */
-export const MAX_THREADS = 16;
+export const MAX_THREADS = C.MAX_THREADS;
 
 /**
  * Whether this environment can run helper threads: {ok: true} or {ok: false, reason}.

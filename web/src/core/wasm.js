@@ -32,52 +32,25 @@
 import { AttnlabError, errorFromRc } from './errors.js';
 import { makeImports, importsSharedMemory, decodeUtf8, MT_INITIAL_PAGES, MT_MAXIMUM_PAGES } from './imports.js';
 import { startHelpers, callerCanBlock, MAX_THREADS } from './threads.js';
+import {
+  C, CONFIG_FIELDS, INTERVENTION_FIELDS, KERNELS, EXPORTS, UNSIGNED_RESULTS, WEIGHTS, HOPFIELD_MODES, FEATURE_MAPS,
+  LINATTN_FORMS,
+} from './abi.js';
 
-// Constants of c/include/attnlab.h
-export const DO_HARD = 0;
-export const DO_SOFT = 1;
-export const ABLATE = 2;
-export const SCALE_Q = 3;
-export const SCALE_K = 4;
-export const SWAP_QK = 5;
-export const MASK_CAUSAL = 0;
-export const MASK_FULL = 1;
-export const MASK_WINDOW = 2;
-export const ALL_HEADS = -1;
+// What crosses the boundary (constants, error codes, the config and intervention
+// layouts, the export list) is generated from the C sources into abi.js.
+export const { DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS } = C;
+export { CONFIG_FIELDS, KERNELS, HOPFIELD_MODES, FEATURE_MAPS, LINATTN_FORMS };
 
-/** Fields of alab_wasm_config_get, in its numbering. */
-export const CONFIG_FIELDS = Object.freeze([
-  'n_layer', 'n_head', 'n_embd', 'vocab_size', 'n_positions', 'layer_norm_epsilon', 'n_kv_head', 'head_dim',
-]);
-
-/** Kernels of alab_wasm_kernel, in its numbering. */
-export const KERNELS = Object.freeze({ matmul: 0, matmul_nt: 1, layernorm: 2, gelu: 3, softmax: 4 });
-
-/** The exports every attnlab.wasm must have (c/src/wasm_exports.json), and those of each build. */
-export const REQUIRED_EXPORTS = Object.freeze([
-  'malloc', 'free', 'alab_strerror', 'alab_last_error',
-  'alab_wasm_version', 'alab_wasm_simd', 'alab_wasm_heap_in_use', 'alab_wasm_load',
-  'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_model_half', 'alab_wasm_last_rc', 'alab_model_free', 'alab_wasm_config_get', 'alab_wasm_encode',
-  'alab_wasm_decode', 'alab_wasm_token_display', 'alab_wasm_forward', 'alab_result_T',
-  'alab_result_attention', 'alab_result_logits', 'alab_result_q', 'alab_result_k',
-  'alab_result_topk', 'alab_wasm_generate', 'alab_dag_score', 'alab_null_dag_score',
-  'alab_mask_null_dag_score',  'alab_asymmetry', 'alab_head_average', 'alab_outer_product', 'alab_attention_entropy',
-  'alab_display_do', 'alab_wasm_kernel', 'alab_wasm_pool_create', 'alab_wasm_pool_helper',
-  'alab_wasm_pool_attached', 'alab_wasm_pool_stop', 'alab_wasm_model_set_pool',
-]);
-/** Floats per intervention at the wasm boundary (c/src/wasm_api.c): kind, layer, head, row, col, lambda, alpha. */
-const IV_FLOATS = 7;
+const IV_FLOATS = INTERVENTION_FIELDS.length;
+// What an intervention field is when the caller leaves it out (kind, layer and head must be given).
+const IV_DEFAULTS = Object.freeze({ row: 0, col: 0, lambda: 0, alpha: 1 });
+// Exports of one build only: the reactor's, and the pthread build's runtime.
 const BUILD_EXPORTS = Object.freeze({
   st: ['memory', '_initialize'],
   mt: ['__wasm_call_ctors', '_emscripten_thread_init', 'emscripten_tls_init', 'stackRestore'],
 });
-
-// Exports that return a pointer or a size_t: read as unsigned.
-const UNSIGNED_RESULTS = new Set([
-  'malloc', 'alab_strerror', 'alab_last_error', 'alab_wasm_version', 'alab_wasm_heap_in_use',
-  'alab_wasm_load', 'alab_wasm_load_files', 'alab_wasm_model_family', 'alab_wasm_bpe_load_hf', 'alab_result_attention', 'alab_result_logits', 'alab_result_q',
-  'alab_result_k', 'alab_wasm_pool_create', 'alab_wasm_pool_stack_top',
-]);
+const UNSIGNED = new Set(UNSIGNED_RESULTS);
 
 /** Where the .wasm is looked for when no source is given: web/dist/attnlab.wasm. */
 export function defaultWasmURL() {
@@ -118,7 +91,7 @@ export async function instantiateAttnlab(source = defaultWasmURL(), { threads = 
   }
   const mt = importsSharedMemory(module);
   const exported = new Set(WebAssembly.Module.exports(module).map((x) => x.name));
-  const missing = [...REQUIRED_EXPORTS, ...BUILD_EXPORTS[mt ? 'mt' : 'st']].filter((name) => !exported.has(name));
+  const missing = [...EXPORTS, ...BUILD_EXPORTS[mt ? 'mt' : 'st']].filter((name) => !exported.has(name));
   if (missing.length)
     throw new AttnlabError('EWASM', `attnlab.wasm lacks exports: ${missing.join(', ')} (rebuild with make wasm)`);
   if (threads > 1 && !mt)
@@ -227,6 +200,12 @@ function toBytes(name, v) {
   throw new AttnlabError('ETYPE', `${name} must be a string, an ArrayBuffer or a typed array`);
 }
 
+function rngBigInt(seed) {
+  if (typeof seed === 'bigint') return BigInt.asUintN(64, seed);
+  if (typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0) return BigInt(seed);
+  throw new AttnlabError('EINVAL', `seed must be a non-negative integer or a BigInt, got ${seed}`);
+}
+
 export class AttnlabWasm {
   constructor(instance, module, memory = instance.exports.memory) {
     this.instance = instance;
@@ -241,7 +220,7 @@ export class AttnlabWasm {
     this.fn = {};
     for (const [name, f] of Object.entries(instance.exports)) {
       if (typeof f !== 'function') continue;
-      const unsigned = UNSIGNED_RESULTS.has(name);
+      const unsigned = UNSIGNED.has(name);
       this.fn[name] = (...args) => {
         if (this._trap) throw new AttnlabError('EWASM', `attnlab.wasm trapped earlier (${this._trap.message}); load a new instance`);
         try {
@@ -411,7 +390,7 @@ export class AttnlabWasm {
           u32[(pName >>> 2) + i] = pn;
         });
         owned = false;
-        const mode = { auto: 0, f32: 1, half: 2 }[weights];
+        const mode = Object.hasOwn(WEIGHTS, weights) ? WEIGHTS[weights] : undefined;
         if (mode === undefined) throw new AttnlabError('EINVAL', `weights must be 'auto', 'f32' or 'half' (got ${String(weights)})`);
         const m = this.fn.alab_wasm_load_files(...args, n, pData, pLen, pName, mode);
         if (m === 0) this.check(this.fn.alab_wasm_last_rc() || -1);
@@ -592,7 +571,7 @@ export class AttnlabWasm {
     checkInt('captureHead', captureHead);
     const iv = new Float32Array(IV_FLOATS * interventions.length);
     interventions.forEach((x, i) => {
-      const fields = [x.kind, x.layer, x.head, x.row ?? 0, x.col ?? 0, x.lambda ?? 0, x.alpha ?? 1];
+      const fields = INTERVENTION_FIELDS.map((f) => x[f] ?? IV_DEFAULTS[f]);
       fields.forEach((v, j) => checkNumber(`intervention ${i} field ${j}`, v));
       iv.set(fields, IV_FLOATS * i);
     });
@@ -627,6 +606,33 @@ export class AttnlabWasm {
     const p = this.fn.alab_result_attention(m);
     if (!p || T <= 0) throw new AttnlabError('ESTATE', 'no attention: run forward first');
     return this.readF32(p, n_layer * n_head * T * T);
+  }
+
+  /**
+   * What a figure reads off the last run besides the attention itself, computed
+   * in C on the live result buffer: {dagScores: number[L][NH] (each head's DAG
+   * score), headAverages: Float32Array (L, T, T) (the mean over each layer's
+   * heads), layerDagScores: number[L] (the DAG score of each layer's average)}.
+   */
+  resultSummary(m) {
+    const { n_layer: L, n_head: H } = this.config(m);
+    const T = this.resultT(m);
+    const att = this.fn.alab_result_attention(m);
+    if (!att || T <= 0) throw new AttnlabError('ESTATE', 'no attention: run forward first');
+    const TT = T * T;
+    const at = (base, i) => base + 4 * i * TT; // the i-th (T, T) matrix from base
+    const dagScores = Array.from({ length: L }, (_, l) =>
+      Array.from({ length: H }, (_, h) => this.fn.alab_dag_score(at(att, l * H + h), T)));
+    const layerDagScores = [];
+    const headAverages = this.scoped((alloc) => {
+      const avg = alloc(4 * L * TT);
+      for (let l = 0; l < L; l++) {
+        this.fn.alab_head_average(at(avg, l), at(att, l * H), H, T);
+        layerDagScores.push(this.fn.alab_dag_score(at(avg, l), T));
+      }
+      return this.readF32(avg, L * TT);
+    });
+    return { dagScores, headAverages, layerDagScores };
   }
 
   /** Copy of the last position's logits, (V). */
@@ -757,62 +763,28 @@ export class AttnlabWasm {
       return this.readF32(out, outLen);
     });
   }
-}
 
-// ===========================================================================
-// Lineage demos: Hopfield and linear attention (c/src/hopfield.c, linattn.c)
-// ---------------------------------------------------------------------------
-// 1:1 wrappers in the manner of the class above: arrays are copied in and
-// out (Float32Array results), sizes are checked to be integers, C codes
-// become AttnlabError. The friendly layer with option objects, string names
-// and argument checks is web/src/lineage.js. An RNG state is a uint64 (BigInt
-// or a non-negative integer Number); the advanced state is not returned —
-// callers pass a seed per call, so every result is reproducible.
-// ===========================================================================
-
-/** Exports the lineage methods need (an older attnlab.wasm lacks them). */
-export const LINEAGE_EXPORTS = Object.freeze([
-  'alab_rng_u32', 'alab_rng_uniform', 'alab_rng_normal', 'alab_glyph', 'alab_hopfield_hebbian',
-  'alab_hopfield_energy', 'alab_hopfield_overlap', 'alab_hopfield_update_unit', 'alab_hopfield_step',
-  'alab_hopfield_run', 'alab_hopfield_corrupt', 'alab_hopfield_capacity', 'alab_mhopfield_step',
-  'alab_mhopfield_energy', 'alab_mhopfield_run', 'alab_softmax_attention', 'alab_attention_single',
-  'alab_favor_weights', 'alab_feature_dim', 'alab_feature_map', 'alab_linear_attention',
-  'alab_qk_samples', 'alab_qk_stats', 'alab_softmax_entropy_mean',
-]);
-
-/** Constants of the lineage section of c/include/attnlab.h. */
-export const HOPFIELD_MODES = Object.freeze({ sync: 0, async: 1, sequential: 2 });
-export const FEATURE_MAPS = Object.freeze({ elu: 0, relu: 1, favor: 2 });
-export const LINATTN_FORMS = Object.freeze({ prefix: 0, rnn: 1, quadratic: 2 });
-
-function rngBigInt(seed) {
-  if (typeof seed === 'bigint') return BigInt.asUintN(64, seed);
-  if (typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0) return BigInt(seed);
-  throw new AttnlabError('EINVAL', `seed must be a non-negative integer or a BigInt, got ${seed}`);
-}
-
-Object.assign(AttnlabWasm.prototype, {
-  /** Throw EWASM unless this attnlab.wasm has the lineage exports. */
-  requireLineage() {
-    const missing = LINEAGE_EXPORTS.filter((n) => typeof this.fn[n] !== 'function');
-    if (missing.length)
-      throw new AttnlabError('EWASM', `attnlab.wasm lacks the lineage exports (${missing.slice(0, 3).join(', ')}…); rebuild with make wasm`);
-  },
+  // ---- lineage demos: Hopfield and linear attention (c/src/hopfield.c, linattn.c) ----
+  // Arrays are copied in and out (Float32Array results), sizes are checked to be
+  // integers, C codes become AttnlabError. The friendly layer with option objects,
+  // string names and argument checks is web/src/lineage.js. An RNG state is a
+  // uint64 (BigInt or a non-negative integer Number); the advanced state is not
+  // returned: callers pass a seed per call, so every result is reproducible.
 
   // alloc(8) holding seed; read back with _rngOut
   _rngIn(alloc, seed) {
     const p = alloc(8);
     new DataView(this.memory.buffer).setBigUint64(p, rngBigInt(seed), true);
     return p;
-  },
-  _f64(p) { return new DataView(this.memory.buffer).getFloat64(p, true); },
+  }
+  _f64(p) { return new DataView(this.memory.buffer).getFloat64(p, true); }
   _f64s(p, n) {
     const dv = new DataView(this.memory.buffer);
     const out = new Float64Array(n);
     for (let k = 0; k < n; k++) out[k] = dv.getFloat64(p + 8 * k, true);
     return out;
-  },
-  _i32at(p) { return this.i32[p >>> 2]; },
+  }
+  _i32at(p) { return this.i32[p >>> 2]; }
 
   glyph(g) {
     checkInt('g', g);
@@ -821,7 +793,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_glyph(out, g));
       return this.readF32(out, 100);
     });
-  },
+  }
 
   hopfieldHebbian(patterns, P, N) {
     checkInt('P', P);
@@ -831,7 +803,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_hopfield_hebbian(W, pp, P, N));
       return this.readF32(W, N * N);
     });
-  },
+  }
 
   hopfieldEnergy(W, s, N) {
     checkInt('N', N);
@@ -840,12 +812,12 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_hopfield_energy(e, pw, ps, N));
       return this._f64(e);
     });
-  },
+  }
 
   hopfieldOverlap(a, b, N) {
     checkInt('N', N);
     return this._withF32([a, b], ([pa, pb]) => this.fn.alab_hopfield_overlap(pa, pb, N));
-  },
+  }
 
   /** One step; returns {state, flipped}. */
   hopfieldStep(W, s, N, mode, seed) {
@@ -856,7 +828,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_hopfield_step(ps, f, pw, N, mode, r));
       return { state: this.readF32(ps, N), flipped: this._i32at(f) };
     });
-  },
+  }
 
   /** Run to a fixed point; returns {state, energies (steps + 1), steps, converged}. */
   hopfieldRun(W, s, N, mode, maxSteps, seed) {
@@ -869,7 +841,7 @@ Object.assign(AttnlabWasm.prototype, {
       const steps = this._i32at(n);
       return { state: this.readF32(ps, N), energies: this._f64s(e, steps + 1), steps, converged: this._i32at(c) === 1 };
     });
-  },
+  }
 
   hopfieldCorrupt(pattern, N, frac, seed) {
     checkInt('N', N);
@@ -879,7 +851,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_hopfield_corrupt(out, pp, N, frac, r));
       return this.readF32(out, N);
     });
-  },
+  }
 
   /** {success, overlap} (Float32Array per load). */
   hopfieldCapacity(loads, N, noise, threshold, trials, seed) {
@@ -893,7 +865,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_hopfield_capacity(s, o, pl, L, N, noise, threshold, trials, r));
       return { success: this.readF32(s, L), overlap: this.readF32(o, L) };
     });
-  },
+  }
 
   /** One modern Hopfield update: {state (d), weights (N)}. X (N,d) rows. */
   mhopfieldStep(X, xi, N, d, beta) {
@@ -905,7 +877,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_mhopfield_step(out, p, px, pxi, N, d, beta));
       return { state: this.readF32(out, d), weights: this.readF32(p, N) };
     });
-  },
+  }
 
   mhopfieldEnergy(X, xi, N, d, beta) {
     checkInt('N', N);
@@ -916,7 +888,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_mhopfield_energy(e, px, pxi, N, d, beta));
       return this._f64(e);
     });
-  },
+  }
 
   /** Iterate to a fixed point: {state, weights, energies (steps + 1), steps, converged}. */
   mhopfieldRun(X, xi, N, d, beta, maxSteps, tol) {
@@ -935,7 +907,7 @@ Object.assign(AttnlabWasm.prototype, {
         steps, converged: this._i32at(c) === 1,
       };
     });
-  },
+  }
 
   softmaxAttention(Q, K, V, T, d, dv, scale, causal) {
     for (const [k, v] of [['T', T], ['d', d], ['dv', dv]]) checkInt(k, v);
@@ -945,7 +917,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_softmax_attention(out, pq, pk, pv, T, d, dv, scale, causal ? 1 : 0));
       return this.readF32(out, T * dv);
     });
-  },
+  }
 
   /** {out (dv), weights (T)} of one query. */
   attentionSingle(q, K, V, T, d, dv, scale) {
@@ -956,7 +928,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_attention_single(out, p, pq, pk, pv, T, d, dv, scale));
       return { out: this.readF32(out, dv), weights: this.readF32(p, T) };
     });
-  },
+  }
 
   favorWeights(m, d, seed) {
     checkInt('m', m);
@@ -966,9 +938,9 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_favor_weights(W, m, d, r));
       return this.readF32(W, m * d);
     });
-  },
+  }
 
-  featureDim(kind, d, m) { return this.check(this.fn.alab_feature_dim(checkInt('kind', kind), checkInt('d', d), checkInt('m', m))); },
+  featureDim(kind, d, m) { return this.check(this.fn.alab_feature_dim(checkInt('kind', kind), checkInt('d', d), checkInt('m', m))); }
 
   featureMap(x, T, d, kind, W, m) {
     const M = this.featureDim(kind, d, m);
@@ -978,7 +950,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_feature_map(out, px, T, d, kind, W ? pw : 0, m));
       return this.readF32(out, T * M);
     });
-  },
+  }
 
   linearAttention(Q, K, V, T, d, dv, kind, W, m, causal, form) {
     for (const [k, v] of [['T', T], ['d', d], ['dv', dv], ['kind', kind], ['m', m], ['form', form]]) checkInt(k, v);
@@ -987,7 +959,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_linear_attention(out, pq, pk, pv, T, d, dv, kind, W ? pw : 0, m, causal ? 1 : 0, form));
       return this.readF32(out, T * dv);
     });
-  },
+  }
 
   /**
    * Wall-clock milliseconds of `reps` calls of softmax attention and of causal
@@ -1007,7 +979,7 @@ Object.assign(AttnlabWasm.prototype, {
       const t2 = now();
       return { softmax: (t1 - t0) / reps, linear: (t2 - t1) / reps };
     });
-  },
+  }
 
   qkSamples(n, dk, seed) {
     checkInt('n', n);
@@ -1017,7 +989,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_qk_samples(out, n, dk, r));
       return this.readF32(out, n);
     });
-  },
+  }
 
   /** Float64Array(4): mean, variance of q.k, then of q.k / sqrt(dk). */
   qkStats(n, dk, seed) {
@@ -1028,7 +1000,7 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_qk_stats(out, n, dk, r));
       return this._f64s(out, 4);
     });
-  },
+  }
 
   softmaxEntropyMean(T, dk, nQueries, scaled, seed) {
     checkInt('T', T);
@@ -1039,44 +1011,23 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_softmax_entropy_mean(out, T, dk, nQueries, scaled ? 1 : 0, r));
       return this._f64(out);
     });
-  },
-});
+  }
 
-// ===========================================================================
-// Heads: importance and roles (c/src/heads.c)
-// ---------------------------------------------------------------------------
-// 1:1 wrappers in the manner of the class above. The friendly layer (text
-// input, options, the repeated random sequence) is the heads section at the
-// end of the Model class in web/src/model.js.
-// ===========================================================================
-
-/** Exports the heads methods need (an older attnlab.wasm lacks them). */
-export const HEADS_EXPORTS = Object.freeze([
-  'alab_result_nll', 'alab_head_importance', 'alab_pruning_curve', 'alab_head_roles',
-  'alab_dag_profile',
-]);
-
-Object.assign(AttnlabWasm.prototype, {
-  /** Throw EWASM unless this attnlab.wasm has the heads exports. */
-  requireHeads() {
-    const missing = HEADS_EXPORTS.filter((n) => typeof this.fn[n] !== 'function');
-    if (missing.length)
-      throw new AttnlabError('EWASM', `attnlab.wasm lacks the heads exports (${missing.join(', ')}); rebuild with make wasm`);
-  },
+  // ---- heads: importance and roles (c/src/heads.c) ----
+  // The friendly layer (text input, options, the repeated random sequence) is
+  // the heads section of the Model class in web/src/model.js.
 
   /** Next-token loss of the last run: {nllSum (nats), n}. */
   resultNll(m) {
-    this.requireHeads();
     return this.scoped((alloc) => {
       const s = alloc(8), n = alloc(4);
       this.check(this.fn.alab_result_nll(s, n, m));
       return { nllSum: new DataView(this.memory.buffer).getFloat64(s, true), n: this.i32[n >>> 2] };
     });
-  },
+  }
 
   /** {baseLoss, delta: Float32Array (L*NH)}: loss increase when each head is ablated alone. */
   headImportance(m, ids) {
-    this.requireHeads();
     const idArr = toIds('ids', ids);
     const { n_layer, n_head } = this.config(m);
     const LH = n_layer * n_head;
@@ -1086,11 +1037,10 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_head_importance(pD, pB, m, pIds, idArr.length));
       return { baseLoss: new DataView(this.memory.buffer).getFloat64(pB, true), delta: this.readF32(pD, LH) };
     });
-  },
+  }
 
   /** {loss: Float32Array (L*NH + 1), order: Int32Array (L*NH)}: the pruning curve for delta. */
   pruningCurve(m, ids, delta) {
-    this.requireHeads();
     const idArr = toIds('ids', ids);
     const { n_layer, n_head } = this.config(m);
     const LH = n_layer * n_head;
@@ -1102,11 +1052,10 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_pruning_curve(pL, pO, m, pIds, idArr.length, pD));
       return { loss: this.readF32(pL, LH + 1), order: this.readI32(pO, LH) };
     });
-  },
+  }
 
   /** Role scores of att (L, NH, T, T): {prev, sink, dup, induction (each L*NH), inductionDefined}. */
   headRoles(att, ids, L, NH, T) {
-    this.requireHeads();
     checkInt('L', L);
     checkInt('NH', NH);
     checkInt('T', T);
@@ -1125,11 +1074,10 @@ Object.assign(AttnlabWasm.prototype, {
         induction: this.readF32(pI, L * NH), inductionDefined: rc === 1,
       };
     });
-  },
+  }
 
   /** DAG score of every head and layer of att (L, NH, T, T): {head (L*NH), layer (L)}. */
   dagProfile(att, L, NH, T) {
-    this.requireHeads();
     checkInt('L', L);
     checkInt('NH', NH);
     checkInt('T', T);
@@ -1140,5 +1088,5 @@ Object.assign(AttnlabWasm.prototype, {
       this.check(this.fn.alab_dag_profile(pH, pL, pA, L, NH, T));
       return { head: this.readF32(pH, L * NH), layer: this.readF32(pL, L) };
     });
-  },
-});
+  }
+}

@@ -1,0 +1,261 @@
+// gen-abi.mjs — writes web/src/core/abi.js, everything the JS layer knows about
+// the C side of the wasm boundary, from the C sources that define it:
+//
+//   c/include/attnlab.h      constants (enums, numeric #defines), error codes,
+//                            the return types of the functions it declares
+//   c/src/parallel.h         ALAB_MAX_THREADS
+//   c/src/errors.c           each error code's alab_strerror message
+//   c/src/wasm_api.c         the config fields (alab_wasm_config_get's cases),
+//                            the intervention layout (IV_*), the kernels
+//                            (KERNEL_*), its EMSCRIPTEN_KEEPALIVE functions
+//   c/src/wasm_exports.json  the export list of both builds
+//
+//   node scripts/gen-abi.mjs           write abi.js (make wasm runs it first)
+//   node scripts/gen-abi.mjs --check   exit 1 if the committed abi.js differs
+//
+// It throws instead of guessing: an export that no C file declares, a
+// KEEPALIVE function missing from the export list, an error code without a
+// message, a C enum member without a JS name (JS_NAMES below), a #define it
+// cannot evaluate. tests/js/abi.test.js runs generateAbi on the sources and
+// fails while the committed file is stale.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const OUT = 'web/src/core/abi.js';
+export const SOURCES = Object.freeze({
+  header: 'c/include/attnlab.h',
+  parallelHeader: 'c/src/parallel.h',
+  errorsC: 'c/src/errors.c',
+  wasmApiC: 'c/src/wasm_api.c',
+  exportsJson: 'c/src/wasm_exports.json',
+});
+
+// The JS API's names for the members of some C enums (string options of the
+// friendly layer). The one place where a JS spelling differs from C's: 'prefix'
+// is ALAB_LIN_ASSOC (causal: prefix sums), 'async' ALAB_HOPFIELD_ASYNC_RANDOM.
+// Every member of each enum must be named here (checked), so a new C member
+// cannot go unnoticed.
+export const JS_NAMES = Object.freeze({
+  INTERVENTION_KINDS: { hard: 'DO_HARD', soft: 'DO_SOFT', ablate: 'ABLATE', scaleQ: 'SCALE_Q', scaleK: 'SCALE_K', swapQK: 'SWAP_QK' },
+  MASKS: { causal: 'MASK_CAUSAL', full: 'MASK_FULL', window: 'MASK_WINDOW' },
+  WEIGHTS: { auto: 'WEIGHTS_AUTO', f32: 'WEIGHTS_F32', half: 'WEIGHTS_HALF' },
+  HOPFIELD_MODES: { sync: 'HOPFIELD_SYNC', async: 'HOPFIELD_ASYNC_RANDOM', sequential: 'HOPFIELD_ASYNC_SEQ' },
+  FEATURE_MAPS: { elu: 'FEATURE_ELU1', relu: 'FEATURE_RELU', favor: 'FEATURE_FAVOR' },
+  LINATTN_FORMS: { prefix: 'LIN_ASSOC', rnn: 'LIN_RNN', quadratic: 'LIN_QUADRATIC' },
+  ABLATION_MODES: { zero: 'ABLATE_ZERO', mean: 'ABLATE_MEAN', resample: 'ABLATE_RESAMPLE' },
+});
+
+// libc's, exported for the JS side to allocate: (name, returns a pointer)
+const LIBC = { malloc: true, free: false };
+
+/** Source text without comments (string and character literals kept). */
+export function stripComments(src) {
+  return src.replace(/"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g,
+    (m) => (m[0] === '/' ? (m[1] === '*' ? m.replace(/[^\n]/g, ' ') : '') : m));
+}
+
+/** The value of a C constant expression of the kinds attnlab.h uses: 96, (-1), (1u << 20), 1e30f, (16ull << 30). */
+function evalC(expr, name) {
+  let e = expr.trim();
+  if (/^"[^"]*"$/.test(e)) return e.slice(1, -1);
+  e = e.replace(/(\d+(?:\.\d*)?(?:e[+-]?\d+)?)(?:ull|ul|ll|u|l|f)\b/gi, '$1');
+  e = e.replace(/(\d+)\s*<<\s*(\d+)/g, '($1 * 2 ** $2)');
+  if (!/^[\d\s()+\-*.e]+$/i.test(e)) throw new Error(`gen-abi: cannot evaluate ${name} = ${expr}`);
+  const v = Function(`"use strict"; return (${e});`)();
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`gen-abi: ${name} = ${expr} is not a finite number`);
+  return v;
+}
+
+/** Enums of src as [{names: [...], values: {NAME: n}}], members that start with prefix. */
+export function parseEnums(src, prefix) {
+  const out = [];
+  for (const m of stripComments(src).matchAll(/\benum\s*\{([^}]*)\}/g)) {
+    const block = { names: [], values: {} };
+    let next = 0;
+    for (const item of m[1].split(',').map((s) => s.trim()).filter(Boolean)) {
+      const [, name, expr] = item.match(/^(\w+)\s*(?:=\s*(.+))?$/s) ?? [];
+      if (!name) throw new Error(`gen-abi: cannot read the enum member "${item}"`);
+      const v = expr === undefined ? next : evalC(expr, name);
+      next = v + 1;
+      if (name.startsWith(prefix)) {
+        block.names.push(name);
+        block.values[name] = v;
+      }
+    }
+    if (block.names.length) out.push(block);
+  }
+  return out;
+}
+
+/** Numeric and string #defines of src whose names start with prefix: {NAME: value}. */
+export function parseDefines(src, prefix) {
+  const out = {};
+  for (const m of stripComments(src).matchAll(/^[ \t]*#define[ \t]+(\w+)[ \t]+(.+?)[ \t]*$/gm))
+    if (m[1].startsWith(prefix)) out[m[1]] = evalC(m[2], m[1]);
+  return out;
+}
+
+/** Return types of the functions src declares or defines, {name: 'const char *'}; keepalive: only EMSCRIPTEN_KEEPALIVE ones. */
+export function parseFunctions(src, { keepalive = false } = {}) {
+  const out = {};
+  const re = keepalive
+    ? /EMSCRIPTEN_KEEPALIVE\s+([A-Za-z_][\w\s*]*?)\s*\b(alab_\w+)\s*\(/g
+    : /(?:^|[;{}])\s*([A-Za-z_][\w\s*]*?)\s*\b(alab_\w+)\s*\(/gm;
+  for (const m of stripComments(src).matchAll(re)) {
+    const type = m[1].replace(/\s+/g, ' ').trim();
+    if (!type || /\b(return|typedef)\b/.test(type)) continue;
+    out[m[2]] = type;
+  }
+  return out;
+}
+
+function isUnsigned(type) {
+  return type.includes('*') || /\b(size_t|uint32_t)\b/.test(type);
+}
+
+/** The text of abi.js from the sources' texts (the keys of SOURCES). */
+export function generateAbi({ header, parallelHeader, errorsC, wasmApiC, exportsJson }) {
+  // ---- constants of attnlab.h (and the thread limit of parallel.h) ----
+  const enums = parseEnums(header, 'ALAB_');
+  const C = {};
+  for (const b of enums) Object.assign(C, b.values);
+  Object.assign(C, parseDefines(header, 'ALAB_'));
+  const par = parseDefines(parallelHeader, 'ALAB_MAX_THREADS');
+  if (par.ALAB_MAX_THREADS === undefined) throw new Error('gen-abi: parallel.h has no ALAB_MAX_THREADS');
+  C.ALAB_MAX_THREADS = par.ALAB_MAX_THREADS;
+  const consts = Object.fromEntries(Object.entries(C).map(([k, v]) => [k.slice(5), v]));
+
+  // ---- error codes and their alab_strerror messages ----
+  const messages = {};
+  for (const m of stripComments(errorsC).matchAll(/case\s+(ALAB_\w+)\s*:\s*return\s+"((?:\\.|[^"\\])*)"\s*;/g))
+    messages[m[1]] = m[2];
+  const errors = {};
+  for (const [name, rc] of Object.entries(C)) {
+    if (!/^ALAB_E[A-Z]+$/.test(name) || typeof rc !== 'number' || rc >= 0) continue;
+    if (messages[name] === undefined) throw new Error(`gen-abi: c/src/errors.c has no alab_strerror message for ${name}`);
+    errors[name.slice(5)] = { rc, message: messages[name] };
+  }
+  for (const name of Object.keys(messages))
+    if (!(name in C)) throw new Error(`gen-abi: c/src/errors.c names ${name}, which attnlab.h does not define`);
+  if (!Object.keys(errors).length) throw new Error('gen-abi: no ALAB_E* error codes in attnlab.h');
+
+  // ---- JS names of C enums ----
+  const named = {};
+  for (const [group, map] of Object.entries(JS_NAMES)) {
+    const block = enums.find((b) => b.names.includes(`ALAB_${Object.values(map)[0]}`));
+    if (!block) throw new Error(`gen-abi: ${group}: attnlab.h has no enum with ALAB_${Object.values(map)[0]}`);
+    for (const cname of Object.values(map))
+      if (!block.names.includes(`ALAB_${cname}`)) throw new Error(`gen-abi: ${group}: ALAB_${cname} is not in the enum of ALAB_${Object.values(map)[0]}`);
+    for (const cname of block.names)
+      if (!Object.values(map).includes(cname.slice(5)))
+        throw new Error(`gen-abi: ${cname} has no JS name: add it to JS_NAMES.${group} in scripts/gen-abi.mjs`);
+    named[group] = Object.fromEntries(Object.entries(map).map(([js, cname]) => [js, C[`ALAB_${cname}`]]));
+  }
+
+  // ---- the layouts of wasm_api.c ----
+  const api = stripComments(wasmApiC);
+  const cfgBody = api.match(/alab_wasm_config_get\s*\([^)]*\)\s*\{([\s\S]*?)\n\}/);
+  if (!cfgBody) throw new Error('gen-abi: c/src/wasm_api.c has no alab_wasm_config_get');
+  const configFields = [];
+  for (const m of cfgBody[1].matchAll(/case\s+(\d+)\s*:\s*return\s+c->(\w+)\s*;/g)) configFields[Number(m[1])] = m[2];
+  const cfgStruct = stripComments(header).match(/typedef\s+struct\s*\{([^}]*)\}\s*alab_config\s*;/);
+  if (!configFields.length || configFields.includes(undefined) || configFields.length !== [...configFields].filter(Boolean).length)
+    throw new Error('gen-abi: alab_wasm_config_get must number its fields 0, 1, 2, ... without gaps');
+  for (const f of configFields)
+    if (!cfgStruct || !new RegExp(`\\b${f}\\b`).test(cfgStruct[1])) throw new Error(`gen-abi: alab_config has no field ${f}`);
+
+  const ivBlock = parseEnums(wasmApiC, 'IV_')[0];
+  if (!ivBlock || ivBlock.names.at(-1) !== 'IV_FLOATS') throw new Error('gen-abi: wasm_api.c needs enum { IV_..., IV_FLOATS }');
+  const ivFields = ivBlock.names.slice(0, -1).map((n) => n.slice(3).toLowerCase());
+  ivBlock.names.forEach((n, i) => { if (ivBlock.values[n] !== i) throw new Error(`gen-abi: ${n} must be ${i}`); });
+  const ivStruct = stripComments(header).match(/typedef\s+struct\s*\{([^}]*)\}\s*alab_intervention\s*;/);
+  for (const f of ivFields)
+    if (!ivStruct || !new RegExp(`\\b${f}\\b`).test(ivStruct[1])) throw new Error(`gen-abi: alab_intervention has no field ${f}`);
+
+  const kBlock = parseEnums(wasmApiC, 'KERNEL_')[0];
+  if (!kBlock) throw new Error('gen-abi: wasm_api.c has no enum of KERNEL_*');
+  const kernels = Object.fromEntries(kBlock.names.map((n) => [n.slice(7).toLowerCase(), kBlock.values[n]]));
+
+  // ---- exports ----
+  const list = JSON.parse(exportsJson);
+  if (!Array.isArray(list) || list.some((n) => typeof n !== 'string' || !n.startsWith('_')))
+    throw new Error('gen-abi: wasm_exports.json must be a list of names that start with "_"');
+  const names = list.map((n) => n.slice(1));
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new Error(`gen-abi: wasm_exports.json lists ${dup} twice`);
+  const kept = parseFunctions(wasmApiC, { keepalive: true });
+  const types = { ...parseFunctions(header), ...kept };
+  for (const n of names)
+    if (!(n in LIBC) && !(n in types)) throw new Error(`gen-abi: wasm_exports.json lists ${n}, which neither attnlab.h nor wasm_api.c declares`);
+  for (const n of Object.keys(kept))
+    if (!names.includes(n)) throw new Error(`gen-abi: ${n} is EMSCRIPTEN_KEEPALIVE in wasm_api.c but not in wasm_exports.json`);
+  const unsigned = names.filter((n) => (n in LIBC ? LIBC[n] : isUnsigned(types[n])));
+
+  const j = (v) => JSON.stringify(v);
+  const obj = (o, indent = '  ') => `Object.freeze({\n${Object.entries(o).map(([k, v]) => `${indent}${/^\w+$/.test(k) ? k : j(k)}: ${j(v)},`).join('\n')}\n})`;
+  const wrapList = (arr) => {
+    const lines = [];
+    let line = '';
+    for (const s of arr.map(j)) {
+      if (line && line.length + s.length + 2 > 110) { lines.push(line.trimEnd()); line = ''; }
+      line += `${s}, `;
+    }
+    if (line) lines.push(line.trimEnd());
+    return `Object.freeze([\n${lines.map((l) => `  ${l}`).join('\n')}\n])`;
+  };
+  const errObj = `Object.freeze({\n${Object.entries(errors).map(([k, e]) => `  ${k}: Object.freeze({ rc: ${e.rc}, message: ${j(e.message)} }),`).join('\n')}\n})`;
+
+  return `// abi.js — GENERATED by scripts/gen-abi.mjs: do not edit. Everything the JS layer
+// knows about the C side of the wasm boundary, read from c/include/attnlab.h,
+// c/src/parallel.h, c/src/errors.c, c/src/wasm_api.c and c/src/wasm_exports.json.
+// Change those and run \`make wasm\` (or \`node scripts/gen-abi.mjs\`);
+// tests/js/abi.test.js fails while this file is stale.
+
+/** The integer and string constants of attnlab.h (enums and #defines), without ALAB_. */
+export const C = ${obj(consts)};
+
+/** The ALAB_E* codes: stable name -> {rc, message (alab_strerror)}. */
+export const C_ERRORS = ${errObj};
+
+/** The JS API's names for C enum members (scripts/gen-abi.mjs JS_NAMES). */
+${Object.entries(named).map(([g, m]) => `export const ${g} = ${obj(m)};`).join('\n')}
+
+/** Fields of alab_wasm_config_get, in its numbering. */
+export const CONFIG_FIELDS = ${j(configFields).replace(/,/g, ', ').replace(/^\[/, 'Object.freeze([').replace(/\]$/, '])')};
+
+/** One intervention at the boundary (alab_wasm_forward): these floats, in this order. */
+export const INTERVENTION_FIELDS = ${j(ivFields).replace(/,/g, ', ').replace(/^\[/, 'Object.freeze([').replace(/\]$/, '])')};
+
+/** Kernels of alab_wasm_kernel, in its numbering. */
+export const KERNELS = ${obj(kernels)};
+
+/** Every export of attnlab.wasm and attnlab-mt.wasm (c/src/wasm_exports.json), in its order. */
+export const EXPORTS = ${wrapList(names)};
+
+/** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */
+export const UNSIGNED_RESULTS = ${wrapList(unsigned)};
+`;
+}
+
+/** The sources' texts, read from the repository. */
+export function readSources(root = ROOT) {
+  return Object.fromEntries(Object.entries(SOURCES).map(([k, p]) => [k, readFileSync(join(root, p), 'utf8')]));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const text = generateAbi(readSources());
+  const out = join(ROOT, OUT);
+  if (process.argv.includes('--check')) {
+    let old = '';
+    try { old = readFileSync(out, 'utf8'); } catch { /* missing: stale */ }
+    if (old !== text) {
+      console.error(`${OUT} is stale: run node scripts/gen-abi.mjs`);
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(out, text);
+  }
+}

@@ -1,0 +1,122 @@
+// abi.test.js — the C↔JS boundary has one source. web/src/core/abi.js is
+// generated from the C (scripts/gen-abi.mjs: attnlab.h, parallel.h, errors.c,
+// wasm_api.c, wasm_exports.json) and committed; this test regenerates it and
+// fails when the two disagree: a constant, an error code, a config or
+// intervention field or an export changed on one side only. The generator is
+// fed modified C text to show that each such change is seen; the built
+// modules are checked against the export list, and every export the JS calls
+// against it too.
+//
+// Needs web/dist/attnlab.wasm and web/dist/attnlab-mt.wasm (make wasm).
+
+import { describe, it, expect } from 'vitest';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateAbi, readSources } from '../../scripts/gen-abi.mjs';
+import * as abi from '../../web/src/core/abi.js';
+import * as wasmJs from '../../web/src/core/wasm.js';
+import { C_ERROR_CODES, ERROR_CODES } from '../../web/src/core/errors.js';
+import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const sources = readSources(ROOT);
+const committed = readFileSync(join(ROOT, 'web/src/core/abi.js'), 'utf8');
+
+// The generator's output for the sources with `from` replaced by `to` in one of them.
+function withEdit(key, from, to) {
+  expect(sources[key], `${key} should contain ${from}`).toContain(from);
+  return generateAbi({ ...sources, [key]: sources[key].replace(from, to) });
+}
+
+describe('web/src/core/abi.js', () => {
+  it('is exactly what scripts/gen-abi.mjs makes of the C sources (run `make wasm` if not)', () => {
+    expect(generateAbi(sources)).toBe(committed);
+  });
+
+  it('goes stale when a constant changes in attnlab.h only', () => {
+    const text = withEdit('header', 'ALAB_DO_SOFT = 1', 'ALAB_DO_SOFT = 7');
+    expect(text).not.toBe(committed);
+    expect(text).toContain('DO_SOFT: 7');
+    expect(text).toMatch(/soft: 7/);
+    expect(withEdit('header', '#define ALAB_MAX_TEXT_BYTES (1u << 20)', '#define ALAB_MAX_TEXT_BYTES (1u << 21)'))
+      .toContain('MAX_TEXT_BYTES: 2097152');
+  });
+
+  it('goes stale when an error code or its message changes in C only', () => {
+    expect(withEdit('header', 'ALAB_EMASKED = -19', 'ALAB_EMASKED = -20')).toContain('EMASKED: Object.freeze({ rc: -20');
+    expect(withEdit('errorsC', '"soft do on a masked cell"', '"masked"')).toContain('EMASKED: Object.freeze({ rc: -19, message: "masked" })');
+  });
+
+  it('goes stale when wasm_api.c reorders the config or intervention fields', () => {
+    const cfg = withEdit('wasmApiC', 'case 0: return c->n_layer;\n    case 1: return c->n_head;',
+      'case 1: return c->n_layer;\n    case 0: return c->n_head;');
+    expect(cfg).toContain('CONFIG_FIELDS = Object.freeze(["n_head", "n_layer",');
+    const iv = withEdit('wasmApiC', 'enum { IV_KIND, IV_LAYER,', 'enum { IV_LAYER, IV_KIND,');
+    expect(iv).toContain('INTERVENTION_FIELDS = Object.freeze(["layer", "kind",');
+  });
+
+  it('goes stale when the export list changes', () => {
+    const text = withEdit('exportsJson', '"_alab_glyph",', '');
+    expect(text).not.toBe(committed);
+    expect(text).not.toContain('"alab_glyph"');
+  });
+
+  it('refuses a boundary it cannot map instead of guessing', () => {
+    expect(() => withEdit('exportsJson', '"_alab_glyph"', '"_alab_glyf"')).toThrow(/alab_glyf, which neither/);
+    expect(() => withEdit('header', 'ALAB_LIN_QUADRATIC = 2', 'ALAB_LIN_QUADRATIC = 2, ALAB_LIN_CHUNKED = 3'))
+      .toThrow(/ALAB_LIN_CHUNKED has no JS name/);
+    expect(() => withEdit('header', 'ALAB_EMASKED = -19', 'ALAB_EMASKED = -19, ALAB_ENEW = -20'))
+      .toThrow(/no alab_strerror message for ALAB_ENEW/);
+    expect(() => withEdit('wasmApiC', 'EMSCRIPTEN_KEEPALIVE int alab_wasm_simd(void)', 'EMSCRIPTEN_KEEPALIVE int alab_wasm_simd2(void)'))
+      .toThrow(/alab_wasm_simd, which neither/);
+    expect(() => withEdit('wasmApiC', 'case 7: return c->head_dim;', 'case 9: return c->head_dim;'))
+      .toThrow(/without gaps/);
+  });
+});
+
+describe('the JS layer reads the boundary from abi.js', () => {
+  it('wasm.js and errors.js give the generated values', () => {
+    for (const k of ['DO_HARD', 'DO_SOFT', 'ABLATE', 'SCALE_Q', 'SCALE_K', 'SWAP_QK', 'MASK_CAUSAL', 'MASK_FULL', 'MASK_WINDOW', 'ALL_HEADS'])
+      expect(wasmJs[k], k).toBe(abi.C[k]);
+    expect(wasmJs.CONFIG_FIELDS).toBe(abi.CONFIG_FIELDS);
+    expect(wasmJs.KERNELS).toBe(abi.KERNELS);
+    expect(wasmJs.LINATTN_FORMS).toBe(abi.LINATTN_FORMS);
+    for (const [code, e] of Object.entries(abi.C_ERRORS)) expect(C_ERROR_CODES[e.rc]).toBe(code);
+    expect(ERROR_CODES.slice(0, Object.keys(abi.C_ERRORS).length)).toEqual(Object.keys(abi.C_ERRORS));
+  });
+
+  it('every export the JS calls (fn.NAME) is in the export list', () => {
+    const files = [];
+    const walk = (d) => {
+      for (const f of readdirSync(d)) {
+        const p = join(d, f);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.js')) files.push(p);
+      }
+    };
+    walk(join(ROOT, 'web/src'));
+    const called = new Set();
+    for (const f of files) for (const m of readFileSync(f, 'utf8').matchAll(/\bfn\.(\w+)\(/g)) called.add(m[1]);
+    expect(called.size).toBeGreaterThan(40);
+    expect([...called].filter((n) => !abi.EXPORTS.includes(n))).toEqual([]);
+  });
+});
+
+describe('the built modules', () => {
+  for (const file of ['attnlab.wasm', 'attnlab-mt.wasm']) {
+    it(`${file} exports exactly the list's functions`, async () => {
+      const mod = await WebAssembly.compile(readFileSync(join(ROOT, 'web/dist', file)));
+      const names = WebAssembly.Module.exports(mod).map((e) => e.name);
+      expect(abi.EXPORTS.filter((n) => !names.includes(n))).toEqual([]);
+      expect(names.filter((n) => n.startsWith('alab_') && !abi.EXPORTS.includes(n))).toEqual([]);
+    });
+  }
+
+  it('alab_strerror names each code as abi.js does, and the kernel numbering is that of wasm_api.c', async () => {
+    const w = await instantiateAttnlab(new Uint8Array(readFileSync(join(ROOT, 'web/dist/attnlab.wasm'))));
+    for (const e of Object.values(abi.C_ERRORS)) expect(w.strerror(e.rc)).toBe(e.message);
+    for (const op of Object.values(abi.KERNELS)) expect(w.fn.alab_wasm_kernel(op, 0, 0, 0, 0, 0, 0, 0, 0)).toBe(0);
+    expect(w.fn.alab_wasm_kernel(Object.keys(abi.KERNELS).length, 0, 0, 0, 0, 0, 0, 0, 0)).toBe(abi.C.EINVAL);
+  });
+});
