@@ -47,9 +47,23 @@ $(B)/fixtures/gpt2-digits-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/
 $(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
 
 # ---- WebAssembly -----------------------------------------------------------
-WASM_FLAGS := -O3 -msimd128 -std=c11 -Ic/include -Ic/src -sSTANDALONE_WASM --no-entry \
-              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
-              -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+# The flags of every wasm build (attnlab.wasm, attnlab-mt.wasm, and the kernel
+# checks and benchmark of bench/Makefile.inc), in one place:
+#   -O3 -std=c11 -Ic/...     the C as the native build compiles it
+#   -sALLOW_MEMORY_GROWTH=1  memory grows while a model is read into it
+#   -sMAXIMUM_MEMORY=4GB     all of wasm32's address space: the largest checkpoints need it
+#                            (web/src/core/imports.js makes the mt build's shared memory this size)
+#   -sINITIAL_MEMORY=16MB    what an instance costs before a model (model.js: one instance per model)
+#   -sTOTAL_STACK=1MB        kernels keep packed panels on the stack (3.1.6's name; STACK_SIZE came in 3.1.27)
+# and for the builds without threads
+#   -sSTANDALONE_WASM --no-entry  a WASI reactor with no JS glue and no main: web/src/core/wasm.js
+#                            instantiates it itself and calls _initialize
+WASM_CFLAGS := -O3 -std=c11 -Ic/include -Ic/src
+WASM_MEMORY := -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB
+WASM_REACTOR := -sSTANDALONE_WASM --no-entry $(WASM_MEMORY)
+WASM_EXPORTS := -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+# -msimd128: the kernels' SIMD128 path (c/src/simd.h); ALAB_NO_SIMD builds leave it out.
+WASM_FLAGS := $(WASM_CFLAGS) -msimd128 $(WASM_REACTOR) $(WASM_EXPORTS)
 
 # What the JS layer knows of the C side (constants, error codes, the config and
 # intervention layouts, the export list), generated from the C sources and
@@ -70,10 +84,11 @@ web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_expor
 # the dozen imports it asks for, and our own workers (web/src/core/thread.js)
 # are its threads. Compiled at -O3, linked at -O2: at -O3 emcc minifies the
 # import and export names, which only its own glue could then find.
-WASM_MT_CFLAGS := -O3 -msimd128 -pthread -std=c11 -Ic/include -Ic/src
-WASM_MT_LDFLAGS := -O2 -msimd128 -pthread --no-entry -Wno-pthreads-mem-growth \
-              -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB \
-              -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+# -Wno-pthreads-mem-growth: emcc warns that its glue's views of a growing
+# shared memory go stale; the glue is not used and wasm.js re-reads its views
+# on every access.
+WASM_MT_CFLAGS := $(WASM_CFLAGS) -msimd128 -pthread
+WASM_MT_LDFLAGS := -O2 -msimd128 -pthread --no-entry -Wno-pthreads-mem-growth $(WASM_MEMORY) $(WASM_EXPORTS)
 WASM_MT_OBJ := $(patsubst c/src/%.c,$(B)/wasm-mt/%.o,$(CORE_SRC) c/src/wasm_api.c)
 $(B)/wasm-mt/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
