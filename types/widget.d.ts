@@ -17,6 +17,8 @@ export interface WidgetConfig {
   modelName?: string | null;
   /** 'light' | 'dark', or 'auto'/null to follow prefers-color-scheme. An element's theme attribute wins. */
   theme?: 'light' | 'dark' | 'auto' | null;
+  /** Directory of posters (scripts/widget-posters.mjs: <lang>/fig<n>[-full].svg) shown until a figure is live; false: none; null: the built-in model's, when no model is configured. */
+  posters?: string | false | null;
 }
 
 export interface WidgetStats {
@@ -34,7 +36,7 @@ export function configure(options?: WidgetConfig): WidgetConfig;
 /** Counters of the page's shared worker. */
 export function stats(): WidgetStats;
 
-/** <attnlab-figure figure text layer head row col lambda kind glyph noise beta dk feature m compare model model-name lang theme controls>; compare="full" (Fig. 1) adds A − Aᵀ with the mask off */
+/** <attnlab-figure figure text layer head row col lambda kind glyph noise beta dk feature m compare poster model model-name lang theme controls>; compare="full" (Fig. 1) adds A − Aᵀ with the mask off; poster: a picture shown until the figure is live ("" for none) */
 export declare class AttnlabFigure extends HTMLElement {
   static readonly observedAttributes: string[];
 }

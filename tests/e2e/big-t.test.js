@@ -2,8 +2,10 @@
 // headless Chromium (issue 19 item 2): heatmaps above a size threshold are drawn
 // as one bitmap each (same colours, hover, click and keyboard selection), so the
 // main thread never runs a task over 50 ms while the page draws; the SVG export
-// still has every cell as a vector rect. The long-task count is asserted (zero);
-// the time a λ step takes to redraw is measured and printed (not asserted).
+// still has every cell as a vector rect. No main-thread task over 50 ms of the
+// thread's own CPU time (from a Chrome trace, so other processes on a busy machine
+// do not count) is asserted; the wall-clock long-task count and the time a λ step
+// takes to redraw are measured and printed (not asserted).
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/big-t.test.js
 //
@@ -62,38 +64,67 @@ afterAll(async () => {
 const longTasks = (page, since = 0) => page.evaluate((s) => window.__long.filter((x) => x.start >= s), since);
 
 /**
- * No main-thread task over 50 ms. A long task is wall time: on a machine whose
- * run queue is longer than its cores (other processes hold the CPU) a 10 ms task
- * takes 50, so the zero is asserted when the load average is below the number of
- * cores; above, the measurement is printed and a bound that the old page failed
- * by orders of magnitude (its T = 256 draw ran minutes in one task) is asserted.
+ * Run action under a Chrome trace and return the page's main-thread tasks longer
+ * than 50 ms of thread time ({wallMs, cpuMs}). A long task in the browser's own
+ * sense (PerformanceObserver 'longtask') is wall time: on a machine whose other
+ * processes hold the CPU a 10 ms task takes 50. The trace's tdur is the time the
+ * renderer's main thread itself ran, which a busy machine does not inflate.
  */
-function expectNoLongTasks(long, what) {
-  const load = loadavg()[0], n = cpus().length;
-  if (load < n) {
-    expect(long, what).toEqual([]);
-  } else {
-    console.log(`[big-t] ${what}: load average ${load.toFixed(1)} on ${n} cores: the zero long-task count is NOT checked; ${long.length} long tasks, longest ${Math.max(0, ...long.map((x) => x.ms)).toFixed(0)} ms`);
-    for (const x of long) expect(x.ms, what).toBeLessThan(1500);
+async function cpuLongTasks(page, action) {
+  await env.browser.startTracing(page, { categories: ['devtools.timeline', 'toplevel', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'disabled-by-default-devtools.timeline.stack'] });
+  try {
+    await action();
+  } finally {
+    var buf = await env.browser.stopTracing();   // eslint-disable-line no-var
   }
+  const trace = JSON.parse(buf.toString());
+  const ev = trace.traceEvents || trace;
+  const mains = new Set(ev.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const tasks = ev.filter((e) => e.ph === 'X' && e.name === 'RunTask' && mains.has(`${e.pid}:${e.tid}`));
+  expect(tasks.length).toBeGreaterThan(10);                     // the trace saw the page's tasks
+  expect(tasks.every((t) => typeof t.tdur === 'number')).toBe(true);
+  const cpu = tasks.map((t) => t.tdur / 1000).sort((a, b) => b - a);
+  console.log(`[big-t] main-thread tasks: ${tasks.length}, longest by thread time ${cpu.slice(0, 5).map((x) => x.toFixed(1)).join(', ')} ms ` +
+              `(load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
+  // each long one with what ran inside it (events of 2 ms or more of thread time): what to make shorter
+  const inside = (t) => [
+    ...ev.filter((e) => e.ph === 'X' && e.pid === t.pid && e.tid === t.tid && e !== t && e.ts >= t.ts &&
+      e.ts + e.dur <= t.ts + t.dur && e.tdur >= 2000 && !/RunTask/.test(e.name))
+      .map((e) => `${e.name}${e.args && e.args.data && e.args.data.functionName ? ` ${e.args.data.functionName}` : ''}` +
+        `${e.args && e.args.elementCount ? ` (${e.args.elementCount} elements)` : ''} ${(e.tdur / 1000).toFixed(1)}`),
+    // a timer's callback: where it was set (the stack of its TimerInstall)
+    ...ev.filter((e) => e.ph === 'X' && e.name === 'TimerFire' && e.pid === t.pid && e.tid === t.tid && e.ts >= t.ts && e.ts <= t.ts + t.dur)
+      .map((e) => {
+        const inst = ev.find((x) => x.name === 'TimerInstall' && x.args && x.args.data && x.args.data.timerId === e.args.data.timerId);
+        const st = inst && (inst.args.data.stackTrace || inst.args.data.stack) || [];
+        return `timer set by ${st.slice(0, 4).map((f) => `${f.functionName || '?'}:${f.lineNumber}`).join(' < ')}`;
+      }),
+    // the page's steps (User Timing, attnlab:<step>) that ended inside this task
+    ...ev.filter((e) => e.pid === t.pid && /^attnlab:/.test(e.name) && (e.ph === 'e' || e.ph === 'E') && e.ts >= t.ts && e.ts <= t.ts + t.dur)
+      .map((e) => `ends ${e.name}`)];
+  const longest = tasks.reduce((a, b) => (b.tdur > a.tdur ? b : a));
+  console.log(`[big-t] the longest: ${(longest.tdur / 1000).toFixed(1)} ms of thread time: ${inside(longest).join(', ')}`);
+  return tasks.filter((t) => t.tdur > 50_000).map((t) => ({ wallMs: +(t.dur / 1000).toFixed(1), cpuMs: +(t.tdur / 1000).toFixed(1), inside: inside(t) }));
 }
 
 suite('T = 256 on the built-in model', () => {
-  it('draws a 256-token sentence with no main-thread task over 50 ms (asserted when the load average is below the cores)', async () => {
+  it('draws a 256-token sentence with no main-thread task over 50 ms of thread time', async () => {
     const { page } = W;
     expect(T).toBe(256);
     const t0 = await page.evaluate(() => performance.now());
     const n = Number(await page.evaluate(() => document.body.dataset.renders));
-    await page.fill('#text', TEXT);
-    await page.press('#text', 'Enter');
-    await waitDrawn(page, n + 1, 120_000);
-    await page.waitForTimeout(500);   // anything drawn after the result (the in-model panel, the heads cards)
+    const over = await cpuLongTasks(page, async () => {
+      await page.fill('#text', TEXT);
+      await page.press('#text', 'Enter');
+      await waitDrawn(page, n + 1, 120_000);
+      await page.waitForTimeout(500);   // anything drawn after the result (the in-model panel, the heads cards)
+    });
     const long = await longTasks(page, t0);
     const t1 = await page.evaluate(() => performance.now());
     console.log(`[big-t] T = ${T}: navigation-free redraw ${(t1 - t0).toFixed(0)} ms, long tasks: ${long.length} ${JSON.stringify(long)}`);
     console.log(`[big-t] draw profile (ms): ${await page.evaluate(() => document.body.dataset.prof)}`);
     expect(await page.locator('#tokens li').count()).toBe(T);
-    expectNoLongTasks(long, 'drawing T = 256');
+    expect(over, 'drawing T = 256').toEqual([]);
     // the heatmaps are bitmaps on screen
     for (const [f, role] of [['fig1', 'attention'], ['fig1', 'asymmetry'], ['fig2', 'posterior'], ['fig4', 'original'], ['fig4', 'soft-do'], ['fig4', 'hard-do']]) {
       expect(await page.locator(`#${f} g[data-role="${role}"] foreignObject[data-raster]`).count(), `${f} ${role}`).toBe(1);
@@ -151,12 +182,13 @@ suite('T = 256 on the built-in model', () => {
     await waitDrawn(page, n + 1, 120_000);
   });
 
-  it('λ steps redraw Fig. 4 (time measured), with no long task (asserted when the load average is below the cores)', async () => {
+  it('λ steps redraw Fig. 4 (time measured) with no main-thread task over 50 ms of thread time', async () => {
     const { page } = W;
     await page.check('#kind-soft');
     await page.waitForTimeout(300);
     const t0 = await page.evaluate(() => performance.now());
     const ms = [];
+    const over = await cpuLongTasks(page, async () => {
     for (const v of ['1', '2', '4', '6', '8']) {
       ms.push(await page.evaluate((x) => new Promise((resolve) => {
         const el = document.getElementById('lambda');
@@ -167,11 +199,12 @@ suite('T = 256 on the built-in model', () => {
       }), v));
     }
     await page.waitForTimeout(300);
+    });
     const long = await longTasks(page, t0);
     console.log(`[big-t] λ steps at T = ${T}: input → next frame ${ms.map((x) => x.toFixed(1)).join(', ')} ms; long tasks ${long.length}`);
     writeFileSync(join(ARTIFACTS, 'big-t-lambda.json'), JSON.stringify({ T, ms, long }));
     expect(await page.getAttribute('#fig4 svg', 'data-lambda')).toBe('8');
-    expectNoLongTasks(long, 'λ steps at T = 256');
+    expect(over, 'λ steps at T = 256').toEqual([]);
   });
 
   it('the SVG export has every cell as a vector rect (as before)', async () => {

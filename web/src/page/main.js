@@ -33,6 +33,7 @@ import { FIGURE_FILES } from '../figures/names.js';
 // T > 32. The exports still write every cell as a vector rect.
 export const RASTER_CELLS = 1024;
 setRasterThreshold(RASTER_CELLS);
+const BIG_T_RASTER_CELLS = 512;
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -408,14 +409,11 @@ function fitted(fn, args, key) {
     args.tokens ? args.tokens.join('') : '', args.compare ? 1 : 0]);
   const known = fitCache.get(shape);
   if (known) return build(known);
-  // big T: one proportional step from the box width, no search (each build of a
-  // 256-token figure is tens of ms)
+  // big T: one build at the box width, no search (each build of a 256-token figure
+  // is 10-25 ms; a second one would put the task over 50 ms)
   if (args.tokens && args.tokens.length ** 2 > RASTER_CELLS) {
-    const first = build(cw);
-    const f = Math.min(cw / Number(first.attrs.width), maxH / Number(first.attrs.height));
-    if (!(f > 1.02)) { fitCache.set(shape, cw); return first; }
-    fitCache.set(shape, cw * f * 0.99);
-    return build(cw * f * 0.99);
+    fitCache.set(shape, cw);
+    return build(cw);
   }
   const w = searchFit(build, cw, maxH);
   fitCache.set(shape, w);
@@ -478,10 +476,34 @@ function changed(key, inputs) {
   return true;
 }
 
-function mount(key, fn, args) {
-  figArgs[key] = [fn, args];
-  const svg = toElement(fitted(fn, args, key), document);
+/**
+ * Build figure `key` and put it on screen; resolves to its <svg>, or null when a
+ * newer drawing of the same figure took over. For big T the build (a node tree)
+ * and its DOM are two tasks, so no main-thread task runs over 50 ms (issue 19);
+ * otherwise the figure is on screen when this returns.
+ */
+async function mount(key, fn, args) {
+  const mine = [fn, args];
+  figArgs[key] = mine;
+  const t0 = performance.now();
+  // big T: every heatmap of 512 cells or more as a bitmap (Fig. 2's d_k × d_k outer product too), so a
+  // frame never styles thousands of new cells
+  const old = bigT() ? setRasterThreshold(BIG_T_RASTER_CELLS) : null;
+  let node;
+  try {
+    node = fitted(fn, args, key);
+  } finally {
+    if (old !== null) setRasterThreshold(old);
+  }
+  performance.measure(`attnlab:build:${key}`, { start: t0 });
+  if (bigT()) {
+    await (document.hidden ? nextTask() : nextFrame());
+    if (figArgs[key] !== mine) return null;
+  }
+  const t1 = performance.now();
+  const svg = toElement(node, document);
   figBox(key).replaceChildren(svg);
+  performance.measure(`attnlab:dom:${key}`, { start: t1 });
   return svg;
 }
 
@@ -559,55 +581,57 @@ function fullMaskView(r) {
   return null;
 }
 
-function drawFig1() {
+async function drawFig1() {
   const r = last.base;
   const compare = fullMaskView(r);
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, maskOption(last.spec), compare !== null])) return;
-  const svg = mount('fig1', figAttentionAsymmetry, {
+  const svg = await mount('fig1', figAttentionAsymmetry, {
     tokens: labelsOf(last).labels, sentence: titleSentence(last.spec.text), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
     mask: maskOption(last.spec), ...(compare ? { compare } : {}),
   });
+  if (!svg) return;
   outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
   const btn = $('fig1-compare');
   if (btn) btn.setAttribute('aria-pressed', String(S.compareFull));
 }
 
-function drawFig2() {
+async function drawFig2() {
   const r = last.base;
   if (!changed('fig2', S.demo ? ['demo'] : [baseId(r), S.layer, S.head, S.sel.row, S.sel.col])) return;
   if (S.demo) {
-    mount('fig2', figOuterProduct, { ...outerProductDemo({ dK: 16, T: 8, seed: 0 }) });
+    await mount('fig2', figOuterProduct, { ...outerProductDemo({ dK: 16, T: 8, seed: 0 }) });
     $('fig2-head').textContent = '';
     return;
   }
   if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
   const head = r.captureQK.head;
-  mount('fig2', figOuterProduct, {
+  await mount('fig2', figOuterProduct, {
     q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: labelsOf(last).labels, attention: r.attention(S.layer, head),
   });
   $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
 }
 
-function drawFig3() {
+async function drawFig3() {
   const r = last.base;
   if (!changed('fig3', [baseId(r), S.layer, S.head, maskOption(last.spec)])) return;
   const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
-  mount('fig3', figDag, {
+  await mount('fig3', figDag, {
     tokens: labelsOf(last).labels, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.layerNullDagScores[S.layer], overallDag: overall,
     mask: maskOption(last.spec),
   });
 }
 
-function drawFig4() {
+async function drawFig4() {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, maskOption(last.spec)])) return;
-  const svg = mount('fig4', figDoIntervention, {
+  const svg = await mount('fig4', figDoIntervention, {
     tokens: labelsOf(last).labels, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda, mask: maskOption(last.spec),
   });
+  if (!svg) return;
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }
 
-function drawInModel() {
+async function drawInModel() {
   const { base, after, plain, intervention: iv } = last;
   const where = iv.head === 'all' ? t('whereAll', iv.layer) : t('whereHead', iv.layer, iv.head);
   const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
@@ -639,6 +663,11 @@ function drawInModel() {
     ref.hidden = false;
   } else ref.hidden = true;
 
+  if (bigT()) {   // the ΔA charts in a frame of their own (issue 19: no task over 50 ms)
+    const mine = last;
+    await (document.hidden ? nextTask() : nextFrame());
+    if (last !== mine) return;
+  }
   const change = attentionChange(base, after);
   last.change = change;
   last.kl = kl;
@@ -648,6 +677,11 @@ function drawInModel() {
   replace($('delta-bars'), toElement(deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: boxW, lang: S.lang, t }), document));
   const n = config.nLayer - iv.layer;
   const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
+  if (bigT()) {   // the maps (a bitmap each) in a task of their own
+    const mine = last;
+    await nextTask();
+    if (last !== mine) return;
+  }
   const { maps } = deltaMaps({ avgDelta: change.avgDelta, doLayer: iv.layer, T: base.T, tokens: labelsOf(last).labels, size, t, lang: S.lang });
   replace($('delta-maps'), maps.map(({ layer, node, scaleMax }) => el('figure', { class: 'dmap' }, toElement(node, document),
     el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer),
@@ -697,6 +731,9 @@ function bigT() {
 
 /** Let the browser run other tasks (input, paint) before the next step of a redraw. */
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+// After the next frame: a big figure put into the DOM then has a frame (style, layout,
+// paint) of its own instead of sharing one with the figures mounted before it.
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 /**
  * Draw everything for `last`. For big T each figure is its own task (no main-thread
@@ -713,11 +750,15 @@ async function renderAll() {
     ['inmodel', drawInModel]];
   for (const [name, f] of steps) {
     if (slice) {
-      await nextTask();
+      // after the token chips, a frame of their own (256 of them are a layout's worth)
+      await (name === 'fig1' && !document.hidden ? nextFrame() : nextTask());
       if (gen !== renderGen || !last) return false;
     }
     const t0 = performance.now();
-    f();
+    await f();
+    // a User Timing entry per step: profiles and the big-T test's trace name them
+    performance.measure(`attnlab:${name}`, { start: t0 });
+    if (slice && (gen !== renderGen || !last)) return false;
     prof[name] = +(performance.now() - t0).toFixed(1);
   }
   document.body.dataset.prof = JSON.stringify(prof);
@@ -754,7 +795,7 @@ async function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
       await nextTask();
       if (gen !== localGen || !last) return;
     }
-    f();
+    await f();
   }
 }
 
