@@ -68,6 +68,7 @@ let errorFrom = null;    // 'load' | 'run' | null
 const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
 let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
+let uiReady = Promise.resolve();   // the controls and panels are set up (boot: after the first frame)
 let evidence = null;     // the "Does attention explain?" panel (evidence-panel.js)
 let defaultFound = null; // {text, row, col, n}: the default cell the runner found for this text
 
@@ -162,6 +163,7 @@ async function switchModel(what) {
         if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
       },
     });
+    await uiReady;   // the controls and the panels exist (boot sets them up after the first frame)
     if (token !== loadToken) { m.dispose(); return; }
     // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
     if (typeof what !== 'string') name = localModelName(what.files, m.config);
@@ -1134,10 +1136,6 @@ function boot() {
   $('text').value = S.text;
   applyStatic(document, t);
   document.title = t('docTitle');
-  wireControls();
-  wireFigures();
-  heads = new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text });
-  evidence = new EvidencePanel({ lang: () => S.lang, sentence: () => S.text });
   setStatus(t('statusLoadingWasm'));
   try {
     builtin = builtinSource(location.search, document.baseURI);
@@ -1148,10 +1146,20 @@ function boot() {
   }
   fillModelSelect();
   openingView();
-  window.addEventListener('popstate', () => {
-    viewFromHistory = true;
-    applyView(location.search);
-  });
+  // the worker starts at once; the rest (the controls' handlers, the two panels) waits for the
+  // first frame, so that the opening view's pictures are painted before that work (issue 19)
+  const ui = new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
+    wireControls();
+    wireFigures();
+    heads = new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text });
+    evidence = new EvidencePanel({ lang: () => S.lang, sentence: () => S.text });
+    window.addEventListener('popstate', () => {
+      viewFromHistory = true;
+      applyView(location.search);
+    });
+    resolve();
+  }, 0)));
+  uiReady = ui;
   switchModel('builtin');
 }
 
