@@ -254,7 +254,9 @@ class AttnlabBase extends ElementBase {
     this._phText = el('p', {}, this.t('waiting'));
     this._placeholder = el('div', { class: 'placeholder', part: 'placeholder' }, this._phText, this._progress);
     this._box.append(this._placeholder);
-    this._syncPoster();
+    // after the page's configure() (a bundler's import resolves after the elements upgrade): which
+    // posters to show depends on it
+    setTimeout(() => this._syncPoster(), 0);
     return this._box;
   }
 

@@ -40,8 +40,11 @@ output { font-variant-numeric: tabular-nums; color: var(--fg); }
   background: repeating-linear-gradient(135deg, transparent 0 12px, color-mix(in srgb, var(--border) 35%, transparent) 12px 24px);
   border-radius: 6px; }
 .placeholder p { margin: 0; font-size: 13px; }
-.placeholder.with-poster { position: static; background: none; padding: 0; gap: 6px; width: 100%; }
-.poster { display: block; width: 100%; height: auto; background: #ffffff; border-radius: 4px; }
+.placeholder.with-poster { background: none; padding: 0; justify-content: flex-end; }
+.poster { position: absolute; inset: 0; width: 100%; height: 100%; object-fit: contain; object-position: center top;
+  background: #ffffff; border-radius: 4px; }
+.placeholder.with-poster p, .placeholder.with-poster progress { position: relative; margin-bottom: 6px; }
+.placeholder.with-poster p { padding: 1px 8px; border-radius: 4px; background: color-mix(in srgb, var(--bg) 85%, transparent); }
 progress { width: min(320px, 80%); height: 8px; accent-color: var(--accent); }
 .note { margin: 8px 0 0; font-size: 12.5px; color: var(--muted); overflow-wrap: anywhere; }
 .note:empty { display: none; }
