@@ -83,7 +83,7 @@ async function main() {
   const model = o.model ?? (existsSync(BUILTIN_WEIGHTS) ? null : TINY);
   const query = model ? `?model=${model}` : '';
   const env = await setup();
-  const nav = { drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], workerStart: [] };
+  const nav = { drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], boot: [], loadStart: [], ready: [] };
   const lam = { fig4: [], all: [] };
   let info = null;
   try {
@@ -98,6 +98,9 @@ async function main() {
           drawn: performance.getEntriesByName('attnlab:drawn')[0].startTime, painted: window.__painted,
           prerender: window.__prePainted ?? null, load: JSON.parse(document.body.dataset.loadTiming || 'null'),
           run: Number(document.body.dataset.runMs), draw: Number(document.body.dataset.drawMs),
+          boot: performance.getEntriesByName('attnlab:boot')[0].startTime,
+          loadStart: performance.getEntriesByName('attnlab:load-start')[0].startTime,
+          ready: performance.getEntriesByName('attnlab:model-ready')[0].startTime,
           model: document.body.dataset.model, tokens: document.querySelectorAll('#tokens li').length,
         }));
         nav.drawn.push(t.drawn);
@@ -105,6 +108,9 @@ async function main() {
         if (t.prerender !== null) nav.prerender.push(t.prerender);
         if (t.load) { nav.wasm.push(t.load.wasmMs); nav.read.push(t.load.readMs); nav.build.push(t.load.buildMs); }
         nav.run.push(t.run);
+        nav.boot.push(t.boot);
+        nav.loadStart.push(t.loadStart);
+        nav.ready.push(t.ready);
         nav.draw.push(t.draw);
         info = t;
         if (k === 0) {
@@ -130,6 +136,9 @@ async function main() {
     ...(nav.prerender.length ? [['navigation → first figure painted (the opening view drawn at build time)', median(nav.prerender)]] : []),
     ['navigation → four figures drawn (DOM)', median(nav.drawn)],
     ['navigation → four figures painted (next frame)', median(nav.painted)],
+    ['  navigation → the page script runs (HTML, CSS, the module bundle evaluated)', median(nav.boot)],
+    ['  navigation → the model load starts (boot)', median(nav.loadStart)],
+    ['  navigation → the model is ready in the worker', median(nav.ready)],
     ['  of which: the worker compiles and starts the wasm', median(nav.wasm)],
     ['  of which: the model files read into wasm memory', median(nav.read)],
     ['  of which: the model built (checks, F16 → F32, packing)', median(nav.build)],

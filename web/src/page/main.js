@@ -133,6 +133,7 @@ function progressUI(file, loaded, total) {
  */
 async function switchModel(what) {
   const token = ++loadToken;
+  performance.mark('attnlab:load-start');
   if (loadAbort) loadAbort.abort();
   loadAbort = new AbortController();
   const signal = loadAbort.signal;
@@ -163,6 +164,7 @@ async function switchModel(what) {
         if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
       },
     });
+    performance.mark('attnlab:model-ready');
     await uiReady;   // the controls and the panels exist (boot sets them up after the first frame)
     if (token !== loadToken) { m.dispose(); return; }
     // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
