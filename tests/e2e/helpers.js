@@ -129,3 +129,9 @@ export async function expectedDefaultCell(model, text) {
   }
   return { ...best, tried };
 }
+
+/** The cells [i, j, value] a page figure draws in its heatmap group `role` (vector cells only). */
+export function figCells(page, fig, role) {
+  return page.evaluate(([f, r]) => [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)]
+    .map((x) => [Number(x.dataset.i), Number(x.dataset.j), Number(x.dataset.v)]), [fig, role]);
+}

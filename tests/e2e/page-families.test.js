@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, displayDo } from '../../web/src/index.js';
 import { HUB_MODELS, LARGE_MODEL_BYTES } from '../../web/src/page/models.js';
-import { ROOT, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender } from './helpers.js';
+import { ROOT, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender, figCells } from './helpers.js';
 
 const FAM = join(ROOT, 'tests/fixtures/families');
 const LLAMA_HUB = 'https://huggingface.co/unsloth/Llama-3.2-1B/resolve/main/';
@@ -35,10 +35,7 @@ afterAll(async () => {
   if (env) await env.close();
 });
 
-function cells(page, fig, role) {
-  return page.evaluate(([f, r]) => [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)]
-    .map((x) => [Number(x.dataset.i), Number(x.dataset.j), Number(x.dataset.v)]), [fig, role]);
-}
+const cells = figCells;
 
 /** Answer a hub base URL with the files of a fixture folder (404 for the names in `absent`); returns the hit log. */
 async function fakeHub(context, base, dir, { absent = [] } = {}) {

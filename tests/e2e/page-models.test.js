@@ -22,6 +22,7 @@ import { klDivergence } from '../../web/src/page/compare.js';
 import {
   ROOT, CHAPTER, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, afterRender,
   expectedDefaultCell,
+  figCells,
 } from './helpers.js';
 
 const DISTIL = 'https://huggingface.co/distilbert/distilgpt2/resolve/main/';
@@ -41,10 +42,7 @@ afterAll(async () => {
   if (env) await env.close();
 });
 
-function cells(page, fig, role) {
-  return page.evaluate(([f, r]) => [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)]
-    .map((x) => [Number(x.dataset.i), Number(x.dataset.j), Number(x.dataset.v)]), [fig, role]);
-}
+const cells = figCells;
 
 /** Route the hub's URLs (and its CDN) to the tiny model; returns the hit log. */
 async function fakeHub(context, { redirectTo = null, hold = null } = {}) {
