@@ -40,7 +40,7 @@
 // when unknown; progress is a percentage (null when total is unknown). For a
 // URL, 'download' and 'done' also carry url: the final URL, after redirects.
 //
-// Bounds (issue 21), the same for every kind of source:
+// Bounds (hostile input must not hang or exhaust memory), the same for every kind of source:
 //   - each file is held to the C limit of its kind (FILE_LIMITS) while it is
 //     read, not after: a size known in advance (Content-Length, a file's or a
 //     Blob's size, a buffer's length) is checked before the first byte, and a

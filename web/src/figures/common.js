@@ -282,7 +282,7 @@ export function blockHeight(lines, size) {
 // ── big heatmaps as bitmaps ─────────────────────────────────────────────────
 //
 // A heatmap of T×T cells as T² <rect>s with a <title> each costs seconds of the
-// main thread to build, lay out and paint once T is in the hundreds (issue 19:
+// main thread to build, lay out and paint once T is in the hundreds (measured:
 // 19.5 s at T = 209). Above a threshold a page may ask for one <image> per
 // heatmap instead: a bitmap of one pixel per cell (a <canvas> that toElement
 // paints, stretched crisp over the plot), carrying the values, the colour scale and the

@@ -1,4 +1,4 @@
-// heads.js — the page's "Heads & counterfactuals" panel (issue 10): which heads
+// heads.js — the page's "Heads & counterfactuals" panel: which heads
 // matter, what each head does, mixed per-layer masks, counterfactuals (a sentence
 // pair and weight edits of one head) and where the DAG score comes from.
 //

@@ -483,7 +483,7 @@ function changed(key, inputs) {
 /**
  * Build figure `key` and put it on screen; resolves to its <svg>, or null when a
  * newer drawing of the same figure took over. For big T the build (a node tree)
- * and its DOM are two tasks, so no main-thread task runs over 50 ms (issue 19);
+ * and its DOM are two tasks, so no main-thread task runs over 50 ms;
  * otherwise the figure is on screen when this returns.
  */
 async function mount(key, fn, args) {
@@ -667,7 +667,7 @@ async function drawInModel() {
     ref.hidden = false;
   } else ref.hidden = true;
 
-  if (bigT()) {   // the ΔA charts in a frame of their own (issue 19: no task over 50 ms)
+  if (bigT()) {   // the ΔA charts in a frame of their own (no task over 50 ms)
     const mine = last;
     await (document.hidden ? nextTask() : nextFrame());
     if (last !== mine) return;
@@ -741,7 +741,7 @@ const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => set
 
 /**
  * Draw everything for `last`. For big T each figure is its own task (no main-thread
- * task over 50 ms at T = 256: issue 19); a newer call abandons an older one between
+ * task over 50 ms at T = 256); a newer call abandons an older one between
  * figures. Resolves to true when it drew to the end.
  */
 async function renderAll() {
@@ -1149,7 +1149,7 @@ function boot() {
   fillModelSelect();
   openingView();
   // the worker starts at once; the rest (the controls' handlers, the two panels) waits for the
-  // first frame, so that the opening view's pictures are painted before that work (issue 19)
+  // first frame, so that the opening view's pictures are painted before that work
   const ui = new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
     wireControls();
     wireFigures();
