@@ -7,8 +7,9 @@
 // dispose() frees the model and terminates its worker.
 //
 // The names exported at the bottom of this file are the public API of
-// 'attnlab/worker' (asserted by tests/js/exports.test.js); they are the names
-// of index.js.
+// 'attnlab/worker' (asserted by tests/js/exports.test.js): index.js's names
+// but the lineage demos (loadLineage, Lineage, GLYPH_SIDE, HOPFIELD_CAPACITY),
+// which run their own wasm instance and need no worker of a model.
 
 import { AttnlabError } from './core/errors.js';
 import { resultFromMessage, counterfactualFromMessage } from './model.js';

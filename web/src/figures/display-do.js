@@ -1,5 +1,5 @@
 // display-do.js — the chapter's do-operator applied to a drawn attention matrix
-// (Fig. 4), exactly as its do_intervene / soft_do_intervene (DESIGN.md contract):
+// (Fig. 4), exactly as the chapter's script computes its do_intervene / soft_do_intervene:
 //   hard: row := one-hot(col)
 //   soft: l = log(row + 1e-9); l[col] += λ; l −= max(l); row := exp(l) / Σ exp(l)
 // This is a display-level operation on a T×T matrix (usually the head average);
