@@ -28,7 +28,7 @@ const STRINGS = {
     kindSoft: 'soft',
     modelLine: (name, c) => `${name} · ${c.nLayer} layers × ${c.nHead} heads · computed in your browser`,
     fig2Head: (h) => `q and k of head ${h} (Fig. 2 needs one head; "average" shows head 0).`,
-    inModel: (a, b, kl) => `The same do inside the model: next token ${a} → ${b}`,
+    inModel: (a, b) => `The same do inside the model: next token ${a} → ${b}`,
     inModelSame: (a) => `The same do inside the model: the next token stays ${a}`,
     inModelMasked: 'The mask hides this cell: a soft do there would change nothing, so the model refuses it (EMASKED); the figure shows the picture only.',
     inModelNoEffect: 'A do in the last layer on a row other than the last cannot change the next token (it is read at the last position): choose an earlier layer or the last row.',
