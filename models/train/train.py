@@ -51,6 +51,11 @@ def get_args():
                     help="K > 0: half of the r ++ r windows draw r from the K most frequent training ids (a small "
                          "alphabet the copying circuit is learned on fast; it spans the embedding space, so the "
                          "circuit carries over to the other half's uniform ids)")
+    ap.add_argument("--wpe_init", choices=["normal", "sinusoid"], default="normal",
+                    help="sinusoid: start the learned position embeddings at a sinusoidal table (amplitude "
+                         "--wpe_scale) instead of N(0, 0.02): neighbouring positions then start out similar, which "
+                         "the previous-token heads an induction circuit needs (still learned; GPT-2's layout)")
+    ap.add_argument("--wpe_scale", type=float, default=0.1)
     ap.add_argument("--repeat_fill", type=int, default=0,
                     help="1: a random window is r repeated until it is full (r ++ r ++ r ...), not r ++ r ++ text")
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -206,6 +211,13 @@ def main():
                  attn_dropout=a.attn_dropout, n_seen=len(seen) if a.shared_unseen else 0)
     assert a.block <= cfg.n_positions and cfg.n_embd % cfg.n_head == 0
     model = GPT2(cfg, seen_ids=seen)
+    if a.wpe_init == "sinusoid":
+        pos = torch.arange(cfg.n_positions, dtype=torch.float64).unsqueeze(1)
+        freq = torch.exp(-math.log(10000.0) * torch.arange(0, cfg.n_embd, 2, dtype=torch.float64) / cfg.n_embd)
+        table = torch.zeros(cfg.n_positions, cfg.n_embd, dtype=torch.float64)
+        table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+        with torch.no_grad():
+            model.wpe.weight.copy_((a.wpe_scale * table).float())
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
