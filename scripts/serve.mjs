@@ -49,6 +49,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { listen } from './static-server.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -178,15 +179,7 @@ export function startServer({ port = 8080, host = '127.0.0.1', isolate = true } 
   const server = createServer((req, res) => {
     handle(req, res, isolate).catch(() => { if (!res.headersSent) send(res, 500, 'internal error'); else res.destroy(); });
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const { port: actual } = server.address();
-      const name = host === '127.0.0.1' || host === '::1' ? 'localhost' : host;
-      resolve({ server, url: `http://${name}:${actual}/` });
-    });
-  });
+  return listen(server, port, host).then((url) => ({ server, url }));
 }
 
 function parseArgs(argv) {

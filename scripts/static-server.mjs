@@ -78,13 +78,18 @@ export function startStatic({ mounts, csp = null, cleanUrls = false, port = 0, h
     s.on('error', () => res.destroy());
     s.pipe(res);
   });
+  return listen(server, port, host).then((url) => ({ server, stats, url, close: () => new Promise((r) => server.close(r)) }));
+}
+
+/** server.listen(port, host); resolves to its URL (http://localhost:PORT/ for a loopback host). */
+export function listen(server, port, host) {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
       const { port: actual } = server.address();
       const name = host === '127.0.0.1' || host === '::1' ? 'localhost' : host;
-      resolve({ server, stats, url: `http://${name}:${actual}/`, close: () => new Promise((r) => server.close(r)) });
+      resolve(`http://${name}:${actual}/`);
     });
   });
 }
