@@ -15,7 +15,9 @@ import {
   hardDo, softDo, h, toString, toElement, walk, textOf, FIGURE_FILES, FIGSIZE,
 } from '../../web/src/figures/index.js';
 import { TAGS } from '../../web/src/figures/svg.js';
-import { luminance, wrapLines, labelStep } from '../../web/src/figures/common.js';
+import { labelStep } from '../../web/src/figures/axes.js';
+import { luminance } from '../../web/src/figures/colour.js';
+import { wrapLines } from '../../web/src/figures/text.js';
 import { svgToPng, pngSize } from '../../web/src/figures/export.js';
 import { dagScore, nullDagScore } from '../../web/src/analysis.js';
 

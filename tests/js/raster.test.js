@@ -1,10 +1,10 @@
-// raster.test.js — bitmap heatmaps (web/src/figures/common.js setRasterThreshold,
+// raster.test.js — bitmap heatmaps (web/src/figures/raster.js setRasterThreshold,
 // svg.js rasterNode/toElement): off by default; above the threshold one empty
 // <foreignObject> per heatmap carries the values; vectorOnly restores the cells;
 // figure code still cannot make a <foreignObject> itself.
 import { describe, it, expect, afterEach } from 'vitest';
 import { figAttentionAsymmetry, figDoIntervention, toString } from '../../web/src/figures/index.js';
-import { setRasterThreshold, vectorOnly, rasterize } from '../../web/src/figures/common.js';
+import { setRasterThreshold, vectorOnly, rasterize } from '../../web/src/figures/raster.js';
 import { h, walk } from '../../web/src/figures/svg.js';
 
 const T = 40;

@@ -726,101 +726,142 @@ export function checkReadOptions({ signal, timeoutMs, redirects } = {}) {
  *   Every shard ptr is a malloc'ed wasm buffer the caller must hand to C or free (stPtr/stLen: the first).
  */
 export async function readModelInto(w, src, emit, opts = {}) {
-  const o = checkReadOptions(opts);
-  const name = src.kind === 'url' ? src.url.href : 'buffers';
-  const out = { name, stPtr: 0, stLen: 0, shards: [] };
-  if (src.kind === 'url') out.urls = {};
-  let r = null;
-  let guard = null;
-  let current = 'the model';
-  const drop = () => { if (guard) guard.dispose(); guard = null; };
-  const open = (file, key, shard) => {
-    current = file;
-    drop();
-    guard = makeGuard(o, file, emit);
-    return src.kind === 'url' ? openURL(new URL(file, src.url), file, src.builtin, guard, o)
-      : openValue(shard ? src.files.shards[file] : src.files[key], file, guard);
-  };
-  const has = (file) => src.kind === 'url' || (SHARD.test(file) ? !!(src.files.shards && src.files.shards[file]) : !!src.files[KEYS[file]]);
-  const finish = (file, size) => {
-    guard.check();
-    drop();
-    if (r.url) out.urls[file] = r.url;
-    emit(r.url ? { status: 'done', file, loaded: size, total: size, url: r.url } : { status: 'done', file, loaded: size, total: size });
-    r = null;
-  };
-  const text = async (file, required = true) => {
-    emit({ status: 'initiate', file });
-    if (!has(file)) {
+  const reader = new ModelReader(w, src, emit, checkReadOptions(opts));
+  try {
+    return await reader.read();
+  } catch (e) {
+    throw await reader.fail(e);
+  }
+}
+
+/** The steps of readModelInto, sharing the file being read and its stall guard. */
+class ModelReader {
+  constructor(w, src, emit, o) {
+    Object.assign(this, { w, src, emit, o });
+    this.out = { name: src.kind === 'url' ? src.url.href : 'buffers', stPtr: 0, stLen: 0, shards: [] };
+    if (src.kind === 'url') this.out.urls = {};
+    this.r = null;       // the file or response being read
+    this.guard = null;   // its stall timeout and abort watch
+    this.current = 'the model';
+  }
+
+  async read() {
+    if (this.o.signal && this.o.signal.aborted)
+      throw new AttnlabError('EABORT', 'the load was aborted before it started (options.signal)');
+    await this.text('config.json');
+    await this.tokenizer(folderPlan(this.out.config));
+    await this.safetensors();
+    this.out.stPtr = this.out.shards[0].ptr;
+    this.out.stLen = this.out.shards[0].len;
+    return this.out;
+  }
+
+  /** Free what was read and name the file that failed. */
+  async fail(e) {
+    this.drop();
+    for (const sh of this.out.shards) this.w.free(sh.ptr);
+    if (this.r && this.r.release) await this.r.release();
+    return asLoadError(e, this.current);
+  }
+
+  drop() {
+    if (this.guard) this.guard.dispose();
+    this.guard = null;
+  }
+
+  open(file, key, shard) {
+    const { src, o } = this;
+    this.current = file;
+    this.drop();
+    this.guard = makeGuard(o, file, this.emit);
+    return src.kind === 'url' ? openURL(new URL(file, src.url), file, src.builtin, this.guard, o)
+      : openValue(shard ? src.files.shards[file] : src.files[key], file, this.guard);
+  }
+
+  has(file) {
+    const { src } = this;
+    if (src.kind === 'url') return true;
+    return SHARD.test(file) ? !!(src.files.shards && src.files.shards[file]) : !!src.files[KEYS[file]];
+  }
+
+  finish(file, size) {
+    const { r } = this;
+    this.guard.check();
+    this.drop();
+    if (r.url) this.out.urls[file] = r.url;
+    this.emit(r.url ? { status: 'done', file, loaded: size, total: size, url: r.url }
+      : { status: 'done', file, loaded: size, total: size });
+    this.r = null;
+  }
+
+  /** A text file into out[KEYS[file]]; an optional one may be absent. */
+  async text(file, required = true) {
+    this.emit({ status: 'initiate', file });
+    if (!this.has(file)) {
       if (required) throw new AttnlabError('EIO', `${file} is missing`);
       return;
     }
     try {
-      r = await open(file, KEYS[file]);
+      this.r = await this.open(file, KEYS[file]);
     } catch (e) {
-      drop();
+      this.drop();
       if (!required && e.code === 'EIO') return; // an optional file a server does not have
       throw e;
     }
-    out[KEYS[file]] = await readAll(r, file, emit, guard);
-    finish(file, out[KEYS[file]].length);
-  };
-  const weights = async (file, rr) => {
-    r = rr;
-    const { ptr, len } = await readIntoWasm(w, r, file, emit, guard);
-    out.shards.push({ name: file, ptr, len });
-    finish(file, len);
-  };
-  try {
-    if (o.signal && o.signal.aborted) throw new AttnlabError('EABORT', 'the load was aborted before it started (options.signal)');
-    await text('config.json');
-    const plan = folderPlan(out.config);
-    // A file list or buffers say which tokenizer they hold; a URL is asked for the family's own.
+    const bytes = await readAll(this.r, file, this.emit, this.guard);
+    this.out[KEYS[file]] = bytes;
+    this.finish(file, bytes.length);
+  }
+
+  /** A file list or buffers say which tokenizer they hold; a URL is asked for the family's own. */
+  async tokenizer(plan) {
+    const { src, out } = this;
+    if (src.kind === 'url' && plan.family !== 'gpt2') {
+      // tokenizer.json when the folder has it (its pre-tokenizer is the family's); else GPT-2-style files
+      await this.text('tokenizer.json', false);
+      if (out.tokenizer) await this.text('tokenizer_config.json', false);
+      else for (const f of ['vocab.json', 'merges.txt']) await this.text(f);
+      return;
+    }
     const tok = src.kind === 'url' ? plan.tokenizer
       : src.files.vocab && src.files.merges && (plan.family === 'gpt2' || !src.files.tokenizer)
         ? [['vocab.json', true], ['merges.txt', true]] : [['tokenizer.json', true], ['tokenizer_config.json', false]];
-    if (src.kind === 'url' && plan.family !== 'gpt2') {
-      // tokenizer.json when the folder has it (its pre-tokenizer is the family's); else GPT-2-style files
-      await text('tokenizer.json', false);
-      if (out.tokenizer) await text('tokenizer_config.json', false);
-      else for (const f of ['vocab.json', 'merges.txt']) await text(f);
-    } else {
-      for (const [file, required] of tok) await text(file, required);
-    }
+    for (const [file, required] of tok) await this.text(file, required);
+  }
+
+  /** model.safetensors, or the shards its index names, straight into wasm memory. */
+  async safetensors() {
+    const { src } = this;
     const file = 'model.safetensors';
-    emit({ status: 'initiate', file });
+    this.emit({ status: 'initiate', file });
     let single = null;
-    if (has(file)) {
+    if (this.has(file)) {
       try {
-        single = await open(file, 'safetensors');
+        single = await this.open(file, 'safetensors');
       } catch (e) {
-        drop();
+        this.drop();
         if (src.kind !== 'url' || e.code !== 'EIO') throw e;
         try { // not there: a sharded checkpoint?
-          await text(INDEX);
+          await this.text(INDEX);
         } catch {
           throw e;
         }
       }
     } else {
-      await text(INDEX);
+      await this.text(INDEX);
     }
-    if (single) {
-      await weights(file, single);
-    } else {
-      for (const shard of shardNames(out.index)) {
-        emit({ status: 'initiate', file: shard });
-        if (!has(shard)) throw new AttnlabError('EMISSING', `shard ${shard} (named by ${INDEX}) is missing`);
-        await weights(shard, await open(shard, null, true));
-      }
+    if (single) return this.weights(file, single);
+    for (const shard of shardNames(this.out.index)) {
+      this.emit({ status: 'initiate', file: shard });
+      if (!this.has(shard)) throw new AttnlabError('EMISSING', `shard ${shard} (named by ${INDEX}) is missing`);
+      await this.weights(shard, await this.open(shard, null, true));
     }
-    out.stPtr = out.shards[0].ptr;
-    out.stLen = out.shards[0].len;
-    return out;
-  } catch (e) {
-    drop();
-    for (const sh of out.shards) w.free(sh.ptr);
-    if (r && r.release) await r.release(); // the file or body being read when it failed
-    throw asLoadError(e, current);
+  }
+
+  async weights(file, r) {
+    this.r = r;
+    const { ptr, len } = await readIntoWasm(this.w, r, file, this.emit, this.guard);
+    this.out.shards.push({ name: file, ptr, len });
+    this.finish(file, len);
   }
 }

@@ -93,81 +93,7 @@ function threadedEnv(env) {
  * instantiation (the imports read them when called).
  */
 export function makeImports(module, env) {
-  const WASI_ESUCCESS = 0;
-  const WASI_EBADF = 8;
-  const WASI_ENOSYS = 52;
-  const view = () => new DataView(env.memory.buffer);
-  const stdio = ['', '', ''];
-  const known = {
-    env: {
-      emscripten_notify_memory_growth: () => env.onGrow && env.onGrow(),
-      // libc's getentropy (len <= 256): the random key of the tokenizer's hash
-      // tables (c/src/bpe.c). Copied through a private array: getRandomValues
-      // refuses views of a shared memory.
-      getentropy(ptr, len) {
-        len >>>= 0;
-        if (len > 256) return -1;
-        const bytes = new Uint8Array(len);
-        crypto.getRandomValues(bytes);
-        new Uint8Array(env.memory.buffer, ptr >>> 0, len).set(bytes);
-        return 0;
-      },
-      ...threadedEnv(env),
-    },
-    wasi_snapshot_preview1: {
-      // fd_write(fd, iovs, iovs_len, nwritten): stdout/stderr go to the console by line.
-      fd_write(fd, iovs, iovsLen, nwrittenPtr) {
-        if (fd !== 1 && fd !== 2) return WASI_EBADF;
-        iovs >>>= 0;
-        nwrittenPtr >>>= 0;
-        const dv = view();
-        let total = 0;
-        for (let i = 0; i < iovsLen; i++) {
-          const ptr = dv.getUint32(iovs + 8 * i, true);
-          const len = dv.getUint32(iovs + 8 * i + 4, true);
-          stdio[fd] += decodeUtf8(new Uint8Array(env.memory.buffer, ptr, len));
-          total += len;
-        }
-        const lines = stdio[fd].split('\n');
-        stdio[fd] = lines.pop();
-        for (const line of lines) (fd === 1 ? console.log : console.error)(line);
-        dv.setUint32(nwrittenPtr, total, true);
-        return WASI_ESUCCESS;
-      },
-      fd_close: () => WASI_ENOSYS,
-      fd_seek: () => WASI_ENOSYS,
-      fd_read: () => WASI_ENOSYS,
-      fd_fdstat_get: () => WASI_ENOSYS,
-      proc_exit(code) {
-        throw new AttnlabError('EWASM', `attnlab.wasm called exit(${code})`);
-      },
-      environ_sizes_get(countPtr, sizePtr) {
-        const dv = view();
-        dv.setUint32(countPtr >>> 0, 0, true);
-        dv.setUint32(sizePtr >>> 0, 0, true);
-        return WASI_ESUCCESS;
-      },
-      environ_get: () => WASI_ESUCCESS,
-      args_sizes_get(countPtr, sizePtr) {
-        const dv = view();
-        dv.setUint32(countPtr >>> 0, 0, true);
-        dv.setUint32(sizePtr >>> 0, 0, true);
-        return WASI_ESUCCESS;
-      },
-      args_get: () => WASI_ESUCCESS,
-      clock_time_get(id, precision, timePtr) {
-        const ns = BigInt(Math.round(performance.now() * 1e6));
-        view().setBigUint64(timePtr >>> 0, ns, true);
-        return WASI_ESUCCESS;
-      },
-      random_get(ptr, len) {
-        // getRandomValues fills at most 65536 bytes per call
-        for (let off = 0; off < len; off += 65536)
-          crypto.getRandomValues(new Uint8Array(env.memory.buffer, (ptr >>> 0) + off, Math.min(65536, len - off)));
-        return WASI_ESUCCESS;
-      },
-    },
-  };
+  const known = { env: envImports(env), wasi_snapshot_preview1: wasiImports(env) };
   const imports = {};
   for (const { module: mod, name, kind } of WebAssembly.Module.imports(module)) {
     if (kind === 'memory' && mod === 'env' && name === 'memory' && env.memory) {
@@ -180,4 +106,84 @@ export function makeImports(module, env) {
     (imports[mod] ||= {})[name] = value;
   }
   return imports;
+}
+
+function envImports(env) {
+  return {
+    emscripten_notify_memory_growth: () => env.onGrow && env.onGrow(),
+    // libc's getentropy (len <= 256): the random key of the tokenizer's hash
+    // tables (c/src/bpe.c). Copied through a private array: getRandomValues
+    // refuses views of a shared memory.
+    getentropy(ptr, len) {
+      len >>>= 0;
+      if (len > 256) return -1;
+      const bytes = new Uint8Array(len);
+      crypto.getRandomValues(bytes);
+      new Uint8Array(env.memory.buffer, ptr >>> 0, len).set(bytes);
+      return 0;
+    },
+    ...threadedEnv(env),
+  };
+}
+
+/** The WASI calls libc makes: stdout/stderr, clocks and randomness; files and exit are refused. */
+function wasiImports(env) {
+  const WASI_ESUCCESS = 0;
+  const WASI_EBADF = 8;
+  const WASI_ENOSYS = 52;
+  const view = () => new DataView(env.memory.buffer);
+  const stdio = ['', '', ''];
+  return {
+    // fd_write(fd, iovs, iovs_len, nwritten): stdout/stderr go to the console by line.
+    fd_write(fd, iovs, iovsLen, nwrittenPtr) {
+      if (fd !== 1 && fd !== 2) return WASI_EBADF;
+      iovs >>>= 0;
+      nwrittenPtr >>>= 0;
+      const dv = view();
+      let total = 0;
+      for (let i = 0; i < iovsLen; i++) {
+        const ptr = dv.getUint32(iovs + 8 * i, true);
+        const len = dv.getUint32(iovs + 8 * i + 4, true);
+        stdio[fd] += decodeUtf8(new Uint8Array(env.memory.buffer, ptr, len));
+        total += len;
+      }
+      const lines = stdio[fd].split('\n');
+      stdio[fd] = lines.pop();
+      for (const line of lines) (fd === 1 ? console.log : console.error)(line);
+      dv.setUint32(nwrittenPtr, total, true);
+      return WASI_ESUCCESS;
+    },
+    fd_close: () => WASI_ENOSYS,
+    fd_seek: () => WASI_ENOSYS,
+    fd_read: () => WASI_ENOSYS,
+    fd_fdstat_get: () => WASI_ENOSYS,
+    proc_exit(code) {
+      throw new AttnlabError('EWASM', `attnlab.wasm called exit(${code})`);
+    },
+    environ_sizes_get(countPtr, sizePtr) {
+      const dv = view();
+      dv.setUint32(countPtr >>> 0, 0, true);
+      dv.setUint32(sizePtr >>> 0, 0, true);
+      return WASI_ESUCCESS;
+    },
+    environ_get: () => WASI_ESUCCESS,
+    args_sizes_get(countPtr, sizePtr) {
+      const dv = view();
+      dv.setUint32(countPtr >>> 0, 0, true);
+      dv.setUint32(sizePtr >>> 0, 0, true);
+      return WASI_ESUCCESS;
+    },
+    args_get: () => WASI_ESUCCESS,
+    clock_time_get(id, precision, timePtr) {
+      const ns = BigInt(Math.round(performance.now() * 1e6));
+      view().setBigUint64(timePtr >>> 0, ns, true);
+      return WASI_ESUCCESS;
+    },
+    random_get(ptr, len) {
+      // getRandomValues fills at most 65536 bytes per call
+      for (let off = 0; off < len; off += 65536)
+        crypto.getRandomValues(new Uint8Array(env.memory.buffer, (ptr >>> 0) + off, Math.min(65536, len - off)));
+      return WASI_ESUCCESS;
+    },
+  };
 }

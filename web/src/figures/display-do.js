@@ -10,7 +10,7 @@
 // they return a new Float32Array T*T and leave every row but `row` unchanged.
 
 import { displayDo } from '../analysis.js';
-import { asMatrix, checkIndex } from './common.js';
+import { asMatrix, checkIndex } from './checks.js';
 import { AttnlabError } from '../core/errors.js';
 
 /** Hard do: row `row` becomes one-hot at `col` (Pearl's surgery: cut every other in-edge). */

@@ -5,7 +5,7 @@
 
 import { scaleLinear } from 'd3-scale';
 import { h, SVG_NS } from './svg.js';
-import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './common.js';
+import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
 
 const family = (lang) => (lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY);
 

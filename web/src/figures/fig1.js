@@ -8,10 +8,11 @@
 // of the same model with the mask off (mask 'full'): pass it as `compare` and
 // it is drawn as a third panel beside the others.
 
-import {
-  figSize, asMatrix, sizeOf, checkLang, tokenLabel, ylOrRd, rdBuR, fmt2, fmtValue,
-  heatmapPanel, layoutFigure,
-} from './common.js';
+import { asMatrix, sizeOf, checkLang } from './checks.js';
+import { ylOrRd, rdBuR } from './colour.js';
+import { heatmapPanel } from './heatmap.js';
+import { figSize, layoutFigure } from './layout.js';
+import { tokenLabel, fmt2, fmtValue } from './text.js';
 import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {

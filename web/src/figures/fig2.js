@@ -4,10 +4,11 @@
 // printed in its cell. Saved as ch09_causal_fig2_outer_product.
 // outerProductDemo() makes the chapter's random-vector case (d_k = 16, T = 8).
 
-import {
-  figSize, asMatrix, checkIndex, checkLang, tokenLabel, ylOrRd, rdBuR, fmt2, fmt3, fmtValue,
-  heatmapPanel, layoutFigure,
-} from './common.js';
+import { asMatrix, checkIndex, checkLang } from './checks.js';
+import { ylOrRd, rdBuR } from './colour.js';
+import { heatmapPanel } from './heatmap.js';
+import { figSize, layoutFigure } from './layout.js';
+import { tokenLabel, fmt2, fmt3, fmtValue } from './text.js';
 import { outerProduct } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
 

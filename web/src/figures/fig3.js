@@ -18,10 +18,12 @@
 import { scaleLinear } from 'd3-scale';
 import { interpolateYlOrRd } from 'd3-scale-chromatic';
 import { h } from './svg.js';
-import {
-  figSize, asMatrix, sizeOf, checkLang, tokenLabel, greensD, fmt3, fmtValue,
-  textWidth, lineWidth, titleBlock, titleRoom, richText, blockHeight, layoutFigure, FONT, INK, yTitleLines, rasterize,
-} from './common.js';
+import { yTitleLines } from './axes.js';
+import { asMatrix, sizeOf, checkLang } from './checks.js';
+import { greensD } from './colour.js';
+import { figSize, titleRoom, layoutFigure } from './layout.js';
+import { rasterize } from './raster.js';
+import { tokenLabel, fmt3, fmtValue, textWidth, lineWidth, titleBlock, richText, blockHeight, FONT, INK } from './text.js';
 import { dagScore, nullDagScore } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
 
@@ -170,7 +172,7 @@ function graphPanel({ tokens, A, T, threshold, overall, t }) {
   const half = Math.max(...boxSize(FONT.node).boxW) / 2;
   const titleLines = [t.graph(fmt3(overall)), t.graphSub];
   const top = blockHeight(titleLines, FONT.title) + 8;
-  // A bitmap-heatmap page (big T, common.js rasterize) draws the strongest edges only:
+  // A bitmap-heatmap page (big T, raster.js rasterize) draws the strongest edges only:
   // at T = 256 there are thousands above the threshold, unreadable and slow to trim.
   let edges = dagEdges(A, T, threshold);
   if (rasterize(T, T) && edges.length > MAX_SCREEN_EDGES) edges = edges.slice(edges.length - MAX_SCREEN_EDGES);

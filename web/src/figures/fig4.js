@@ -5,10 +5,11 @@
 // blue in every panel, as the chapter's script does. Saved as
 // ch09_causal_fig4_do_intervention.
 
-import {
-  figSize, asMatrix, sizeOf, checkIndex, checkLang, tokenLabel, ylOrRd, fmt2, fmtValue,
-  heatmapPanel, layoutFigure,
-} from './common.js';
+import { asMatrix, sizeOf, checkIndex, checkLang } from './checks.js';
+import { ylOrRd } from './colour.js';
+import { heatmapPanel } from './heatmap.js';
+import { figSize, layoutFigure } from './layout.js';
+import { tokenLabel, fmt2, fmtValue } from './text.js';
 import { hardDo, softDo } from './display-do.js';
 import { AttnlabError } from '../core/errors.js';
 

@@ -9,5 +9,6 @@ export { figDag, dagEdges } from './fig3.js';
 export { figDoIntervention } from './fig4.js';
 export { hardDo, softDo } from './display-do.js';
 export { h, toString, toElement, walk, textOf, SVG_NS } from './svg.js';
-export { tokenLabel, FONT_FAMILY, FONT_FAMILY_ZH, FIGSIZE } from './common.js';
+export { tokenLabel, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
+export { FIGSIZE } from './layout.js';
 export { FIGURE_FILES, CHAPTER_SCALE } from './names.js';

@@ -14,7 +14,7 @@
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { schemeTableau10 } from 'd3-scale-chromatic';
 import { h, SVG_NS } from './svg.js';
-import { FONT, FONT_FAMILY, FONT_FAMILY_ZH, INK, textWidth, fmtValue } from './common.js';
+import { FONT, FONT_FAMILY, FONT_FAMILY_ZH, INK, textWidth, fmtValue } from './text.js';
 import { AttnlabError } from '../core/errors.js';
 
 export { toString, toElement } from './svg.js';

@@ -70,7 +70,7 @@ export function h(tag, attrs, ...children) {
 }
 
 /**
- * A bitmap heatmap (common.js rasterImage): an empty <foreignObject> with checked
+ * A bitmap heatmap (raster.js rasterImage): an empty <foreignObject> with checked
  * attributes and `raster` ({values, R, C, color, title(i, j)}), which toElement
  * paints into a <canvas>. No figure code can give it children.
  */
@@ -157,7 +157,7 @@ function parseColor(s) {
 }
 
 /**
- * Paint a bitmap heatmap (common.js rasterImage, a <foreignObject>): a <canvas>
+ * Paint a bitmap heatmap (raster.js rasterImage, a <foreignObject>): a <canvas>
  * of one pixel per cell, stretched over the plot and drawn crisp. No image
  * encoding: the pixels go straight to the canvas.
  */

@@ -6,7 +6,9 @@
 
 import { scaleLinear } from 'd3-scale';
 import { h, SVG_NS } from '../figures/svg.js';
-import { rdBuR, fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH, rasterize, rasterImage } from '../figures/common.js';
+import { rdBuR } from '../figures/colour.js';
+import { rasterize, rasterImage } from '../figures/raster.js';
+import { fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/text.js';
 import { format } from 'd3-format';
 
 const fmtSmall = format('.2~e');

@@ -10,7 +10,7 @@ import { gridMap } from './heads-figs.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement } from '../figures/index.js';
-import { ylOrRd, rdBuR } from '../figures/common.js';
+import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
 
 const STR = {

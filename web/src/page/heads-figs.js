@@ -10,11 +10,13 @@
 //
 // Cells, points and bars carry data-* values (data-v with 6 significant digits,
 // 'NaN' for a missing value) and a <title> for the hover tooltip, like the
-// chapter's figures. Colour maps come from figures/common.js (d3-scale-chromatic).
+// chapter's figures. Colour maps come from figures/colour.js (d3-scale-chromatic).
 
 import { scaleLinear } from 'd3-scale';
 import { h, SVG_NS } from '../figures/svg.js';
-import { fmtValue, textWidth, textColorOn, colorbar, INK, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/common.js';
+import { colorbar } from '../figures/axes.js';
+import { textColorOn } from '../figures/colour.js';
+import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/text.js';
 
 const NAN_FILL = '#d9d9d9';
 const HATCH = '#8c8c8c';

@@ -24,7 +24,8 @@ import { topTable } from './top-table.js';
 import { gridMap, lineChart, layerBars, diffBars } from './heads-figs.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
-import { ylOrRd, rdBuR, fmt2, fmt3 } from '../figures/common.js';
+import { ylOrRd, rdBuR } from '../figures/colour.js';
+import { fmt2, fmt3 } from '../figures/text.js';
 
 /** The default text of the importance and role cards: the start of models/brown-gpt2/heldout_sample.txt. */
 export const DEFAULT_IMP_TEXT = 'The lyric beauties of Schubert\'s Trout Quintet--its elemental rhythms and infectious melodies--make it a source of pure pleasure for almost all music listeners. But for students of musical forms and would-be classifiers, the work presents its problems. Since it requires only five players, it would seem to fall into the category of chamber music--yet it calls for a double bass, an instrument generally regarded as symphonic.';

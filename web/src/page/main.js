@@ -26,10 +26,10 @@ import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
 import { EvidencePanel } from './evidence-panel.js';
 import { readableTokens, readableToken } from './readable.js';
-import { setRasterThreshold, vectorOnly } from '../figures/common.js';
+import { setRasterThreshold, vectorOnly } from '../figures/raster.js';
 import { FIGURE_FILES } from '../figures/names.js';
 
-// Heatmaps of more than this many cells are drawn as one bitmap each (common.js):
+// Heatmaps of more than this many cells are drawn as one bitmap each (figures/raster.js):
 // T > 32. The exports still write every cell as a vector rect.
 export const RASTER_CELLS = 1024;
 setRasterThreshold(RASTER_CELLS);
@@ -511,7 +511,7 @@ async function mount(key, fn, args) {
   return svg;
 }
 
-/** The geometry of cell (i, j) of a bitmap heatmap <image> (common.js rasterImage), in its svg's units. */
+/** The geometry of cell (i, j) of a bitmap heatmap <image> (figures/raster.js rasterImage), in its svg's units. */
 function rasterCell(img, i, j) {
   const r = img.__raster;
   const x = Number(img.getAttribute('x')), y = Number(img.getAttribute('y'));
@@ -968,10 +968,17 @@ function fillModelSelect() {
 function wireControls() {
   $('lang').addEventListener('click', () => setLang(S.lang === 'en' ? 'zh' : 'en'));
   $('error-dismiss').addEventListener('click', () => clearError());
+  wireModelControls();
+  wireFileDrop();
+  wireTextControls();
+  wireViewControls();
+  wireMaskControls();
+  $('export-json').addEventListener('click', exportJson);
+  wireResize();
+}
 
-  // model
-  const showLocal = syncLocal;
-  $('model-select').addEventListener('change', showLocal);
+function wireModelControls() {
+  $('model-select').addEventListener('change', syncLocal);
   $('model-load').addEventListener('click', () => {
     const v = $('model-select').value;
     if (v !== 'local') switchModel(v);
@@ -982,8 +989,10 @@ function wireControls() {
       e.target.value = '';
     });
   }
+}
 
-  // drag and drop of a model's files, anywhere on the page
+/** Drag and drop of a model's files, anywhere on the page. */
+function wireFileDrop() {
   const drop = $('drop');
   let depth = 0;
   const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes('Files');
@@ -996,11 +1005,13 @@ function wireControls() {
     depth = 0;
     drop.hidden = true;
     $('model-select').value = 'local';
-    showLocal();
+    syncLocal();
     switchModel({ files: Array.from(e.dataTransfer.files) });
   });
+}
 
-  // text: live (debounced) and on submit / Enter
+/** The text: taken live (debounced) and on submit / Enter. */
+function wireTextControls() {
   let timer = 0;
   const takeText = () => {
     clearTimeout(timer);
@@ -1018,8 +1029,10 @@ function wireControls() {
     if ($('text').value === S.text) schedule();
     else takeText();
   });
+}
 
-  // view
+/** Layer and head shown, the do cell and its kind and λ, Fig. 2's random demo. */
+function wireViewControls() {
   $('layer').addEventListener('change', (e) => {
     S.layer = Number(e.target.value);
     renderLocal({ fig1: true, fig4: true });
@@ -1043,8 +1056,20 @@ function wireControls() {
     renderLocal({ fig4: true });
     if (S.kind === 'soft') schedule();
   });
+  $('demo').addEventListener('change', (e) => {
+    S.demo = e.target.checked;
+    if (last) drawFig2();
+  });
+  $('kl-zero-fix').addEventListener('click', () => {
+    S.layer = 0;
+    $('layer').value = '0';
+    renderLocal({ fig1: true, fig4: true });
+    schedule();
+  });
+}
 
-  // mask and ablation
+/** The attention mask, its window W and the head ablation grid. */
+function wireMaskControls() {
   $('mask').addEventListener('change', (e) => {
     S.mask = e.target.value;
     $('window').disabled = S.mask !== 'window';
@@ -1078,22 +1103,10 @@ function wireControls() {
     for (const c of $('ablation').querySelectorAll('input')) c.checked = false;
     schedule();
   });
+}
 
-  // Fig. 2's random demo
-  $('demo').addEventListener('change', (e) => {
-    S.demo = e.target.checked;
-    if (last) drawFig2();
-  });
-
-  $('export-json').addEventListener('click', exportJson);
-  $('kl-zero-fix').addEventListener('click', () => {
-    S.layer = 0;
-    $('layer').value = '0';
-    renderLocal({ fig1: true, fig4: true });
-    schedule();
-  });
-
-  // redraw at the new width when the layout changes (phones rotating, window resizing)
+/** Redraw at the new width when the layout changes (phones rotating, windows resizing). */
+function wireResize() {
   let lastW = 0, raf = 0;
   new ResizeObserver((entries) => {
     const w = Math.round(entries[0].contentRect.width);
