@@ -27,6 +27,7 @@ import {
 } from '../web/src/figures/index.js';
 import { FIGURE_FILES, CHAPTER_SCALE, svgToPng } from '../web/src/figures/export.js';
 import { strongestDo } from '../web/src/page/runner.js';
+import { figureArgs } from '../web/src/ui/figure-args.js';
 
 const USAGE = `usage: npm run figures -- --text TEXT --out DIR [--model DIR] [--layer L] [--head H]
        [--lang en|zh] [--row I --col J] [--lambda X] [--threshold X] [--demo-qk] [--title TEXT]
@@ -111,24 +112,20 @@ export async function buildFigures(o) {
       : o['page-view'] ? (await strongestDo(m, { text: o.text, kind: 'hard', layer, head: 'avg' }, r)).sel
         : defaultDo(tokens);
     const common = { lang: o.lang, width: o.width, tight: true };
-    const at = o['page-view'] ? { i: row, j: col } : { i: Math.min(5, T - 1), j: Math.min(2, T - 1) };
-    const masked = o['page-view'] ? { mask: 'causal' } : {};
-    const name = modelName(m, o.model);
+    const pageView = o['page-view'];
+    const view = {
+      tokens, A: avg, layer, head: 'avg', row, col, lambda: o.lambda, model: modelName(m, o.model), nLayer,
+      title: o.title, threshold: o.threshold, at: pageView ? { i: row, j: col } : { i: Math.min(5, T - 1), j: Math.min(2, T - 1) },
+      ...(pageView ? { sentence: o.text, mask: 'causal' } : {}),
+    };
     const fig2 = o['demo-qk']
       ? figOuterProduct({ ...outerProductDemo({ dK: 16, T: 8, seed: 0 }), ...common })
-      : figOuterProduct({
-        q: r.q, k: r.k, ...at, tokens,
-        attention: r.attention(layer, o.head), ...common,
-      });
+      : figOuterProduct({ ...figureArgs('fig2', r, view), ...common });
     return {
-      fig1: figAttentionAsymmetry({ tokens, A: avg, model: name, title: o.title, layer, nLayer, ...common,
-                                    ...(o['page-view'] ? { sentence: o.text, head: 'avg', mask: 'causal' } : {}) }),
+      fig1: figAttentionAsymmetry({ ...figureArgs('fig1', r, view), ...common }),
       fig2,
-      fig3: figDag({
-        tokens, A: avg, dagScores: r.dagScores[layer], nullDagScore: r.nullDagScore,
-        overallDag: r.layerDagScores ? r.layerDagScores[layer] : undefined, threshold: o.threshold, ...common, ...masked,
-      }),
-      fig4: figDoIntervention({ tokens, A: avg, row, col, lambda: o.lambda, ...common, ...masked }),
+      fig3: figDag({ ...figureArgs('fig3', r, view), ...common }),
+      fig4: figDoIntervention({ ...figureArgs('fig4', r, view), ...common }),
     };
   } finally {
     m.dispose();

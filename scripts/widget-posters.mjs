@@ -15,7 +15,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadModel } from '../web/src/index.js';
 import { toString } from '../web/src/figures/index.js';
-import { modelFigure, defaultSelection } from '../web/src/widget/draw.js';
+import { modelFigure } from '../web/src/widget/draw.js';
+import { defaultSelection } from '../web/src/ui/selection.js';
 
 export const CHAPTER_SENTENCE = 'Because the storm intensified , the ship finally sank .';
 export const POSTERS = Object.freeze(['fig1', 'fig1-full', 'fig2', 'fig3', 'fig4']);

@@ -3,6 +3,7 @@
 // label takes the same arguments in both.
 
 import { describe, it, expect } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { STRINGS as PAGE } from '../../web/src/page/i18n.js';
 import { WIDGET_STRINGS } from '../../web/src/widget/i18n.js';
 import { LINEAGE_STRINGS } from '../../web/src/lineage/i18n.js';
@@ -24,4 +25,40 @@ describe('string tables: the same keys in both languages', () => {
       }
     });
   }
+});
+
+// Every key the code asks for (t('key', …) in the sources, data-i18n* in the HTML) is in the tables:
+// the one translator (web/src/ui/i18n.js) throws on a missing key rather than show the key.
+const SOURCES = {
+  page: { dir: 'web/src/page', html: 'web/index.html' },
+  widget: { dir: 'web/src/widget', html: null },
+  lineage: { dir: 'web/src/lineage', html: 'web/lineage.html' },
+};
+const ROOT = new URL('../../', import.meta.url);
+
+function keysUsed({ dir, html }) {
+  const files = readdirSync(new URL(dir, ROOT)).filter((f) => f.endsWith('.js') && f !== 'i18n.js');
+  const code = files.map((f) => readFileSync(new URL(`${dir}/${f}`, ROOT), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')).join('\n');
+  const markup = html ? readFileSync(new URL(html, ROOT), 'utf8') : '';
+  return new Set([...code.matchAll(/\bt\('([A-Za-z0-9_]+)'/g), ...markup.matchAll(/data-i18n(?:-aria|-title|-alt)?="([A-Za-z0-9_]+)"/g)].map((m) => m[1]));
+}
+
+describe('string tables: every key the code uses', () => {
+  for (const [name, src] of Object.entries(SOURCES)) {
+    it(`${name}: no key used in the code is missing from en or zh`, () => {
+      const used = keysUsed(src);
+      expect(used.size).toBeGreaterThan(10);
+      const t = TABLES[name];
+      expect({ en: [...used].filter((k) => !(k in t.en)), zh: [...used].filter((k) => !(k in t.zh)) }).toEqual({ en: [], zh: [] });
+    });
+  }
+
+  it('the translator throws on a missing key and an unknown language, naming them', async () => {
+    const { makeTranslator } = await import('../../web/src/ui/i18n.js');
+    const tr = makeTranslator({ en: { a: 'A', f: (x) => `F${x}` }, zh: { a: '甲', f: (x) => `乙${x}` } }, 'test');
+    expect(tr('zh')('f', 3)).toBe('乙3');
+    expect(() => tr('en')('nope')).toThrow("test i18n: no string 'nope' for en");
+    expect(() => tr('fr')).toThrow('test i18n: unknown language fr');
+  });
 });

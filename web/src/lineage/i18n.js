@@ -1,6 +1,8 @@
 // i18n.js — every label of the lineage page, in English and Chinese. Static
 // labels are data-i18n keys in web/lineage.html (filled with applyStatic of
-// ../page/i18n.js); dynamic ones call t(key, ...args). Text only, never HTML.
+// ../ui/i18n.js); dynamic ones call t(key, ...args). Text only, never HTML.
+
+import { makeTranslator } from '../ui/i18n.js';
 
 const f3 = (x) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : '–');
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3));
@@ -216,11 +218,4 @@ export const LINEAGE_STRINGS = {
   },
 };
 
-export function lineageTranslator(lang) {
-  const table = LINEAGE_STRINGS[lang];
-  return (key, ...args) => {
-    const v = table[key];
-    if (v === undefined) throw new Error(`lineage i18n: no string '${key}' for ${lang}`);
-    return typeof v === 'function' ? v(...args) : v;
-  };
-}
+export const lineageTranslator = makeTranslator(LINEAGE_STRINGS, 'lineage');

@@ -16,9 +16,9 @@ import '../page/page.css';
 import './lineage.css';
 import { loadLineage } from '../lineage.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C, toElement, toString } from '../figures/lineage.js';
-import { applyStatic } from '../page/i18n.js';
-import { $, el, replace } from '../page/dom.js';
-import { downloadBlob, svgToPngBlob } from '../page/export.js';
+import { applyStatic } from '../ui/i18n.js';
+import { $, el, replace } from '../ui/dom.js';
+import { downloadSvg } from '../ui/download.js';
 import { lineageTranslator } from './i18n.js';
 
 // ── settings ────────────────────────────────────────────────────────────────
@@ -84,11 +84,7 @@ function addExportButtons() {
 
 async function exportFigure(key, kind) {
   const node = figs[key];
-  if (!node) return;
-  const svg = toString(node);
-  const name = `attnlab_lineage_${key}`;
-  if (kind === 'svg') downloadBlob(new Blob([svg], { type: 'image/svg+xml' }), `${name}.svg`);
-  else downloadBlob(await svgToPngBlob(svg), `${name}.png`);
+  if (node) await downloadSvg(toString(node), `attnlab_lineage_${key}`, kind);
 }
 
 function showError(e) {

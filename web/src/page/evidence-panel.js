@@ -5,7 +5,7 @@
 // T(T+1)/2 forward passes), in the page's worker, with progress and a Cancel
 // button; each exports SVG / PNG / JSON. Its strings are its own (en / zh).
 
-import { $, el, replace, setOptions } from './dom.js';
+import { $, el, replace, setOptions } from '../ui/dom.js';
 import { gridMap } from './heads-figs.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';

@@ -1,58 +1,14 @@
-// export.js — downloads from the page: a figure as SVG or PNG, the run as JSON.
-// Files are Blobs handed to an <a download> through a Blob URL (revoked after
-// the click). PNG: the SVG string is drawn on a canvas through an <img> of a
-// Blob URL (CSP img-src blob:), at the chapter's 150 dpi, on white.
+// export.js — what the page exports: a figure as SVG or PNG, a card's charts as one
+// SVG, the run as JSON (the download itself is ui/download.js).
 
-import { toString, h, SVG_NS, FONT_FAMILY, FONT_FAMILY_ZH, FIGURE_FILES, CHAPTER_SCALE } from '../figures/index.js';
+import { toString, h, SVG_NS, FONT_FAMILY, FONT_FAMILY_ZH, FIGURE_FILES } from '../figures/index.js';
+import { downloadBlob, downloadSvg } from '../ui/download.js';
 
-/** Offer `blob` as a download named `name`. */
-export function downloadBlob(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.rel = 'noopener';
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-/** An SVG string as PNG bytes (Blob), scale pixels per SVG unit. */
-export function svgToPngBlob(svg, scale = CHAPTER_SCALE) {
-  const m = /<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"/.exec(svg);
-  if (!m) return Promise.reject(new Error('the SVG has no width/height'));
-  const w = Math.round(Number(m[1]) * scale), hgt = Math.round(Number(m[2]) * scale);
-  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
-  return new Promise((resolve, reject) => {
-    const img = new Image();
-    img.onload = () => {
-      try {
-        const canvas = document.createElement('canvas');
-        canvas.width = w;
-        canvas.height = hgt;
-        const ctx = canvas.getContext('2d');
-        ctx.fillStyle = '#ffffff';
-        ctx.fillRect(0, 0, w, hgt);
-        ctx.drawImage(img, 0, 0, w, hgt);
-        canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('canvas.toBlob gave nothing'))), 'image/png');
-      } catch (e) {
-        reject(e);
-      } finally {
-        URL.revokeObjectURL(url);
-      }
-    };
-    img.onerror = () => { URL.revokeObjectURL(url); reject(new Error('the SVG could not be drawn')); };
-    img.src = url;
-  });
-}
+export { downloadBlob };
 
 /** Download figure `key` ('fig1'…'fig4', an SVG node tree) as 'svg' or 'png'. */
-export async function exportFigure(key, node, kind) {
-  const svg = toString(node);
-  const base = FIGURE_FILES[key];
-  if (kind === 'svg') downloadBlob(new Blob([svg], { type: 'image/svg+xml' }), `${base}.svg`);
-  else downloadBlob(await svgToPngBlob(svg), `${base}.png`);
+export function exportFigure(key, node, kind) {
+  return downloadSvg(toString(node), FIGURE_FILES[key], kind);
 }
 
 const arr = (a) => (a ? Array.from(a, (v) => Number(v.toPrecision(7))) : null);
@@ -151,10 +107,8 @@ export function composeSvg(nodes, { title = '', lang = 'en', maxWidth = 1200, ga
 }
 
 /** Download an SVG node tree as `${base}.svg` or `${base}.png` (the chapter's 150 dpi). */
-export async function exportSvgNode(node, base, kind) {
-  const svg = toString(node);
-  if (kind === 'svg') downloadBlob(new Blob([svg], { type: 'image/svg+xml' }), `${base}.svg`);
-  else downloadBlob(await svgToPngBlob(svg), `${base}.png`);
+export function exportSvgNode(node, base, kind) {
+  return downloadSvg(toString(node), base, kind);
 }
 
 /** Download a JSON-able object as `${base}.json`. */

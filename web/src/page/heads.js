@@ -16,7 +16,7 @@
 // counterfactuals, but in a deterministic network given its whole input there is
 // no background to infer, so they are interventions; docs/heads.md §7).
 
-import { $, el, replace, setOptions } from './dom.js';
+import { $, el, replace, setOptions } from '../ui/dom.js';
 import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from './delta.js';

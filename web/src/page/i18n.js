@@ -6,6 +6,8 @@
 // with textContent / setAttribute only, never as HTML. The figures take lang
 // themselves (web/src/figures/*.js).
 
+import { makeTranslator, applyStatic } from '../ui/i18n.js';
+
 // The families' names as their authors write them.
 const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
 // A download size: 141 MB, 1.2 GB.
@@ -548,20 +550,6 @@ export const STRINGS = {
 };
 
 /** A translator for one language: t('key', ...args). Unknown keys throw (a typo never passes silently). */
-export function translator(lang) {
-  const table = STRINGS[lang];
-  if (!table) throw new Error(`unknown language ${lang}`);
-  return (key, ...args) => {
-    const v = table[key];
-    if (v === undefined) throw new Error(`i18n: no string '${key}' for ${lang}`);
-    return typeof v === 'function' ? v(...args) : v;
-  };
-}
+export const translator = makeTranslator(STRINGS, 'page');
 
-/** Fill the static labels under root (data-i18n, data-i18n-aria, data-i18n-title, data-i18n-alt). */
-export function applyStatic(root, t) {
-  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
-  for (const el of root.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
-  for (const el of root.querySelectorAll('[data-i18n-title]')) el.setAttribute('title', t(el.dataset.i18nTitle));
-  for (const el of root.querySelectorAll('[data-i18n-alt]')) el.setAttribute('alt', t(el.dataset.i18nAlt));
-}
+export { applyStatic };

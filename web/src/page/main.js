@@ -16,7 +16,10 @@ import {
 } from '../figures/index.js';
 import { translator, applyStatic } from './i18n.js';
 import { asymmetry } from '../analysis.js';
-import { $, el, replace, setOptions } from './dom.js';
+import { $, el, replace, setOptions } from '../ui/dom.js';
+import { outlineCell } from '../ui/selection.js';
+import { fitWidth } from '../ui/fit.js';
+import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
 import { Runner, maskOption } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
@@ -392,15 +395,9 @@ function measure() {
   for (const key of ['fig1', 'fig2', 'fig3', 'fig4']) sizes[key] = Math.max(240, (w(figBox(key)) || 800) - 2);
 }
 
-/**
- * The figure as large as its box allows. The figures keep the chapter's aspect
- * (figsize 13 × 5 in: height ∝ width) and, with tight: true, crop their spare
- * width; so we look for the nominal width whose cropped figure just fits the box's
- * width and 82 % of the window's height. Size is close to proportional to the
- * nominal width, so a few proportional steps find it.
- */
-const fitCache = new Map();
-const FIG4_PAGE_ASPECT = 0.5;   // height / width of Fig. 4 on the page (the chapter: 5/16)   // figure and shape -> the nominal width found last time
+/** The figure as large as its box allows: the box's width and 82 % of the window's height (ui/fit.js). */
+const fitCache = new Map();     // figure and shape -> the nominal width found last time
+const FIG4_PAGE_ASPECT = 0.5;   // height / width of Fig. 4 on the page (the chapter: 5/16)
 
 function fitted(fn, args, key) {
   if (!sizes) measure();
@@ -419,47 +416,11 @@ function fitted(fn, args, key) {
     fitCache.set(shape, cw);
     return build(cw);
   }
-  const w = searchFit(build, cw, maxH);
-  fitCache.set(shape, w);
-  return build(w);
+  const { width, node } = fitWidth(build, cw, maxH);
+  fitCache.set(shape, width);
+  return node;
 }
 
-/**
- * The nominal width for a box cw wide. Usually the figure fits at cw (panels in a
- * row, cropped); then grow it while it fits. When at cw the panels stack (labels
- * too wide for a row) and the stack is taller than the window, a wider figure in a
- * row, scaled down by CSS to at most 70 %, is better than a column of panels.
- */
-function searchFit(build, cw, maxH) {
-  const width = (n) => Number(n.attrs.width), height = (n) => Number(n.attrs.height);
-  const fits = (n) => width(n) <= cw && height(n) <= maxH;
-  let lo = cw;
-  let best = build(lo);
-  if (!fits(best)) {
-    if (height(best) <= maxH) return lo;
-    for (const f of [1.1, 1.2, 1.32, 1.45]) {
-      const n = build(cw * f);
-      const shrink = Math.min(1, cw / width(n));
-      if (shrink >= 0.7 && height(n) * shrink <= maxH) return cw * f;
-    }
-    return lo;   // narrow screens: the panels stacked at the box width
-  }
-  // proportional steps up while the figure fits, then bisect the last interval
-  let hi = 0;
-  for (let k = 0; k < 3 && !hi; k++) {
-    const f = Math.min(cw / width(best), maxH / height(best));
-    if (f < 1.005) return lo;
-    const w = Math.min(lo * f, cw * 3);
-    const n = build(w);
-    if (fits(n)) { best = n; lo = w; } else hi = w;
-  }
-  for (let k = 0; k < 4 && hi && hi - lo > 4; k++) {
-    const mid = (lo + hi) / 2;
-    const n = build(mid);
-    if (fits(n)) { best = n; lo = mid; } else hi = mid;
-  }
-  return lo;
-}
 
 // What each figure was last drawn from: a figure whose inputs did not change is
 // not rebuilt (a λ change with a cached base run redraws only Fig. 4 and the
@@ -511,28 +472,7 @@ async function mount(key, fn, args) {
   return svg;
 }
 
-/** The geometry of cell (i, j) of a bitmap heatmap <image> (figures/raster.js rasterImage), in its svg's units. */
-function rasterCell(img, i, j) {
-  const r = img.__raster;
-  const x = Number(img.getAttribute('x')), y = Number(img.getAttribute('y'));
-  const cw = Number(img.getAttribute('width')) / r.C, ch = Number(img.getAttribute('height')) / r.R;
-  return { x: x + j * cw, y: y + i * ch, width: cw, height: ch };
-}
 
-/** Outline the chosen cell in the heatmap groups `roles` of svg. */
-function outlineCell(svg, roles, row, col) {
-  for (const role of roles) {
-    const r = svg.querySelector(`g[data-role="${role}"] rect[data-i="${row}"][data-j="${col}"]`);
-    const img = r ? null : svg.querySelector(`g[data-role="${role}"] [data-raster]`);
-    if (!r && !(img && img.__raster)) continue;
-    const o = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
-    const geo = img ? rasterCell(img, row, col) : null;
-    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, geo ? String(geo[a]) : r.getAttribute(a));
-    o.setAttribute('class', 'sel-outline');
-    o.setAttribute('data-role', 'selection');
-    svg.appendChild(o);
-  }
-}
 
 /**
  * Readable labels of the last run's tokens (readable.js): byte-level tokens that
@@ -585,14 +525,21 @@ function fullMaskView(r) {
   return null;
 }
 
+/** The page's view of run r, for figureArgs. */
+function pageView(r) {
+  return {
+    tokens: labelsOf(last).labels, layer: S.layer, head: S.head, row: S.sel.row, col: S.sel.col,
+    lambda: S.lambda, mask: maskOption(last.spec),
+  };
+}
+
 async function drawFig1() {
   const r = last.base;
   const compare = fullMaskView(r);
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, maskOption(last.spec), compare !== null])) return;
-  const svg = await mount('fig1', figAttentionAsymmetry, {
-    tokens: labelsOf(last).labels, sentence: titleSentence(last.spec.text), A: viewMatrix(r), model: modelName, layer: S.layer, nLayer: config.nLayer, head: S.head,
-    mask: maskOption(last.spec), ...(compare ? { compare } : {}),
-  });
+  const svg = await mount('fig1', figAttentionAsymmetry, figureArgs('fig1', r, {
+    ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined,
+  }));
   if (!svg) return;
   outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
   const btn = $('fig1-compare');
@@ -609,28 +556,20 @@ async function drawFig2() {
   }
   if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
   const head = r.captureQK.head;
-  await mount('fig2', figOuterProduct, {
-    q: r.q, k: r.k, i: S.sel.row, j: S.sel.col, tokens: labelsOf(last).labels, attention: r.attention(S.layer, head),
-  });
+  await mount('fig2', figOuterProduct, figureArgs('fig2', r, pageView(r)));
   $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
 }
 
 async function drawFig3() {
   const r = last.base;
   if (!changed('fig3', [baseId(r), S.layer, S.head, maskOption(last.spec)])) return;
-  const overall = S.head === 'avg' ? r.layerDagScores[S.layer] : r.dagScores[S.layer][S.head];
-  await mount('fig3', figDag, {
-    tokens: labelsOf(last).labels, A: viewMatrix(r), dagScores: r.dagScores[S.layer], nullDagScore: r.layerNullDagScores[S.layer], overallDag: overall,
-    mask: maskOption(last.spec),
-  });
+  await mount('fig3', figDag, figureArgs('fig3', r, pageView(r)));
 }
 
 async function drawFig4() {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, maskOption(last.spec)])) return;
-  const svg = await mount('fig4', figDoIntervention, {
-    tokens: labelsOf(last).labels, A: viewMatrix(r), row: S.sel.row, col: S.sel.col, lambda: S.lambda, mask: maskOption(last.spec),
-  });
+  const svg = await mount('fig4', figDoIntervention, figureArgs('fig4', r, pageView(r)));
   if (!svg) return;
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
 }

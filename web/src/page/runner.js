@@ -16,18 +16,13 @@
 
 import { tokenLabel } from '../figures/index.js';
 import { klDivergence } from './compare.js';
+import { defaultSelection } from '../ui/selection.js';
+
+export { defaultSelection };
 
 /** How many cause columns the default-cell search tries (each one forward pass). */
 export const DEFAULT_CANDIDATES = 6;
 
-/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). */
-export function defaultSelection(tokens) {
-  const labels = tokens.map((s) => tokenLabel(s, 1000).toLowerCase());
-  const T = tokens.length;
-  const row = labels.lastIndexOf('sank');
-  const col = labels.indexOf('storm');
-  return { row: row >= 0 ? row : T - 1, col: col >= 0 && col < T ? col : Math.min(2, T - 1) };
-}
 
 /**
  * The cause columns the default-cell search tries on the last row: the chapter's

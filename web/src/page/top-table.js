@@ -2,7 +2,7 @@
 // the heads panel: rank, token (with its move since the reference run), and a
 // probability bar scaled to the table's largest probability.
 
-import { el, replace } from './dom.js';
+import { el, replace } from '../ui/dom.js';
 import { tokenLabel } from '../figures/index.js';
 
 /** A top-10 table (the in-model panel's look): rank, token (moves), probability bar. */

@@ -7,15 +7,11 @@ import {
 } from '../figures/index.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C } from '../figures/lineage.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
+import { fitWidth } from '../ui/fit.js';
+import { figureArgs } from '../ui/figure-args.js';
 
-/** The chapter's cell: row "sank" (effect), column "storm" (cause); else the last row and column min(2, T−1). (The page now opens on the do that moves the prediction most: page/runner.js; the widget keeps this rule.) */
-export function defaultSelection(tokens) {
-  const labels = tokens.map((s) => tokenLabel(s, 1000).toLowerCase());
-  const T = tokens.length;
-  const row = labels.lastIndexOf('sank');
-  const col = labels.indexOf('storm');
-  return { row: row >= 0 ? row : T - 1, col: col >= 0 && col < T ? col : Math.min(2, T - 1) };
-}
+const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
+
 
 /** Figures 1–4 need the model; the others are the lineage demos. */
 export const MODEL_FIGURES = new Set(['1', '2', '3', '4']);
@@ -76,35 +72,11 @@ export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en', com
 }
 
 /**
- * The figure as large as a box cw px wide and maxH px high allows. The
- * figures keep the chapter's aspect and, with tight: true, crop their spare
- * width, so we look for the nominal width whose cropped figure just fits (a few
- * proportional steps). When at cw the panels would stack into a column taller
- * than maxH, a wider figure in a row that CSS scales down (to ≥ 55 %) wins.
+ * The figure as large as a box cw px wide and maxH px high allows (ui/fit.js); in a
+ * widget a row of panels may be scaled down further than on the page (to 55 %).
  */
 export function fitFigure(build, cw, maxH) {
-  const W = (n) => Number(n.attrs.width), H = (n) => Number(n.attrs.height);
-  const fits = (n) => W(n) <= cw + 0.5 && H(n) <= maxH;
-  let nominal = cw;
-  let best = build(nominal);
-  if (!fits(best)) {
-    if (H(best) <= maxH) return best;
-    for (const f of [1.15, 1.3, 1.5, 1.75, 2]) {
-      const n = build(cw * f);
-      const shrink = Math.min(1, cw / W(n));
-      if (shrink >= 0.55 && H(n) * shrink <= maxH) return n;
-    }
-    return best;
-  }
-  for (let k = 0; k < 4; k++) {
-    const f = Math.min(cw / W(best), maxH / H(best));
-    if (f < 1.01) break;
-    const n = build(Math.min(nominal * f, cw * 3));
-    if (!fits(n)) break;
-    best = n;
-    nominal = Math.min(nominal * f, cw * 3);
-  }
-  return best;
+  return fitWidth(build, cw, maxH, { minShrink: 0.55, widen: [1.15, 1.3, 1.5, 1.75, 2] }).node;
 }
 
 /**
@@ -118,29 +90,11 @@ export function modelFigure(v) {
 }
 
 function buildModelFigure(v, width) {
-  const { base: r, lang, layer, head, config } = v;
-  const w = Math.max(240, width);
-  const tight = true;
-  const A = r.attention(layer, head);
-  switch (v.figure) {
-    case '1':
-      return figAttentionAsymmetry({ tokens: r.tokens, A, model: v.modelName, layer, nLayer: config.nLayer, head, lang, width: w, tight,
-        ...(v.compare ? { compare: v.compare } : {}) });
-    case '2':
-      return figOuterProduct({
-        q: r.q, k: r.k, i: v.row, j: v.col, tokens: r.tokens,
-        attention: r.attention(layer, r.captureQK.head), lang, width: w, tight,
-      });
-    case '3':
-      return figDag({
-        tokens: r.tokens, A, dagScores: r.dagScores[layer], nullDagScore: r.layerNullDagScores ? r.layerNullDagScores[layer] : r.nullDagScore,
-        overallDag: head === 'avg' ? r.layerDagScores[layer] : r.dagScores[layer][head], lang, width: w, tight,
-      });
-    case '4':
-      return figDoIntervention({ tokens: r.tokens, A, row: v.row, col: v.col, lambda: v.lambda, lang, width: w, tight });
-    default:
-      throw new Error(`not a model figure: ${v.figure}`);
-  }
+  const { base: r, lang, config } = v;
+  const key = `fig${v.figure}`;
+  if (!FIG_FNS[key]) throw new Error(`not a model figure: ${v.figure}`);
+  const args = figureArgs(key, r, { ...v, tokens: r.tokens, model: v.modelName, nLayer: config.nLayer, mask: undefined });
+  return FIG_FNS[key]({ ...args, lang, width: Math.max(240, width), tight: true });
 }
 
 /** The Hopfield demo: three grids (input, result, stored), the energy, the modern Hopfield plane. */

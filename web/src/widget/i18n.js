@@ -2,6 +2,8 @@
 // English and Chinese. (The figures' own labels are in web/src/figures/.)
 // t(lang)(key, ...args) → string.
 
+import { makeTranslator } from '../ui/i18n.js';
+
 const f3n = (x) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3));
 
 const STRINGS = {
@@ -161,13 +163,11 @@ export function normLang(v) {
 }
 
 /** A translator: t(key, ...args). Unknown keys return the key (visible, never a crash). */
+const widgetTranslator = makeTranslator(STRINGS, 'widget');
+
+/** t(key, ...args) in lang (any lang attribute value: normLang). */
 export function translator(lang) {
-  const table = STRINGS[normLang(lang)];
-  return (key, ...args) => {
-    const v = table[key] ?? STRINGS.en[key];
-    if (v === undefined) return key;
-    return typeof v === 'function' ? v(...args) : v;
-  };
+  return widgetTranslator(normLang(lang));
 }
 
 export const WIDGET_STRINGS = STRINGS;

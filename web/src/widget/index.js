@@ -33,11 +33,15 @@
 // on itself and dispatches 'attnlab-render' ({figure, ms}) after each drawing.
 
 import { toElement } from '../figures/svg.js';
+import { el, setOptions } from '../ui/dom.js';
+import { defaultSelection, outlineCell } from '../ui/selection.js';
+
+const OUTLINE = { fill: 'none', stroke: '#1f4fd1', 'stroke-width': '2.5', 'pointer-events': 'none' };
 import { useModel, runModel, lineageData, evidenceData, stats, setWorkerURL } from './client.js';
 import { translator, normLang } from './i18n.js';
 import { styleSheet } from './style.js';
 import {
-  MODEL_FIGURES, LINEAGE_FIGURES, EVIDENCE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel, defaultSelection,
+  MODEL_FIGURES, LINEAGE_FIGURES, EVIDENCE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel,
   evidenceFigures,
   hopfieldFigures, hopfieldNote, linearFigures, linearNote, sqrtdkFigures, sqrtdkNote,
 } from './draw.js';
@@ -101,25 +105,6 @@ export function configure(options = {}) {
 }
 
 export { stats };
-
-// ── small DOM helpers (text is always a text node) ──────────────────────────
-
-function el(tag, attrs = {}, ...kids) {
-  const n = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === 'on') for (const [ev, f] of Object.entries(v)) n.addEventListener(ev, f);
-    else if (k in n && typeof v !== 'string') n[k] = v;
-    else n.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of kids.flat()) if (c !== null && c !== undefined && c !== false) n.append(c);
-  return n;
-}
-
-function options(select, items, value) {
-  select.replaceChildren(...items.map((it) => el('option', { value: String(it.value) }, it.label)));
-  select.value = String(value);
-}
 
 const mediaDark = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
 const intInRange = (s, lo, hi) => { const n = Number(s); return s !== null && s !== '' && Number.isInteger(n) && n >= lo && n <= hi ? n : null; };
@@ -415,7 +400,7 @@ export class AttnlabFigure extends AttnlabBase {
       }
     } else if (f === 'hopfield') {
       const glyph = el('select', { on: { change: set('glyph') }, 'aria-label': t('glyph') });
-      options(glyph, [0, 1, 3, 4].map((g) => ({ value: g, label: String(g) })), this.getAttribute('glyph') ?? '3');
+      setOptions(glyph, [0, 1, 3, 4].map((g) => ({ value: g, label: String(g) })), this.getAttribute('glyph') ?? '3');
       const noise = Number(this.getAttribute('noise') ?? 0.2);
       const nOut = el('output', {}, `${Math.round(noise * 100)} %`);
       const nRange = el('input', { type: 'range', min: '0', max: '45', step: '5', value: String(Math.round(noise * 100)), 'aria-label': t('noise') });
@@ -429,9 +414,9 @@ export class AttnlabFigure extends AttnlabBase {
         el('label', {}, el('span', {}, 'β = ', bOut), bRange));
     } else if (f === 'linear') {
       const fm = el('select', { on: { change: set('feature') }, 'aria-label': t('featureMap') });
-      options(fm, [{ value: 'elu', label: 'elu(x)+1' }, { value: 'relu', label: 'relu(x)' }, { value: 'favor', label: 'FAVOR+' }], this.getAttribute('feature') || 'elu');
+      setOptions(fm, [{ value: 'elu', label: 'elu(x)+1' }, { value: 'relu', label: 'relu(x)' }, { value: 'favor', label: 'FAVOR+' }], this.getAttribute('feature') || 'elu');
       const m = el('select', { on: { change: set('m') }, 'aria-label': t('features') });
-      options(m, [16, 64, 256].map((x) => ({ value: x, label: String(x) })), this.getAttribute('m') || '64');
+      setOptions(m, [16, 64, 256].map((x) => ({ value: x, label: String(x) })), this.getAttribute('m') || '64');
       kids.push(el('label', {}, t('featureMap'), fm), el('label', {}, t('features'), m));
     } else if (f === 'sqrtdk') {
       const dk = Number(this.getAttribute('dk') || 64);
@@ -448,13 +433,13 @@ export class AttnlabFigure extends AttnlabBase {
   _syncModelControls(cfg, tokens, v) {
     const t = this.t;
     if (!this._layerSel || !v) return;
-    options(this._layerSel, Array.from({ length: cfg.nLayer }, (_, l) => ({ value: l, label: l === cfg.nLayer - 1 ? t('lastLayer', l) : String(l) })), v.layer);
-    options(this._headSel, [{ value: 'avg', label: t('headAvg') }, ...Array.from({ length: cfg.nHead }, (_, h) => ({ value: h, label: String(h) }))], v.head);
+    setOptions(this._layerSel, Array.from({ length: cfg.nLayer }, (_, l) => ({ value: l, label: l === cfg.nLayer - 1 ? t('lastLayer', l) : String(l) })), v.layer);
+    setOptions(this._headSel, [{ value: 'avg', label: t('headAvg') }, ...Array.from({ length: cfg.nHead }, (_, h) => ({ value: h, label: String(h) }))], v.head);
     if (this._textInput && document.activeElement !== this && this._textInput.value !== v.text) this._textInput.value = v.text;
     if (this._rowSel) {
       const items = tokens.map((s, k) => ({ value: k, label: t('tokenOpt', k, tokenLabel(s, 16)) }));
-      options(this._rowSel, items, v.row);
-      options(this._colSel, items, v.col);
+      setOptions(this._rowSel, items, v.row);
+      setOptions(this._colSel, items, v.col);
     }
   }
 
@@ -529,7 +514,7 @@ export class AttnlabFigure extends AttnlabBase {
       ...(run.full ? { compare: run.full.attention(layer, head) } : {}) };
     this._view = v;
     const [svg] = this._mount([modelFigure(v)], { cellable: f !== '3' });
-    if (f === '1' || f === '4') outlineCell(svg, f === '1' ? ['attention', 'asymmetry', 'asymmetry-full'] : ['original', 'soft-do', 'hard-do'], row, col);
+    if (f === '1' || f === '4') outlineCell(svg, f === '1' ? ['attention', 'asymmetry', 'asymmetry-full'] : ['original', 'soft-do', 'hard-do'], row, col, OUTLINE);
     this._syncModelControls(cfg, run.base.tokens, v);
     if (this._lambdaOut) this._lambdaOut.textContent = lambda.toFixed(1);
     // the note: model, and what Fig. 2 / Fig. 4 add
@@ -622,20 +607,6 @@ function splitFmt(s, ...nodes) {
   return out;
 }
 
-function outlineCell(svg, roles, row, col) {
-  for (const role of roles) {
-    const r = svg.querySelector(`g[data-role="${role}"] rect[data-i="${row}"][data-j="${col}"]`);
-    if (!r) continue;
-    const o = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
-    for (const a of ['x', 'y', 'width', 'height']) o.setAttribute(a, r.getAttribute(a));
-    o.setAttribute('fill', 'none');
-    o.setAttribute('stroke', '#1f4fd1');
-    o.setAttribute('stroke-width', '2.5');
-    o.setAttribute('pointer-events', 'none');
-    o.setAttribute('data-role', 'selection');
-    svg.appendChild(o);
-  }
-}
 
 // ── <attnlab-lab>: the four figures on one sentence, one set of controls ────
 
@@ -681,7 +652,7 @@ export class AttnlabLab extends AttnlabBase {
     this._rowSel = el('select', { on: { change: set('row') } });
     this._colSel = el('select', { on: { change: set('col') } });
     const kind = el('select', { on: { change: set('kind') } });
-    options(kind, [{ value: 'hard', label: t('kindHard') }, { value: 'soft', label: t('kindSoft') }], this.getAttribute('kind') === 'soft' ? 'soft' : 'hard');
+    setOptions(kind, [{ value: 'hard', label: t('kindHard') }, { value: 'soft', label: t('kindSoft') }], this.getAttribute('kind') === 'soft' ? 'soft' : 'hard');
     const lam = Number(this.getAttribute('lambda') ?? 3);
     const out = el('output', {}, lam.toFixed(1));
     const range = el('input', { type: 'range', min: '0', max: '10', step: '0.5', value: String(lam), 'aria-label': 'λ' });
@@ -727,8 +698,8 @@ export class AttnlabLab extends AttnlabBase {
     const v = { base, lang: this.lang_, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text, modelName, config: cfg };
     this._state = { key, url, base, config: cfg, v };
     const svgs = this._mount(['1', '2', '3', '4'].map((f) => modelFigure({ ...v, figure: f })), { cellable: true });
-    outlineCell(svgs[0], ['attention', 'asymmetry'], row, col);
-    outlineCell(svgs[3], ['original', 'soft-do', 'hard-do'], row, col);
+    outlineCell(svgs[0], ['attention', 'asymmetry'], row, col, OUTLINE);
+    outlineCell(svgs[3], ['original', 'soft-do', 'hard-do'], row, col, OUTLINE);
     AttnlabFigure.prototype._syncModelControls.call(this, cfg, base.tokens, v);
     this._lambdaOut.textContent = lambda.toFixed(1);
     const table = (title, top) => el('table', {}, el('thead', {}, el('tr', {}, el('th', { colspan: '2' }, title))),

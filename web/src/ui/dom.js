@@ -1,4 +1,4 @@
-// dom.js — the page's few DOM helpers. Text goes in as text nodes only: there is
+// dom.js — the few DOM helpers of the page, the widget and the lineage page. Text goes in as text nodes only: there is
 // no innerHTML anywhere in the page, so a token like `<img src=x onerror=…>` is
 // always shown as the characters it is.
 
