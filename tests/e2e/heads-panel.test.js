@@ -15,7 +15,7 @@ import { loadModel } from '../../web/src/index.js';
 import {
   DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
 } from '../../web/src/page/heads.js';
-import { gridMap, lineChart, diffBars } from '../../web/src/page/heads-figs.js';
+import { gridMap, lineChart, diffBars } from '../../web/src/figures/charts.js';
 import { walk, toString } from '../../web/src/figures/svg.js';
 import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
 

@@ -91,31 +91,53 @@ function bitmapCells(o, { x0, y0, pw, ph }) {
   }));
 }
 
-function vectorCells(o, { x0, y0, cell }) {
+/** A missing value (NaN): its cell is grey and hatched, marked data-missing, and not annotated. */
+export const MISSING_FILL = '#d9d9d9';
+const HATCH = '#8c8c8c';
+
+/**
+ * The cells of a heatmap as <rect>s (with data-i/j/v and a tooltip) in the group
+ * o.role, and a hatch over missing ones. o: {values, R, C, color, cellTitle, role};
+ * g: {x0, y0, cell}.
+ */
+export function vectorCells(o, { x0, y0, cell }, defaultRole = 'heatmap') {
   const tip = tipOf(o);
-  const cells = [];
+  const cells = [], hatch = [];
   for (let i = 0; i < o.R; i++) {
     for (let j = 0; j < o.C; j++) {
       const v = o.values[i * o.C + j];
+      const ok = Number.isFinite(v);
+      const x = x0 + j * cell, y = y0 + i * cell;
       cells.push(h('rect', {
-        x: x0 + j * cell, y: y0 + i * cell, width: cell, height: cell, fill: o.color(v),
-        'data-i': i, 'data-j': j, 'data-v': fmtValue(v),
+        x, y, width: cell, height: cell, fill: ok ? o.color(v) : MISSING_FILL,
+        'data-i': i, 'data-j': j, 'data-v': fmtValue(v), 'data-missing': ok ? null : '1',
       }, h('title', null, tip(i, j, v))));
+      if (!ok) hatch.push(hatchPath(x, y, cell));
     }
   }
-  return h('g', { 'data-role': o.role || 'heatmap', 'shape-rendering': 'crispEdges' }, cells);
+  const g = h('g', { 'data-role': o.role || defaultRole, 'shape-rendering': 'crispEdges' }, cells);
+  if (!hatch.length) return g;
+  return [g, h('path', { d: hatch.join(''), stroke: HATCH, 'stroke-width': 0.8, fill: 'none', 'pointer-events': 'none', 'data-role': 'hatch' })];
 }
 
-function annotations(o, { x0, y0, cell }) {
-  const size = Math.max(4, Math.min(FONT.annot, cell * 0.3));
+function hatchPath(x, y, c) {
+  const p = (a, b) => `${a.toFixed(2)} ${b.toFixed(2)}`;
+  return `M${p(x, y + c)}L${p(x + c, y)}M${p(x, y + c / 2)}L${p(x + c / 2, y)}M${p(x + c / 2, y + c)}L${p(x + c, y + c / 2)}`;
+}
+
+/** The values printed in the cells (o.annotate(v); null, and missing values, print nothing), at least minSize px. */
+export function annotations(o, { x0, y0, cell }, minSize = 4) {
+  const size = Math.max(minSize, Math.min(FONT.annot, cell * 0.3));
   const ann = [];
   for (let i = 0; i < o.R; i++) {
     for (let j = 0; j < o.C; j++) {
       const v = o.values[i * o.C + j];
+      const s = Number.isFinite(v) ? o.annotate(v) : null;
+      if (s === null || s === undefined) continue;
       ann.push(h('text', {
         x: x0 + (j + 0.5) * cell, y: y0 + (i + 0.5) * cell + size * 0.36, 'font-size': size,
         'text-anchor': 'middle', fill: textColorOn(o.color(v)), 'data-i': i, 'data-j': j,
-      }, o.annotate(v)));
+      }, s));
     }
   }
   return h('g', { 'data-role': 'annotations', 'pointer-events': 'none' }, ann);

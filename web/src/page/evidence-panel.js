@@ -6,7 +6,7 @@
 // button; each exports SVG / PNG / JSON. Its strings are its own (en / zh).
 
 import { $, el, replace, setOptions } from '../ui/dom.js';
-import { gridMap } from './heads-figs.js';
+import { gridMap } from '../figures/charts.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement } from '../figures/index.js';

@@ -19,9 +19,9 @@
 import { $, el, replace, setOptions } from '../ui/dom.js';
 import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
-import { deltaBars } from './delta.js';
+import { deltaBars } from '../figures/delta.js';
 import { topTable } from './top-table.js';
-import { gridMap, lineChart, layerBars, diffBars } from './heads-figs.js';
+import { gridMap, lineChart, layerBars, diffBars } from '../figures/charts.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';

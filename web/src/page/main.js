@@ -23,7 +23,7 @@ import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
 import { Runner, maskOption } from './runner.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
-import { deltaBars, deltaMaps } from './delta.js';
+import { deltaBars, deltaMaps } from '../figures/delta.js';
 import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';

@@ -1,9 +1,9 @@
-// heads-figs.js — the small charts of the "Heads & counterfactuals" panel, as SVG
+// charts.js — the small charts of the "Heads & counterfactuals" panel, as SVG
 // node trees (svg.js): data in, node out, no DOM and no state, so they run in Node
 // (tests/e2e/page-units.test.js style) as well as in the page.
 //
-//   gridMap      a heatmap of R×C values (layers × heads, or T×T attention), with
-//                annotations, a colour bar, and NaN cells drawn grey and hatched
+//   gridMap      a heatmap of R×C values (layers × heads, or T×T attention) in a compact
+//                layout: heatmap.js's cells (NaN grey and hatched), annotations, a colour bar
 //   lineChart    the pruning curve: loss against the number of heads removed
 //   layerBars    one bar per layer (the DAG profile) with a dashed reference line
 //   diffBars     signed horizontal bars centred at 0 (next-token Δp)
@@ -13,13 +13,10 @@
 // chapter's figures. Colour maps come from figures/colour.js (d3-scale-chromatic).
 
 import { scaleLinear } from 'd3-scale';
-import { h, SVG_NS } from '../figures/svg.js';
-import { colorbar } from '../figures/axes.js';
-import { textColorOn } from '../figures/colour.js';
-import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/text.js';
-
-const NAN_FILL = '#d9d9d9';
-const HATCH = '#8c8c8c';
+import { h, SVG_NS } from './svg.js';
+import { colorbar } from './axes.js';
+import { vectorCells, annotations } from './heatmap.js';
+import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
 
 const family = (lang) => (lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY);
 const fmtV = (v) => (Number.isFinite(v) ? fmtValue(v) : 'NaN');
@@ -65,31 +62,10 @@ export function gridMap(o) {
   const kids = [];
   if (o.title) kids.push(h('text', { x: W / 2, y: 18, 'text-anchor': 'middle', 'font-size': 13, 'font-weight': 'bold', fill: INK, 'data-role': 'title' }, o.title));
   if (o.colTitle) kids.push(h('text', { x: x0 + pw / 2, y: (o.title ? 20 : 0) + 16, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555' }, o.colTitle));
-  const cells = [], ann = [], hatch = [];
-  const annSize = Math.max(5, Math.min(11, cell * 0.3));
-  for (let i = 0; i < R; i++) {
-    for (let j = 0; j < C; j++) {
-      const v = o.values[i * C + j];
-      const ok = Number.isFinite(v);
-      const fill = ok ? o.color(v) : NAN_FILL;
-      const x = x0 + j * cell, y = y0 + i * cell;
-      cells.push(h('rect', {
-        x, y, width: cell, height: cell, fill, 'data-i': i, 'data-j': j, 'data-v': fmtV(v), 'data-missing': ok ? null : '1',
-      }, h('title', null, o.cellTitle ? o.cellTitle(i, j, v) : `(${i}, ${j}): ${fmtV(v)}`)));
-      if (!ok) hatch.push(`M${x.toFixed(2)} ${(y + cell).toFixed(2)}L${(x + cell).toFixed(2)} ${y.toFixed(2)}`,
-        `M${x.toFixed(2)} ${(y + cell / 2).toFixed(2)}L${(x + cell / 2).toFixed(2)} ${y.toFixed(2)}`,
-        `M${(x + cell / 2).toFixed(2)} ${(y + cell).toFixed(2)}L${(x + cell).toFixed(2)} ${(y + cell / 2).toFixed(2)}`);
-      if (o.annotate && ok) {
-        const s = o.annotate(v);
-        if (s !== null && s !== undefined) {
-          ann.push(h('text', { x: x + cell / 2, y: y + cell / 2 + annSize * 0.36, 'font-size': annSize, 'text-anchor': 'middle', fill: textColorOn(fill) }, s));
-        }
-      }
-    }
-  }
-  kids.push(h('g', { 'data-role': o.role || 'grid', 'shape-rendering': 'crispEdges' }, cells));
-  if (hatch.length) kids.push(h('path', { d: hatch.join(''), stroke: HATCH, 'stroke-width': 0.8, fill: 'none', 'pointer-events': 'none', 'data-role': 'hatch' }));
-  if (ann.length) kids.push(h('g', { 'data-role': 'annotations', 'pointer-events': 'none' }, ann));
+  const g = { x0, y0, cell };
+  const cells = vectorCells(o, g, 'grid');
+  kids.push(...(Array.isArray(cells) ? cells : [cells]));
+  if (o.annotate) kids.push(annotations(o, g, 5));
   kids.push(h('rect', { x: x0, y: y0, width: pw, height: ph, fill: 'none', stroke: '#999999', 'stroke-width': 0.6, 'pointer-events': 'none' }));
   if (rl) {
     const step = Math.max(1, Math.ceil((tick * 1.1) / cell));

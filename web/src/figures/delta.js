@@ -5,10 +5,10 @@
 // data-v and a <title>, like the chapter's figures.
 
 import { scaleLinear } from 'd3-scale';
-import { h, SVG_NS } from '../figures/svg.js';
-import { rdBuR } from '../figures/colour.js';
-import { rasterize, rasterImage } from '../figures/raster.js';
-import { fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH } from '../figures/text.js';
+import { h, SVG_NS } from './svg.js';
+import { rdBuR } from './colour.js';
+import { rasterize, rasterImage } from './raster.js';
+import { fmtValue, tokenLabel, textWidth, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
 import { format } from 'd3-format';
 
 const fmtSmall = format('.2~e');
