@@ -99,13 +99,13 @@ web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json | web/src/core/
 	cp $(B)/wasm-mt/attnlab-mt.wasm $@
 
 include bench/Makefile.inc
-# The side-by-side benchmark against ONNX Runtime Web (issue 8).
+# The side-by-side benchmark against ONNX Runtime Web.
 -include bench/peer/peer.mk
 # Further suites add themselves as prerequisites of test-extra (sanitizers, fuzz smoke runs, ...).
 .PHONY: test-extra
 test-extra:
 -include tests/fuzz/fuzz.mk
-# The VitePress site and the embeddable widget (issue 7).
+# The VitePress site and the embeddable widget.
 -include scripts/docs.mk
 
 # ---- tests -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-# scripts/docs.mk — the embeddable widget and the VitePress site (issue 7),
+# scripts/docs.mk — the embeddable widget and the VitePress site,
 # -included by the Makefile.
 #   make widget      web/dist/widget/attnlab-widget.js (+ its worker): 'attnlab/widget' prebuilt, no build step for authors
 #   make docs        the site: docs/.vitepress/dist/ (npm run docs:build)

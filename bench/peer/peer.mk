@@ -1,4 +1,4 @@
-# bench/peer/peer.mk — attnlab against ONNX Runtime Web on the same weights (issue 8; the families: issue 15 item 8).
+# bench/peer/peer.mk — attnlab against ONNX Runtime Web on the same weights, for GPT-2 and the other families.
 # Included by the top-level Makefile (uses its B, EMCC and the wasm target).
 #
 #   make bench-peer                     bench-peer-gpt2, then bench-peer-families
@@ -60,7 +60,7 @@ DECODE_THREADS ?= 1
 bench-decode: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(PEER_MODEL)/model.safetensors $(PEER_MODEL_F16)/model.safetensors
 	node bench/peer/decode_bench.mjs $(PEER_MODEL) $(PEER_MODEL_F16) --prompt 11 --new 32 --runs 5 --threads $(DECODE_THREADS)
 
-# ---- the families (issue 15 item 8): SmolLM2-135M-shaped llama and Pythia-160m-shaped gpt_neox, random f32 ------
+# ---- the families: SmolLM2-135M-shaped llama and Pythia-160m-shaped gpt_neox, random f32 ------
 # build/bench/<shape>/ (config.json, model.safetensors, tokenizer.json) and build/bench/peer/<shape>.onnx, each
 # written once; the export checks its torch module against tests/ref/families_ref.py first.
 PEER_FAMILIES  ?= smollm2-135m pythia-160m

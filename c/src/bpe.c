@@ -192,8 +192,8 @@ static unsigned char *utf8_replace_invalid(const unsigned char *s, size_t n, siz
  * tokenizer (getentropy; in wasm the host's crypto.getRandomValues):
  * SipHash-1-3 for token bytes, tabulation (below) for 40-bit keys.
  * A file cannot be crafted to collide without knowing the key, so loading
- * stays linear in the number of entries (issue 21: an unkeyed FNV-1a let
- * 100k chosen tokens share 1,024 slots). */
+ * stays linear in the number of entries (an unkeyed FNV-1a let 100k
+ * chosen tokens share 1,024 slots). */
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
 #define SIPROUND                                                              \

@@ -313,8 +313,7 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bp
 
 /* A model's vocabulary may be larger than its tokenizer's (rows padded to a
  * multiple of 64 or 128, as Qwen's 151936 > 151669, or a vocab.json that is
- * short): such an id has no text and is labelled "<|id N|>" (issue 21 item
- * 10); ids outside the model's vocabulary stay ALAB_ERANGE. */
+ * short): such an id has no text and is labelled "<|id N|>"; ids outside the model's vocabulary stay ALAB_ERANGE. */
 EMSCRIPTEN_KEEPALIVE int alab_wasm_token_display(char *out, int cap, const alab_model *m,
                                                  int id) {
     if (!m) return alab_fail(ALAB_EINVAL, "display: no model");

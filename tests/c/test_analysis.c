@@ -24,7 +24,7 @@ static void the_dag_score_is_the_mass_strictly_below_the_diagonal(void **state) 
 
 static void the_null_dag_score_is_that_of_uniform_causal_attention(void **state) {
     (void)state;
-    assert_true(fabs(alab_null_dag_score(10) - 0.70710317) < 1e-7); /* DESIGN.md: 0.7071 for T = 10 */
+    assert_true(fabs(alab_null_dag_score(10) - 0.70710317) < 1e-7); /* the chapter's null: 0.7071 for T = 10 */
     assert_true(alab_null_dag_score(1) == 0.0);
     assert_true(fabs(alab_null_dag_score(2) - 0.25) < 1e-12);
     for (int T = 1; T <= 40; T++) { /* equal to the DAG score of the uniform causal matrix */

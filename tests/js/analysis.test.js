@@ -2,7 +2,7 @@
 // and real attention matrices of odd sizes it returns the C's numbers (called
 // through the wasm): bit for bit for dagScore, nullDagScore, asymmetry,
 // headAverage and outerProduct; within an ulp for entropy and the soft
-// displayDo (libm log/exp). Plus the contract values of shared/DESIGN.md.
+// displayDo (libm log/exp). Plus the reference values the chapter quotes.
 
 import { describe, it, expect, beforeAll } from 'vitest';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// cli.test.js — the native CLI honours the JSON contract of shared/DESIGN.md and reproduces the PyTorch
+// cli.test.js — the native CLI honours its JSON contract (docs/c-api.md) and reproduces the PyTorch
 // reference on the golden fixtures; errors go to stderr with a non-zero exit and nothing on stdout.
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';

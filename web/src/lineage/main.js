@@ -12,7 +12,7 @@
 // body data-*: state (loading | ready | error), renders (a counter of drawn
 // figures), timing (running | done), capacity (running | done).
 
-import '../page/page.css';
+import '../ui/page.css';
 import './lineage.css';
 import { loadLineage } from '../lineage.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C, toElement, toString } from '../figures/lineage.js';

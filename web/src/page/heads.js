@@ -17,6 +17,7 @@
 // no background to infer, so they are interventions; docs/heads.md §7).
 
 import { $, el, replace, setOptions } from '../ui/dom.js';
+import { attachTooltip } from '../ui/tooltip.js';
 import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from '../figures/delta.js';
@@ -331,12 +332,20 @@ export class HeadsPanel {
   }
 
   #build() {
-    const P = this;
     $('hp-imp-input').value = DEFAULT_IMP_TEXT;
     $('hp-cf-a').value = DEFAULT_PAIR[0];
     $('hp-cf-b').value = DEFAULT_PAIR[1];
     $('hp-dag-input').value = DEFAULT_DAG.join('\n');
+    this.#makeJobs();
+    this.#wireInputs();
+    this.#addExportButtons();
+    this.#observe();
+    attachTooltip($('tip'), SVG_BOXES.map((id) => $(id)));
+  }
 
+  /** One Job per card: what it computes from which inputs, and how it draws. */
+  #makeJobs() {
+    const P = this;
     this.jobs.imp = new Job(this, 'hp-imp', {
       spec: () => ({ text: $('hp-imp-input').value }),
       heavy: () => P.config.nLayer * P.config.nHead > 48 || P.config.nEmbd > 512,
@@ -401,8 +410,9 @@ export class HeadsPanel {
       },
       draw: (r, s) => P.#drawDag(r, s),
     });
+  }
 
-    // buttons and inputs
+  #wireInputs() {
     const submit = (form, job) => $(form).addEventListener('submit', (e) => { e.preventDefault(); this.jobs[job].request(true); });
     submit('hp-imp-form', 'imp');
     $('hp-imp-form').addEventListener('submit', () => this.jobs.roles.request(true));
@@ -437,8 +447,11 @@ export class HeadsPanel {
       $('hp-ed-alpha-out').textContent = Number(e.target.value).toFixed(2);
       this.jobs.edit.request(true);
     });
+  }
 
-    // each card's SVG / PNG / JSON downloads (enabled once it has drawn)
+  /** Each card's SVG / PNG / JSON downloads (enabled once it has drawn). */
+  #addExportButtons() {
+    const P = this;
     for (const [card, x] of Object.entries(CARD_EXPORTS)) {
       const head = card === 'hp-ed' ? $('hp-cf').querySelector('h3.hp-sub') : $(card).querySelector('.fig-head');
       head.appendChild(el('div', { class: 'fig-actions hp-actions', dataset: { card } },
@@ -448,8 +461,10 @@ export class HeadsPanel {
           on: { click: () => P.#exportCard(card, kind) },
         }, kind.toUpperCase()))));
     }
+  }
 
-    // compute a card when it comes into view
+  /** Compute a card when it comes into view; redraw the drawn ones when the width changes. */
+  #observe() {
     const io = new IntersectionObserver((entries) => {
       for (const e of entries) {
         const job = Object.values(this.jobs).find((j) => j.id === e.target.id);
@@ -471,24 +486,6 @@ export class HeadsPanel {
       cancelAnimationFrame(raf);
       raf = requestAnimationFrame(() => { for (const j of Object.values(this.jobs)) if (j.card.dataset.state === 'ready') j.redraw(); });
     }).observe($('heads'));
-
-    // hover: the <title> of a cell, point or bar in the shared tooltip
-    const tip = $('tip');
-    const show = (e) => {
-      const target = e.target && e.target.closest ? e.target.closest('[data-v]') : null;
-      const title = target ? target.querySelector(':scope > title') : null;
-      if (!title) { tip.hidden = true; return; }
-      tip.textContent = title.textContent;
-      tip.hidden = false;
-      const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
-      const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
-      tip.style.setProperty('left', `${Math.max(4, x)}px`);
-      tip.style.setProperty('top', `${Math.max(4, y)}px`);
-    };
-    for (const id of SVG_BOXES) {
-      $(id).addEventListener('pointermove', show);
-      $(id).addEventListener('pointerleave', () => { tip.hidden = true; });
-    }
   }
 
   // ── export ────────────────────────────────────────────────────────────────

@@ -9,7 +9,7 @@
 // URL parameters: ?model=/path/on/this/server/ (a model directory; tests use
 // /tests/fixtures/tiny/), ?lang=zh, ?text=… (the sentence).
 
-import './page.css';
+import '../ui/page.css';
 import { loadModel } from '../worker-client.js';
 import {
   figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toElement, tokenLabel,
@@ -19,6 +19,7 @@ import { asymmetry } from '../analysis.js';
 import { $, el, replace, setOptions } from '../ui/dom.js';
 import { outlineCell } from '../ui/selection.js';
 import { fitWidth } from '../ui/fit.js';
+import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
 import { Runner, maskOption } from './runner.js';
@@ -830,24 +831,11 @@ function wireFigures() {
       }, kind.toUpperCase()));
     }
   }
-  // hover: the cell's value in a tooltip (the <title> text)
-  const tip = $('tip');
-  const show = (e) => {
+  // hover: the cell's value in a tooltip (the <title> text; a bitmap cell's from its values)
+  attachTooltip($('tip'), document.querySelectorAll('.fig-svg, #delta-bars, #delta-maps'), (e) => {
     const hit = rasterHit(e.target, e);
-    const target = hit ? null : e.target && e.target.closest ? e.target.closest('[data-v], g[data-role="edge"]') : null;
-    const title = target ? target.querySelector(':scope > title') : null;
-    if (!title && !hit) { tip.hidden = true; return; }
-    tip.textContent = hit ? hit.img.__raster.title(hit.i, hit.j) : title.textContent;
-    tip.hidden = false;
-    const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
-    const y = e.clientY + 18 + tip.offsetHeight > window.innerHeight ? e.clientY - tip.offsetHeight - 10 : e.clientY + 18;
-    tip.style.setProperty('left', `${Math.max(4, x)}px`);
-    tip.style.setProperty('top', `${Math.max(4, y)}px`);
-  };
-  for (const box of document.querySelectorAll('.fig-svg, #delta-bars, #delta-maps')) {
-    box.addEventListener('pointermove', show);
-    box.addEventListener('pointerleave', () => { tip.hidden = true; });
-  }
+    return hit ? hit.img.__raster.title(hit.i, hit.j) : titleText(e.target, '[data-v], g[data-role="edge"]');
+  });
 }
 
 async function exportOne(key, kind) {

@@ -2,7 +2,7 @@
 // its common byte pairs (Chinese, emoji, many accented and RTL letters) into tokens
 // that each hold only part of a UTF-8 character; their display strings are "�".
 // Here every token gets a readable label from the bytes of the whole row:
-//   - a token that holds whole characters shows them (as before);
+//   - a token that holds whole characters shows them;
 //   - a token that completes a character begun in earlier tokens shows the
 //     character (the partial tokens are merged for display where they complete one);
 //   - a token that completes no character shows its bytes, e.g. ⟨e6 b3⟩;
