@@ -33,6 +33,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 from bpe import Encoder, EOT  # noqa: E402
 from reference import GPT2Ref  # noqa: E402
+from rng import repeated_tokens  # noqa: E402
 
 V = 50257
 SENTENCE = "Because the storm intensified , the ship finally sank ."
@@ -135,16 +136,8 @@ PREV_TOKENS = 256               # previous-token score: the first 256 tokens of 
 
 
 def mulberry32_ids(n, seed, V=50257):
-    """model.repeatedTokens(n, {seed}) of web/src/model.js: r ++ r, r uniform in [0, V - 1) by mulberry32."""
-    a = seed & 0xFFFFFFFF
-    r = []
-    for _ in range(n):
-        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
-        t = a
-        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
-        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
-        r.append(int(((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296 * (V - 1)))
-    return np.array(r + r, dtype=np.int64)
+    """model.repeatedTokens(n, {seed}) of web/src/model.js (train.repeated_tokens: one implementation)."""
+    return repeated_tokens(n, seed, V)
 
 
 def role_scores(atts, ids):

@@ -28,6 +28,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from model import GPT2, Config  # noqa: E402
+from rng import repeated_tokens  # noqa: E402
 
 
 def get_args():
@@ -131,27 +132,6 @@ def get_batch(data, step, a, top=None):
         xs.append(x)
         ys.append(y)
     return torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))
-
-
-def mulberry32(seed):
-    """The page's seeded generator (model.js repeatedTokens), so the probe is the same sequence."""
-    a = seed & 0xFFFFFFFF
-
-    def nxt():
-        nonlocal a
-        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
-        t = a
-        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
-        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
-        return ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296
-    return nxt
-
-
-def repeated_tokens(n, seed, V=50257):
-    """model.repeatedTokens(n, {seed}): r ++ r with r uniform in [0, V - 1)."""
-    nxt = mulberry32(seed)
-    r = [int(nxt() * (V - 1)) for _ in range(n)]
-    return np.array(r + r, dtype=np.int64)
 
 
 @torch.no_grad()

@@ -27,6 +27,7 @@
 import { instantiateAttnlab } from './core/wasm.js';
 import { C, INTERVENTION_KINDS, MASKS } from './core/abi.js';
 import { AttnlabError } from './core/errors.js';
+import { mulberry32 } from './core/rng.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
@@ -826,14 +827,7 @@ export class Model {
     const seed = o.seed === undefined ? 0 : checkIndex('seed', o.seed, 0, 2 ** 32 - 1);
     const lo = o.lo === undefined ? 0 : checkIndex('lo', o.lo, 0, V - 1);
     const hi = o.hi === undefined ? V - 1 : checkIndex('hi', o.hi, lo + 1, V);
-    let a = seed >>> 0;
-    const next = () => { // mulberry32
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const next = mulberry32(seed);
     const out = new Int32Array(2 * n);
     for (let i = 0; i < n; i++) out[i] = out[i + n] = lo + Math.floor(next() * (hi - lo));
     return out;

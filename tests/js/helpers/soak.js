@@ -13,20 +13,12 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { loadModel, AttnlabError, ERROR_CODES } from '../../../web/src/worker-client.js';
+import { mulberry32 } from '../../../web/src/core/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const TINY = join(ROOT, 'tests/fixtures/tiny');
 
-function rng(seed) { // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 // A random valid run: ids of length T, options with 0..6 interventions of every kind.
 function validCall(r, cfg) {

@@ -35,10 +35,6 @@ export function sizeOf(tokens, A) {
   return T;
 }
 
-export function checkIndex(x, T, name) {
-  if (!Number.isInteger(x) || x < 0 || x >= T) throw new AttnlabError('ERANGE', `${name} = ${x} is outside 0..${T - 1}`);
-}
-
 export function checkLang(lang) {
   if (lang !== 'en' && lang !== 'zh') throw new AttnlabError('EINVAL', `lang must be 'en' or 'zh', got ${JSON.stringify(lang)}`);
   return lang;

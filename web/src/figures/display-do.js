@@ -10,22 +10,23 @@
 // they return a new Float32Array T*T and leave every row but `row` unchanged.
 
 import { displayDo } from '../analysis.js';
-import { asMatrix, checkIndex } from './checks.js';
+import { asMatrix } from './checks.js';
+import { checkIndex } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
 
 /** Hard do: row `row` becomes one-hot at `col` (Pearl's surgery: cut every other in-edge). */
 export function hardDo(A, T, row, col) {
   const M = asMatrix(A, T);
-  checkIndex(row, T, 'row');
-  checkIndex(col, T, 'col');
+  checkIndex('row', row, 0, T - 1);
+  checkIndex('col', col, 0, T - 1);
   return displayDo(M, { kind: 'hard', row, col });
 }
 
 /** Soft do: add λ to the log-weight of (row, col) and renormalise the row. */
 export function softDo(A, T, row, col, lambda) {
   const M = asMatrix(A, T);
-  checkIndex(row, T, 'row');
-  checkIndex(col, T, 'col');
+  checkIndex('row', row, 0, T - 1);
+  checkIndex('col', col, 0, T - 1);
   if (typeof lambda !== 'number' || !Number.isFinite(lambda)) {
     throw new AttnlabError('ENAN', `lambda must be a finite number, got ${lambda}`);
   }

@@ -4,7 +4,9 @@
 // printed in its cell. Saved as ch09_causal_fig2_outer_product.
 // outerProductDemo() makes the chapter's random-vector case (d_k = 16, T = 8).
 
-import { asMatrix, checkIndex, checkLang } from './checks.js';
+import { asMatrix, checkLang } from './checks.js';
+import { checkIndex } from '../analysis.js';
+import { mulberry32 } from '../core/rng.js';
 import { ylOrRd, rdBuR } from './colour.js';
 import { heatmapPanel } from './heatmap.js';
 import { figSize, layoutFigure } from './layout.js';
@@ -57,18 +59,6 @@ export function softmaxScores(q, k, T, HS, scale) {
   return A;
 }
 
-// mulberry32: a small seeded PRNG (state passed in, nothing global).
-function mulberry32(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The chapter's random demo (outer_product_demo): Q, K ~ N(0, 1) of shape (T, dK),
  * attention = softmax(QKᵀ/√dK), example pair i = min(5, T−1), j = min(2, T−1).
@@ -113,8 +103,8 @@ export function figOuterProduct({ q, k, i, j, tokens, attention, T: Tgiven, scal
     throw new AttnlabError('ESHAPE', `figOuterProduct: q and k must both hold T*HS values (T = ${T})`);
   }
   const HS = q.length / T;
-  checkIndex(i, T, 'i');
-  checkIndex(j, T, 'j');
+  checkIndex('i', i, 0, T - 1);
+  checkIndex('j', j, 0, T - 1);
   const sc = scale ?? 1 / Math.sqrt(HS);
   if (!Number.isFinite(sc)) throw new AttnlabError('ENAN', `scale must be finite, got ${scale}`);
   const A = attention ? asMatrix(attention, T, 'attention') : softmaxScores(q, k, T, HS, sc);

@@ -5,7 +5,8 @@
 // blue in every panel, as the chapter's script does. Saved as
 // ch09_causal_fig4_do_intervention.
 
-import { asMatrix, sizeOf, checkIndex, checkLang } from './checks.js';
+import { asMatrix, sizeOf, checkLang } from './checks.js';
+import { checkIndex } from '../analysis.js';
 import { ylOrRd } from './colour.js';
 import { heatmapPanel } from './heatmap.js';
 import { figSize, layoutFigure } from './layout.js';
@@ -61,8 +62,8 @@ export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en'
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
-  checkIndex(row, T, 'row');
-  checkIndex(col, T, 'col');
+  checkIndex('row', row, 0, T - 1);
+  checkIndex('col', col, 0, T - 1);
   if (typeof lambda !== 'number' || !Number.isFinite(lambda)) throw new AttnlabError('ENAN', `lambda must be finite, got ${lambda}`);
   const soft = softDo(M, T, row, col, lambda);
   const wm = /^window:(\d+)$/.exec(String(mask));
