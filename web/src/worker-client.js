@@ -14,43 +14,13 @@
 import { AttnlabError } from './core/errors.js';
 import { resultFromMessage, counterfactualFromMessage } from './model.js';
 import { checkReadOptions, resolveSource, resolveURL } from './sources.js';
+import { connect, isWorker } from './ui/protocol.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 
 // ---------------------------------------------------------------------------
-// Starting a worker: one small interface over both kinds
-//   {post(msg, transfer), onMessage(f), onFailure(f), terminate(), busy(bool)}
+// Starting a worker (a Web Worker, or a worker_threads Worker in Node)
 // ---------------------------------------------------------------------------
-
-function wrapWeb(worker) {
-  return {
-    post: (msg, transfer) => worker.postMessage(msg, transfer),
-    onMessage: (f) => worker.addEventListener('message', (e) => f(e.data)),
-    onFailure: (f) => {
-      worker.addEventListener('error', (e) => f(e.message || 'the worker script failed to load or threw'));
-      worker.addEventListener('messageerror', () => f('a message from the worker could not be deserialized'));
-    },
-    terminate: () => worker.terminate(),
-    busy: () => {},
-  };
-}
-
-function wrapNode(worker) {
-  let terminated = false;
-  return {
-    post: (msg, transfer) => worker.postMessage(msg, transfer),
-    onMessage: (f) => worker.on('message', f),
-    onFailure: (f) => {
-      worker.on('error', (e) => f(e && e.message ? e.message : String(e)));
-      worker.on('messageerror', () => f('a message from the worker could not be deserialized'));
-      worker.on('exit', (code) => { if (!terminated) f(`the worker exited (code ${code})`); });
-    },
-    terminate: () => { terminated = true; return worker.terminate(); },
-    // Keep the process alive only while calls are pending, so a model that
-    // is never disposed does not keep Node running.
-    busy: (b) => (b ? worker.ref() : worker.unref()),
-  };
-}
 
 // Node workers inherit process.execArgv, but refuse the flags that are per
 // process (--max-old-space-size, --expose-gc, --title, --stack-size, ...:
@@ -73,7 +43,7 @@ async function newNodeWorker(url) {
   let execArgv = workerExecArgv(process.execArgv);
   for (let attempt = 0; ; attempt++) {
     try {
-      return wrapNode(new NodeWorker(url, { execArgv }));
+      return new NodeWorker(url, { execArgv });
     } catch (e) {
       if (!e || e.code !== 'ERR_WORKER_INVALID_EXEC_ARGV' || execArgv.length === 0) throw e;
       execArgv = attempt === 0 ? workerExecArgv(execArgv, refusedFlags(e)) : [];
@@ -83,25 +53,18 @@ async function newNodeWorker(url) {
 
 async function startWorker(option) {
   if (option !== undefined && option !== null) {
-    if (typeof Worker !== 'undefined' && option instanceof Worker) return wrapWeb(option);
-    if (typeof option === 'object' && typeof option.postMessage === 'function' && typeof option.on === 'function')
-      return wrapNode(option);
+    if (isWorker(option)) return option;
     if (typeof option === 'string' || option instanceof URL) {
       const url = await resolveURL(option, 'worker URL');
-      if (typeof Worker !== 'undefined') return wrapWeb(new Worker(url, { type: 'module', name: 'attnlab' }));
+      if (typeof Worker !== 'undefined') return new Worker(url, { type: 'module', name: 'attnlab' });
       if (isNode) return newNodeWorker(url);
     }
     throw new AttnlabError('ETYPE', 'options.worker must be a Worker, a worker_threads Worker or the URL of worker.js');
   }
   if (typeof Worker !== 'undefined')
-    return wrapWeb(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attnlab' }));
+    return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attnlab' });
   if (isNode) return newNodeWorker(new URL('./worker.js', import.meta.url));
   throw new AttnlabError('EWASM', 'this environment has no Web Worker; use the main entry \'attnlab\' instead');
-}
-
-function errorFromMessage(e) {
-  if (e && e.code) return new AttnlabError(e.code, e.message, { rc: e.rc });
-  return new AttnlabError('EINTERNAL', `${(e && e.name) || 'Error'}: ${(e && e.message) || String(e)}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -152,15 +115,12 @@ let loadInto; // (model, source, options) -> Promise: the 'load' request of a ne
 let failInto; // (model, err): reject every pending call with err and terminate the worker
 
 class WorkerModel {
-  #port;
-  #pending = new Map(); // id -> {resolve, reject, onProgress}
-  #nextId = 1;
-  #failed = null;       // AttnlabError once the worker died
+  #client;              // ui/protocol.js's WorkerClient of this model's worker
   #disposed = false;
 
-  constructor(token, port) {
+  constructor(token, worker) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() from attnlab/worker');
-    this.#port = port;
+    this.#client = connect(worker, { name: 'attnlab worker' });
     /** {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim} (after load) */
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
@@ -169,70 +129,38 @@ class WorkerModel {
     this.engine = null;
     /** 'f32' or 'half' (after load); see Model#weights. */
     this.weights = null;
-    port.onMessage((msg) => this.#onMessage(msg));
-    port.onFailure((why) => this.#fail(new AttnlabError('EWASM', `the attnlab worker failed: ${why}`)));
-    port.busy(false);
   }
 
-  #onMessage(msg) {
-    const p = msg && this.#pending.get(msg.id);
-    if (!p) return;
-    if ('progress' in msg) {
-      if (p.onProgress) {
-        try {
-          p.onProgress(msg.progress);
-        } catch (e) {
-          this.#settle(msg.id);
-          p.reject(e);
-          this.#fail(new AttnlabError('EDISPOSED', 'the load was aborted by its onProgress callback'));
-        }
-      }
-      return;
-    }
-    this.#settle(msg.id);
-    if (msg.ok) p.resolve(msg.value);
-    else p.reject(errorFromMessage(msg.error));
-  }
-
-  #settle(id) {
-    this.#pending.delete(id);
-    if (this.#pending.size === 0) this.#port.busy(false);
-  }
-
-  #fail(err) {
-    if (this.#failed) return;
-    this.#failed = err;
-    for (const p of this.#pending.values()) p.reject(err);
-    this.#pending.clear();
-    this.#port.terminate();
-  }
-
-  #call(op, args, transfer = [], onProgress = null) {
+  #call(method, args, { onProgress = null, signal = null, transfer = [] } = {}) {
     if (this.#disposed) return Promise.reject(new AttnlabError('EDISPOSED', 'the model was disposed'));
-    if (this.#failed) return Promise.reject(this.#failed);
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    return this.#client.call(method, args, { onProgress: this.#ending(method, onProgress), signal, transfer });
+  }
+
+  // A throwing onProgress rejects its call (the protocol). Here it also ends the worker, once that
+  // rejection is made: a load cannot be stopped inside the worker any other way, and every call
+  // of a model that reports progress is treated alike.
+  #ending(method, onProgress) {
+    if (!onProgress) return null;
+    const what = method === 'load' ? 'load' : `${method} call`;
+    return (event) => {
       try {
-        this.#port.post({ id, op, args }, transfer);
+        onProgress(event);
       } catch (e) {
-        // DataCloneError: a function, a symbol, a class instance ... in the arguments
-        reject(new AttnlabError('ETYPE', `${op}: the arguments cannot be sent to the worker (${e.message})`, { cause: e }));
-        return;
+        queueMicrotask(() => this.#client.fail(new AttnlabError('EDISPOSED', `the ${what} was aborted by its onProgress callback`)));
+        throw e;
       }
-      this.#pending.set(id, { resolve, reject, onProgress });
-      this.#port.busy(true);
-    });
+    };
   }
 
   static {
     loadInto = (m, source, options) => m.#load(source, options);
-    failInto = (m, err) => m.#fail(err);
+    failInto = (m, err) => m.#client.fail(err);
   }
 
   async #load(source, options) {
     const o = {};
     for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'timeoutMs', 'redirects', 'weights']) if (options[k] !== undefined) o[k] = options[k];
-    const value = await this.#call('load', [source, o], options.transfer, options.onProgress);
+    const value = await this.#call('load', [source, o], { transfer: options.transfer, onProgress: options.onProgress });
     this.config = Object.freeze(value.config);
     this.source = value.source;
     this.engine = Object.freeze(value.engine);
@@ -289,29 +217,19 @@ class WorkerModel {
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       return Promise.reject(new AttnlabError('ETYPE', `${op}: options.signal must be an AbortSignal`));
     if (signal && signal.aborted) return Promise.reject(new AttnlabError('EABORT', `${op}: cancelled before it started`));
-    const id = this.#nextId; // the id #call gives this request
-    const p = this.#call(op, [input, rest], [], onProgress || null);
-    if (signal) {
-      const cancel = () => { try { this.#port.post({ op: 'cancel', target: id }, []); } catch { /* worker gone */ } };
-      signal.addEventListener('abort', cancel, { once: true });
-      p.then(() => signal.removeEventListener('abort', cancel), () => signal.removeEventListener('abort', cancel));
-    }
-    return p;
+    return this.#call(op, [input, rest], { onProgress: onProgress || null, signal: signal || null });
   }
 
   /** Free the model and terminate its worker. Idempotent. */
   async dispose() {
     if (this.#disposed) return;
     try {
-      if (!this.#failed) await this.#call('dispose', []);
+      if (!this.#client.failed) await this.#call('dispose', []);
     } catch {
       // the worker is terminated below either way
     } finally {
       this.#disposed = true;
-      this.#failed ??= new AttnlabError('EDISPOSED', 'the model was disposed');
-      for (const p of this.#pending.values()) p.reject(new AttnlabError('EDISPOSED', 'the model was disposed'));
-      this.#pending.clear();
-      await this.#port.terminate();
+      await this.#client.terminate(new AttnlabError('EDISPOSED', 'the model was disposed'));
     }
   }
 }

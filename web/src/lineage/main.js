@@ -15,6 +15,7 @@
 import '../ui/page.css';
 import './lineage.css';
 import { loadLineage } from '../lineage.js';
+import { connect } from '../ui/protocol.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C, toElement, toString } from '../figures/lineage.js';
 import { applyStatic } from '../ui/i18n.js';
 import { $, el, replace } from '../ui/dom.js';
@@ -269,31 +270,19 @@ function drawLinear() {
 
 // Two workers: the capacity experiment and the timing sweep, so that a new
 // sweep (which terminates its worker to stop the old one) never kills the other.
+// Each is a ui/protocol.js client; a worker that fails rejects its call (shown by the caller) and is
+// replaced at the next ask.
 const workers = { capacity: null, timing: null };
-let jobId = 0;
 function newWorker(kind) {
   const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `attnlab-lineage-${kind}` });
-  w.addEventListener('error', (e) => showError(e.message || 'the lineage worker failed'));
-  workers[kind] = w;
-  return w;
+  workers[kind] = connect(w, { name: 'attnlab lineage worker' });
+  return workers[kind];
 }
 
-function ask(kind, msg, onPoint) {
-  const id = ++jobId;
-  const worker = workers[kind] || newWorker(kind);
-  return new Promise((resolve, reject) => {
-    const on = (e) => {
-      if (e.data.id !== id) return;
-      if (e.data.type === 'point') onPoint?.(e.data.point);
-      else {
-        worker.removeEventListener('message', on);
-        if (e.data.type === 'done') resolve(e.data.result);
-        else reject(new Error(e.data.message));
-      }
-    };
-    worker.addEventListener('message', on);
-    worker.postMessage({ ...msg, id });
-  });
+/** The worker's method `kind` (timing | capacity) on params; onPoint gets its progress. */
+function ask(kind, params, onPoint) {
+  const worker = workers[kind] && !workers[kind].failed ? workers[kind] : newWorker(kind);
+  return worker.call(kind, [params], { onProgress: onPoint });
 }
 
 let timingRun = 0;
@@ -306,7 +295,7 @@ async function runTiming() {
   document.body.dataset.timing = 'running';
   drawTiming();
   try {
-    await ask('timing', { cmd: 'timing', Ts: TIMING_TS, d: TIMING_D, featureMap: S.feature, m: S.m }, (p) => {
+    await ask('timing', { Ts: TIMING_TS, d: TIMING_D, featureMap: S.feature, m: S.m }, (p) => {
       if (run !== timingRun) return;
       live.timing.push(p);
       drawTiming();
@@ -493,7 +482,7 @@ async function boot() {
   document.body.dataset.state = 'ready';
   document.body.dataset.capacity = 'running';
   capStatus();
-  ask('capacity', { cmd: 'capacity', N: CAP_N, loads: CAP_LOADS, trials: CAP_TRIALS }).then((r) => {
+  ask('capacity', { N: CAP_N, loads: CAP_LOADS, trials: CAP_TRIALS }).then((r) => {
     capResult = r;
     drawCapacity(r);
     document.body.dataset.capacity = 'done';

@@ -1,34 +1,30 @@
 // worker.js — the lineage page's Web Worker: the long computations (the
 // timing sweep of softmax against linear attention, the capacity experiment)
 // run here, on their own wasm instance, so the page stays responsive.
-// Messages in: {id, cmd: 'timing', Ts, d, featureMap, m} | {id, cmd: 'capacity', N, loads, trials}.
-// Messages out: {id, type: 'point', point} per T, then {id, type: 'done', result}, or {id, type: 'error', message, code}.
+// The messages are ui/protocol.js's. Methods:
+//   timing    [{Ts, d, featureMap, m}] -> the points, one per T (progress: each point as it is measured)
+//   capacity  [{N, loads, trials}]     -> the capacity curve, with ms: how long it took
 
 import { loadLineage } from '../lineage.js';
+import { serve } from '../ui/protocol.js';
 
 const lab = loadLineage();
 
-self.onmessage = async (e) => {
-  const { id, cmd } = e.data;
-  try {
+serve({
+  async timing([{ Ts, d, featureMap, m }], { progress }) {
     const L = await lab;
-    if (cmd === 'timing') {
-      const { Ts, d, featureMap, m } = e.data;
-      const points = [];
-      for (const T of Ts) {
-        const p = L.timeAttention({ T, d, featureMap, m, minMs: 15 });
-        points.push(p);
-        self.postMessage({ id, type: 'point', point: p });
-      }
-      self.postMessage({ id, type: 'done', result: points });
-    } else if (cmd === 'capacity') {
-      const t0 = performance.now();
-      const r = L.hopfieldCapacity({ N: e.data.N, loads: e.data.loads, trials: e.data.trials, seed: 1 });
-      self.postMessage({ id, type: 'done', result: { ...r, ms: performance.now() - t0 } });
-    } else {
-      throw new Error(`unknown command ${cmd}`);
+    const points = [];
+    for (const T of Ts) {
+      const p = L.timeAttention({ T, d, featureMap, m, minMs: 15 });
+      points.push(p);
+      progress(p);
     }
-  } catch (err) {
-    self.postMessage({ id, type: 'error', message: err.message, code: err.code || null });
-  }
-};
+    return points;
+  },
+  async capacity([{ N, loads, trials }]) {
+    const L = await lab;
+    const t0 = performance.now();
+    const r = L.hopfieldCapacity({ N, loads, trials, seed: 1 });
+    return { ...r, ms: performance.now() - t0 };
+  },
+});

@@ -10,12 +10,10 @@
 // how many workers were started (1 on any page with widgets), how many model
 // loads were requested and how many requests were sent.
 
-import { AttnlabError } from '../core/errors.js';
 import { resultFromMessage } from '../model.js';
+import { connect } from '../ui/protocol.js';
 
-let worker = null;
-let nextId = 1;
-const pending = new Map();   // id -> {resolve, reject, onProgress}
+let client = null;           // ui/protocol.js's WorkerClient of the shared worker, once started
 const models = new Map();    // model URL -> {promise, listeners: Set<fn>, last: progress event | null}
 const counters = { workersStarted: 0, modelLoads: 0, requests: 0 };
 let workerURL = null;        // set by configure() (index.js)
@@ -23,48 +21,35 @@ let workerURL = null;        // set by configure() (index.js)
 /** Where worker.js is: next to this module unless configured. */
 export function setWorkerURL(url) { workerURL = url; }
 
-function fail(err) {
-  for (const p of pending.values()) p.reject(err);
-  pending.clear();
-  models.clear();
-  worker = null;              // the next request starts a new worker
-}
-
-function ensureWorker() {
-  if (worker) return worker;
-  worker = workerURL
+function ensureClient() {
+  if (client) return client;
+  const worker = workerURL
     ? new Worker(workerURL, { type: 'module', name: 'attnlab-widget' })
     : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attnlab-widget' });
+  // A worker that dies takes its models with it; the next request starts a new one.
+  client = connect(worker, { name: 'attnlab widget worker', onFail: () => { models.clear(); client = null; } });
   counters.workersStarted += 1;
-  worker.addEventListener('message', (e) => {
-    const msg = e.data;
-    const p = msg && pending.get(msg.id);
-    if (!p) return;
-    if ('progress' in msg) { if (p.onProgress) p.onProgress(msg.progress); return; }
-    pending.delete(msg.id);
-    if (msg.ok) p.resolve(msg.value);
-    else {
-      const er = msg.error || {};
-      p.reject(er.code ? new AttnlabError(er.code, er.message) : Object.assign(new Error(er.message), { name: er.name }));
-    }
-  });
-  worker.addEventListener('error', (e) => {
-    e.preventDefault?.();
-    fail(new AttnlabError('EWASM', `the attnlab widget worker failed: ${e.message || 'it could not be started'}`));
-  });
   if (typeof document !== 'undefined')
     document.dispatchEvent(new CustomEvent('attnlab-worker-start', { detail: { count: counters.workersStarted } }));
-  return worker;
+  return client;
 }
 
-function call(op, args, onProgress = null) {
-  const w = ensureWorker();
-  const id = nextId++;
+function call(method, args, onProgress = null) {
+  const c = ensureClient();
   counters.requests += 1;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, onProgress });
-    w.postMessage({ id, op, args });
-  });
+  return c.call(method, args, { onProgress });
+}
+
+// One widget's listener that throws must not fail the load the others wait on: it is reported as
+// an uncaught error, as any event listener's would be.
+function fanOut(listeners, ev) {
+  for (const f of listeners) {
+    try {
+      f(ev);
+    } catch (e) {
+      queueMicrotask(() => { throw e; });
+    }
+  }
 }
 
 /**
@@ -81,7 +66,7 @@ export function useModel(url, wasm, onProgress) {
     models.set(url, entry);
     entry.promise = call('load', [url, wasm], (ev) => {
       entry.last = ev;
-      for (const f of entry.listeners) f(ev);
+      fanOut(entry.listeners, ev);
     }).then((v) => ({ ...v, url }), (e) => { models.delete(url); throw e; });
   }
   if (onProgress) {
@@ -114,5 +99,5 @@ export function lineageData(wasm, demo, params) {
 
 /** {workersStarted, modelLoads, requests, workerAlive} */
 export function stats() {
-  return { ...counters, workerAlive: worker !== null };
+  return { ...counters, workerAlive: client !== null };
 }

@@ -5,27 +5,22 @@
 //
 // It holds any number of models (keyed by their directory URL; normally just
 // the built-in one) and, on first use, one Lineage instance for the Hopfield,
-// linear-attention and √d_k demos. Requests are answered one at a time, in order.
+// linear-attention and √d_k demos.
 //
-// Protocol (structured clone; result buffers are transferred):
-//   client -> worker  {id, op, args}
-//     op 'load'     args [modelURL, wasmURL]              -> {config, source}   (+ {id, progress} events)
-//     op 'run'      args [modelURL, text, runOptions]    -> a Result message (model.js resultToMessage)
-//     op 'tokenize' args [modelURL, text]                 -> {ids, tokens}
-//     op 'lineage'  args [wasmURL, demo, params]          -> plain data for that demo (lineageData below)
-//   worker -> client  {id, ok: true, value} | {id, ok: false, error: {name, code, message}} | {id, progress}
+// The messages are ui/protocol.js's; result buffers are transferred. Methods:
+//   load      [modelURL, wasmURL]             -> {config, source}   (progress: the loader's events)
+//   run       [modelURL, text, runOptions]    -> a Result message (model.js resultToMessage)
+//   tokenize  [modelURL, text]                -> {ids, tokens}
+//   evidence  [modelURL, kind, text, options] -> an edge or token knockout
+//   lineage   [wasmURL, demo, params]         -> plain data for that demo (lineageData below)
 
 import { AttnlabError } from '../core/errors.js';
 import { loadModel, resultToMessage } from '../model.js';
 import { loadLineage } from '../lineage.js';
+import { serve, reply } from '../ui/protocol.js';
 
 const models = new Map();   // model URL -> Promise<Model>
 let lineage = null;         // Promise<Lineage>
-
-function errorMessage(e) {
-  if (e instanceof AttnlabError) return { name: 'AttnlabError', code: e.code, message: e.message };
-  return { name: (e && e.name) || 'Error', code: null, message: String((e && e.message) || e) };
-}
 
 function modelAt(url) {
   const m = models.get(url);
@@ -104,61 +99,44 @@ const DEMOS = { hopfield: hopfieldData, linear: linearData, sqrtdk: sqrtdkData }
 
 // ── requests ────────────────────────────────────────────────────────────────
 
-async function handle(op, args, progress) {
-  switch (op) {
-    case 'load': {
-      const [url, wasm] = args;
-      if (!models.has(url)) {
-        // the multithreaded build sits beside attnlab.wasm; it is used only on a cross-origin isolated
-        // page, and where it is missing the model runs on one thread
-        const wasmMT = wasm ? new URL('attnlab-mt.wasm', wasm).href : undefined;
-        const p = loadModel(url, { wasm, wasmMT, onProgress: progress });
-        models.set(url, p);
-        p.catch(() => models.delete(url));   // a failed load can be retried
-      }
-      const m = await models.get(url);
-      return { value: { config: m.config, source: m.source } };
+const HANDLERS = {
+  async load([url, wasm], { progress }) {
+    if (!models.has(url)) {
+      // the multithreaded build sits beside attnlab.wasm; it is used only on a cross-origin isolated
+      // page, and where it is missing the model runs on one thread
+      const wasmMT = wasm ? new URL('attnlab-mt.wasm', wasm).href : undefined;
+      const p = loadModel(url, { wasm, wasmMT, onProgress: progress });
+      models.set(url, p);
+      p.catch(() => models.delete(url));   // a failed load can be retried
     }
-    case 'run': {
-      const [url, text, options] = args;
-      const { data, transfer } = resultToMessage((await modelAt(url)).run(text, options));
-      return { value: data, transfer };
+    const m = await models.get(url);
+    return { config: m.config, source: m.source };
+  },
+  async run([url, text, options]) {
+    const { data, transfer } = resultToMessage((await modelAt(url)).run(text, options));
+    return reply(data, transfer);
+  },
+  async tokenize([url, text]) {
+    const r = (await modelAt(url)).tokenize(text);
+    return reply(r, [r.ids.buffer]);
+  },
+  async evidence([url, kind, text, options]) {
+    const m = await modelAt(url);
+    if (kind === 'edge') return m.edgeKnockout(text, options);
+    if (kind === 'tokens') return m.tokenKnockout(text);
+    throw new AttnlabError('EINVAL', `unknown evidence figure '${kind}' (known: edge, tokens)`);
+  },
+  async lineage([wasm, demo, params]) {
+    const f = DEMOS[demo];
+    if (!f) throw new AttnlabError('EINVAL', `unknown lineage demo '${demo}' (known: ${Object.keys(DEMOS).join(', ')})`);
+    if (!lineage) {
+      lineage = loadLineage(wasm ? { wasm } : undefined);
+      lineage.catch(() => { lineage = null; });
     }
-    case 'tokenize': {
-      const [url, text] = args;
-      const r = (await modelAt(url)).tokenize(text);
-      return { value: r, transfer: [r.ids.buffer] };
-    }
-    case 'evidence': {
-      const [url, kind, text, options] = args;
-      const m = await modelAt(url);
-      if (kind === 'edge') return { value: m.edgeKnockout(text, options) };
-      if (kind === 'tokens') return { value: m.tokenKnockout(text) };
-      throw new AttnlabError('EINVAL', `unknown evidence figure '${kind}' (known: edge, tokens)`);
-    }
-    case 'lineage': {
-      const [wasm, demo, params] = args;
-      const f = DEMOS[demo];
-      if (!f) throw new AttnlabError('EINVAL', `unknown lineage demo '${demo}' (known: ${Object.keys(DEMOS).join(', ')})`);
-      if (!lineage) {
-        lineage = loadLineage(wasm ? { wasm } : undefined);
-        lineage.catch(() => { lineage = null; });
-      }
-      return { value: f(await lineage, params || {}) };
-    }
-    default:
-      throw new AttnlabError('EINVAL', `unknown op '${op}'`);
-  }
-}
+    return f(await lineage, params || {});
+  },
+};
 
-// No queue: a model download (async) must not hold back a lineage demo; the
+// Not ordered: a model download (async) must not hold back a lineage demo; the
 // computations themselves are synchronous, so two never interleave.
-self.addEventListener('message', async (e) => {
-  const { id, op, args } = e.data || {};
-  try {
-    const { value, transfer = [] } = await handle(op, args || [], (event) => self.postMessage({ id, progress: event }));
-    self.postMessage({ id, ok: true, value }, transfer);
-  } catch (err) {
-    self.postMessage({ id, ok: false, error: errorMessage(err) });
-  }
-});
+serve(HANDLERS);
