@@ -192,3 +192,33 @@ describe('errors', () => {
     await expect(loadLineage({ model: 1 })).rejects.toMatchObject({ code: 'EINVAL' });
   });
 });
+
+describe('lineage-demos.js: the demos the lineage page and the widgets share', () => {
+  it('the modern Hopfield plane: a path from ξ to a fixed point the network keeps, weights a distribution', async () => {
+    const { modernPlane, X2, XI0 } = await import('../../web/src/lineage-demos.js');
+    for (const beta of [0.01, 1, 8]) {
+      const r = modernPlane(lab, beta);
+      expect(r.path[0]).toEqual(XI0);
+      expect(r.patterns).toBe(X2);
+      expect(r.weights.reduce((a, w) => a + w, 0)).toBeCloseTo(1, 5);
+      const again = lab.modernStep(Float32Array.from(X2.flat()), Float32Array.from(r.fixed), { beta, d: 2 }).state;
+      expect(Math.hypot(again[0] - r.fixed[0], again[1] - r.fixed[1])).toBeLessThan(1e-4);
+      expect(r.move).toBeCloseTo(Math.hypot(r.oneStep[0] - XI0[0], r.oneStep[1] - XI0[1]), 6);
+    }
+    // small β pulls ξ towards the mean of all patterns, large β to one pattern
+    const cold = modernPlane(lab, 0.01), hot = modernPlane(lab, 8);
+    expect(Math.hypot(cold.fixed[0] - cold.mean[0], cold.fixed[1] - cold.mean[1])).toBeLessThan(0.15);
+    expect(Math.max(...hot.weights)).toBeGreaterThan(0.95);
+  });
+
+  it('one Hopfield update with β = 1/√d is attention with K = V = X; the linear forms agree', async () => {
+    const { equivalence2d, linearForms } = await import('../../web/src/lineage-demos.js');
+    expect(equivalence2d(lab).diff).toBeLessThan(1e-6);
+    for (const featureMap of ['elu', 'relu', 'favor']) {
+      const f = linearForms(lab, { featureMap, m: 64 });
+      expect(f.prefixDiff).toBeLessThan(1e-4);
+      expect(f.rnnDiff).toBeLessThan(1e-4);
+      expect(f.softmaxError).toBeGreaterThan(0);   // a different quantity from softmax attention
+    }
+  });
+});

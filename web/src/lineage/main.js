@@ -15,6 +15,7 @@
 import '../ui/page.css';
 import './lineage.css';
 import { loadLineage } from '../lineage.js';
+import { modernPlane, equivalence2d, linearForms, entropyCurve, maxAbsDiff } from '../lineage-demos.js';
 import { connect } from '../ui/protocol.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C, toElement, toString } from '../figures/lineage.js';
 import { applyStatic } from '../ui/i18n.js';
@@ -34,9 +35,6 @@ const TIMING_D = 64;
 const CAP_N = 200, CAP_TRIALS = 2;
 const CAP_LOADS = Array.from({ length: 15 }, (_, k) => Number((0.02 * (k + 1)).toFixed(2)));
 
-/** The 2-D memory of the modern Hopfield demo: a cluster of three, two loners. */
-const X2 = [[2.0, 2.0], [2.5, 1.5], [1.6, 2.5], [-2.5, 1.0], [0.5, -2.5]];
-const XI0 = [0.4, 1.0];
 
 const S = {
   glyph: 3, store: new Set([0, 1, 3]), corrupt: 0.2, mode: 'async', noiseSeed: 1,
@@ -95,7 +93,6 @@ function showError(e) {
 }
 
 const f4 = (x) => Number(x.toPrecision(4)).toString();
-const maxAbsDiff = (a, b) => a.reduce((m, v, k) => Math.max(m, Math.abs(v - b[k])), 0);
 
 // ── 1. classical Hopfield ─────────────────────────────────────────────────
 
@@ -182,44 +179,36 @@ function drawCapacity(r) {
 // ── 2. modern Hopfield = attention ────────────────────────────────────────
 
 function drawModern() {
-  const X = Float32Array.from(X2.flat()), d = 2, beta = S.beta;
-  const one = lab.modernStep(X, XI0, { beta, d });
-  const run = lab.modernRun(X, XI0, { beta, d, maxSteps: 500, tol: 1e-6 });
-  // the path: the iterates one by one (short runs; at most 40 drawn)
-  const path = [XI0];
-  let cur = Float32Array.from(XI0);
-  for (let k = 0; k < Math.min(run.steps, 40); k++) { cur = lab.modernStep(X, cur, { beta, d }).state; path.push(Array.from(cur)); }
-  const mean = [X2.reduce((a, p) => a + p[0], 0) / X2.length, X2.reduce((a, p) => a + p[1], 0) / X2.length];
-  const fixed = Array.from(run.state);
+  const beta = S.beta;
+  const run = modernPlane(lab, beta);
+  const { fixed, mean } = run;
   const distMean = Math.hypot(fixed[0] - mean[0], fixed[1] - mean[1]);
   const wmax = Math.max(...run.weights);
   const regime = distMean < 0.15 ? 'global' : wmax > 0.95 ? 'single' : 'meta';
   $('regime').textContent = t(regime === 'global' ? 'regimeGlobal' : regime === 'single' ? 'regimeSingle' : 'regimeMeta');
   $('regime').dataset.regime = regime;
   show('modern2d', figModern2D({
-    patterns: X2, start: XI0, oneStep: Array.from(one.state), path, fixed, mean, weights: Array.from(run.weights),
+    patterns: run.patterns, start: run.start, oneStep: run.oneStep, path: run.path, fixed, mean, weights: run.weights,
     labels: { patterns: t('lPatterns'), start: t('lStart'), oneStep: t('lOne'), fixed: t('lFixed'), mean: t('lMean') },
     title: `${t('modernFig')} (β = ${f4(beta)})`, lang, figure: 'modern-hopfield-2d', size: Math.min(360, fitSize(420, 420).width - 60),
   }));
   $('m-status').textContent = t('mStatus', {
     beta, steps: run.steps, e0: run.energies[0], e1: run.energies[run.energies.length - 1],
-    move: Math.hypot(one.state[0] - XI0[0], one.state[1] - XI0[1]),
+    move: run.move,
   });
   drawEquivalence();
 }
 
 function drawEquivalence() {
   // 2-D, β = 1/√2
-  const X = Float32Array.from(X2.flat());
-  const hop = lab.modernStep(X, XI0, { beta: 1 / Math.sqrt(2), d: 2 }).state;
-  const att = lab.attention(XI0, X, X).out;
+  const { hopfield: hop, attention: att, diff: d2 } = equivalence2d(lab);
   // 100-D: the ten glyphs as the memory, a corrupted 3 as the query, β = 1/√100
   const G = new Float32Array(1000);
   for (let g = 0; g < 10; g++) G.set(lab.glyph(g), 100 * g);
   const q = lab.corrupt(lab.glyph(3), 0.3, { seed: 5 });
   const hopG = lab.modernStep(G, q, { beta: 0.1, d: 100 }).state;
   const attG = lab.attention(q, G, G).out;
-  const d2 = maxAbsDiff(hop, att), d100 = maxAbsDiff(hopG, attG);
+  const d100 = maxAbsDiff(hopG, attG);
   const rows = [
     el('tr', null, el('th', null, t('eqRow')), el('th', null, t('eqHop')), el('th', null, t('eqAtt'))),
     ...[0, 1].map((k) => el('tr', null, el('td', null, `ξ[${k}] (d = 2)`), el('td', { class: 'num', dataset: { hop: hop[k] } }, hop[k].toFixed(7)), el('td', { class: 'num', dataset: { att: att[k] } }, att[k].toFixed(7)))),
@@ -234,15 +223,7 @@ function drawEquivalence() {
 // ── 3. linear attention ───────────────────────────────────────────────────
 
 function drawLinear() {
-  const T = 64, d = 16;
-  const { Q, K, V } = lab.randomQKV(T, d, d, { seed: 3, sd: 0.5 });
-  const o = { d, featureMap: S.feature, m: S.m, seed: 4 };
-  const quad = lab.linearAttention(Q, K, V, { ...o, form: 'quadratic' });
-  const pre = lab.linearAttention(Q, K, V, { ...o, form: 'prefix' });
-  const rnn = lab.linearAttention(Q, K, V, { ...o, form: 'rnn' });
-  const soft = lab.softmaxAttention(Q, K, V, { d });
-  const err = soft.reduce((a, v, k) => a + Math.abs(v - rnn[k]), 0) / soft.length;
-  const dp = maxAbsDiff(pre, quad), dr = maxAbsDiff(rnn, quad);
+  const { prefixDiff: dp, rnnDiff: dr, softmaxError: err } = linearForms(lab, { featureMap: S.feature, m: S.m });
   const [h0, h1, h2] = t('formsHead');
   replace($('forms').tBodies[0], [
     el('tr', null, el('th', null, h0), el('th', null, h1), el('th', null, h2)),
@@ -329,7 +310,7 @@ function drawTiming() {
 
 // ── 4. √d_k ────────────────────────────────────────────────────────────────
 
-let entropyCurve = null;
+let entropy = null;   // the d_k sweep does not depend on the controls: computed once
 function drawSqrtDk() {
   const dk = S.dk;
   const raw = lab.qkSamples(4000, dk, { seed: 6 });
@@ -346,18 +327,11 @@ function drawSqrtDk() {
     ],
     bins: 60, range: [-lim, lim], title: t('histTitle', dk), xLabel: t('histX'), ...fitSize(560, 280), lang, figure: 'qk-histogram',
   }));
-  if (!entropyCurve) {
-    const dks = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
-    entropyCurve = {
-      dks,
-      scaled: dks.map((k) => lab.softmaxEntropy({ T: 64, dk: k, queries: 100, scaled: true, seed: 7 })),
-      raw: dks.map((k) => lab.softmaxEntropy({ T: 64, dk: k, queries: 100, scaled: false, seed: 7 })),
-    };
-  }
+  if (!entropy) entropy = entropyCurve(lab);
   show('entropy', figLines({
     series: [
-      { name: t('entScaled'), xs: entropyCurve.dks, ys: entropyCurve.scaled, color: C.scaled, role: 'scaled' },
-      { name: t('entRaw'), xs: entropyCurve.dks, ys: entropyCurve.raw, color: C.raw, role: 'raw' },
+      { name: t('entScaled'), xs: entropy.dks, ys: entropy.scaled, color: C.scaled, role: 'scaled' },
+      { name: t('entRaw'), xs: entropy.dks, ys: entropy.raw, color: C.raw, role: 'raw' },
     ],
     hlines: [{ at: Math.log(64), label: t('entMax'), role: 'log-t' }],
     vlines: [{ at: dk, label: `d_k = ${dk}`, role: 'dk-line', color: C.muted }],
