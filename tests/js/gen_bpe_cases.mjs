@@ -15,21 +15,13 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { getEncoding } from 'js-tiktoken';
+import { mulberry32 } from '../../web/src/core/rng.js';
 
 const enc = getEncoding('gpt2');
 const OUT = fileURLToPath(new URL('../fixtures/bpe_cases.json', import.meta.url));
 
-// A small deterministic generator (mulberry32), so the random rows are stable.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The seeded generator of the JS side (mulberry32), so the random rows are stable.
+const rng = mulberry32;
 const pick = (r, arr) => arr[Math.floor(r() * arr.length)];
 
 const rows = [];

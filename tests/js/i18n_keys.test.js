@@ -7,8 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { STRINGS as PAGE } from '../../web/src/page/i18n.js';
 import { WIDGET_STRINGS } from '../../web/src/widget/i18n.js';
 import { LINEAGE_STRINGS } from '../../web/src/lineage/i18n.js';
+import { EVIDENCE_STRINGS } from '../../web/src/page/evidence-panel.js';
 
-const TABLES = { page: PAGE, widget: WIDGET_STRINGS, lineage: LINEAGE_STRINGS };
+const TABLES = { page: PAGE, widget: WIDGET_STRINGS, lineage: LINEAGE_STRINGS, evidence: EVIDENCE_STRINGS };
 
 describe('string tables: the same keys in both languages', () => {
   for (const [name, t] of Object.entries(TABLES)) {
@@ -30,14 +31,16 @@ describe('string tables: the same keys in both languages', () => {
 // Every key the code asks for (t('key', …) in the sources, data-i18n* in the HTML) is in the tables:
 // the one translator (web/src/ui/i18n.js) throws on a missing key rather than show the key.
 const SOURCES = {
-  page: { dir: 'web/src/page', html: 'web/index.html' },
+  page: { dir: 'web/src/page', html: 'web/index.html', not: ['evidence-panel.js'] },
   widget: { dir: 'web/src/widget', html: null },
   lineage: { dir: 'web/src/lineage', html: 'web/lineage.html' },
+  evidence: { dir: 'web/src/page', html: null, only: ['evidence-panel.js'] },
 };
 const ROOT = new URL('../../', import.meta.url);
 
-function keysUsed({ dir, html }) {
-  const files = readdirSync(new URL(dir, ROOT)).filter((f) => f.endsWith('.js') && f !== 'i18n.js');
+function keysUsed({ dir, html, not = [], only = null }) {
+  const files = readdirSync(new URL(dir, ROOT)).filter((f) => f.endsWith('.js') && f !== 'i18n.js' && !not.includes(f) &&
+    (!only || only.includes(f)));
   const code = files.map((f) => readFileSync(new URL(`${dir}/${f}`, ROOT), 'utf8')
     .replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')).join('\n');
   const markup = html ? readFileSync(new URL(html, ROOT), 'utf8') : '';

@@ -16,21 +16,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 import { hfCaseTexts, hfTokenizerJs, rowText, NAMES } from './gen_hf_cases.mjs';
 import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
+import { mulberry32 } from '../../web/src/core/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/hf_cases.json'), 'utf8'));
 const SIZES = { neox: 50257, gpt2digits: 50257, llama3: 128256, qwen3: 151669 };
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 const PARTS = [
   'the', ' the', 'Hello', ' world', "'s", "'LL", 'ſ', '1', '12', '123', '2024', '٣', '½', ' ', '  ', '\t', '\n', '\r\n',
   '\r', '\u3000', '\u00a0', '\u0085', '\ufeff', '今天', '天气', '日本語', '한국어', '😀', '👍🏽', '🇯🇵', '\u200d', 'e\u0301',

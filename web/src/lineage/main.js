@@ -110,8 +110,8 @@ function resetClassical() {
   drawClassical();
 }
 
-function stepClassical() {
-  if (!H || H.converged) return;
+/** One update of the classical network; a synchronous update that returns to the state before last is a 2-cycle. */
+function advance() {
   const r = lab.hopfieldStep(H.W, H.state, { mode: S.mode, seed: S.noiseSeed * 1000 + H.step + 1 });
   H.cycle = S.mode === 'sync' && H.prev !== null && maxAbsDiff(r.state, H.prev) === 0 && r.flipped > 0;
   H.prev = H.state;
@@ -120,21 +120,17 @@ function stepClassical() {
   H.flipped = r.flipped;
   H.converged = r.flipped === 0;
   H.energies.push(r.energy);
+}
+
+function stepClassical() {
+  if (!H || H.converged) return;
+  advance();
   drawClassical();
 }
 
 function runClassical() {
   if (!H) return;
-  for (let k = 0; k < 50 && !H.converged && !H.cycle; k++) {
-    const r = lab.hopfieldStep(H.W, H.state, { mode: S.mode, seed: S.noiseSeed * 1000 + H.step + 1 });
-    H.cycle = S.mode === 'sync' && H.prev !== null && maxAbsDiff(r.state, H.prev) === 0 && r.flipped > 0;
-    H.prev = H.state;
-    H.state = r.state;
-    H.step++;
-    H.flipped = r.flipped;
-    H.converged = r.flipped === 0;
-    H.energies.push(r.energy);
-  }
+  for (let k = 0; k < 50 && !H.converged && !H.cycle; k++) advance();
   drawClassical();
 }
 

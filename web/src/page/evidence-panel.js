@@ -6,6 +6,7 @@
 // button; each exports SVG / PNG / JSON. Its strings are its own (en / zh).
 
 import { $, el, replace, setOptions } from '../ui/dom.js';
+import { makeTranslator } from '../ui/i18n.js';
 import { gridMap } from '../figures/charts.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
@@ -13,7 +14,7 @@ import { toElement } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
 
-const STR = {
+export const EVIDENCE_STRINGS = {
   en: {
     title: 'Does attention explain?',
     intro: 'The chapter reads a large attention weight as a cause. Here each reading of attention (seeing) stands beside the effect of an intervention inside the model (doing), with a rank correlation between them: 1 = the reading orders the effects perfectly, 0 = not at all.',
@@ -66,6 +67,8 @@ const STR = {
   },
 };
 
+const evidenceTranslator = makeTranslator(EVIDENCE_STRINGS, 'evidence panel');
+
 const f = (x) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3));
 const CARDS = ['ev-edge', 'ev-tok', 'ev-abl', 'ev-pat'];
 const FILES = { 'ev-edge': 'attnlab_evidence_edge_knockout', 'ev-tok': 'attnlab_evidence_token_knockout',
@@ -84,7 +87,7 @@ export class EvidencePanel {
     this.#build();
   }
 
-  get s() { return STR[this.env.lang()] || STR.en; }
+  get t() { return evidenceTranslator(this.env.lang()); }
 
   setModel(model, config) {
     this.model = model;
@@ -143,30 +146,30 @@ export class EvidencePanel {
   }
 
   #texts() {
-    const s = this.s;
+    const t = this.t;
     const set = (id, v) => { const n = $(id); if (n) n.textContent = v; };
-    set('ev-title', s.title);
-    set('ev-intro', s.intro);
+    set('ev-title', t('title'));
+    set('ev-intro', t('intro'));
     for (const [id, key] of [['ev-edge', 'edge'], ['ev-tok', 'tok'], ['ev-abl', 'abl'], ['ev-pat', 'pat']]) {
-      set(`${id}-h`, s[`${key}Title`]);
-      set(`${id}-text`, s[`${key}Text`]);
-      set(`${id}-rung`, `${s.rung1} → ${s.rung2}`);
-      set(`${id}-go`, s.compute);
-      set(`${id}-stop`, s.cancel);
-      set(`${id}-x-svg`, s.exportSvg);
-      set(`${id}-x-png`, s.exportPng);
-      set(`${id}-x-json`, s.exportJson);
+      set(`${id}-h`, t(`${key}Title`));
+      set(`${id}-text`, t(`${key}Text`));
+      set(`${id}-rung`, `${t('rung1')} → ${t('rung2')}`);
+      set(`${id}-go`, t('compute'));
+      set(`${id}-stop`, t('cancel'));
+      set(`${id}-x-svg`, t('exportSvg'));
+      set(`${id}-x-png`, t('exportPng'));
+      set(`${id}-x-json`, t('exportJson'));
     }
-    set('ev-edge-layer-label', s.layer);
-    set('ev-edge-head-label', s.head);
-    set('ev-pat-clean-label', s.patClean);
-    set('ev-pat-corrupt-label', s.patCorrupt);
+    set('ev-edge-layer-label', t('layer'));
+    set('ev-edge-head-label', t('head'));
+    set('ev-pat-clean-label', t('patClean'));
+    set('ev-pat-corrupt-label', t('patCorrupt'));
   }
 
   #fillHeads() {
     if (!this.config) return;
     const cur = $('ev-edge-head').value || 'all';
-    setOptions($('ev-edge-head'), [{ value: 'all', label: this.s.all },
+    setOptions($('ev-edge-head'), [{ value: 'all', label: this.t('all') },
       ...Array.from({ length: this.config.nHead }, (_, h) => ({ value: String(h), label: String(h) }))], cur);
   }
 
@@ -186,7 +189,7 @@ export class EvidencePanel {
     }
     $('ev-pat-clean').value = PATCHING_PAIRS[0][0];
     $('ev-pat-corrupt').value = PATCHING_PAIRS[0][1];
-    $('ev-pat-status').textContent = this.s.noPair;
+    $('ev-pat-status').textContent = this.t('noPair');
   }
 
   // ── computing ────────────────────────────────────────────────────────────
@@ -217,8 +220,8 @@ export class EvidencePanel {
     card.dataset.state = 'busy';
     $(`${id}-go`).disabled = true;
     $(`${id}-stop`).disabled = false;
-    status.textContent = this.s.computing;
-    const onProgress = (e) => { if (this.abort[id] === ac) status.textContent = `${this.s.computing} ${e.done} / ${e.total}`; };
+    status.textContent = this.t('computing');
+    const onProgress = (e) => { if (this.abort[id] === ac) status.textContent = `${this.t('computing')} ${e.done} / ${e.total}`; };
     try {
       let r;
       if (id === 'ev-edge') {
@@ -239,7 +242,7 @@ export class EvidencePanel {
     } catch (e) {
       if (this.abort[id] !== ac) return;
       card.dataset.state = 'error';
-      status.textContent = e && e.code === 'EABORT' ? this.s.cancelled : `${e.code ? e.code + ': ' : ''}${e.message}`;
+      status.textContent = e && e.code === 'EABORT' ? this.t('cancelled') : `${e.code ? e.code + ': ' : ''}${e.message}`;
     } finally {
       if (this.abort[id] === ac) {
         $(`${id}-go`).disabled = false;
@@ -251,7 +254,7 @@ export class EvidencePanel {
   // ── drawing ──────────────────────────────────────────────────────────────
 
   #draw(id) {
-    const r = this.data[id], s = this.s, lang = this.env.lang();
+    const r = this.data[id], t = this.t, lang = this.env.lang();
     const box = $(`${id}-charts`);
     const maxW = Math.max(240, Math.min(520, (box.clientWidth || 900) / 2 - 12));
     let charts = [], sum = '', json = {};
@@ -267,17 +270,17 @@ export class EvidencePanel {
       const pts = [];
       for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++)
         pts.push({ x: r.A[i * T + j], y: r.E[i * T + j], title: `${tl[j]} → ${tl[i]}: A ${r.A[i * T + j].toFixed(3)}, KL ${r.E[i * T + j].toFixed(4)}` });
-      charts = [grid(r.A, s.edgeA, vmaxA), grid(r.E, s.edgeE, vmaxE), scatter({ points: pts, xTitle: s.scatterX, yTitle: s.scatterY, width: maxW, height: maxW * 0.8, lang })];
-      sum = s.edgeSum(r);
+      charts = [grid(r.A, t('edgeA'), vmaxA), grid(r.E, t('edgeE'), vmaxE), scatter({ points: pts, xTitle: t('scatterX'), yTitle: t('scatterY'), width: maxW, height: maxW * 0.8, lang })];
+      sum = t('edgeSum', r);
       json = { layer: r.layer, head: r.head, tokens: r.tokens, A: rows(r.A, T), E: rows(r.E, T), E_last: rows(r.ELast, T),
                spearman: r.spearman, kendall: r.kendall, spearmanLast: r.spearmanLast, topK: r.topK, topKOverlap: r.topKOverlap, rows: r.rows };
     } else if (id === 'ev-tok') {
       charts = [groupedBars({ labels: labels(r.tokens), width: Math.min(620, maxW * 2), lang, series: [
-        { name: s.tokEffect, values: Array.from(r.effect), color: '#d7301f' },
-        { name: s.tokLast, values: Array.from(r.readings.lastLayer), color: '#fdae61' },
-        { name: s.tokRoll, values: Array.from(r.readings.rollout), color: '#74add1' },
-        { name: s.tokFlow, values: Array.from(r.readings.flow), color: '#4575b4' }] })];
-      sum = s.tokSum(r);
+        { name: t('tokEffect'), values: Array.from(r.effect), color: '#d7301f' },
+        { name: t('tokLast'), values: Array.from(r.readings.lastLayer), color: '#fdae61' },
+        { name: t('tokRoll'), values: Array.from(r.readings.rollout), color: '#74add1' },
+        { name: t('tokFlow'), values: Array.from(r.readings.flow), color: '#4575b4' }] })];
+      sum = t('tokSum', r);
       json = { tokens: r.tokens, effect: Array.from(r.effect), readings: Object.fromEntries(Object.entries(r.readings).map(([k, v]) => [k, Array.from(v)])), spearman: r.spearman, kendall: r.kendall };
     } else if (id === 'ev-abl') {
       const { nLayer: L, nHead: H } = r;
@@ -286,9 +289,9 @@ export class EvidencePanel {
       const color = rdBuR(vmax);
       charts = ['zero', 'mean', 'resample'].map((k) => gridMap({ values: r[k].delta, R: L, C: H, color,
         cell: 30, rowLabels: Array.from({ length: L }, (_, l) => String(l)), colLabels: Array.from({ length: H }, (_, h) => String(h)),
-        rowTitle: s.layerAxis, colTitle: s.headAxis, title: s[{ zero: 'ablZero', mean: 'ablMean', resample: 'ablRes' }[k]],
+        rowTitle: t('layerAxis'), colTitle: t('headAxis'), title: t({ zero: 'ablZero', mean: 'ablMean', resample: 'ablRes' }[k]),
         annotate: (v) => v.toFixed(2), lang }));
-      sum = s.ablSum(r);
+      sum = t('ablSum', r);
       json = { nLayer: L, nHead: H, agreement: r.agreement, ...Object.fromEntries(['zero', 'mean', 'resample'].map((k) =>
         [k, { baseLoss: r[k].baseLoss, delta: rows(r[k].delta, H), pruning: Array.from(r[k].pruning) }])) };
     } else {
@@ -297,11 +300,11 @@ export class EvidencePanel {
       const lab = Array.from({ length: L }, (_, l) => String(l));
       charts = [
         gridMap({ values: r.resid, R: L, C: T, color, maxW: maxW * 1.3, rowLabels: lab, colLabels: labels(r.tokens), rotate: true,
-          rowTitle: s.layerAxis, title: s.patResid, annotate: T <= 16 ? (v) => v.toFixed(2) : null, lang }),
+          rowTitle: t('layerAxis'), title: t('patResid'), annotate: T <= 16 ? (v) => v.toFixed(2) : null, lang }),
         gridMap({ values: r.heads, R: L, C: H, color, cell: 30, rowLabels: lab, colLabels: Array.from({ length: H }, (_, h) => String(h)),
-          rowTitle: s.layerAxis, colTitle: s.headAxis, title: s.patHeads, annotate: (v) => v.toFixed(2), lang }),
+          rowTitle: t('layerAxis'), colTitle: t('headAxis'), title: t('patHeads'), annotate: (v) => v.toFixed(2), lang }),
       ];
-      sum = s.patSum(r);
+      sum = t('patSum', r);
       json = { tokens: r.tokens, corruptTokens: r.corruptTokens, answers: r.answerTokens, ldClean: r.ldClean, ldCorrupt: r.ldCorrupt,
                resid: rows(r.resid, T), heads: rows(r.heads, H) };
     }
