@@ -23,11 +23,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadModel } from '../web/src/index.js';
 import {
-  figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toString, tokenLabel,
+  figOuterProduct, outerProductDemo, toString, tokenLabel,
 } from '../web/src/figures/index.js';
-import { FIGURE_FILES, CHAPTER_SCALE, svgToPng } from '../web/src/figures/export.js';
+import { CHAPTER_SCALE, svgToPng } from '../web/src/figures/export.js';
 import { strongestDo } from '../web/src/page/runner.js';
-import { figureArgs } from '../web/src/ui/figure-args.js';
+import { chapterFigures, drawFigure, figureFile } from '../web/src/ui/figure-args.js';
 
 const USAGE = `usage: npm run figures -- --text TEXT --out DIR [--model DIR] [--layer L] [--head H]
        [--lang en|zh] [--row I --col J] [--lambda X] [--threshold X] [--demo-qk] [--title TEXT]
@@ -118,15 +118,10 @@ export async function buildFigures(o) {
       title: o.title, threshold: o.threshold, at: pageView ? { i: row, j: col } : { i: Math.min(5, T - 1), j: Math.min(2, T - 1) },
       ...(pageView ? { sentence: o.text, mask: 'causal' } : {}),
     };
-    const fig2 = o['demo-qk']
-      ? figOuterProduct({ ...outerProductDemo({ dK: 16, T: 8, seed: 0 }), ...common })
-      : figOuterProduct({ ...figureArgs('fig2', r, view), ...common });
-    return {
-      fig1: figAttentionAsymmetry({ ...figureArgs('fig1', r, view), ...common }),
-      fig2,
-      fig3: figDag({ ...figureArgs('fig3', r, view), ...common }),
-      fig4: figDoIntervention({ ...figureArgs('fig4', r, view), ...common }),
-    };
+    const figs = {};
+    for (const key of chapterFigures()) figs[key] = drawFigure(key, r, view, common);
+    if (o['demo-qk']) figs.fig2 = figOuterProduct({ ...outerProductDemo({ dK: 16, T: 8, seed: 0 }), ...common });
+    return figs;
   } finally {
     m.dispose();
   }
@@ -138,7 +133,7 @@ export async function writeFigures(figs, o) {
   await mkdir(out, { recursive: true });
   const written = [];
   for (const [key, node] of Object.entries(figs)) {
-    const base = join(out, FIGURE_FILES[key]);
+    const base = join(out, figureFile(key));
     const svg = toString(node);
     await writeFile(base + '.svg', svg);
     written.push(base + '.svg');

@@ -2,19 +2,16 @@
 // functions returning svg.js node trees (the same figure functions as the page
 // and `npm run figures`: web/src/figures/), never DOM.
 
-import {
-  figAttentionAsymmetry, figOuterProduct, figDag, figDoIntervention, tokenLabel,
-} from '../figures/index.js';
+import { tokenLabel } from '../figures/text.js';
 import { figGrid, figLines, figHistogram, figModern2D, crossover, LINEAGE_COLORS as C } from '../figures/lineage.js';
 import { scatter, groupedBars } from '../figures/evidence.js';
 import { fitWidth } from '../ui/fit.js';
-import { figureArgs } from '../ui/figure-args.js';
-
-const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
-
+import { chapterFigures, drawFigure } from '../ui/figure-args.js';
 
 /** Figures 1–4 need the model; the others are the lineage demos. */
-export const MODEL_FIGURES = new Set(['1', '2', '3', '4']);
+/** The chapter's figures (the registry of ui/figure-args.js: '1' … '4', and any registered later). */
+export const isModelFigure = (f) => chapterFigures().includes(`fig${f}`);
+export const MODEL_FIGURES = new Set(chapterFigures().map((k) => k.slice(3)));
 export const LINEAGE_FIGURES = new Set(['hopfield', 'linear', 'sqrtdk']);
 /** Does attention explain? (docs/evidence.md): edge knockout against the weights, token knockout against three readings. */
 export const EVIDENCE_FIGURES = new Set(['edge', 'tokens']);
@@ -52,7 +49,7 @@ const CHAPTER_TOKENS = ['Because', ' the', ' storm', ' intensified', ' ,', ' the
  */
 export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en', compare = false } = {}) {
   const w = Math.max(240, Math.floor(width));
-  if (MODEL_FIGURES.has(figure)) {
+  if (isModelFigure(figure)) {
     const T = 10, HS = 32;
     const A = new Float64Array(T * T);
     for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) A[i * T + j] = 1 / (i + 1);
@@ -91,10 +88,8 @@ export function modelFigure(v) {
 
 function buildModelFigure(v, width) {
   const { base: r, lang, config } = v;
-  const key = `fig${v.figure}`;
-  if (!FIG_FNS[key]) throw new Error(`not a model figure: ${v.figure}`);
-  const args = figureArgs(key, r, { ...v, tokens: r.tokens, model: v.modelName, nLayer: config.nLayer, mask: undefined });
-  return FIG_FNS[key]({ ...args, lang, width: Math.max(240, width), tight: true });
+  return drawFigure(`fig${v.figure}`, r, { ...v, tokens: r.tokens, model: v.modelName, nLayer: config.nLayer, mask: undefined },
+    { lang, width: Math.max(240, width), tight: true });
 }
 
 /** The Hopfield demo: three grids (input, result, stored), the energy, the modern Hopfield plane. */

@@ -41,7 +41,7 @@ import { useModel, runModel, lineageData, evidenceData, stats, setWorkerURL } fr
 import { translator, normLang } from './i18n.js';
 import { styleSheet } from './style.js';
 import {
-  MODEL_FIGURES, LINEAGE_FIGURES, EVIDENCE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel,
+  isModelFigure, LINEAGE_FIGURES, EVIDENCE_FIGURES, FIGURES, reserveHeight, modelFigure, tokenLabel,
   evidenceFigures,
   hopfieldFigures, hopfieldNote, linearFigures, linearNote, sqrtdkFigures, sqrtdkNote,
 } from './draw.js';
@@ -375,7 +375,7 @@ export class AttnlabFigure extends AttnlabBase {
     const f = this._figureKind();
     const set = (name) => (e) => this.setAttribute(name, e.target.value);
     const kids = [];
-    if (MODEL_FIGURES.has(f)) {
+    if (isModelFigure(f)) {
       const text = el('input', { type: 'text', value: this.getAttribute('text') || CHAPTER_SENTENCE, 'aria-label': t('sentence'), spellcheck: 'false' });
       const go = () => { if (text.value.trim()) this.setAttribute('text', text.value); };
       text.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); go(); } });
@@ -458,7 +458,7 @@ export class AttnlabFigure extends AttnlabBase {
 
   async _redraw(token) {
     const f = this._figureKind();
-    if (MODEL_FIGURES.has(f)) return this._redrawModel(token, f);
+    if (isModelFigure(f)) return this._redrawModel(token, f);
     if (EVIDENCE_FIGURES.has(f)) return this._redrawEvidence(token, f);
     return this._redrawLineage(token, f);
   }
