@@ -68,7 +68,7 @@ WASM_FLAGS := $(WASM_CFLAGS) -msimd128 $(WASM_REACTOR) $(WASM_EXPORTS)
 # What the JS layer knows of the C side (constants, error codes, the config and
 # intervention layouts, the export list), generated from the C sources and
 # committed; tests/js/abi.test.js fails while it is stale.
-ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json
+ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json c/src/attention.c
 web/src/core/abi.js: scripts/gen-abi.mjs $(ABI_SRC)
 	node scripts/gen-abi.mjs
 

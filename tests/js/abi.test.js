@@ -1,6 +1,6 @@
 // abi.test.js — the C↔JS boundary has one source. web/src/core/abi.js is
 // generated from the C (scripts/gen-abi.mjs: attnlab.h, parallel.h, errors.c,
-// wasm_api.c, wasm_exports.json) and committed; this test regenerates it and
+// wasm_api.c, wasm_exports.json, attention.c's IV_KINDS) and committed; this test regenerates it and
 // fails when the two disagree: a constant, an error code, a config or
 // intervention field or an export changed on one side only. The generator is
 // fed modified C text to show that each such change is seen; the built
@@ -54,6 +54,15 @@ describe('web/src/core/abi.js', () => {
     expect(cfg).toContain('CONFIG_FIELDS = Object.freeze(["n_head", "n_layer",');
     const iv = withEdit('wasmApiC', 'enum { IV_KIND, IV_LAYER,', 'enum { IV_LAYER, IV_KIND,');
     expect(iv).toContain('INTERVENTION_FIELDS = Object.freeze(["layer", "kind",');
+  });
+
+  it('goes stale when a row of IV_KINDS in attention.c changes, and refuses a kind without a row', () => {
+    expect(withEdit('attentionC', '{ALAB_SWAP_QK, "swapQK",', '{ALAB_SWAP_QK, "swapQandK",')).toContain('  swapQandK: 5,');
+    expect(withEdit('attentionC', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_ALPHA}', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_NONE}'))
+      .toContain('scaleK: Object.freeze({ on: "weights", param: "none" })');
+    expect(() => withEdit('attentionC', '{ALAB_ABLATE, "ablate", IV_ON_HEAD_OUT, IV_PARAM_NONE},', ''))
+      .toThrow(/ALAB_ABLATE has no row in IV_KINDS/);
+    expect(abi.INTERVENTION_SHAPES.soft).toEqual({ on: 'cell', param: 'lambda' });
   });
 
   it('goes stale when the export list changes', () => {

@@ -9,29 +9,46 @@ const ROOT = new URL('../../', import.meta.url);
 const read = (p) => readFileSync(new URL(p, ROOT), 'utf8');
 const recipes = read('docs/architecture.md').split('## Recipes')[1].split('\n## ')[0];
 
-/** The numbered places of one recipe: the backticked paths of its items. */
-function placesOf(title) {
-  const text = recipes.split(`**${title}**`)[1].split('\n**')[0].split('\nOptional:')[0];
-  return [...new Set([...text.matchAll(/`((?:c|web|scripts|types|tests|docs)\/[\w./-]+\.(?:h|c|js|mjs|ts|py|md|html))`/g)].map((m) => m[1]))];
+/** One recipe: its numbered items, and the number of files its title says it touches. */
+function recipe(title) {
+  const text = recipes.split(`**${title}**`)[1].split('\n**')[0];
+  const items = text.split('\nOptional:')[0].split(/(?:^|\s)\d+\. /).slice(1);
+  return { items, written: Number((text.split('\n')[0].match(/— (\d+) files/) || [])[1]) };
 }
 
-// the C name of each JS kind (ALAB_<C>), from the generated boundary
+/** The places of one recipe: the first backticked path of each numbered item. */
+function placesOf(title) {
+  const path = /`((?:c|web|scripts|types|tests|docs)\/[\w./-]+\.(?:h|c|js|mjs|ts|py|md|html))`/;
+  return recipe(title).items.map((item) => (item.match(path) || [])[1]).filter(Boolean);
+}
+
+describe('each recipe counts its files', () => {
+  for (const title of ['Add an intervention kind', 'Add a figure']) {
+    it(`"${title}": the count in its title is the number of its steps`, () => {
+      const { items, written } = recipe(title);
+      expect(written).toBeGreaterThan(0);
+      expect(items.length).toBe(written);
+    });
+  }
+});
+
+// the C name of each JS kind (ALAB_<C>), from the rows of IV_KINDS in attention.c
 const KINDS = Object.keys(INTERVENTION_KINDS);
-const C_NAME = Object.fromEntries(read('scripts/gen-abi.mjs').match(/INTERVENTION_KINDS: \{([^}]*)\}/)[1]
-  .split(',').map((kv) => kv.split(':').map((x) => x.trim().replace(/'/g, ''))));
+const C_NAME = Object.fromEntries([...read('c/src/attention.c').matchAll(/\{ALAB_(\w+), "(\w+)", IV_ON_/g)].map((m) => [m[2], m[1]]));
 
 describe('the recipe "Add an intervention kind"', () => {
   const places = placesOf('Add an intervention kind');
 
   it('names the places it counts, and each exists', () => {
-    expect(places.length).toBeGreaterThanOrEqual(9);
+    expect(places.length).toBeGreaterThanOrEqual(7);
+    expect(Object.keys(C_NAME).sort()).toEqual([...KINDS].sort());
     expect(places.filter((p) => !existsSync(new URL(p, ROOT)))).toEqual([]);
     expect(KINDS.sort()).toEqual(['ablate', 'hard', 'scaleK', 'scaleQ', 'soft', 'swapQK']);
   });
 
   it('every kind is in every place: its C name in the C and its docs, its JS name elsewhere', () => {
     const missing = [];
-    for (const p of places.filter((x) => x !== 'web/src/core/abi.js')) {   // abi.js is generated
+    for (const p of places) {
       const text = read(p);
       const cSide = /\.(h|c)$/.test(p) || p === 'docs/c-api.md';
       for (const k of KINDS) {
@@ -49,7 +66,7 @@ describe('the recipe "Add a figure"', () => {
   const FIGS = ['fig1', 'fig2', 'fig3', 'fig4'];
 
   it('names the places it counts, and each exists (fig5.js is the one to write)', () => {
-    expect(places.length).toBeGreaterThanOrEqual(8);
+    expect(places.length).toBe(7);   // the eighth step is a browser test of the page, a file to write
     expect(places.filter((p) => !p.includes('fig5') && !existsSync(new URL(p, ROOT)))).toEqual([]);
   });
 

@@ -25,7 +25,7 @@
 //     Result; take .slice() for a private copy.
 
 import { instantiateAttnlab } from './core/wasm.js';
-import { C, INTERVENTION_KINDS, MASKS } from './core/abi.js';
+import { C, INTERVENTION_KINDS, INTERVENTION_SHAPES, MASKS } from './core/abi.js';
 import { AttnlabError } from './core/errors.js';
 import { mulberry32 } from './core/rng.js';
 import { checkIndex, checkFinite } from './analysis.js';
@@ -41,15 +41,12 @@ const INT_MAX = 2 ** 31 - 1;
 
 const { ALL_HEADS, ABLATE, MASK_CAUSAL, MASK_WINDOW } = C;
 const KIND = INTERVENTION_KINDS;
-// Fields each kind takes (besides kind): do-operations act on one cell, weight
-// edits (interventions on a mechanism) on a whole head.
-// (The do kinds keep accepting row/col/lambda whether they use them or not, as
-// before the edits existed.)
+// Fields each kind takes (besides kind), from its class in attention.c's IV_KINDS: do-operations act on
+// one cell, weight edits (interventions on a mechanism) on a whole head. Every non-weight kind accepts
+// row/col/lambda whether it uses them or not, so a caller may switch kinds without rebuilding the object.
 const DO_FIELDS = ['layer', 'head', 'row', 'col', 'lambda'];
-const KIND_FIELDS = {
-  hard: DO_FIELDS, soft: DO_FIELDS, ablate: DO_FIELDS,
-  scaleQ: ['layer', 'head', 'alpha'], scaleK: ['layer', 'head', 'alpha'], swapQK: ['layer', 'head'],
-};
+const KIND_FIELDS = Object.fromEntries(Object.entries(INTERVENTION_SHAPES).map(([kind, { on, param }]) =>
+  [kind, on === 'weights' ? ['layer', 'head', ...(param === 'alpha' ? ['alpha'] : [])] : DO_FIELDS]));
 const MASK = MASKS;
 /** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
 export const EVIDENCE_JOB = Symbol('attnlab.evidenceJob');
