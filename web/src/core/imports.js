@@ -133,6 +133,12 @@ function wasiImports(env) {
   const WASI_ENOSYS = 52;
   const view = () => new DataView(env.memory.buffer);
   const stdio = ['', '', ''];
+  const noEntries = (countPtr, sizePtr) => {
+    const dv = view();
+    dv.setUint32(countPtr >>> 0, 0, true);
+    dv.setUint32(sizePtr >>> 0, 0, true);
+    return WASI_ESUCCESS;
+  };
   return {
     // fd_write(fd, iovs, iovs_len, nwritten): stdout/stderr go to the console by line.
     fd_write(fd, iovs, iovsLen, nwrittenPtr) {
@@ -160,19 +166,10 @@ function wasiImports(env) {
     proc_exit(code) {
       throw new AttnlabError('EWASM', `attnlab.wasm called exit(${code})`);
     },
-    environ_sizes_get(countPtr, sizePtr) {
-      const dv = view();
-      dv.setUint32(countPtr >>> 0, 0, true);
-      dv.setUint32(sizePtr >>> 0, 0, true);
-      return WASI_ESUCCESS;
-    },
+    // no environment variables and no arguments: zero entries of zero bytes
+    environ_sizes_get: noEntries,
     environ_get: () => WASI_ESUCCESS,
-    args_sizes_get(countPtr, sizePtr) {
-      const dv = view();
-      dv.setUint32(countPtr >>> 0, 0, true);
-      dv.setUint32(sizePtr >>> 0, 0, true);
-      return WASI_ESUCCESS;
-    },
+    args_sizes_get: noEntries,
     args_get: () => WASI_ESUCCESS,
     clock_time_get(id, precision, timePtr) {
       const ns = BigInt(Math.round(performance.now() * 1e6));
