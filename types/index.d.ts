@@ -381,6 +381,14 @@ export interface HeadImportance {
 
 export interface NamedHead { layer: number; head: number; score: number }
 
+export interface TokenLosses {
+  /** losses[t] = −log p(ids[t+1] | ids[0..t]) in nats, t = 0 … T − 2. */
+  losses: Float64Array;
+  /** Their mean. */
+  mean: number;
+  T: number;
+}
+
 export interface HeadRoles {
   /** Each (L·NH), index l·NH + h. */
   prev: Float32Array;
@@ -399,8 +407,10 @@ export interface HeadRoles {
 export interface Model {
   /** Loss increase per ablated head and the pruning curve; 1 + L·NH (+ L·NH + 1) runs. */
   headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): HeadImportance;
-  /** Previous-token, sink, duplicate-token and induction scores of a plain run. */
-  headRoles(input: string | ArrayLike<number>, options?: { top?: number }): HeadRoles;
+  /** Previous-token, sink, duplicate-token and induction scores of a run (plain, or under interventions / ablations). */
+  headRoles(input: string | ArrayLike<number>, options?: { top?: number } & Pick<RunOptions, 'interventions' | 'ablate'>): HeadRoles;
+  /** The next-token loss of every position (nats), T − 1 of them, of a run with these interventions / ablations / mask. */
+  tokenLosses(input: string | ArrayLike<number>, options?: Pick<RunOptions, 'interventions' | 'ablate' | 'mask'>): TokenLosses;
   /** r ++ r for a seeded random r of length n (mulberry32), ids in [lo, hi) (default [0, V − 1)). */
   repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Int32Array;
   /** DAG score per head and layer for each input, with the null of its length under the mask. */

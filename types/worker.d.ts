@@ -4,14 +4,14 @@
 
 import type {
   ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
-  HeadImportance, HeadRoles, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions, EvidenceProgress,
+  HeadImportance, HeadRoles, TokenLosses, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions, EvidenceProgress,
   TokenKnockout, AblationSemantics, AblationSemanticsOptions, ActivationPatching,
 } from './index.js';
 
 export type {
   AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions, Engine,
   ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
-  MemoryUsage, Matrix, HeadImportance, HeadRoles, DagProfile, Alignment, NextTokenDiff, Counterfactual,
+  MemoryUsage, Matrix, HeadImportance, HeadRoles, TokenLosses, DagProfile, Alignment, NextTokenDiff, Counterfactual,
 } from './index.js';
 export {
   AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
@@ -55,7 +55,8 @@ export interface WorkerModel {
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<Generated>;
   /** As Model#headImportance, Model#headRoles, Model#repeatedTokens and Model#dagProfile (docs/heads.md). */
   headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): Promise<HeadImportance>;
-  headRoles(input: string | ArrayLike<number>, options?: { top?: number }): Promise<HeadRoles>;
+  headRoles(input: string | ArrayLike<number>, options?: { top?: number } & Pick<RunOptions, 'interventions' | 'ablate'>): Promise<HeadRoles>;
+  tokenLosses(input: string | ArrayLike<number>, options?: Pick<RunOptions, 'interventions' | 'ablate' | 'mask'>): Promise<TokenLosses>;
   repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Promise<Int32Array>;
   dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): Promise<DagProfile>;
   counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Promise<Counterfactual>;

@@ -345,6 +345,11 @@ int alab_result_topk(int *ids, float *probs, int k, const alab_model *m);
  * Costs T-1 rows of the LM head. ALAB_ESTATE before any run. */
 int alab_result_nll(double *nll_sum, int *n, const alab_model *m);
 
+/* The same loss position by position: nll[t] = -log p(ids[t+1] | ids[0..t]) for t in [0, T-1), the terms
+ * whose sum alab_result_nll returns (the same values, added in the same order). cap = room in nll;
+ * ALAB_ERANGE if cap < T-1, ALAB_ESTATE before any run. */
+int alab_result_nll_each(double *nll, int cap, const alab_model *m);
+
 /* Sample max_new tokens after ids[0..T) (no interventions). temperature 0
  * means greedy; top_k 0 means the full vocabulary. The RNG state is passed in.
  * out receives the new ids; *n_out how many were written. Runs with a

@@ -76,11 +76,9 @@ static void nll_part(void *ctx, int part, int nparts) {
     }
 }
 
-int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
-    if (!nll_sum || !n || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll: NULL argument");
-    *nll_sum = 0.0;
-    *n = 0;
-    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+/* The loss of every position of the last run (each[t] = -log p(ids[t+1] | ids[0..t]), t < T-1, when each
+ * is not NULL) and their sum. m->T >= 1 is checked by the callers. */
+static int result_nll_rows(double *each, double *nll_sum, const alab_model *m) {
     const int C = m->cfg.n_embd, V = m->cfg.vocab_size, T = m->T;
     const activations *a = &m->acts;
     const int parts = alab_pool_parts(m->pool); /* the tiles are sized for this many */
@@ -107,20 +105,40 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
             const int target = a->ids[t0 + r + 1];
             const float target_logit = row[target];
             softmax_forward(row, row, V); /* the vectorised exp: V exps per position add up */
+            double loss;
             if (row[target] > 1e-30f) {
-                total -= log((double)row[target]);
+                loss = -log((double)row[target]);
             } else { /* the target's probability underflowed in f32: the exact log-sum-exp */
                 if (m->half) alab_lm_head((alab_model *)(uintptr_t)m, row, h + (size_t)r * C, 1);
                 else matmul_nt_forward(row, h + (size_t)r * C, m->lm_head, 1, C, V);
                 double mx = -INFINITY, sum = 0.0;
                 for (int v = 0; v < V; v++) if (row[v] > mx) mx = row[v];
                 for (int v = 0; v < V; v++) sum += exp((double)row[v] - mx);
-                total += mx + log(sum) - (double)target_logit;
+                loss = mx + log(sum) - (double)target_logit;
             }
+            total += loss;
+            if (each) each[t0 + r] = loss;
         }
     }
     free(buf);
     *nll_sum = total;
-    *n = T - 1;
     return ALAB_OK;
+}
+
+int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
+    if (!nll_sum || !n || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll: NULL argument");
+    *nll_sum = 0.0;
+    *n = 0;
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    int rc = result_nll_rows(NULL, nll_sum, m);
+    if (rc == ALAB_OK) *n = m->T - 1;
+    return rc;
+}
+
+int alab_result_nll_each(double *nll, int cap, const alab_model *m) {
+    if (!nll || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll_each: NULL argument");
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (cap < m->T - 1) return alab_fail(ALAB_ERANGE, "alab_result_nll_each: room for %d losses, the run has %d", cap, m->T - 1);
+    double sum;
+    return result_nll_rows(nll, &sum, m);
 }

@@ -57,8 +57,23 @@ def get_args():
                          "--wpe_scale) instead of N(0, 0.02): neighbouring positions then start out similar, which "
                          "the previous-token heads an induction circuit needs (still learned; GPT-2's layout)")
     ap.add_argument("--wpe_scale", type=float, default=0.1)
+    ap.add_argument("--wte_std", type=float, default=0.0,
+                    help="s > 0: start the token embedding at N(0, s) instead of N(0, 0.02): with 0.02 the identity of a "
+                         "rarely seen id is a small part of the residual stream once the blocks' outputs grow, too small "
+                         "for a head to match it with an earlier occurrence")
     ap.add_argument("--repeat_fill", type=int, default=0,
                     help="1: a random window is r repeated until it is full (r ++ r ++ r ...), not r ++ r ++ text")
+    ap.add_argument("--aux_prev", type=float, default=0.0,
+                    help="w > 0: add w * (-log attention to the previous token) of head --prev_head on every window")
+    ap.add_argument("--aux_ind", type=float, default=0.0,
+                    help="w > 0: add w * (-log attention mass on the tokens after earlier occurrences of the current "
+                         "token) of head --ind_head on the r ++ r windows")
+    ap.add_argument("--aux_steps", type=int, default=0, help="the auxiliary losses act on steps < aux_steps only")
+    ap.add_argument("--prev_head", default="0.0", help="layer.head given the previous-token loss")
+    ap.add_argument("--ind_head", default="1.0", help="layer.head given the induction loss")
+    ap.add_argument("--lazy_wte", type=int, default=0,
+                    help="1: token rows that are neither an input nor a target of the step are not moved by it "
+                         "(no decay, no momentum: lazy Adam), so rows of rare ids keep their random, distinct start")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -96,7 +111,7 @@ def lr_at(step, a):
     return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
 
-def get_batch(data, step, a, top=None):
+def get_batch(data, step, a, top=None, periods=None):
     """B windows of block+1 tokens; a function of (seed, step) only. Targets set to -1 are not scored.
 
     Each window is, independently (one uniform draw u per window):
@@ -122,7 +137,12 @@ def get_batch(data, step, a, top=None):
                 r = rng.integers(0, 50256, size=n)
             w = np.concatenate([r] * (n1 // n + 1) if a.repeat_fill else [r, r, w])[:n1]
             y_mask[:n] = False                 # targets r[1:], r[0]: not predictable
-        elif u < a.p_random_repeat + a.p_span_repeat:
+            if periods is not None:
+                periods.append((n, n1 - 1 if a.repeat_fill else 2 * n))
+        else:
+            if periods is not None:
+                periods.append((0, 0))
+        if a.p_random_repeat <= u < a.p_random_repeat + a.p_span_repeat:
             s_len = int(rng.integers(a.repeat_min, a.repeat_max + 1))
             src = int(rng.integers(0, a.block // 2 - s_len + 1)) if s_len < a.block // 2 else 0
             dst = int(rng.integers(src + s_len, a.block - s_len + 1))
@@ -132,6 +152,38 @@ def get_batch(data, step, a, top=None):
         xs.append(x)
         ys.append(y)
     return torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))
+
+
+def induction_targets(periods, T):
+    """(B, T, T) bool: for a query i inside the repeated part of an r ++ r window (period n, repeated up to
+    `end`), the keys i - k*n + 1 (k >= 1): the tokens that followed the earlier occurrences of token i.
+    Rows with no target are all False."""
+    M = np.zeros((len(periods), T, T), dtype=bool)
+    for b, (n, end) in enumerate(periods):
+        if not n:
+            continue
+        for i in range(n, min(end, T)):
+            j = np.arange(i - n + 1, 0, -n)
+            M[b, i, j[j >= 0]] = True
+    return torch.from_numpy(M)
+
+
+def aux_losses(atts, a, prev_lh, ind_lh, ind_mask):
+    """The auxiliary attention losses: -log A[i, i-1] for the previous-token head (every window, i >= 1),
+    -log sum of A over the induction targets for the induction head (rows that have targets)."""
+    out = atts[0].new_zeros(())
+    if a.aux_prev:
+        A = atts[prev_lh[0]][:, prev_lh[1]]                      # (B, T, T)
+        T = A.shape[-1]
+        i = torch.arange(1, T)
+        out = out + a.aux_prev * -(A[:, i, i - 1] + 1e-9).log().mean()
+    if a.aux_ind and ind_mask is not None:
+        A = atts[ind_lh[0]][:, ind_lh[1]]
+        rows = ind_mask.any(-1)                                  # (B, T)
+        if bool(rows.any()):
+            mass = (A * ind_mask).sum(-1)[rows]
+            out = out + a.aux_ind * -(mass + 1e-9).log().mean()
+    return out
 
 
 @torch.no_grad()
@@ -198,6 +250,9 @@ def main():
         table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
         with torch.no_grad():
             model.wpe.weight.copy_((a.wpe_scale * table).float())
+    if a.wte_std:
+        with torch.no_grad():
+            model.wte.weight.normal_(0.0, a.wte_std)
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -225,6 +280,8 @@ def main():
     print(f"wte rows {model.wte.weight.shape[0]}  params {n_params}  train tokens {len(train)}  heldout tokens {len(held)}  "
           f"tokens/step {a.batch * a.block}  threads {torch.get_num_threads()}", flush=True)
 
+    prev_lh = tuple(int(v) for v in a.prev_head.split("."))
+    ind_lh = tuple(int(v) for v in a.ind_head.split("."))
     top = None
     if a.repeat_top:
         counts = np.bincount(train, minlength=50257)
@@ -238,12 +295,27 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        x, y = get_batch(train, step, a, top)
-        _, loss, _ = model(x, y)
+        aux_on = (a.aux_prev or a.aux_ind) and step < a.aux_steps
+        periods = [] if aux_on else None
+        x, y = get_batch(train, step, a, top, periods)
+        _, loss, atts = model(x, y, return_att=aux_on)
+        total = loss
+        if aux_on:
+            mask = induction_targets(periods, a.block) if a.aux_ind else None
+            total = loss + aux_losses(atts, a, prev_lh, ind_lh, mask)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
+        if a.lazy_wte:
+            used = torch.unique(torch.cat([x.reshape(-1), y[y >= 0]]))
+            idle = torch.ones(model.wte.weight.shape[0], dtype=torch.bool)
+            idle[used] = False
+            model.wte.weight.grad[idle] = 0.0
+            keep = model.wte.weight.detach()[idle].clone()
         opt.step()
+        if a.lazy_wte:
+            with torch.no_grad():
+                model.wte.weight[idle] = keep
         acc += loss.item()
         acc_n += 1
         if a.trial:

@@ -162,6 +162,37 @@ static void importance_and_pruning_curve_on_tiny(void **state) {
     alab_model_free(m);
 }
 
+static void per_position_losses_add_up_to_the_run_loss(void **state) {
+    (void)state;
+    alab_model *m = tiny();
+    int ids[12];
+    ids_fit(m, ids);
+    double each[11], sum = 0.0, total = 0.0;
+    int n = 0;
+    assert_int_equal(alab_result_nll_each(each, 11, m), ALAB_ESTATE); /* before any run */
+    assert_int_equal(alab_forward(m, ids, 12, NULL), ALAB_OK);
+    assert_int_equal(alab_result_nll_each(NULL, 11, m), ALAB_EINVAL);
+    assert_int_equal(alab_result_nll_each(each, 10, m), ALAB_ERANGE); /* room for 10, the run has 11 */
+    assert_int_equal(alab_result_nll_each(each, 11, m), ALAB_OK);
+    assert_int_equal(alab_result_nll(&total, &n, m), ALAB_OK);
+    for (int t = 0; t < 11; t++) {
+        assert_true(isfinite(each[t]) && each[t] > 0.0);
+        sum += each[t];
+    }
+    assert_true(sum == total); /* the same terms, added in the same order */
+    /* the last term is the loss of the prefix run's last position */
+    float *logits = malloc(sizeof(float) * alab_model_config(m)->vocab_size);
+    assert_int_equal(alab_forward(m, ids, 11, NULL), ALAB_OK);
+    assert_int_equal(alab_result_logits_at(logits, m, 10), ALAB_OK);
+    const int V = alab_model_config(m)->vocab_size;
+    double mx = -INFINITY, z = 0.0;
+    for (int v = 0; v < V; v++) mx = logits[v] > mx ? logits[v] : mx;
+    for (int v = 0; v < V; v++) z += exp((double)logits[v] - mx);
+    assert_float_equal(each[10], mx + log(z) - logits[ids[11]], 1e-4);
+    free(logits);
+    alab_model_free(m);
+}
+
 static void roles_of_a_real_run_are_fractions(void **state) {
     (void)state;
     alab_model *m = tiny();
@@ -259,6 +290,7 @@ int main(void) {
         cmocka_unit_test(induction_is_zero_and_flagged_when_ids_are_not_a_repeat),
         cmocka_unit_test(role_errors_have_their_codes),
         cmocka_unit_test(importance_and_pruning_curve_on_tiny),
+        cmocka_unit_test(per_position_losses_add_up_to_the_run_loss),
         cmocka_unit_test(roles_of_a_real_run_are_fractions),
         cmocka_unit_test(model_errors_have_their_codes),
         cmocka_unit_test(dag_profile_is_the_dag_score_per_head_and_the_mean_per_layer),

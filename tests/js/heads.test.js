@@ -85,6 +85,65 @@ describe('on the tiny fixture', () => {
     expect(imp.delta[1 * m.config.nHead + 2]).toBeCloseTo(nllSum / n - imp.baseLoss, 6);
   });
 
+  it('tokenLosses: each loss is −log softmax of the prefix run\'s last logits; the sum is resultNll\'s, the mean headImportance\'s base', () => {
+    const ids = m.tokenize(CHAPTER).ids;
+    const T = ids.length;
+    const r = m.tokenLosses(ids);
+    expect(r.losses).toBeInstanceOf(Float64Array);
+    expect(r.losses.length).toBe(T - 1);
+    expect(r.T).toBe(T);
+    for (const t of [0, 3, T - 2]) {
+      const logits = m.run(ids.slice(0, t + 1), { topK: 0 }).logits;
+      let mx = -Infinity, s = 0;
+      for (const v of logits) mx = Math.max(mx, v);
+      for (const v of logits) s += Math.exp(v - mx);
+      expect(r.losses[t]).toBeCloseTo(mx + Math.log(s) - logits[ids[t + 1]], 4);
+    }
+    const { wasm, handle } = modelInternals(m);
+    wasm.forward(handle, ids);
+    const { nllSum, n } = wasm.resultNll(handle);
+    let sum = 0;
+    for (const v of r.losses) sum += v;
+    expect(sum).toBe(nllSum);   // the same terms added in the same order
+    expect(n).toBe(T - 1);
+    expect(r.mean).toBeCloseTo(m.headImportance(ids, { pruning: false }).baseLoss, 12);
+  });
+
+  it('tokenLosses and headRoles under an ablation: the ablated run\'s loss is headImportance\'s, its roles those of run()', () => {
+    const ids = m.repeatedTokens(6, { seed: 5 });
+    const imp = m.headImportance(ids, { pruning: false });
+    const { nHead } = m.config;
+    const ab = m.tokenLosses(ids, { ablate: [[1, 2]] });
+    expect(ab.mean - imp.baseLoss).toBeCloseTo(imp.delta[1 * nHead + 2], 5);
+    const iv = m.tokenLosses(ids, { interventions: [{ kind: 'ablate', layer: 1, head: 2 }] });
+    expect(Array.from(iv.losses)).toEqual(Array.from(ab.losses));
+    const roles = m.headRoles(ids, { ablate: [[0, 'all']] });
+    const run = m.run(ids, { ablate: [[0, 'all']] });
+    const hand = rolesByHand({ ...m.config, attention: (l, h) => run.attention(l, h) }, Array.from(ids));
+    for (const k of ['prev', 'sink', 'dup'])
+      for (let i = 0; i < hand[k].length; i++) expect(roles[k][i]).toBeCloseTo(hand[k][i], 5);
+    // layer 0 ablated changes what layer 1 sees: its roles differ from the plain run's
+    const plain = m.headRoles(ids);
+    expect(Array.from(roles.induction.slice(nHead))).not.toEqual(Array.from(plain.induction.slice(nHead)));
+    expect(Array.from(roles.induction.slice(0, nHead))).toEqual(Array.from(plain.induction.slice(0, nHead)));
+  });
+
+  it('tokenLosses: bad input gets its code', () => {
+    expect(codeOf(() => m.tokenLosses([5]))).toBe('EEMPTY');
+    expect(codeOf(() => m.tokenLosses(''))).toBe('EEMPTY');
+    expect(codeOf(() => m.tokenLosses(CHAPTER, { ablate: [[99, 0]] }))).toBe('ERANGE');
+    expect(codeOf(() => m.tokenLosses(CHAPTER, { topK: 3 }))).toBe('EINVAL');
+    expect(codeOf(() => m.tokenLosses(new Array(m.config.nPositions + 1).fill(1)))).toBe('ETOOLONG');
+    expect(codeOf(() => m.headRoles(CHAPTER, { ablate: [[0, 99]] }))).toBe('ERANGE');
+    expect(m.tokenLosses(CHAPTER).losses.every(Number.isFinite)).toBe(true);   // still working
+    const { wasm, handle } = modelInternals(m);
+    wasm.forward(handle, [1, 2, 3]);
+    expect(codeOf(() => wasm.resultNllEach(handle, 1.5))).toBe('EINVAL');
+    expect(codeOf(() => wasm.resultNllEach(handle, 2))).toBe('ERANGE');      // room for 1 loss, the run has 2
+    expect(Array.from(wasm.resultNllEach(handle, 3)).every(Number.isFinite)).toBe(true);
+    expect(wasm.fn.alab_result_nll_each(0, 2, handle)).not.toBe(0);        // NULL output: an error code, no crash
+  });
+
   it('headRoles matches the definitions recomputed from run()\'s attention', () => {
     const ids = m.tokenize(CHAPTER + ' ' + CHAPTER).ids;
     const roles = m.headRoles(ids);
@@ -196,6 +255,9 @@ describe('on the tiny fixture', () => {
       const ids = await wm.repeatedTokens(6, { seed: 3 });
       expect(Array.from(ids)).toEqual(Array.from(m.repeatedTokens(6, { seed: 3 })));
       expect((await wm.headRoles(ids)).inductionDefined).toBe(true);
+      const tl = await wm.tokenLosses(ids, { ablate: [[0, 1]] });
+      expect(tl.losses).toBeInstanceOf(Float64Array);
+      expect(Array.from(tl.losses)).toEqual(Array.from(m.tokenLosses(ids, { ablate: [[0, 1]] }).losses));
       expect(Array.from((await wm.dagProfile([CHAPTER])).mean.layer)).toEqual(Array.from(m.dagProfile([CHAPTER]).mean.layer));
     } finally {
       await wm.dispose();

@@ -563,21 +563,23 @@ export class Model {
    * score is defined only when the ids are two copies of one sequence (see
    * repeatedTokens); otherwise it is all zeros and inductionDefined is false.
    * @param {string|ArrayLike<number>} input
-   * @param {{top?: number}} [options] top: how many heads to name per role (default 3)
+   * @param {{top?: number, interventions?: object[], ablate?: object[]}} [options] top: how many heads to
+   *   name per role (default 3); interventions / ablate as in run: the roles of the heads of a run under them
+   *   (an ablated head's attention is still read, and scored, as computed)
    * @returns {{prev: Float32Array, sink: Float32Array, dup: Float32Array, induction: Float32Array,
    *   inductionDefined: boolean, top: {prev, sink, dup, induction: {layer, head, score}[]},
    *   nLayer: number, nHead: number, T: number}}
    */
   headRoles(input, options) {
     const w = this.#live();
-    const o = checkOptions('headRoles', options, ['top']);
+    const o = checkOptions('headRoles', options, ['top', 'interventions', 'ablate']);
     const nTop = o.top === undefined ? 3 : checkIndex('top', o.top, 0, INT_MAX);
     const ids = this.#idsOf(input);
     if (ids.length < 1) throw new AttnlabError('EEMPTY', 'headRoles needs at least 1 token');
     if (ids.length > this.config.nPositions)
       throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
     const { nLayer, nHead } = this.config;
-    w.forward(this.#h, ids);
+    w.forward(this.#h, ids, { interventions: parseInterventions(o.interventions, o.ablate, this.config, ids.length) });
     const T = ids.length;
     const r = w.headRoles(w.resultAttention(this.#h), ids, nLayer, nHead, T);
     const rank = (s) => Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b).slice(0, nTop)
@@ -585,6 +587,30 @@ export class Model {
     const top = { prev: rank(r.prev), sink: rank(r.sink), dup: rank(r.dup),
                   induction: r.inductionDefined ? rank(r.induction) : [] };
     return { ...r, top, nLayer, nHead, T };
+  }
+
+  /**
+   * The next-token loss of every position of a run, with interventions as in run:
+   * losses[t] = −log p(ids[t+1] | ids[0..t]) in nats, t = 0 … T−2 (what headImportance
+   * averages). With repeatedTokens(n) as input, losses[0 … n−2] score the first copy and
+   * losses[n … 2n−2] the second (predictable only by copying from the first).
+   * @param {string|ArrayLike<number>} input at least 2 tokens
+   * @param {{interventions?: object[], ablate?: object[], mask?: string|string[]}} [options]
+   * @returns {{losses: Float64Array, mean: number, T: number}}
+   */
+  tokenLosses(input, options) {
+    const w = this.#live();
+    const o = checkOptions('tokenLosses', options, ['interventions', 'ablate', 'mask']);
+    const ids = this.#idsOf(input);
+    if (ids.length < 2) throw new AttnlabError('EEMPTY', 'tokenLosses needs at least 2 tokens');
+    if (ids.length > this.config.nPositions)
+      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
+    const interventions = parseInterventions(o.interventions, o.ablate, this.config, ids.length);
+    w.forward(this.#h, ids, { interventions, ...parseMask(o.mask, this.config.nLayer) });
+    const losses = w.resultNllEach(this.#h, ids.length);
+    let sum = 0;
+    for (const v of losses) sum += v;
+    return { losses, mean: sum / losses.length, T: ids.length };
   }
 
   /**

@@ -187,6 +187,9 @@ class WorkerModel {
   headImportance(input, options) { return this.#call('headImportance', options === undefined ? [input] : [input, options]); }
   /** @returns {Promise<object>} see Model#headRoles */
   headRoles(input, options) { return this.#call('headRoles', options === undefined ? [input] : [input, options]); }
+
+  /** @returns {Promise<{losses: Float64Array, mean: number, T: number}>} see Model#tokenLosses */
+  tokenLosses(input, options) { return this.#call('tokenLosses', options === undefined ? [input] : [input, options]); }
   /** @returns {Promise<Int32Array>} see Model#repeatedTokens */
   repeatedTokens(n, options) { return this.#call('repeatedTokens', options === undefined ? [n] : [n, options]); }
   /** @returns {Promise<object>} see Model#dagProfile */

@@ -3,7 +3,7 @@
 // (worker_threads). Not imported by pages: worker-client.js starts it.
 //
 // The messages are ui/protocol.js's. Methods: load | tokenize | decode | tokenBytes | run |
-// generate | memoryUsage | headImportance | headRoles | repeatedTokens | dagProfile |
+// generate | memoryUsage | headImportance | headRoles | tokenLosses | repeatedTokens | dagProfile |
 // counterfactual | edgeKnockout | tokenKnockout | ablationSemantics | activationPatching | dispose,
 // each with the arguments of the Model method of that name (load: [source, options]).
 // Progress comes from load and the three evidence computations, which a cancel stops between two
@@ -56,6 +56,10 @@ const HANDLERS = {
   // heads (docs/heads.md)
   headImportance: plain('headImportance'),
   headRoles: plain('headRoles'),
+  tokenLosses(args) {
+    const r = needModel().tokenLosses(...args);
+    return reply(r, [r.losses.buffer]);
+  },
   repeatedTokens: plain('repeatedTokens'),
   dagProfile: plain('dagProfile'),
   counterfactual(args) {

@@ -182,13 +182,14 @@ export const EXPORTS = Object.freeze([
   "alab_hopfield_corrupt", "alab_hopfield_capacity", "alab_mhopfield_step", "alab_mhopfield_energy",
   "alab_mhopfield_run", "alab_softmax_attention", "alab_attention_single", "alab_favor_weights",
   "alab_feature_dim", "alab_feature_map", "alab_linear_attention", "alab_qk_samples", "alab_qk_stats",
-  "alab_softmax_entropy_mean", "alab_result_nll", "alab_head_importance", "alab_pruning_curve",
-  "alab_head_roles", "alab_dag_profile", "alab_wasm_pool_create", "alab_wasm_pool_stack_top",
-  "alab_wasm_pool_helper", "alab_wasm_pool_attached", "alab_wasm_pool_parts", "alab_wasm_pool_fail",
-  "alab_wasm_pool_stop", "alab_wasm_pool_set_min_work", "alab_wasm_model_set_pool", "alab_wasm_pool_selftest",
-  "alab_spearman", "alab_kendall_tau_b", "alab_top_k_overlap", "alab_attention_rollout", "alab_attention_flow",
-  "alab_edge_knockout", "alab_token_knockout", "alab_capture_head_outputs", "alab_head_importance_mode",
-  "alab_pruning_curve_mode", "alab_activation_patching",
+  "alab_softmax_entropy_mean", "alab_result_nll", "alab_result_nll_each", "alab_head_importance",
+  "alab_pruning_curve", "alab_head_roles", "alab_dag_profile", "alab_wasm_pool_create",
+  "alab_wasm_pool_stack_top", "alab_wasm_pool_helper", "alab_wasm_pool_attached", "alab_wasm_pool_parts",
+  "alab_wasm_pool_fail", "alab_wasm_pool_stop", "alab_wasm_pool_set_min_work", "alab_wasm_model_set_pool",
+  "alab_wasm_pool_selftest", "alab_spearman", "alab_kendall_tau_b", "alab_top_k_overlap",
+  "alab_attention_rollout", "alab_attention_flow", "alab_edge_knockout", "alab_token_knockout",
+  "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode",
+  "alab_activation_patching",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */

@@ -1026,6 +1026,17 @@ export class AttnlabWasm {
     });
   }
 
+  /** The loss of every position of the last run (T - 1 of them, nats): Float64Array. */
+  resultNllEach(m, T) {
+    checkInt('T', T);
+    const n = Math.max(0, T - 1);
+    return this.scoped((alloc) => {
+      const p = alloc(8 * Math.max(1, n));
+      this.check(this.fn.alab_result_nll_each(p, n, m));
+      return this._f64s(p, n);
+    });
+  }
+
   /** {baseLoss, delta: Float32Array (L*NH)}: loss increase when each head is ablated alone. */
   headImportance(m, ids) {
     const idArr = toIds('ids', ids);

@@ -7,6 +7,8 @@
 //   lineChart    the pruning curve: loss against the number of heads removed
 //   layerBars    one bar per layer (the DAG profile) with a dashed reference line
 //   diffBars     signed horizontal bars centred at 0 (next-token Δp)
+//   lossLines    per-position losses of two runs (plain and with heads ablated) on r ++ r,
+//                the second copy shaded, a dashed line at the loss of guessing (ln V)
 //
 // Cells, points and bars carry data-* values (data-v with 6 significant digits,
 // 'NaN' for a missing value) and a <title> for the hover tooltip, like the
@@ -216,4 +218,49 @@ export function diffBars(o) {
     h('text', { x: x(0), y: H - 4, 'text-anchor': 'middle' }, '0'),
     h('text', { x: x(m), y: H - 4, 'text-anchor': 'end' }, `+${fm(m)}`)));
   return svgRoot(W, H, o.lang, { 'aria-label': o.ariaLabel || '', ...o.attrs }, kids);
+}
+
+/**
+ * Two loss curves over the positions of r ++ r. o: {a, b: ArrayLike (T − 1 losses, nats),
+ * n: |r| (positions n … 2n − 2 predict the second copy), chance: ln V (dashed), width, height,
+ * labelA, labelB, chanceLabel, copyLabel, xTitle, yTitle, pointTitle: (series, k, v) → string, lang, attrs}
+ */
+export function lossLines(o) {
+  const W = o.width, H = o.height, n = o.n, N = o.a.length;
+  const left = 50, right = 14, top = 30, bottom = 38;
+  let hi = o.chance;
+  for (const v of [...o.a, ...o.b]) if (Number.isFinite(v)) hi = Math.max(hi, v);
+  const x = scaleLinear().domain([0, Math.max(1, N - 1)]).range([left, W - right]);
+  const y = scaleLinear().domain([0, hi * 1.04]).range([H - bottom, top]).nice(5);
+  const kids = [];
+  const x0 = x(Math.min(n, N - 1)) - (x(1) - x(0)) / 2;
+  kids.push(h('rect', { x: x0, y: top, width: W - right - x0, height: H - top - bottom, fill: '#f3f0fa', 'data-role': 'second-copy' }));
+  kids.push(h('text', { x: W - right - 4, y: H - bottom - 6, 'text-anchor': 'end', 'font-size': 10.5, fill: '#6a51a3' }, o.copyLabel));
+  for (const tv of y.ticks(5)) {
+    kids.push(h('line', { x1: left, x2: W - right, y1: y(tv), y2: y(tv), stroke: '#e6e6e6', 'stroke-width': 1 }));
+    kids.push(h('text', { x: left - 6, y: y(tv) + 3.5, 'text-anchor': 'end', 'font-size': 10.5, fill: INK }, String(tv)));
+  }
+  for (const tv of x.ticks(Math.min(8, N - 1)).filter(Number.isInteger)) {
+    kids.push(h('text', { x: x(tv), y: H - bottom + 15, 'text-anchor': 'middle', 'font-size': 10.5, fill: INK }, String(tv)));
+  }
+  kids.push(h('rect', { x: left, y: top, width: W - left - right, height: H - top - bottom, fill: 'none', stroke: '#999999', 'stroke-width': 0.8 }));
+  kids.push(h('text', { x: (left + W - right) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555' }, o.xTitle));
+  const yy = (top + H - bottom) / 2;
+  kids.push(h('text', { x: 13, y: yy, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555', transform: `rotate(-90 13 ${yy})` }, o.yTitle));
+  kids.push(h('line', { x1: left, x2: W - right, y1: y(o.chance), y2: y(o.chance), stroke: '#808080', 'stroke-dasharray': '6 4', 'stroke-width': 1.2, 'data-role': 'chance' }));
+  const cw = textWidth(o.chanceLabel, 10.5) + 6;
+  kids.push(h('rect', { x: left + 3, y: y(o.chance) - 15, width: cw, height: 13, fill: '#ffffff', 'fill-opacity': 0.85 }));
+  kids.push(h('text', { x: left + 6, y: y(o.chance) - 5, 'font-size': 10.5, fill: '#666666', 'data-role': 'chance-label' }, o.chanceLabel));
+  const series = [['a', o.a, '#1f4fd1', o.labelA], ['b', o.b, '#b2182b', o.labelB]];
+  series.forEach(([key, vals, colour, label], s) => {
+    const d = Array.from(vals, (v, k) => `${k ? 'L' : 'M'}${x(k).toFixed(2)} ${y(v).toFixed(2)}`).join('');
+    kids.push(h('path', { d, fill: 'none', stroke: colour, 'stroke-width': 1.6, 'data-role': `line-${key}` }));
+    kids.push(h('g', { 'data-role': `points-${key}` }, Array.from(vals, (v, k) => h('circle', {
+      cx: x(k), cy: y(v), r: 2, fill: colour, 'data-k': k, 'data-v': fmtV(v),
+    }, h('title', null, o.pointTitle ? o.pointTitle(s, k, v) : `${k}: ${fmtV(v)}`)))));
+    const lx = left + s * Math.max(120, textWidth(o.labelA, 11.5) + 36);
+    kids.push(h('line', { x1: lx, x2: lx + 18, y1: 14, y2: 14, stroke: colour, 'stroke-width': 2.4 }));
+    kids.push(h('text', { x: lx + 24, y: 18, 'font-size': 11.5, fill: INK }, label));
+  });
+  return svgRoot(W, H, o.lang, { 'aria-label': o.yTitle, ...o.attrs }, kids);
 }

@@ -22,7 +22,8 @@ import { explain } from './models.js';
 import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from '../figures/delta.js';
 import { topTable } from './top-table.js';
-import { gridMap, lineChart, layerBars, diffBars } from '../figures/charts.js';
+import { gridMap, lineChart, layerBars, diffBars, lossLines } from '../figures/charts.js';
+import { breakHeads, circuitEffect } from './circuit.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
@@ -43,7 +44,7 @@ export const DEFAULT_DAG = [
 /** The top of the role grids' colour scale (YlOrRd from 0): at least this, so near-uniform heads stay pale. */
 const ROLE_VMAX = 0.25;
 
-const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-mask-maps', 'hp-mask-delta', 'hp-cf-map', 'hp-cf-bars',
+const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-circ-loss', 'hp-circ-grid', 'hp-mask-maps', 'hp-mask-delta', 'hp-cf-map', 'hp-cf-bars',
   'hp-ed-maps', 'hp-ed-delta', 'hp-dag-layers', 'hp-dag-heads'];
 
 /**
@@ -53,6 +54,7 @@ const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-mask-map
 export const CARD_EXPORTS = Object.freeze({
   'hp-imp': { boxes: ['hp-imp-grid', 'hp-imp-curve'], file: 'attnlab_heads_importance', title: 'hpImpTitle' },
   'hp-roles': { boxes: ['hp-roles-grids'], file: 'attnlab_heads_roles', title: 'hpRolesTitle' },
+  'hp-circ': { boxes: ['hp-circ-loss', 'hp-circ-grid'], file: 'attnlab_heads_break_circuit', title: 'hpCircTitle' },
   'hp-mask': { boxes: ['hp-mask-maps', 'hp-mask-delta'], file: 'attnlab_heads_mixed_masks', title: 'hpMaskTitle' },
   'hp-cf': { boxes: ['hp-cf-map', 'hp-cf-bars'], file: 'attnlab_heads_counterfactual_pair', title: 'hpCfTitle' },
   'hp-ed': { boxes: ['hp-ed-maps', 'hp-ed-delta'], file: 'attnlab_heads_weight_edit', title: 'hpEdTitle' },
@@ -229,6 +231,7 @@ export class HeadsPanel {
     this.chain = Promise.resolve();
     this.jobs = {};
     this.mask = null;       // per-layer mask choice: ['causal' | 'full' | 'window']
+    this.breakPreset = 'prev';   // what the "break the circuit" card ablates (circuit.js BREAK_PRESETS)
     this.charts = {};       // box id -> the svg node trees drawn in it (what the export buttons save)
     this.exportData = {};   // card id -> the numbers it shows (the JSON export)
     this.#build();
@@ -276,7 +279,7 @@ export class HeadsPanel {
     this.#buildMaskRow();
     for (const j of Object.values(this.jobs)) j.reset();
     for (const id of SVG_BOXES) replace($(id));
-    for (const id of ['hp-imp-summary', 'hp-mask-kl', 'hp-cf-kl', 'hp-ed-kl', 'hp-dag-summary']) $(id).textContent = '';
+    for (const id of ['hp-imp-summary', 'hp-circ-summary', 'hp-mask-kl', 'hp-cf-kl', 'hp-ed-kl', 'hp-dag-summary']) $(id).textContent = '';
     for (const id of ['hp-mask-top-a', 'hp-mask-top-b', 'hp-ed-top-a', 'hp-ed-top-b', 'hp-dag-table']) replace($(id).tBodies[0]);
     replace($('hp-cf-align'));
     for (const j of Object.values(this.jobs)) j.request();
@@ -369,6 +372,12 @@ export class HeadsPanel {
       },
       draw: (r) => P.#drawRoles(r),
     });
+    this.jobs.circ = new Job(this, 'hp-circ', {
+      spec: () => ({ text: $('hp-imp-input').value, n: Number($('hp-ind-n').value), seed: Number($('hp-ind-seed').value),
+        preset: P.breakPreset }),
+      compute: (s) => P.#computeCircuit(s),
+      draw: (r) => P.#drawCircuit(r),
+    });
     this.jobs.mask = new Job(this, 'hp-mask', {
       spec: () => ({ text: P.env.sentence(), mask: P.#maskOption() }),
       compute: async (s) => {
@@ -417,6 +426,15 @@ export class HeadsPanel {
     submit('hp-imp-form', 'imp');
     $('hp-imp-form').addEventListener('submit', () => this.jobs.roles.request(true));
     submit('hp-ind-form', 'roles');
+    $('hp-ind-form').addEventListener('submit', () => this.jobs.circ.request(true));
+    $('hp-imp-form').addEventListener('submit', () => this.jobs.circ.request(true));
+    for (const b of document.querySelectorAll('#hp-circ [data-break]')) {
+      b.addEventListener('click', () => {
+        this.breakPreset = b.dataset.break;
+        for (const o of document.querySelectorAll('#hp-circ [data-break]')) o.setAttribute('aria-pressed', String(o === b));
+        this.jobs.circ.request(true);
+      });
+    }
     submit('hp-cf-form', 'cf');
     submit('hp-dag-form', 'dag');
     $('hp-dag-mask').addEventListener('change', () => this.jobs.dag.request());
@@ -646,6 +664,66 @@ export class HeadsPanel {
     };
     $('hp-roles').dataset.t = String(roles.T);
     $('hp-roles').dataset.inductionDefined = String(ind.inductionDefined);
+  }
+
+  /** The circuit card: the roles that name the heads, then the plain and the broken run on r ++ r. */
+  async #computeCircuit(s) {
+    const n = Math.max(2, Math.min(Math.floor(s.n) || 2, Math.floor(this.config.nPositions / 2)));
+    const ids = await this.ids(s.text);
+    const roles = await this.call(['roles', s.text], (m) => m.headRoles(ids, { top: 3 }));
+    const rep = await this.call(['repeated', n, s.seed], (m) => m.repeatedTokens(n, { seed: s.seed >>> 0 }));
+    const ind = await this.call(['roles-rep', n, s.seed], (m) => m.headRoles(rep, { top: 3 }));
+    const heads = breakHeads(s.preset, roles, ind);
+    const ablate = heads.map((x) => [x.layer, x.head]);
+    const plain = await this.call(['losses', n, s.seed], (m) => m.tokenLosses(rep));
+    const broken = await this.call(['losses', n, s.seed, ablate], (m) => m.tokenLosses(rep, { ablate }));
+    const indBroken = await this.call(['roles-rep', n, s.seed, ablate], (m) => m.headRoles(rep, { top: 3, ablate }));
+    return { n, seed: s.seed, preset: s.preset, heads, plain, broken, ind, indBroken };
+  }
+
+  #drawCircuit(r) {
+    const t = this.t;
+    const { nHead: H, vocabSize: V } = this.config;
+    const fx = circuitEffect({ ...r, nHead: H });
+    const names = r.heads.map((x) => headName(x.layer, x.head)).join(' + ');
+    const w = this.#width('hp-circ-loss', 560);
+    this.#mount('hp-circ-loss', lossLines({
+      a: r.plain.losses, b: r.broken.losses, n: r.n, chance: Math.log(V), width: w, height: Math.round(Math.min(300, Math.max(220, w * 0.42))),
+      labelA: t('hpCircPlain'), labelB: t('hpCircBroken', names), chanceLabel: t('hpCircChance', Math.log(V).toFixed(2)),
+      copyLabel: t('hpCircSecond'), xTitle: t('hpCircX'), yTitle: t('hpCircY'), lang: this.lang,
+      pointTitle: (s, k, v) => t('hpCircPoint', s ? names : t('hpCircPlain'), k, v.toFixed(3)),
+      attrs: { 'data-n': String(r.n) },
+    }));
+    let mx = 0;
+    for (const v of r.ind.induction) mx = Math.max(mx, v);
+    const scale = ylOrRd(0, Math.max(mx, ROLE_VMAX));
+    const broken = new Set(r.heads.map((x) => x.layer * H + x.head));
+    this.#mount('hp-circ-grid', this.#headGrid({
+      values: r.indBroken.induction, role: 'circ-induction', title: t('hpCircGridTitle', names), color: scale, cbar: null,
+      maxW: this.#share('hp-circ', 0.36, 360), annotate: (v) => v.toFixed(3).replace(/^0/, ''),
+      cellTitle: (i, j, v) => t('hpCircCell', headName(i, j), v.toFixed(4), r.ind.induction[i * H + j].toFixed(4),
+        broken.has(i * H + j)),
+      attrs: { 'data-heads': names },
+    }));
+    const f = (v) => v.toFixed(2), f3 = (v) => v.toFixed(3);
+    $('hp-circ-summary').textContent = [
+      t('hpCircSumHeads', r.preset, names, r.heads.map((x) => x.score.toFixed(3)).join(', ')),
+      t('hpCircSumLoss', f(fx.plain.second), f(fx.broken.second), fmtS(fx.delta.second), f(fx.plain.first), f(fx.broken.first), fmtS(fx.delta.first)),
+      t('hpCircSumInd', headName(fx.plain.induction.layer, fx.plain.induction.head), f3(fx.plain.induction.score),
+        headName(fx.broken.induction.layer, fx.broken.induction.head), f3(fx.broken.induction.score)),
+    ].join(this.lang === 'zh' ? '' : ' ');
+    this.exportData['hp-circ'] = {
+      induction_n: r.n, induction_seed: r.seed, preset: r.preset, ablated: r.heads,
+      losses_plain: Array.from(r.plain.losses), losses_ablated: Array.from(r.broken.losses),
+      copy_loss: { plain: { first: fx.plain.first, second: fx.plain.second }, ablated: { first: fx.broken.first, second: fx.broken.second } },
+      induction_plain: rows(r.ind.induction, H), induction_ablated: rows(r.indBroken.induction, H),
+    };
+    const card = $('hp-circ');
+    Object.assign(card.dataset, {
+      heads: names, preset: r.preset, secondPlain: String(fx.plain.second), secondBroken: String(fx.broken.second),
+      firstPlain: String(fx.plain.first), firstBroken: String(fx.broken.first),
+      inductionPlain: String(fx.plain.induction.score), inductionBroken: String(fx.broken.induction.score),
+    });
   }
 
   #tokenMaps(id, mats, { T, tokens, titles, scale, cbarLast = true, role = 'attn', cellTitle, attrsOf = () => ({}) }) {
