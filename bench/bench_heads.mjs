@@ -32,4 +32,40 @@ console.log(`model ${dir}: L=${nLayer} NH=${nHead}, T=${ids.length}, median of $
 console.log(`run() ${median(run).toFixed(1)} ms; importance grid (${1 + nLayer * nHead} runs) ${median(grid).toFixed(0)} ms; ` +
             `pruning curve (${1 + nLayer * nHead} runs) ${median(curve).toFixed(0)} ms`);
 console.log(`base loss ${imp.baseLoss.toFixed(4)}, loss at half ${imp.lossAtHalf.toFixed(4)}, all removed ${imp.pruning.at(-1).toFixed(4)}`);
+
+// The "Break the circuit" card on repeatedTokens(50, {seed: 1}): the per-position losses of one run
+// (tokenLosses: one forward + the LM head on T − 1 rows) against the peer a user without it would write,
+// T − 1 prefix runs of run() and a log-softmax of each one's last logits; then the card's whole computation.
+const rep = m.repeatedTokens(50, { seed: 1 });
+const peer = (ids) => {
+  const out = new Float64Array(ids.length - 1);
+  for (let t = 0; t + 1 < ids.length; t++) {
+    const lg = m.run(ids.subarray(0, t + 1), { topK: 0 }).logits;
+    let mx = -Infinity, s = 0;
+    for (const v of lg) mx = Math.max(mx, v);
+    for (const v of lg) s += Math.exp(v - mx);
+    out[t] = mx + Math.log(s) - lg[ids[t + 1]];
+  }
+  return out;
+};
+const tl = [], pr = [], card = [];
+let maxDiff = 0;
+for (let r = 0; r < REPS; r++) {   // A B A B: the two ways alternate
+  let t = performance.now();
+  const a = m.tokenLosses(rep).losses;
+  tl.push(performance.now() - t);
+  t = performance.now();
+  const b = peer(rep);
+  pr.push(performance.now() - t);
+  for (let k = 0; k < a.length; k++) maxDiff = Math.max(maxDiff, Math.abs(a[k] - b[k]));
+  t = performance.now();
+  const ind = m.headRoles(rep, { top: 3 });
+  const ablate = [[ind.top.induction[0].layer, ind.top.induction[0].head]];
+  m.tokenLosses(rep, { ablate });
+  m.headRoles(rep, { ablate });
+  card.push(performance.now() - t + tl.at(-1));
+}
+console.log(`tokenLosses(r ++ r, T = ${rep.length}) ${median(tl).toFixed(1)} ms; peer (${rep.length - 1} prefix runs) ` +
+            `${median(pr).toFixed(0)} ms: ${(median(pr) / median(tl)).toFixed(1)}x; largest difference ${maxDiff.toExponential(2)} nats`);
+console.log(`break-the-circuit card (2 headRoles + 2 tokenLosses) ${median(card).toFixed(0)} ms`);
 m.dispose();

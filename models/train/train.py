@@ -69,11 +69,19 @@ def get_args():
                     help="w > 0: add w * (-log attention mass on the tokens after earlier occurrences of the current "
                          "token) of head --ind_head on the r ++ r windows")
     ap.add_argument("--aux_steps", type=int, default=0, help="the auxiliary losses act on steps < aux_steps only")
+    ap.add_argument("--ind_targets", choices=["repeats", "all"], default="repeats",
+                    help="repeats: the induction loss acts on the r ++ r windows' repeated part; all: on every query "
+                         "of every window whose token occurred earlier in it (its targets: the tokens that followed "
+                         "those occurrences), text included")
     ap.add_argument("--prev_head", default="0.0", help="layer.head given the previous-token loss")
     ap.add_argument("--ind_head", default="1.0", help="layer.head given the induction loss")
     ap.add_argument("--lazy_wte", type=int, default=0,
                     help="1: token rows that are neither an input nor a target of the step are not moved by it "
                          "(no decay, no momentum: lazy Adam), so rows of rare ids keep their random, distinct start")
+    ap.add_argument("--idle_shift_lr", type=float, default=0.0,
+                    help="with --lazy_wte: s > 0 moves every idle token row by the same vector, -s times the sum of "
+                         "their gradients (plain SGD, so it stops as their softmax mass goes): what pushes the logits "
+                         "of ids absent from the batch down together, without touching what tells them apart")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -166,6 +174,17 @@ def induction_targets(periods, T):
             j = np.arange(i - n + 1, 0, -n)
             M[b, i, j[j >= 0]] = True
     return torch.from_numpy(M)
+
+
+def induction_targets_all(x):
+    """(B, T, T) bool from the ids alone: M[b, i, j] for 1 <= j <= i when x[b, j-1] == x[b, i] (the token at j
+    followed an earlier occurrence of token i). On an r ++ r window these are induction_targets' keys."""
+    B, T = x.shape
+    eq = x[:, :, None] == x[:, None, :]                           # eq[b, i, j'] = x[b, i] == x[b, j']
+    M = torch.zeros(B, T, T, dtype=torch.bool)
+    earlier = torch.tril(torch.ones(T, T - 1, dtype=torch.bool), -1)   # j' = j - 1 < i
+    M[:, :, 1:] = eq[:, :, :-1] & earlier
+    return M
 
 
 def aux_losses(atts, a, prev_lh, ind_lh, ind_mask):
@@ -301,7 +320,9 @@ def main():
         _, loss, atts = model(x, y, return_att=aux_on)
         total = loss
         if aux_on:
-            mask = induction_targets(periods, a.block) if a.aux_ind else None
+            mask = None
+            if a.aux_ind:
+                mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
             total = loss + aux_losses(atts, a, prev_lh, ind_lh, mask)
         opt.zero_grad(set_to_none=True)
         total.backward()
@@ -310,12 +331,13 @@ def main():
             used = torch.unique(torch.cat([x.reshape(-1), y[y >= 0]]))
             idle = torch.ones(model.wte.weight.shape[0], dtype=torch.bool)
             idle[used] = False
+            shift = -a.idle_shift_lr * model.wte.weight.grad[idle].sum(0) if a.idle_shift_lr else None
             model.wte.weight.grad[idle] = 0.0
             keep = model.wte.weight.detach()[idle].clone()
         opt.step()
         if a.lazy_wte:
             with torch.no_grad():
-                model.wte.weight[idle] = keep
+                model.wte.weight[idle] = keep if shift is None else keep + shift
         acc += loss.item()
         acc_n += 1
         if a.trial:

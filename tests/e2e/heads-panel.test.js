@@ -16,6 +16,7 @@ import {
   DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
 } from '../../web/src/page/heads.js';
 import { gridMap, lineChart, diffBars } from '../../web/src/figures/charts.js';
+import { breakHeads, circuitEffect } from '../../web/src/page/circuit.js';
 import { walk, toString } from '../../web/src/figures/svg.js';
 import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
 
@@ -122,6 +123,39 @@ suite('the heads panel on the built-in model', () => {
       expect(await page.getAttribute(`.hp-role[data-role="${role}"]`, 'data-top')).toBe(`L${top.layer}H${top.head}`);
       expect(await page.textContent(`.hp-role[data-role="${role}"] .hp-top`)).toContain(`L${top.layer}H${top.head} ${top.score.toFixed(3)}`);
     }
+  });
+
+  it('break the circuit: each preset ablates the heads the roles name; the curves, grid and sentence are the API\'s numbers', async () => {
+    const { page } = W;
+    const rep = local.repeatedTokens(50, { seed: 1 });
+    const text = local.headRoles(local.tokenize(DEFAULT_IMP_TEXT).ids, { top: 3 });
+    const ind = local.headRoles(rep, { top: 3 });
+    const plain = local.tokenLosses(rep);
+    for (const preset of ['prev', 'induction', 'induction2']) {
+      if (preset !== 'prev') await page.click(`#hp-circ [data-break="${preset}"]`);
+      const d = await ready(page, 'hp-circ', (x) => x.preset === preset);
+      expect(await page.getAttribute(`#hp-circ [data-break="${preset}"]`, 'aria-pressed')).toBe('true');
+      const heads = breakHeads(preset, text, ind);
+      const ablate = heads.map((x) => [x.layer, x.head]);
+      expect(d.heads).toBe(heads.map((x) => `L${x.layer}H${x.head}`).join(' + '));
+      const fx = circuitEffect({ plain, broken: local.tokenLosses(rep, { ablate }), ind,
+        indBroken: local.headRoles(rep, { ablate }), n: 50, nHead: H });
+      expect(close(Number(d.secondPlain), fx.plain.second, 1e-5)).toBe(true);
+      expect(close(Number(d.secondBroken), fx.broken.second, 1e-5)).toBe(true);
+      expect(close(Number(d.firstBroken), fx.broken.first, 1e-5)).toBe(true);
+      expect(close(Number(d.inductionBroken), fx.broken.induction.score, 1e-4)).toBe(true);
+      // the two curves: 99 points each, the page's points are the API's losses
+      const pts = await page.$$eval('#hp-circ-loss g[data-role="points-b"] circle', (cs) => cs.map((c) => Number(c.dataset.v)));
+      expect(pts.length).toBe(99);
+      const want = local.tokenLosses(rep, { ablate }).losses;
+      for (const k of [0, 49, 60, 98]) expect(close(pts[k], want[k], 1e-4), `point ${k}`).toBe(true);
+      expect((await cellsOf(page, '#hp-circ-grid g[data-role="circ-induction"]')).length).toBe(L * H);
+      // the summary states the same numbers
+      const summary = await page.textContent('#hp-circ-summary');
+      expect(summary).toContain(`${fx.plain.second.toFixed(2)} → ${fx.broken.second.toFixed(2)} nats`);
+      expect(summary).toContain(`${fx.plain.induction.score.toFixed(3)} (L${fx.plain.induction.layer}H${fx.plain.induction.head})`);
+    }
+    await page.locator('#hp-circ').screenshot({ path: join(ARTIFACTS, 'heads-break-circuit.png') });
   });
 
   it('per-layer masks: "lower full, upper causal" changes the prediction and the attention; "all causal" changes nothing', async () => {

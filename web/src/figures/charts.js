@@ -248,9 +248,6 @@ export function lossLines(o) {
   const yy = (top + H - bottom) / 2;
   kids.push(h('text', { x: 13, y: yy, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555', transform: `rotate(-90 13 ${yy})` }, o.yTitle));
   kids.push(h('line', { x1: left, x2: W - right, y1: y(o.chance), y2: y(o.chance), stroke: '#808080', 'stroke-dasharray': '6 4', 'stroke-width': 1.2, 'data-role': 'chance' }));
-  const cw = textWidth(o.chanceLabel, 10.5) + 6;
-  kids.push(h('rect', { x: left + 3, y: y(o.chance) - 15, width: cw, height: 13, fill: '#ffffff', 'fill-opacity': 0.85 }));
-  kids.push(h('text', { x: left + 6, y: y(o.chance) - 5, 'font-size': 10.5, fill: '#666666', 'data-role': 'chance-label' }, o.chanceLabel));
   const series = [['a', o.a, '#1f4fd1', o.labelA], ['b', o.b, '#b2182b', o.labelB]];
   series.forEach(([key, vals, colour, label], s) => {
     const d = Array.from(vals, (v, k) => `${k ? 'L' : 'M'}${x(k).toFixed(2)} ${y(v).toFixed(2)}`).join('');
@@ -262,5 +259,8 @@ export function lossLines(o) {
     kids.push(h('line', { x1: lx, x2: lx + 18, y1: 14, y2: 14, stroke: colour, 'stroke-width': 2.4 }));
     kids.push(h('text', { x: lx + 24, y: 18, 'font-size': 11.5, fill: INK }, label));
   });
+  // over the curves, with a white halo, so it stays readable where they cross it
+  kids.push(h('text', { x: left + 6, y: y(o.chance) - 5, 'font-size': 10.5, fill: '#555555', stroke: '#ffffff', 'stroke-width': 3,
+    'paint-order': 'stroke', 'stroke-linejoin': 'round', 'data-role': 'chance-label' }, o.chanceLabel));
   return svgRoot(W, H, o.lang, { 'aria-label': o.yTitle, ...o.attrs }, kids);
 }
