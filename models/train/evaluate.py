@@ -295,8 +295,8 @@ def recipe_note(targs):
                      "GPT-2's N(0, 0.02). Measured here: with 0.02, once the blocks' outputs grow (after a few hundred "
                      "steps the first layer's attention writes vectors about 100 times the norm of a token row), the "
                      "identity of a rarely seen id is under 1% of the residual stream, and even a loss that asks a "
-                     "second-layer head directly for the induction pattern did not move it in 800 steps; with 0.3 the "
-                     "same loss found it in about 500.")
+                     "second-layer head directly for the induction pattern left its attention at 0.04 in 800 steps; in "
+                     "a two-layer probe trained on that loss alone, N(0, 0.3) reached 0.34 in 500 steps, N(0, 0.1) 0.11.")
     if targs.get("lazy_wte"):
         parts.append("**Lazy embedding updates.** A step moves only the token rows that are an input or a target in "
                      "its batch (no weight decay, no momentum on the others). With Adam, the tiny push-down gradient "
@@ -309,8 +309,9 @@ def recipe_note(targs):
                          f"(weight {targs['aux_prev']}, every window)")
         if targs.get("aux_ind"):
             heads.append(f"head {targs['ind_head'].replace('.', ' of layer ', 1)} towards the tokens that followed "
-                         f"earlier occurrences of the current token (weight {targs['aux_ind']}, the repeated part of the "
-                         "r ++ r windows)")
+                         f"earlier occurrences of the current token (weight {targs['aux_ind']}, "
+                         + ("every window: each query whose token occurred earlier in it" if targs.get("ind_targets") == "all"
+                            else "the repeated part of the r ++ r windows") + ")")
         parts.append("**A teacher for where two heads look, then none.** For the first "
                      f"{targs['aux_steps']} of the {targs['steps']} steps, an auxiliary loss (−log of the attention "
                      "mass on the target keys) pulls " + ", and ".join(heads) + ". It says where to look, not what "
@@ -319,6 +320,13 @@ def recipe_note(targs):
                      f"{targs['steps'] - targs['aux_steps']} steps have no auxiliary loss at all, so what the card "
                      "measures below is what the language-model loss kept. Without the teacher, no probe of the six "
                      "sessions before (models/train/README.md) grew either head in the budget of one run on two cores.")
+    if targs.get("switch_at") and targs.get("then"):
+        parts.append(f"**Second phase.** From step {targs['switch_at']} on: " + ", ".join(
+            f"`{kv.split('=')[0]}` = {kv.split('=')[1]}" for kv in targs["then"].split(",")) + ". In the run that "
+            "made this model, the first phase alone had grown the previous-token head (0.98) but left the induction "
+            "head at the level of uniform attention (0.026) by step 700; the induction teacher on every window, five "
+            "times as strong, started it within 100 steps (`idle_shift_lr`: the token rows absent from a batch move "
+            "together by one shared SGD step, which lowers their logits without changing what tells them apart).")
     return "\n\n".join(parts)
 
 

@@ -82,6 +82,10 @@ def get_args():
                     help="with --lazy_wte: s > 0 moves every idle token row by the same vector, -s times the sum of "
                          "their gradients (plain SGD, so it stops as their softmax mass goes): what pushes the logits "
                          "of ids absent from the batch down together, without touching what tells them apart")
+    ap.add_argument("--switch_at", type=int, default=0,
+                    help="N > 0: from step N on, the settings of --then replace these (a second phase of the recipe)")
+    ap.add_argument("--then", default="",
+                    help="the second phase: comma-separated name=value of aux_prev, aux_ind, ind_targets, idle_shift_lr")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -106,10 +110,28 @@ def get_args():
     a = ap.parse_args()
     if a.recipe == "circuits":
         given = set(arg.split("=")[0] for arg in sys.argv[1:])
-        for flag, value in (("--steps", 2000), ("--p_random_repeat", 0.3), ("--p_span_repeat", 0.15)):
+        for flag, value in CIRCUITS.items():
             if flag not in given:
                 setattr(a, flag[2:], value)
     return a
+
+
+# The circuits recipe (run c1 to step 600, then c2: models/train/README.md, seventh session).
+CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "--repeat_min": 8, "--repeat_max": 100,
+            "--wte_std": 0.2, "--lazy_wte": 1, "--aux_prev": 1.0, "--aux_ind": 1.0, "--aux_steps": 1800,
+            "--switch_at": 600, "--then": "aux_ind=5,ind_targets=all,idle_shift_lr=0.05"}
+PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "ind_targets": str, "idle_shift_lr": float}
+
+
+def phase_two(a):
+    """The settings from step a.switch_at on: a copy of a with --then's values."""
+    b = argparse.Namespace(**vars(a))
+    for item in filter(None, a.then.split(",")):
+        k, v = item.split("=")
+        if k not in PHASE_KEYS:
+            raise SystemExit(f"--then: {k} cannot change between phases (only {', '.join(PHASE_KEYS)})")
+        setattr(b, k, PHASE_KEYS[k](v))
+    return b
 
 
 def lr_at(step, a):
@@ -310,7 +332,9 @@ def main():
     acc, acc_n = 0.0, 0
     model.train()
     last = a.trial if a.trial else (a.stop_at or a.steps)
+    a1, a2 = a, phase_two(a)
     for step in range(step0, last):
+        a = a2 if a1.switch_at and step >= a1.switch_at else a1
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
@@ -364,6 +388,7 @@ def main():
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": done,
                         "elapsed": time.time() - t_start, "config": cfg.to_dict()}, tmp)
             os.replace(tmp, ckpt_path)
+    a = a1
     if a.trial:
         dt = (time.time() - t1) / (a.trial - 2)
         print(f"TRIAL {dt:.3f} s/step  {a.batch * a.block / dt:.0f} tokens/s", flush=True)

@@ -21,6 +21,7 @@ let env, W, L, H;
 const CARDS = {
   'hp-imp': ['attnlab_heads_importance', 2],
   'hp-roles': ['attnlab_heads_roles', 4],
+  'hp-circ': ['attnlab_heads_break_circuit', 2],
   'hp-mask': ['attnlab_heads_mixed_masks', 3],
   'hp-cf': ['attnlab_heads_counterfactual_pair', 2],
   'hp-ed': ['attnlab_heads_weight_edit', 3],
@@ -126,6 +127,13 @@ describe('the heads panel exports each card as SVG, PNG and JSON', () => {
       } else if (card === 'hp-roles') {
         for (const k of ['prev', 'sink', 'dup', 'induction']) expectCells(await cells(page, 'hp-roles-grids', `role-${k}`), data.scores[k], k);
         expect(data.T).toBe(Number(ds.t));
+      } else if (card === 'hp-circ') {
+        expect(data.preset).toBe(ds.preset);
+        expect(data.copy_loss.plain.second).toBe(Number(ds.secondPlain));
+        expect(data.copy_loss.ablated.second).toBe(Number(ds.secondBroken));
+        expect(data.losses_plain.length).toBe(2 * data.induction_n - 1);
+        expect(data.ablated.map((x) => `L${x.layer}H${x.head}`).join(' + ')).toBe(ds.heads);
+        expectCells(await cells(page, 'hp-circ-grid', 'circ-induction'), data.induction_ablated, 'induction, ablated');
       } else if (card === 'hp-mask') {
         expect(data.kl_causal_mixed).toBe(Number(ds.kl));
         expect(data.mask.join(',')).toBe(ds.mask);
