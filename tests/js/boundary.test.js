@@ -191,6 +191,16 @@ const MODEL_CASES = [
   ...expand('headRoles: top', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.headRoles(CHAPTER, { top: v })),
   ...expand('headRoles: ids[0]', badIndex(V - 1), ({ m }, v) => m.headRoles([v])),
   ['headRoles: no ids', 'EEMPTY', ({ m }) => m.headRoles([])],
+  ...expand('headRoles: ablate layer', badIndex(L - 1), ({ m }, v) => m.headRoles(CHAPTER, { ablate: [[v, 0]] })),
+  ['headRoles: interventions = 3', 'ETYPE', ({ m }) => m.headRoles(CHAPTER, { interventions: 3 })],
+  ...notText.map(([l, v]) => [`tokenLosses(${l})`, 'ETYPE', ({ m }) => m.tokenLosses(v)]),
+  ...expand('tokenLosses: ids[1]', badIndex(V - 1), ({ m }, v) => m.tokenLosses([5, v, 6])),
+  ...expand('tokenLosses: ablate head', badHead, ({ m }, v) => m.tokenLosses(CHAPTER, { ablate: [[0, v]] })),
+  ['tokenLosses: one token', 'EEMPTY', ({ m }) => m.tokenLosses([5])],
+  ['tokenLosses: n_positions + 1 ids', 'ETOOLONG', ({ m }) => m.tokenLosses(new Array(P + 1).fill(5))],
+  ["tokenLosses: mask 'sideways'", 'EINVAL', ({ m }) => m.tokenLosses(CHAPTER, { mask: 'sideways' })],
+  ['tokenLosses: unknown option', 'EINVAL', ({ m }) => m.tokenLosses(CHAPTER, { topK: 3 })],
+  ['tokenLosses(1 MiB + 1 ASCII)', 'ELIMIT', ({ m }) => m.tokenLosses('a'.repeat(MiB + 1))],
   ...expand('dagProfile: inputs[1][0]', badIndex(V - 1), ({ m }, v) => m.dagProfile([CHAPTER, [v, 5]])),
   ...notText.filter(([l]) => l !== 'undefined').map(([l, v]) => [`dagProfile(${l})`, 'ETYPE', ({ m }) => m.dagProfile(v)]),
   ["dagProfile: mask 'window:2'", 'EINVAL', ({ m }) => m.dagProfile(CHAPTER, { mask: 'window:2' })],
@@ -439,7 +449,7 @@ describe('a disposed model throws EDISPOSED before it looks at the arguments', (
     const calls = [() => d.tokenize(42), () => d.tokenize('a'.repeat(MiB + 1)), () => d.decode([NaN]), () => d.decode('x'),
       () => d.run([V]), () => d.run(CHAPTER, hardDo({ layer: Infinity })), () => d.generate(null),
       () => d.generate(CHAPTER, { temperature: -Infinity }), () => d.memoryUsage(), () => d.headImportance(CHAPTER),
-      () => d.headRoles(42), () => d.dagProfile(null), () => d.repeatedTokens(NaN), () => d.counterfactual(null, 42),
+      () => d.headRoles(42), () => d.tokenLosses(null), () => d.dagProfile(null), () => d.repeatedTokens(NaN), () => d.counterfactual(null, 42),
       () => d.edgeKnockout(null), () => d.tokenKnockout(CHAPTER), () => d.ablationSemantics(42), () => d.activationPatching(1, 2)];
     for (const c of calls) expectError(caught(c), 'EDISPOSED');
     expect(() => d.dispose()).not.toThrow();
