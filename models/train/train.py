@@ -69,6 +69,12 @@ def get_args():
                     help="w > 0: add w * (-log attention mass on the tokens after earlier occurrences of the current "
                          "token) of head --ind_head on the r ++ r windows")
     ap.add_argument("--aux_steps", type=int, default=0, help="the auxiliary losses act on steps < aux_steps only")
+    ap.add_argument("--aux_self", type=float, default=0.0,
+                    help="w > 0: add w * (-log attention to its own position) of head --self_head on every window: a "
+                         "head whose output is the current token, written at the blocks' scale for the layers above")
+    ap.add_argument("--self_head", default="0.1", help="layer.head given the own-position loss")
+    ap.add_argument("--wpe_std", type=float, default=0.0,
+                    help="s > 0: start the position embeddings at N(0, s) instead of N(0, 0.02)")
     ap.add_argument("--ind_targets", choices=["repeats", "all"], default="repeats",
                     help="repeats: the induction loss acts on the r ++ r windows' repeated part; all: on every query "
                          "of every window whose token occurred earlier in it (its targets: the tokens that followed "
@@ -120,7 +126,7 @@ def get_args():
 CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "--repeat_min": 8, "--repeat_max": 100,
             "--wte_std": 0.2, "--lazy_wte": 1, "--aux_prev": 1.0, "--aux_ind": 1.0, "--aux_steps": 1800,
             "--switch_at": 600, "--then": "aux_ind=5,ind_targets=all,idle_shift_lr=0.05"}
-PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "ind_targets": str, "idle_shift_lr": float}
+PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "ind_targets": str, "idle_shift_lr": float}
 
 
 def phase_two(a):
@@ -209,7 +215,7 @@ def induction_targets_all(x):
     return M
 
 
-def aux_losses(atts, a, prev_lh, ind_lh, ind_mask):
+def aux_losses(atts, a, prev_lh, ind_lh, ind_mask, self_lh=None):
     """The auxiliary attention losses: -log A[i, i-1] for the previous-token head (every window, i >= 1),
     -log sum of A over the induction targets for the induction head (rows that have targets)."""
     out = atts[0].new_zeros(())
@@ -218,6 +224,10 @@ def aux_losses(atts, a, prev_lh, ind_lh, ind_mask):
         T = A.shape[-1]
         i = torch.arange(1, T)
         out = out + a.aux_prev * -(A[:, i, i - 1] + 1e-9).log().mean()
+    if getattr(a, "aux_self", 0.0) and self_lh is not None:
+        A = atts[self_lh[0]][:, self_lh[1]]
+        i = torch.arange(A.shape[-1])
+        out = out + a.aux_self * -(A[:, i, i] + 1e-9).log().mean()
     if a.aux_ind and ind_mask is not None:
         A = atts[ind_lh[0]][:, ind_lh[1]]
         rows = ind_mask.any(-1)                                  # (B, T)
@@ -294,6 +304,9 @@ def main():
     if a.wte_std:
         with torch.no_grad():
             model.wte.weight.normal_(0.0, a.wte_std)
+    if a.wpe_std:
+        with torch.no_grad():
+            model.wpe.weight.normal_(0.0, a.wpe_std)
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -323,6 +336,7 @@ def main():
 
     prev_lh = tuple(int(v) for v in a.prev_head.split("."))
     ind_lh = tuple(int(v) for v in a.ind_head.split("."))
+    self_lh = tuple(int(v) for v in a.self_head.split("."))
     top = None
     if a.repeat_top:
         counts = np.bincount(train, minlength=50257)
@@ -338,7 +352,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        aux_on = (a.aux_prev or a.aux_ind) and step < a.aux_steps
+        aux_on = (a.aux_prev or a.aux_ind or a.aux_self) and step < a.aux_steps
         periods = [] if aux_on else None
         x, y = get_batch(train, step, a, top, periods)
         _, loss, atts = model(x, y, return_att=aux_on)
@@ -347,7 +361,7 @@ def main():
             mask = None
             if a.aux_ind:
                 mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
-            total = loss + aux_losses(atts, a, prev_lh, ind_lh, mask)
+            total = loss + aux_losses(atts, a, prev_lh, ind_lh, mask, self_lh)
         opt.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)

@@ -16,7 +16,7 @@ import {
   DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
 } from '../../web/src/page/heads.js';
 import { gridMap, lineChart, diffBars } from '../../web/src/figures/charts.js';
-import { breakHeads, circuitEffect } from '../../web/src/page/circuit.js';
+import { breakHeads, circuitEffect, copies } from '../../web/src/page/circuit.js';
 import { walk, toString } from '../../web/src/figures/svg.js';
 import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
 
@@ -154,6 +154,9 @@ suite('the heads panel on the built-in model', () => {
       const summary = await page.textContent('#hp-circ-summary');
       expect(summary).toContain(`${fx.plain.second.toFixed(2)} → ${fx.broken.second.toFixed(2)} nats`);
       expect(summary).toContain(`${fx.plain.induction.score.toFixed(3)} (L${fx.plain.induction.layer}H${fx.plain.induction.head})`);
+      // whether the model copies at all is said, not left to the reader
+      expect(d.copies).toBe(String(copies(fx)));
+      expect(summary.includes('This model does not copy')).toBe(!copies(fx));
     }
     await page.locator('#hp-circ').screenshot({ path: join(ARTIFACTS, 'heads-break-circuit.png') });
   });

@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel } from '../../web/src/index.js';
-import { BREAK_PRESETS, breakHeads, copyLosses, bestHead, circuitEffect } from '../../web/src/page/circuit.js';
+import { BREAK_PRESETS, breakHeads, copyLosses, bestHead, circuitEffect, copies, COPY_MARGIN } from '../../web/src/page/circuit.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -53,6 +53,17 @@ describe('circuit.js', () => {
     expect(fx.delta.first).toBe(1);
     expect(fx.broken.induction).toEqual({ layer: 1, head: 1, score: 0.3 });
     expect(fx.delta.induction).toBeCloseTo(-0.5, 12);
+    // the second copy is 7 nats easier than the first: this model copies
+    expect(copies(fx)).toBe(true);
+  });
+
+  it('copies: only when the second copy is at least COPY_MARGIN easier than the first', () => {
+    const at = (first, second) => copies({ plain: { first, second } });
+    expect(COPY_MARGIN).toBe(0.5);
+    expect(at(11, 10.5)).toBe(true);
+    expect(at(11, 10.51)).toBe(false);
+    expect(at(13.87, 13.84)).toBe(false);   // the shipped model on repeatedTokens(50, {seed: 1})
+    expect(at(10, 12)).toBe(false);
   });
 });
 

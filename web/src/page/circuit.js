@@ -45,6 +45,17 @@ export function copyLosses(losses, n) {
   return { first: a / (n - 1), second: b / (n - 1) };
 }
 
+/** The gap (nats) by which the second copy must be easier than the first for a model to count as copying. */
+export const COPY_MARGIN = 0.5;
+
+/**
+ * Does the model copy at all? Only if its loss on the second copy of r ++ r is at least COPY_MARGIN
+ * below its loss on the first (which nothing can predict). If it does not, there is no circuit to break.
+ */
+export function copies(effect) {
+  return effect.plain.first - effect.plain.second >= COPY_MARGIN;
+}
+
 /** The largest score and its head (layer · nHead + head) of a per-head score array. */
 export function bestHead(scores, nHead) {
   let k = 0;

@@ -23,7 +23,7 @@ import { klDivergence, attentionChange, rankMoves } from './compare.js';
 import { deltaBars } from '../figures/delta.js';
 import { topTable } from './top-table.js';
 import { gridMap, lineChart, layerBars, diffBars, lossLines } from '../figures/charts.js';
-import { breakHeads, circuitEffect } from './circuit.js';
+import { breakHeads, circuitEffect, copies, COPY_MARGIN } from './circuit.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
@@ -711,7 +711,8 @@ export class HeadsPanel {
       t('hpCircSumLoss', f(fx.plain.second), f(fx.broken.second), fmtS(fx.delta.second), f(fx.plain.first), f(fx.broken.first), fmtS(fx.delta.first)),
       t('hpCircSumInd', headName(fx.plain.induction.layer, fx.plain.induction.head), f3(fx.plain.induction.score),
         headName(fx.broken.induction.layer, fx.broken.induction.head), f3(fx.broken.induction.score)),
-    ].join(this.lang === 'zh' ? '' : ' ');
+      copies(fx) ? '' : t('hpCircNoCopy', f(fx.plain.first - fx.plain.second), COPY_MARGIN),
+    ].filter(Boolean).join(this.lang === 'zh' ? '' : ' ');
     this.exportData['hp-circ'] = {
       induction_n: r.n, induction_seed: r.seed, preset: r.preset, ablated: r.heads,
       losses_plain: Array.from(r.plain.losses), losses_ablated: Array.from(r.broken.losses),
@@ -720,7 +721,7 @@ export class HeadsPanel {
     };
     const card = $('hp-circ');
     Object.assign(card.dataset, {
-      heads: names, preset: r.preset, secondPlain: String(fx.plain.second), secondBroken: String(fx.broken.second),
+      heads: names, preset: r.preset, copies: String(copies(fx)), secondPlain: String(fx.plain.second), secondBroken: String(fx.broken.second),
       firstPlain: String(fx.plain.first), firstBroken: String(fx.broken.first),
       inductionPlain: String(fx.plain.induction.score), inductionBroken: String(fx.broken.induction.score),
     });
