@@ -104,16 +104,15 @@ export async function computeNumbers() {
     // ---- the heads panel's defaults (docs/page.md)
     const impText = m.tokenize(DEFAULT_IMP_TEXT).ids;
     const imp2 = m.headImportance(impText);
-    const roles2 = m.headRoles(impText, { top: 1 });
+    const roles2 = m.headRoles(impText, { top: 3 });
     const u2 = uniformRoles(Array.from(impText));
     const base = m.run(CHAPTER, { topK: 10 });
     const mixed = m.run(CHAPTER, { mask: maskPreset('lowerFull', L), topK: 10 });
     const cf = m.counterfactual(DEFAULT_PAIR[0], DEFAULT_PAIR[1], { topK: 10 });
     // ---- the "break the circuit" card's three presets on its defaults (docs/heads.md §5, docs/page.md)
-    const textRoles = m.headRoles(impText, { top: 3 });
     const plainLosses = m.tokenLosses(rep);
     out.circuit = BREAK_PRESETS.map((preset) => {
-      const hs = breakHeads(preset, textRoles, ind);
+      const hs = breakHeads(preset, roles2, ind);
       const ablate = hs.map((x) => [x.layer, x.head]);
       const fx = circuitEffect({ plain: plainLosses, broken: m.tokenLosses(rep, { ablate }), ind,
         indBroken: m.headRoles(rep, { ablate }), n: 50, nHead: H });

@@ -91,7 +91,8 @@ def get_args():
     ap.add_argument("--switch_at", type=int, default=0,
                     help="N > 0: from step N on, the settings of --then replace these (a second phase of the recipe)")
     ap.add_argument("--then", default="",
-                    help="the second phase: comma-separated name=value of aux_prev, aux_ind, ind_targets, idle_shift_lr")
+                    help="the second phase: comma-separated name=value of aux_prev, aux_ind, aux_self, ind_targets, "
+                         "idle_shift_lr")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -215,21 +216,23 @@ def induction_targets_all(x):
     return M
 
 
-def aux_losses(atts, a, prev_lh, ind_lh, ind_mask, self_lh=None):
-    """The auxiliary attention losses: -log A[i, i-1] for the previous-token head (every window, i >= 1),
-    -log sum of A over the induction targets for the induction head (rows that have targets)."""
+def offset_loss(A, k):
+    """Mean -log A[i, i - k] over the rows i >= k of (B, T, T) attention: the teacher of a head that should look
+    k positions back (k = 1 previous token, k = 0 its own position)."""
+    i = torch.arange(k, A.shape[-1])
+    return -(A[:, i, i - k] + 1e-9).log().mean()
+
+
+def aux_losses(atts, a, heads, ind_mask):
+    """The auxiliary attention losses, heads = {"prev": (layer, head), "self": …, "ind": …}: the previous-token
+    and own-position teachers on every window, and -log of the attention mass on the induction targets for the
+    induction head (rows that have targets)."""
     out = atts[0].new_zeros(())
-    if a.aux_prev:
-        A = atts[prev_lh[0]][:, prev_lh[1]]                      # (B, T, T)
-        T = A.shape[-1]
-        i = torch.arange(1, T)
-        out = out + a.aux_prev * -(A[:, i, i - 1] + 1e-9).log().mean()
-    if getattr(a, "aux_self", 0.0) and self_lh is not None:
-        A = atts[self_lh[0]][:, self_lh[1]]
-        i = torch.arange(A.shape[-1])
-        out = out + a.aux_self * -(A[:, i, i] + 1e-9).log().mean()
+    for key, weight, k in (("prev", a.aux_prev, 1), ("self", a.aux_self, 0)):
+        if weight:
+            out = out + weight * offset_loss(atts[heads[key][0]][:, heads[key][1]], k)
     if a.aux_ind and ind_mask is not None:
-        A = atts[ind_lh[0]][:, ind_lh[1]]
+        A = atts[heads["ind"][0]][:, heads["ind"][1]]
         rows = ind_mask.any(-1)                                  # (B, T)
         if bool(rows.any()):
             mass = (A * ind_mask).sum(-1)[rows]
@@ -334,9 +337,7 @@ def main():
     print(f"wte rows {model.wte.weight.shape[0]}  params {n_params}  train tokens {len(train)}  heldout tokens {len(held)}  "
           f"tokens/step {a.batch * a.block}  threads {torch.get_num_threads()}", flush=True)
 
-    prev_lh = tuple(int(v) for v in a.prev_head.split("."))
-    ind_lh = tuple(int(v) for v in a.ind_head.split("."))
-    self_lh = tuple(int(v) for v in a.self_head.split("."))
+    heads = {key: tuple(int(v) for v in getattr(a, f"{key}_head").split(".")) for key in ("prev", "self", "ind")}
     top = None
     if a.repeat_top:
         counts = np.bincount(train, minlength=50257)
@@ -361,7 +362,7 @@ def main():
             mask = None
             if a.aux_ind:
                 mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
-            total = loss + aux_losses(atts, a, prev_lh, ind_lh, mask, self_lh)
+            total = loss + aux_losses(atts, a, heads, mask)
         opt.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
