@@ -76,6 +76,7 @@ class Attention(nn.Module):
         self.resid_drop = nn.Dropout(cfg.dropout)
         mask = torch.tril(torch.ones(cfg.n_positions, cfg.n_positions, dtype=torch.bool))
         self.register_buffer("mask", mask.view(1, 1, cfg.n_positions, cfg.n_positions), persistent=False)
+        self.keep_heads = False                                       # True: keep the heads' outputs (pre c_proj)
 
     def forward(self, x, return_att=False):
         B, T, C = x.shape
@@ -90,6 +91,8 @@ class Attention(nn.Module):
         probs = att
         att = self.attn_drop(att)
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)      # (B, T, C)
+        if self.keep_heads:                                           # train.py's copy teacher reads them
+            self.heads_in, self.heads_out = x, y
         y = self.resid_drop(self.c_proj(y))
         return (y, probs) if return_att else (y, None)
 
@@ -149,6 +152,7 @@ class GPT2(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.h = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)])
         self.ln_f = nn.LayerNorm(cfg.n_embd, eps=cfg.layer_norm_epsilon)
+        self.keep_resid = False                                       # True: keep the residual entering ln_f
         self.apply(self._init)
         # GPT-2: residual projections scaled by 1/sqrt(2 * n_layer)
         for name, p in self.named_parameters():
@@ -174,6 +178,8 @@ class GPT2(nn.Module):
         for blk in self.h:
             x, att = blk(x, return_att)
             atts.append(att)
+        if self.keep_resid:                                           # train.py's copy teacher reads it
+            self.resid = x
         x = self.ln_f(x)
         if targets is not None:                                       # training / eval: loss only
             t = targets.reshape(-1)

@@ -24,6 +24,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -72,6 +73,14 @@ def get_args():
     ap.add_argument("--aux_self", type=float, default=0.0,
                     help="w > 0: add w * (-log attention to its own position) of head --self_head on every window: a "
                          "head whose output is the current token, written at the blocks' scale for the layers above")
+    ap.add_argument("--aux_copy", type=float, default=0.0,
+                    help="w > 0: add w * the cross-entropy of the induction head's direct contribution to the logits "
+                         "(its output through ln_f's scale and the tied head) on the second copy of the r ++ r "
+                         "windows: a teacher of the head's copying (OV) path")
+    ap.add_argument("--copy_grad", choices=["all", "head"], default="all",
+                    help="what the copy teacher trains: all: every weight its loss depends on; head: only the "
+                         "induction head's value and output weights (the attention, the head's input and the "
+                         "embedding it is scored against are held fixed)")
     ap.add_argument("--self_head", default="0.1", help="layer.head given the own-position loss")
     ap.add_argument("--wpe_std", type=float, default=0.0,
                     help="s > 0: start the position embeddings at N(0, s) instead of N(0, 0.02)")
@@ -88,11 +97,12 @@ def get_args():
                     help="with --lazy_wte: s > 0 moves every idle token row by the same vector, -s times the sum of "
                          "their gradients (plain SGD, so it stops as their softmax mass goes): what pushes the logits "
                          "of ids absent from the batch down together, without touching what tells them apart")
-    ap.add_argument("--switch_at", type=int, default=0,
-                    help="N > 0: from step N on, the settings of --then replace these (a second phase of the recipe)")
+    ap.add_argument("--switch_at", default="0",
+                    help="N or N1,N2,...: from step Nk on, the k-th settings of --then apply (later phases of the "
+                         "recipe); 0: one phase")
     ap.add_argument("--then", default="",
-                    help="the second phase: comma-separated name=value of aux_prev, aux_ind, aux_self, ind_targets, "
-                         "idle_shift_lr")
+                    help="the later phases, separated by ';', each comma-separated name=value of aux_prev, aux_ind, "
+                         "aux_self, aux_copy, ind_targets, idle_shift_lr; a phase keeps the values of the one before")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min_lr_frac", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=100)
@@ -109,9 +119,9 @@ def get_args():
                     help="1: ids absent from train.bin share one wte row (exact, cheaper head; see model.GPT2)")
     ap.add_argument("--stop_at", type=int, default=0, help="probe: stop after this many steps (schedule still --steps)")
     ap.add_argument("--recipe", choices=["shipped", "circuits"], default="shipped",
-                    help="shipped: the defaults above (the committed models/brown-gpt2); circuits: the recipe that "
-                         "grows a previous-token and an induction head (2000 steps, 30%% r ++ r windows, 15%% copied "
-                         "spans), unless the flags say otherwise")
+                    help="shipped: the defaults above (the committed models/brown-gpt2); circuits: the recipe meant "
+                         "to grow a previous-token and an induction head (CIRCUITS below, the eighth session's run "
+                         "c4), unless the flags say otherwise")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--trial", type=int, default=0, help="time this many steps, print throughput, exit")
     a = ap.parse_args()
@@ -123,22 +133,38 @@ def get_args():
     return a
 
 
-# The circuits recipe (run c1 to step 600, then c2: models/train/README.md, seventh session).
-CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "--repeat_min": 8, "--repeat_max": 100,
-            "--wte_std": 0.2, "--lazy_wte": 1, "--aux_prev": 1.0, "--aux_ind": 1.0, "--aux_steps": 1800,
-            "--switch_at": 600, "--then": "aux_ind=5,ind_targets=all,idle_shift_lr=0.05"}
-PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "ind_targets": str, "idle_shift_lr": float}
+# The circuits recipe as run c4 (models/train/README.md, eighth session; not yet the committed model): shipped embeddings and schedule, r ++ r and copied-span
+# windows, teachers for a previous-token, an own-position and an induction head from the start, a teacher for the
+# induction head's copying from step 400, the induction teacher ten times weaker from step 800 (at weight 5 its
+# gradient was 20 times the language model's and held the held-out loss 0.33 nats back), from step 1200 a copy
+# teacher that trains the head's value and output weights only and an induction teacher on the repeats only (the
+# copy teacher's gradient on the embeddings and the first layer was 3-7 times the language model's), the
+# induction teacher five times stronger again from step 2000 (at 0.2 the induction score fell from 0.61 to 0.48
+# in 400 steps), and no auxiliary loss at all in the last 400 steps.
+CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "--repeat_min": 8, "--repeat_max": 60,
+            "--aux_prev": 1.0, "--aux_self": 1.0, "--aux_ind": 5.0, "--ind_targets": "all", "--aux_steps": 2200,
+            "--eval_every": 50, "--switch_at": "400,800,1200,2000",
+            "--then": "aux_copy=1;aux_ind=0.5;copy_grad=head,ind_targets=repeats,aux_ind=0.2;aux_ind=1"}
+PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "aux_copy": float, "copy_grad": str, "ind_targets": str, "idle_shift_lr": float}
 
 
-def phase_two(a):
-    """The settings from step a.switch_at on: a copy of a with --then's values."""
-    b = argparse.Namespace(**vars(a))
-    for item in filter(None, a.then.split(",")):
-        k, v = item.split("=")
-        if k not in PHASE_KEYS:
-            raise SystemExit(f"--then: {k} cannot change between phases (only {', '.join(PHASE_KEYS)})")
-        setattr(b, k, PHASE_KEYS[k](v))
-    return b
+def phases(a):
+    """[(first step, settings)] of every phase: a itself from step 0, then for each step of --switch_at a copy of
+    the phase before with that phase's --then values."""
+    starts = [int(x) for x in str(a.switch_at).split(",") if int(x)]
+    changes = a.then.split(";") if starts else []
+    if len(changes) != len(starts) or starts != sorted(set(starts)):
+        raise SystemExit(f"--switch_at {a.switch_at} / --then {a.then!r}: one increasing step per phase")
+    out = [(0, a)]
+    for start, change in zip(starts, changes):
+        b = argparse.Namespace(**vars(out[-1][1]))
+        for item in filter(None, change.split(",")):
+            k, v = item.split("=")
+            if k not in PHASE_KEYS:
+                raise SystemExit(f"--then: {k} cannot change between phases (only {', '.join(PHASE_KEYS)})")
+            setattr(b, k, PHASE_KEYS[k](v))
+        out.append((start, b))
+    return out
 
 
 def lr_at(step, a):
@@ -238,6 +264,41 @@ def aux_losses(atts, a, heads, ind_mask):
             mass = (A * ind_mask).sum(-1)[rows]
             out = out + a.aux_ind * -(mass + 1e-9).log().mean()
     return out
+
+
+def copy_rows(periods, T):
+    """(B, T) bool: the positions n .. 2n-2 of an r ++ r window (period n), whose targets r[1:] are copies."""
+    M = np.zeros((len(periods), T), dtype=bool)
+    for b, (n, end) in enumerate(periods):
+        if n:
+            M[b, n:min(2 * n - 1, T)] = True
+    return torch.from_numpy(M)
+
+
+def copy_loss(model, head, rows, y, grad="all", att=None):
+    """Cross-entropy of one head's direct logits on the rows: its output o_i (through its slice of c_proj, no
+    bias), scaled as ln_f scales the residual (the residual's spread and ln_f's gain taken as constants), times
+    the tied embedding: the part of the logits that ablating the head removes first. grad="head": recomputed
+    from the head's detached input and attention (att: the layer's (B, NH, T, T)) and scored against the detached
+    embedding, so that only the head's value and output weights learn from it."""
+    layer, h = head
+    attn = model.h[layer].attn
+    C = attn.c_proj.weight.shape[0]
+    hs = C // attn.nh
+    if grad == "head":
+        w = attn.c_attn.weight[2 * C + h * hs:2 * C + (h + 1) * hs]           # (hs, C): the head's value rows
+        b = attn.c_attn.bias[2 * C + h * hs:2 * C + (h + 1) * hs]
+        v = attn.heads_in.detach() @ w.t() + b                                # (B, T, hs)
+        y_h = (att[:, h].detach() @ v)[rows]                                  # (N, hs)
+        emb = model.full_wte().detach()
+    else:
+        y_h = attn.heads_out[..., h * hs:(h + 1) * hs][rows]                 # (N, hs)
+        emb = model.full_wte()
+    o = y_h @ attn.c_proj.weight[:, h * hs:(h + 1) * hs].t()                 # (N, C)
+    r = model.resid[rows].detach()
+    sd = (r.var(-1, unbiased=False, keepdim=True) + model.ln_f.eps).sqrt()
+    logits = (o / sd * model.ln_f.weight.detach()) @ emb.t()
+    return F.cross_entropy(logits, y[rows])
 
 
 @torch.no_grad()
@@ -347,15 +408,17 @@ def main():
     acc, acc_n = 0.0, 0
     model.train()
     last = a.trial if a.trial else (a.stop_at or a.steps)
-    a1, a2 = a, phase_two(a)
+    a1, plan = a, phases(a)
     for step in range(step0, last):
-        a = a2 if a1.switch_at and step >= a1.switch_at else a1
+        a = [b for start, b in plan if step >= start][-1]
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        aux_on = (a.aux_prev or a.aux_ind or a.aux_self) and step < a.aux_steps
+        aux_on = (a.aux_prev or a.aux_ind or a.aux_self or a.aux_copy) and step < a.aux_steps
         periods = [] if aux_on else None
         x, y = get_batch(train, step, a, top, periods)
+        copy_on = bool(aux_on and a.aux_copy)
+        model.keep_resid = model.h[heads["ind"][0]].attn.keep_heads = copy_on
         _, loss, atts = model(x, y, return_att=aux_on)
         total = loss
         if aux_on:
@@ -363,6 +426,11 @@ def main():
             if a.aux_ind:
                 mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
             total = loss + aux_losses(atts, a, heads, mask)
+            if copy_on:
+                rows = copy_rows(periods, a.block)
+                if bool(rows.any()):
+                    total = total + a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
+                                                           atts[heads["ind"][0]])
         opt.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
