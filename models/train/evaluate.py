@@ -332,7 +332,7 @@ def recipe_note(targs):
                             if targs.get("ind_targets") == "all" else "on the repeated part of the r ++ r windows") + ")")
         parts.append("**Teachers for where heads look.** For the first "
                      f"{targs['aux_steps']} of the {targs['steps']} steps, an auxiliary loss (−log of the attention "
-                     "mass on the target keys, every window) pulls " + "; ".join(heads) + ". Without such a teacher, "
+                     "mass on the target keys) pulls " + "; ".join(heads) + ". Without such a teacher, "
                      "no probe of the sessions before (models/train/README.md) grew an induction head within the "
                      "budget of one run on two cores.")
     plan = recipe_phases(targs)
