@@ -117,6 +117,8 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
 
     def forward(self, x, return_att=False):
+        if self.attn.keep_heads:                                      # train.py's circuit teacher reads it
+            self.x_in = x
         a, att = self.attn(self.ln_1(x), return_att)
         x = x + a
         x = x + self.mlp(self.ln_2(x))
