@@ -128,6 +128,9 @@ export async function computeNumbers() {
       T: impText.length, baseLoss: imp2.baseLoss, lossAtHalf: imp2.lossAtHalf, lossAll: imp2.pruning.at(-1),
       sinkTop: { head: `L${roles2.top.sink[0].layer}H${roles2.top.sink[0].head}`, score: roles2.top.sink[0].score },
       sinkUniform: u2.sink,
+      prevTop: { head: `L${roles2.top.prev[0].layer}H${roles2.top.prev[0].head}`, score: roles2.top.prev[0].score },
+      prevUniform: u2.prev,
+      inductionTop: { head: `L${ind.top.induction[0].layer}H${ind.top.induction[0].head}`, score: ind.top.induction[0].score },
       inductionMin: Math.min(...indRange), inductionMax: Math.max(...indRange), inductionUniform: uniformInduction(50),
       maskKl: klDivergence(base.logits, mixed.logits), pairKl: cf.next.kl,
       dagOverall: prof.mean.overall, dagNull: prof.mean.null,
@@ -213,12 +216,17 @@ ${D.layer.map((x) => f(x)).join(' ')}; per head from ${f(D.headMin.score)} (${D.
 (${D.headMax.head}). Without a mask (\`{mask: 'full'}\`): ${f(D.fullOverall)} against ${f(D.fullNull)}.
 `;
 
+  const C0 = n.circuit[0];
   const page = `${gen}
 On the built-in model, with the panel's defaults: on the default importance text (${P.T} tokens) the base loss is
 ${f(P.baseLoss)} nats, ${f(P.lossAtHalf)} with half the heads removed and ${f(P.lossAll)} with all removed
-(${signed(P.lossAll - P.baseLoss)} nats); the strongest sink head is ${P.sinkTop.head} (${f(P.sinkTop.score)}, against
-${f(P.sinkUniform)} for uniform attention); induction scores range over ${f(P.inductionMin)}–${f(P.inductionMax)} against
-${f(P.inductionUniform)} for uniform attention; "lower full, upper causal" moves the prediction by KL ${f(P.maskKl, 4)} nats;
+(${signed(P.lossAll - P.baseLoss)} nats); the strongest previous-token head is ${P.prevTop.head} (${f(P.prevTop.score)}, against
+${f(P.prevUniform)} for uniform attention), the strongest sink head ${P.sinkTop.head} (${f(P.sinkTop.score)}, against
+${f(P.sinkUniform)}); on \`repeatedTokens(50, {seed: 1})\` the strongest induction head is ${P.inductionTop.head}
+(${f(P.inductionTop.score)}; all heads range over ${f(P.inductionMin)}–${f(P.inductionMax)}, uniform attention scores
+${f(P.inductionUniform)}); the default "break the circuit" preset (${C0.heads.map((x) => x.head).join(' + ')}) moves the
+second copy's loss from ${f(C0.second[0], 2)} to ${f(C0.second[1], 2)} nats and the best induction score from ${f(C0.induction[0])} to
+${f(C0.induction[1])}; "lower full, upper causal" moves the prediction by KL ${f(P.maskKl, 4)} nats;
 the default sentence pair by KL ${f(P.pairKl, 4)} nats; the DAG profile of the four default sentences is
 ${f(P.dagOverall)} against a null of ${f(P.dagNull)}.
 `;

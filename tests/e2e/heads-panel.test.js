@@ -123,6 +123,11 @@ suite('the heads panel on the built-in model', () => {
       expect(await page.getAttribute(`.hp-role[data-role="${role}"]`, 'data-top')).toBe(`L${top.layer}H${top.head}`);
       expect(await page.textContent(`.hp-role[data-role="${role}"] .hp-top`)).toContain(`L${top.layer}H${top.head} ${top.score.toFixed(3)}`);
     }
+    // the built-in model's circuits are what a new reader lands on: a previous-token head on the default
+    // text (score >= 0.5) and an induction head on the default r ++ r (20 times uniform attention's score)
+    expect(api.top.prev[0].score).toBeGreaterThanOrEqual(0.5);
+    expect(ind.top.induction[0].score).toBeGreaterThan(20 * uniformInduction(50));
+    await page.locator('#hp-roles').screenshot({ path: join(ARTIFACTS, 'heads-roles.png') });
   });
 
   it('break the circuit: each preset ablates the heads the roles name; the curves, grid and sentence are the API\'s numbers', async () => {
@@ -157,6 +162,13 @@ suite('the heads panel on the built-in model', () => {
       // whether the model copies at all is said, not left to the reader
       expect(d.copies).toBe(String(copies(fx)));
       expect(summary.includes('This model does not copy')).toBe(!copies(fx));
+      if (preset === 'prev') {
+        // the default preset, one click for a new reader: the built-in model copies, and breaking its
+        // previous-token head breaks the induction (score below half) and the copying (second copy harder)
+        expect(copies(fx)).toBe(true);
+        expect(fx.broken.induction.score).toBeLessThan(0.5 * fx.plain.induction.score);
+        expect(fx.delta.second).toBeGreaterThan(0.5);
+      }
     }
     await page.locator('#hp-circ').screenshot({ path: join(ARTIFACTS, 'heads-break-circuit.png') });
   });
@@ -229,10 +241,12 @@ suite('the heads panel on the built-in model', () => {
     const { page } = W;
     await ready(page, 'hp-ed');
     await page.selectOption('#hp-ed-layer', '0');
-    await page.selectOption('#hp-ed-head', '1');
+    // L0H0, the previous-token head: swapping its W_Q and W_K must move its attention (the own-position head
+    // L0H1 would not do: its attention is the diagonal either way)
+    await page.selectOption('#hp-ed-head', '0');
     await page.check('#hp-ed-q');
     await page.locator('#hp-ed-alpha').fill('1');
-    let d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 1 && JSON.parse(x.edit).head === 1);
+    let d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 1 && JSON.parse(x.edit).head === 0);
     // zero up to float rounding: the engine applies the edit as q ← α(q − b_q) + b_q
     expect(Number(d.kl)).toBeLessThan(1e-9);
     expect(Number(d.maxDelta)).toBeLessThan(1e-6);
@@ -246,9 +260,9 @@ suite('the heads panel on the built-in model', () => {
     expect(Number(d.maxDelta)).toBeGreaterThan(1e-4);
     expect(Number(d.kl)).toBeGreaterThan(0);
     const text = await page.inputValue('#text');
-    const api = local.run(text, { interventions: [{ kind: 'swapQK', layer: 0, head: 1 }], topK: 10 });
+    const api = local.run(text, { interventions: [{ kind: 'swapQK', layer: 0, head: 0 }], topK: 10 });
     const swapped = await cellsOf(page, '#hp-ed-maps g[data-role="attn-1"]');
-    const A = api.attention(0, 1);
+    const A = api.attention(0, 0);
     expect(swapped.every((c) => close(c.v, A[c.i * api.T + c.j], 1e-3))).toBe(true);
     // the layers below the edited one cannot change: the bar of layer 0 is the only one that may be the edit's
     const bars = await page.$$eval('#hp-ed-delta g[data-role="delta-bar"]', (gs) => gs.map((g) => Number(g.dataset.v)));
