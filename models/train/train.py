@@ -466,6 +466,8 @@ def main():
     model.train()
     last = a.trial if a.trial else (a.stop_at or a.steps)
     a1, plan = a, phases(a)
+    if any(b.ind_grad == "circuit" for _, b in plan) and heads["prev"][0] >= heads["ind"][0]:
+        raise SystemExit("--ind_grad circuit: the previous-token head must sit below the induction head")
     for step in range(step0, last):
         a = [b for start, b in plan if step >= start][-1]
         for g in opt.param_groups:
@@ -478,8 +480,6 @@ def main():
         ind_own = bool(aux_on and a.aux_ind and a.ind_grad != "all")
         model.keep_resid = copy_on
         circuit = ind_own and a.ind_grad == "circuit"
-        if heads["prev"][0] >= heads["ind"][0] and circuit:
-            raise SystemExit("--ind_grad circuit: the previous-token head must sit below the induction head")
         model.h[heads["prev"][0]].attn.keep_heads = circuit
         model.h[heads["ind"][0]].attn.keep_heads = copy_on or ind_own
         _, loss, atts = model(x, y, return_att=aux_on)
