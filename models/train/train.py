@@ -86,6 +86,10 @@ def get_args():
                          "induction head's query and key weights (its attention recomputed from the head's detached "
                          "input); circuit: those and the previous-token head's value and output weights, through "
                          "what that head writes into the induction head's input (the K-composition of the two)")
+    ap.add_argument("--copy_lm", type=float, default=0.0,
+                    help="w > 0: the language-model loss on the second copies of the r ++ r windows counts (1 + w) "
+                         "times (the full model's logits, every weight learns from it)")
+    ap.add_argument("--lr_mult", type=float, default=1.0, help="the phase's learning rate is the schedule's times this")
     ap.add_argument("--teacher_clip", type=float, default=0.0,
                     help="c > 0: the induction head's teachers (--aux_ind, --aux_copy) each get their own backward "
                          "pass and their own gradient clipping at norm c, added to the language model's clipped "
@@ -159,7 +163,8 @@ CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "
             "--copy_grad": "head", "--teacher_clip": 1.0, "--aux_steps": 2600, "--eval_every": 50,
             "--switch_at": "400,2200", "--then": "ind_targets=repeats;teacher_clip=2"}
 PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "aux_copy": float, "copy_grad": str,
-              "ind_grad": str, "ind_targets": str, "teacher_clip": float, "idle_shift_lr": float}
+              "ind_grad": str, "ind_targets": str, "teacher_clip": float, "idle_shift_lr": float,
+              "copy_lm": float, "lr_mult": float}
 
 
 def phases(a):
@@ -182,6 +187,8 @@ def phases(a):
 
 
 def lr_at(step, a):
+    if a.lr_mult != 1.0:
+        return a.lr_mult * lr_at(step, argparse.Namespace(**{**vars(a), "lr_mult": 1.0}))
     if step < a.warmup:
         return a.lr * (step + 1) / a.warmup
     p = (step - a.warmup) / max(1, a.steps - a.warmup)
@@ -473,12 +480,12 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        aux_on = (a.aux_prev or a.aux_ind or a.aux_self or a.aux_copy) and step < a.aux_steps
+        aux_on = (a.aux_prev or a.aux_ind or a.aux_self or a.aux_copy or a.copy_lm) and step < a.aux_steps
         periods = [] if aux_on else None
         x, y = get_batch(train, step, a, top, periods)
         copy_on = bool(aux_on and a.aux_copy)
         ind_own = bool(aux_on and a.aux_ind and a.ind_grad != "all")
-        model.keep_resid = copy_on
+        model.keep_resid = copy_on or bool(aux_on and a.copy_lm)
         circuit = ind_own and a.ind_grad == "circuit"
         model.h[heads["prev"][0]].attn.keep_heads = circuit
         model.h[heads["ind"][0]].attn.keep_heads = copy_on or ind_own
@@ -490,6 +497,11 @@ def main():
                 mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
             split = ind_own or a.teacher_clip
             total = loss + aux_losses(atts, a, heads, None if split else mask)
+            if a.copy_lm:
+                rows = copy_rows(periods, a.block)
+                if bool(rows.any()):
+                    h = model.ln_f(model.resid[rows])
+                    total = total + a.copy_lm * F.cross_entropy(h @ model.full_wte().t(), y[rows])
             if split and mask is not None:
                 if ind_own:
                     src = heads["prev"] if circuit else None
