@@ -187,12 +187,11 @@ def phases(a):
 
 
 def lr_at(step, a):
-    if a.lr_mult != 1.0:
-        return a.lr_mult * lr_at(step, argparse.Namespace(**{**vars(a), "lr_mult": 1.0}))
+    """The schedule (warm-up, then cosine to min_lr_frac) times the phase's lr_mult (x * 1.0 is exact)."""
     if step < a.warmup:
-        return a.lr * (step + 1) / a.warmup
+        return a.lr_mult * (a.lr * (step + 1) / a.warmup)
     p = (step - a.warmup) / max(1, a.steps - a.warmup)
-    return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
+    return a.lr_mult * (a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))))
 
 
 def get_batch(data, step, a, top=None, periods=None):
@@ -497,8 +496,8 @@ def main():
                 mask = induction_targets_all(x) if a.ind_targets == "all" else induction_targets(periods, a.block)
             split = ind_own or a.teacher_clip
             total = loss + aux_losses(atts, a, heads, None if split else mask)
+            rows = copy_rows(periods, a.block) if (copy_on or a.copy_lm) else None
             if a.copy_lm:
-                rows = copy_rows(periods, a.block)
                 if bool(rows.any()):
                     h = model.ln_f(model.resid[rows])
                     total = total + a.copy_lm * F.cross_entropy(h @ model.full_wte().t(), y[rows])
@@ -510,7 +509,6 @@ def main():
                     A = atts[heads["ind"][0]][:, heads["ind"][1]]
                 own.append(a.aux_ind * ind_mass_loss(A, mask))
             if copy_on:
-                rows = copy_rows(periods, a.block)
                 if bool(rows.any()):
                     own.append(a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
                                                       atts[heads["ind"][0]]))
