@@ -276,6 +276,10 @@ def plot_curve(log_rows, base, path):
         ax3 = ax2.twinx()
         ax3.plot(step, [float(r["rep_loss2"]) for r in log_rows], color="C4", ls="--",
                  label="loss on the second copy (nats, right axis)")
+        abl = [(s, float(r["rep_loss2_abl"])) for s, r in zip(step, log_rows) if r.get("rep_loss2_abl")]
+        if abl:  # logs since the eleventh session: the same with the best induction head ablated
+            ax3.plot([s for s, _ in abl], [v for _, v in abl], color="C4", ls=":",
+                     label="the same, best induction head ablated (right axis)")
         ax3.set_ylabel("nats / token")
         ax3.set_ylim(0, 12)
         h1, l1 = ax2.get_legend_handles_labels()

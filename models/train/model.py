@@ -77,6 +77,7 @@ class Attention(nn.Module):
         mask = torch.tril(torch.ones(cfg.n_positions, cfg.n_positions, dtype=torch.bool))
         self.register_buffer("mask", mask.view(1, 1, cfg.n_positions, cfg.n_positions), persistent=False)
         self.keep_heads = False                                       # True: keep the heads' outputs (pre c_proj)
+        self.ablate = ()                                              # heads whose output is zeroed (train.py's probe)
 
     def forward(self, x, return_att=False):
         B, T, C = x.shape
@@ -90,6 +91,10 @@ class Attention(nn.Module):
         att = F.softmax(att, dim=-1)
         probs = att
         att = self.attn_drop(att)
+        if self.ablate:                                               # the page's ablation: zero before c_proj
+            keep = torch.ones(self.nh, 1, 1, dtype=v.dtype)
+            keep[list(self.ablate)] = 0.0
+            v = v * keep
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)      # (B, T, C)
         if self.keep_heads:                                           # train.py's copy teacher reads them
             self.heads_in, self.heads_out = x, y

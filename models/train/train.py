@@ -364,10 +364,15 @@ def copy_loss(model, head, rows, y, grad="all", att=None):
     return F.cross_entropy(logits, y[rows])
 
 
+LOG_COLUMNS = ["step", "lr", "train_loss", "heldout_loss", "elapsed_s", "tokens", "induction", "induction_head",
+               "rep_loss2", "rep_loss1", "prev", "prev_head", "rep_loss2_abl", "rep_loss1_abl"]
+
+
 @torch.no_grad()
 def circuit_probe(model, held, n=50, seed=1):
     """Over training: the best induction score (heads.c's definition) on repeatedTokens(n, {seed}),
-    the loss on its second copy (targets r[1:]) and first copy, and the best previous-token score
+    the loss on its second copy (targets r[1:]) and first copy, the same two with that best induction
+    head's output zeroed (the card's ablation, on one sequence), and the best previous-token score
     on the first 256 held-out tokens."""
     model.eval()
     ids = repeated_tokens(n, seed)
@@ -381,16 +386,24 @@ def circuit_probe(model, held, n=50, seed=1):
     A = torch.stack([a[0] for a in atts])                       # (L, NH, T, T)
     i = torch.arange(n, 2 * n)
     ind = A[:, :, i, i - n + 1].mean(-1)                        # (L, NH)
+    li = int(ind.argmax())
+    attn = model.h[li // ind.shape[1]].attn
+    attn.ablate = (li % ind.shape[1],)                          # the best induction head, output zeroed
+    lp = torch.log_softmax(model(x)[0][0].double(), dim=-1)
+    attn.ablate = ()
+    nll = -lp[:-1].gather(1, tgt.view(-1, 1)).view(-1)
+    second_abl, first_abl = nll[n:2 * n - 1].mean().item(), nll[:n - 1].mean().item()
     h = torch.from_numpy(held[:256].astype(np.int64)).view(1, -1)
     _, _, atts = model(h, return_att=True)
     A = torch.stack([a[0] for a in atts])
     j = torch.arange(1, 256)
     prev = A[:, :, j, j - 1].mean(-1)
     model.train()
-    li, lp_ = int(ind.argmax()), int(prev.argmax())
+    lp_ = int(prev.argmax())
     nh = ind.shape[1]
     return {"induction": ind.max().item(), "induction_head": f"L{li // nh}H{li % nh}", "rep_loss2": second,
-            "rep_loss1": first, "prev": prev.max().item(), "prev_head": f"L{lp_ // nh}H{lp_ % nh}"}
+            "rep_loss1": first, "prev": prev.max().item(), "prev_head": f"L{lp_ // nh}H{lp_ % nh}",
+            "rep_loss2_abl": second_abl, "rep_loss1_abl": first_abl}
 
 
 @torch.no_grad()
@@ -449,13 +462,13 @@ def main():
         step0, elapsed0 = ck["step"], ck["elapsed"]
         with open(log_path) as f:  # drop log rows written after the checkpoint
             rows = list(csv.reader(f))
+        extra = [c for c in LOG_COLUMNS if c not in rows[0]]      # a log begun before the ablation probe
         with open(log_path, "w", newline="") as f:
-            csv.writer(f).writerows([rows[0]] + [r for r in rows[1:] if int(r[0]) <= step0])
+            csv.writer(f).writerows([rows[0] + extra] + [r + [""] * len(extra) for r in rows[1:] if int(r[0]) <= step0])
         print(f"resumed at step {step0}", flush=True)
     elif not a.trial:
         with open(log_path, "w", newline="") as f:
-            csv.writer(f).writerow(["step", "lr", "train_loss", "heldout_loss", "elapsed_s", "tokens",
-                                    "induction", "induction_head", "rep_loss2", "rep_loss1", "prev", "prev_head"])
+            csv.writer(f).writerow(LOG_COLUMNS)
         with open(os.path.join(a.out, "args.json"), "w") as f:
             json.dump(vars(a), f, indent=1)
     print(f"wte rows {model.wte.weight.shape[0]}  params {n_params}  train tokens {len(train)}  heldout tokens {len(held)}  "
@@ -553,9 +566,11 @@ def main():
                 csv.writer(f).writerow([done, f"{lr_at(step, a):.6g}", f"{acc / acc_n:.5f}", f"{hl:.5f}",
                                         f"{el:.1f}", done * a.batch * a.block,
                                         f"{c['induction']:.4f}", c["induction_head"], f"{c['rep_loss2']:.4f}",
-                                        f"{c['rep_loss1']:.4f}", f"{c['prev']:.4f}", c["prev_head"]])
+                                        f"{c['rep_loss1']:.4f}", f"{c['prev']:.4f}", c["prev_head"],
+                                        f"{c['rep_loss2_abl']:.4f}", f"{c['rep_loss1_abl']:.4f}"])
             print(f"step {done}/{a.steps} train {acc / acc_n:.4f} heldout {hl:.4f} ppl {math.exp(hl):.1f} "
                   f"ind {c['induction']:.3f} {c['induction_head']} rep2 {c['rep_loss2']:.2f} "
+                  f"(ablated {c['rep_loss2_abl']:.2f}) "
                   f"prev {c['prev']:.3f} {c['prev_head']} {el:.0f}s", flush=True)
             acc, acc_n = 0.0, 0
         if done % a.ckpt_every == 0 or done == a.steps:
