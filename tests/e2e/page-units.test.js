@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import { Runner, defaultSelection, doIntervention, maskOption, defaultCandidates, DEFAULT_CANDIDATES } from '../../web/src/page/runner.js';
-import { klDivergence, logSoftmax, attentionChange, rankMoves } from '../../web/src/page/compare.js';
+import { klDivergence, logSoftmax, attentionChange, attentionChangeSliced, rankMoves } from '../../web/src/page/compare.js';
 import { builtinSource, pickModelFiles, explain, PageError, HUB_MODELS, MODEL_FILES } from '../../web/src/page/models.js';
 import { STRINGS, translator } from '../../web/src/page/i18n.js';
 import { ROOT, CHAPTER, TINY } from './helpers.js';
@@ -133,6 +133,17 @@ describe('compare.js', () => {
       // at the do layer, the head average of row 6 became one-hot at 3
       expect(ch.avgDelta[1][6 * T + 3]).toBeCloseTo(1 - a.attention(1, 'avg')[6 * T + 3], 6);
       for (let i = 0; i < T; i++) if (i !== 6) for (let j = 0; j < T; j++) expect(ch.avgDelta[1][i * T + j]).toBe(0);
+      // the page's big-T version (a layer a task) gives the same numbers, and stops when told
+      let pauses = 0;
+      const sliced = await attentionChangeSliced(a, b, async () => { pauses += 1; });
+      expect(pauses).toBe(m.config.nLayer - 1);
+      expect(sliced.mean).toEqual(ch.mean);
+      expect(sliced.max).toEqual(ch.max);
+      expect(sliced.avgDelta).toEqual(ch.avgDelta);
+      let n = 0;
+      expect(await attentionChangeSliced(a, b, async () => { n += 1; }, () => n >= 2)).toBe(null);
+      expect(n).toBe(2);
+      expect(() => attentionChange(a, m.run('Another text .'))).toThrow(/different texts/);
     } finally {
       m.dispose();
     }

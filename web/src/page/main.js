@@ -23,7 +23,7 @@ import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
 import { Runner, maskOption } from './runner.js';
-import { klDivergence, attentionChange, rankMoves } from './compare.js';
+import { klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from '../figures/delta.js';
 import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
@@ -468,10 +468,29 @@ async function mount(key, fn, args) {
   }
   const t1 = performance.now();
   const svg = toElement(node, document);
+  // Big T: in a figure of many elements (Fig. 3's 256 nodes and its edges), a group of
+  // many children goes in a batch a frame; all of Fig. 3's 1400 elements in one frame
+  // was a task of 35-50 ms. (The smaller figures go in at once: their callers mark the
+  // selected cell on the whole figure right after.)
+  const later = [];
+  if (bigT() && !document.hidden && svg.getElementsByTagName('*').length > STAGED_ELEMENTS) {
+    for (const g of svg.querySelectorAll('g')) {
+      if (g.childElementCount > GROUP_BATCH) later.push([g, [...g.children].slice(GROUP_BATCH)]);
+    }
+    for (const [, rest] of later) for (const c of rest) c.remove();
+  }
   figBox(key).replaceChildren(svg);
   performance.measure(`attnlab:dom:${key}`, { start: t1 });
+  for (const [g, rest] of later) {
+    for (let k = 0; k < rest.length; k += GROUP_BATCH) {
+      await nextFrame();
+      if (figArgs[key] !== mine) return null;
+      g.append(...rest.slice(k, k + GROUP_BATCH));
+    }
+  }
   return svg;
 }
+const GROUP_BATCH = 60, STAGED_ELEMENTS = 800;
 
 
 
@@ -612,13 +631,19 @@ async function drawInModel() {
     await (document.hidden ? nextTask() : nextFrame());
     if (last !== mine) return;
   }
-  const change = attentionChange(base, after);
+  let t0 = performance.now();
+  const drawing = last;   // a layer a task at big T
+  const change = bigT() && !document.hidden ? await attentionChangeSliced(base, after, nextTask, () => last !== drawing) : attentionChange(base, after);
+  if (!change) return;
+  performance.measure('attnlab:inmodel:change', { start: t0 });
   last.change = change;
   last.kl = kl;
   if (!sizes) measure();
   const boxW = sizes.deltaBars;
   $('delta-note').textContent = iv.layer === config.nLayer - 1 ? `${t('deltaNote')} ${t('deltaLastLayer')}` : t('deltaNote');
+  t0 = performance.now();
   replace($('delta-bars'), toElement(deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: boxW, lang: S.lang, t }), document));
+  performance.measure('attnlab:inmodel:bars', { start: t0 });
   const n = config.nLayer - iv.layer;
   const size = Math.max(96, Math.min(170, Math.floor((sizes.deltaMaps - 12 * (Math.min(n, 4) - 1)) / Math.min(n, 4))));
   if (bigT()) {   // the maps (a bitmap each) in a task of their own
@@ -638,30 +663,58 @@ function fmtScale(m) {
 }
 
 let chipsFor = null;   // [base id, lang] of the token chips and options on screen
+const CHIPS_PER_FRAME = 64;
 
-function drawTokens() {
+let tokensGen = 0;
+
+/** Mark the chips of the selected row and column, and set the two selects to them. */
+function markChips() {
+  for (const li of $('tokens').children) {
+    const k = Number(li.dataset.k);
+    li.classList.toggle('is-row', k === S.sel.row);
+    li.classList.toggle('is-col', k === S.sel.col);
+  }
+  $('row').value = String(S.sel.row);
+  $('col').value = String(S.sel.col);
+}
+
+async function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
-  if (chipsFor === `${baseId(r)}|${S.lang}`) {
-    // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
-    for (const li of $('tokens').children) {
-      const k = Number(li.dataset.k);
-      li.classList.toggle('is-row', k === S.sel.row);
-      li.classList.toggle('is-col', k === S.sel.col);
-    }
-    $('row').value = String(S.sel.row);
-    $('col').value = String(S.sel.col);
-    return;
-  }
-  chipsFor = `${baseId(r)}|${S.lang}`;
+  // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
+  if (chipsFor === `${baseId(r)}|${S.lang}`) return markChips();
+  const key = `${baseId(r)}|${S.lang}`;
+  const mine = ++tokensGen;
+  chipsFor = null;
   const { labels, titles, partial } = labelsOf(last);
-  replace($('tokens'), labels.map((tok, k) => el('li', {
+  const chips = labels.map((tok, k) => el('li', {
     class: [k === S.sel.row ? 'is-row' : '', k === S.sel.col ? 'is-col' : '', partial[k] ? 'is-bytes' : ''].join(' ').trim() || null,
     dataset: { k: String(k) }, title: titles[k] || null,
-  }, el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 40)))));
+  }, el('span', { class: 'tok-i' }, String(k)), el('span', { class: 'tok-s' }, tokenLabel(tok, 40))));
   const opts = labels.map((tok, k) => ({ value: k, label: t('tokOpt', k, tokenLabel(tok, 24)) }));
-  setOptions($('row'), opts, S.sel.row);
-  setOptions($('col'), opts, S.sel.col);
+  if (!bigT() || document.hidden) {
+    replace($('tokens'), chips);
+    setOptions($('row'), opts, S.sel.row);
+    setOptions($('col'), opts, S.sel.col);
+    chipsFor = key;
+    return;
+  }
+  // Big T: the chips a batch a frame and the two selects in a frame of their own. All of
+  // them in one frame (2300 elements to style and lay out) was a task of 40-60 ms.
+  const stale = () => mine !== tokensGen || !last;
+  replace($('tokens'), chips.slice(0, CHIPS_PER_FRAME));
+  for (let k = CHIPS_PER_FRAME; k < chips.length; k += CHIPS_PER_FRAME) {
+    await nextFrame();
+    if (stale()) return;
+    $('tokens').append(...chips.slice(k, k + CHIPS_PER_FRAME));
+  }
+  for (const id of ['row', 'col']) {
+    await nextFrame();
+    if (stale()) return;
+    setOptions($(id), opts, S.sel[id]);
+  }
+  chipsFor = key;
+  markChips();   // the selection may have moved while the chips went in
 }
 
 // A result waiting to be counted as drawn ({t0}); renderAll counts it when it finishes.
