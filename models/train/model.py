@@ -174,17 +174,23 @@ class GPT2(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, mean=0.0, std=0.02)
 
-    def forward(self, idx, targets=None, return_att=False):
+    def trunk(self, idx, return_att=False):
+        """The residual stream entering ln_f (B, T, C), and each layer's attention if asked."""
         B, T = idx.shape
         assert T <= self.cfg.n_positions
         pos = torch.arange(T, device=idx.device)
-        shared = bool(self.cfg.n_seen)
-        rows = self.id_map[idx] if shared else idx
+        rows = self.id_map[idx] if self.cfg.n_seen else idx
         x = self.drop(self.wte(rows) + self.wpe(pos))                 # (B, T, C)
         atts = []
         for blk in self.h:
             x, att = blk(x, return_att)
             atts.append(att)
+        return x, atts
+
+    def forward(self, idx, targets=None, return_att=False):
+        B, T = idx.shape
+        shared = bool(self.cfg.n_seen)
+        x, atts = self.trunk(idx, return_att)
         if self.keep_resid:                                           # train.py's copy teacher reads it
             self.resid = x
         x = self.ln_f(x)

@@ -89,6 +89,13 @@ def get_args():
     ap.add_argument("--copy_lm", type=float, default=0.0,
                     help="w > 0: the language-model loss on the second copies of the r ++ r windows counts (1 + w) "
                          "times (the full model's logits, every weight learns from it)")
+    ap.add_argument("--aux_share", type=float, default=0.0,
+                    help="w > 0: the induction head's share of the copying. With that head's output zeroed (the "
+                         "card's ablation), the loss on a token of a second copy and on the same token in the first "
+                         "copy should both be the whole model's loss on the first copy: w * the mean squared gap, "
+                         "over the r ++ r windows (share_loss). Every other path learns not to copy, and not to "
+                         "need the head for anything else. An extra forward and backward on those windows; a "
+                         "teacher of its own under --teacher_clip")
     ap.add_argument("--lr_mult", type=float, default=1.0, help="the phase's learning rate is the schedule's times this")
     ap.add_argument("--teacher_clip", type=float, default=0.0,
                     help="c > 0: the induction head's teachers (--aux_ind, --aux_copy) each get their own backward "
@@ -164,7 +171,7 @@ CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "
             "--switch_at": "400,2200", "--then": "ind_targets=repeats;teacher_clip=2"}
 PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "aux_copy": float, "copy_grad": str,
               "ind_grad": str, "ind_targets": str, "teacher_clip": float, "idle_shift_lr": float,
-              "copy_lm": float, "lr_mult": float}
+              "copy_lm": float, "lr_mult": float, "aux_share": float}
 
 
 def phases(a):
@@ -364,6 +371,45 @@ def copy_loss(model, head, rows, y, grad="all", att=None):
     return F.cross_entropy(logits, y[rows])
 
 
+def share_loss(model, head, x, y, periods, resid):
+    """--aux_share's loss (None without an r ++ r window), on the r ++ r windows: with the head's output zeroed
+    (the card's ablation), the cross-entropy of each second-copy row i (target y[i] = r[i + 1 - n]) and of the
+    first-copy row i - n (the same next id) should both equal the whole model's on the first-copy row, ce0 (from
+    `resid`, the main forward's residual, held fixed): mean (CE_abl(i) - ce0)^2 + (CE_abl(i - n) - ce0)^2.
+    Without the head, copying should be gone and nothing else changed. (One-sided, relu(ce0 - CE_abl(i)), it
+    taught the model to break without the head: at step 2250 of a run resumed from c10's step 2200 the ablated
+    losses of both copies were 55-56 nats.)"""
+    sel = [b for b, (n, _) in enumerate(periods) if n]
+    if not sel:
+        return None
+    T = x.shape[1]
+    attn = model.h[head[0]].attn
+    saved = attn.ablate, [blk.attn.keep_heads for blk in model.h]
+    attn.ablate = (head[1],)
+    for blk in model.h:
+        blk.attn.keep_heads = False
+    try:
+        abl, _ = model.trunk(x[sel])
+    finally:
+        attn.ablate = saved[0]
+        for blk, k in zip(model.h, saved[1]):
+            blk.attn.keep_heads = k
+    bs, i2, i1 = [], [], []
+    for k, b in enumerate(sel):
+        n = periods[b][0]
+        rows = np.arange(n, min(2 * n - 1, T))
+        bs.append(np.full(len(rows), k))
+        i2.append(rows)
+        i1.append(rows - n)
+    bs, i2, i1 = (torch.from_numpy(np.concatenate(v)) for v in (bs, i2, i1))
+    tgt = y[sel][bs, i2]
+    W = model.full_wte()
+    ce = lambda r: F.cross_entropy(model.ln_f(r) @ W.t(), tgt, reduction="none")
+    with torch.no_grad():
+        ce0 = ce(resid[sel][bs, i1])
+    return ((ce(abl[bs, i2]) - ce0) ** 2 + (ce(abl[bs, i1]) - ce0) ** 2).mean()
+
+
 LOG_COLUMNS = ["step", "lr", "train_loss", "heldout_loss", "elapsed_s", "tokens", "induction", "induction_head",
                "rep_loss2", "rep_loss1", "prev", "prev_head", "rep_loss2_abl", "rep_loss1_abl"]
 
@@ -492,12 +538,12 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         torch.manual_seed(a.seed * 1_000_003 + step)  # dropout masks: a function of the step
-        aux_on = (a.aux_prev or a.aux_ind or a.aux_self or a.aux_copy or a.copy_lm) and step < a.aux_steps
+        aux_on = (a.aux_prev or a.aux_ind or a.aux_self or a.aux_copy or a.copy_lm or a.aux_share) and step < a.aux_steps
         periods = [] if aux_on else None
         x, y = get_batch(train, step, a, top, periods)
         copy_on = bool(aux_on and a.aux_copy)
         ind_own = bool(aux_on and a.aux_ind and a.ind_grad != "all")
-        model.keep_resid = copy_on or bool(aux_on and a.copy_lm)
+        model.keep_resid = copy_on or bool(aux_on and (a.copy_lm or a.aux_share))
         circuit = ind_own and a.ind_grad == "circuit"
         model.h[heads["prev"][0]].attn.keep_heads = circuit
         model.h[heads["ind"][0]].attn.keep_heads = copy_on or ind_own
@@ -525,6 +571,10 @@ def main():
                 if bool(rows.any()):
                     own.append(a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
                                                       atts[heads["ind"][0]]))
+        if aux_on and a.aux_share:
+            sh = share_loss(model, heads["ind"], x, y, periods, model.resid)
+            if sh is not None:
+                own.append(a.aux_share * sh)
         own = [o for o in own if o.requires_grad]
         if own and not a.teacher_clip:
             total = total + sum(own)
