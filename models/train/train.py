@@ -96,6 +96,9 @@ def get_args():
                          "over the r ++ r windows (share_loss). Every other path learns not to copy, and not to "
                          "need the head for anything else. An extra forward and backward on those windows; a "
                          "teacher of its own under --teacher_clip")
+    ap.add_argument("--share_with", default="",
+                    help="layer.head,...: heads zeroed together with the induction head in --aux_share's forward pass "
+                         "(the card's ablation of the two best induction heads)")
     ap.add_argument("--lr_mult", type=float, default=1.0, help="the phase's learning rate is the schedule's times this")
     ap.add_argument("--teacher_clip", type=float, default=0.0,
                     help="c > 0: the induction head's teachers (--aux_ind, --aux_copy) each get their own backward "
@@ -371,7 +374,7 @@ def copy_loss(model, head, rows, y, grad="all", att=None):
     return F.cross_entropy(logits, y[rows])
 
 
-def share_loss(model, head, x, y, periods, resid):
+def share_loss(model, heads, x, y, periods, resid):
     """--aux_share's loss (None without an r ++ r window), on the r ++ r windows: with the head's output zeroed
     (the card's ablation), the cross-entropy of each second-copy row i (target y[i] = r[i + 1 - n]) and of the
     first-copy row i - n (the same next id) should both equal the whole model's on the first-copy row, ce0 (from
@@ -383,17 +386,15 @@ def share_loss(model, head, x, y, periods, resid):
     if not sel:
         return None
     T = x.shape[1]
-    attn = model.h[head[0]].attn
-    saved = attn.ablate, [blk.attn.keep_heads for blk in model.h]
-    attn.ablate = (head[1],)
-    for blk in model.h:
+    saved = [(blk.attn.ablate, blk.attn.keep_heads) for blk in model.h]
+    for layer, blk in enumerate(model.h):
+        blk.attn.ablate = tuple(h for l, h in heads if l == layer)
         blk.attn.keep_heads = False
     try:
         abl, _ = model.trunk(x[sel])
     finally:
-        attn.ablate = saved[0]
-        for blk, k in zip(model.h, saved[1]):
-            blk.attn.keep_heads = k
+        for blk, (ab, k) in zip(model.h, saved):
+            blk.attn.ablate, blk.attn.keep_heads = ab, k
     bs, i2, i1 = [], [], []
     for k, b in enumerate(sel):
         n = periods[b][0]
@@ -521,6 +522,7 @@ def main():
           f"tokens/step {a.batch * a.block}  threads {torch.get_num_threads()}", flush=True)
 
     heads = {key: tuple(int(v) for v in getattr(a, f"{key}_head").split(".")) for key in ("prev", "self", "ind")}
+    share_with = [tuple(int(v) for v in x.split(".")) for x in a.share_with.split(",") if x]
     top = None
     if a.repeat_top:
         counts = np.bincount(train, minlength=50257)
@@ -572,7 +574,7 @@ def main():
                     own.append(a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
                                                       atts[heads["ind"][0]]))
         if aux_on and a.aux_share:
-            sh = share_loss(model, heads["ind"], x, y, periods, model.resid)
+            sh = share_loss(model, [heads["ind"]] + share_with, x, y, periods, model.resid)
             if sh is not None:
                 own.append(a.aux_share * sh)
         own = [o for o in own if o.requires_grad]
