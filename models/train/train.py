@@ -530,6 +530,7 @@ def main():
         top = np.argsort(-counts, kind="stable")[:a.repeat_top].astype(np.int64)
     t_start = time.time() - elapsed0
     acc, acc_n = 0.0, 0
+    norms = {}                               # each clipped teacher's gradient norms since the last log row
     model.train()
     last = a.trial if a.trial else (a.stop_at or a.steps)
     a1, plan = a, phases(a)
@@ -568,26 +569,27 @@ def main():
                     A = head_attention(model, heads["ind"], src, atts[heads["prev"][0]] if src else None)
                 else:
                     A = atts[heads["ind"][0]][:, heads["ind"][1]]
-                own.append(a.aux_ind * ind_mass_loss(A, mask))
+                own.append(("ind", a.aux_ind * ind_mass_loss(A, mask)))
             if copy_on:
                 if bool(rows.any()):
-                    own.append(a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
-                                                      atts[heads["ind"][0]]))
+                    own.append(("copy", a.aux_copy * copy_loss(model, heads["ind"], rows, y, a.copy_grad,
+                                                      atts[heads["ind"][0]])))
         if aux_on and a.aux_share:
             sh = share_loss(model, [heads["ind"]] + share_with, x, y, periods, model.resid)
             if sh is not None:
-                own.append(a.aux_share * sh)
-        own = [o for o in own if o.requires_grad]
+                own.append(("share", a.aux_share * sh))
+        own = [(k, o) for k, o in own if o.requires_grad]
         if own and not a.teacher_clip:
-            total = total + sum(own)
+            total = total + sum(o for _, o in own)
         opt.zero_grad(set_to_none=True)
         total.backward(retain_graph=bool(own and a.teacher_clip))
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
         if own and a.teacher_clip:           # each teacher: its own backward, clipped at teacher_clip
             ws = [p for p in model.parameters() if p.requires_grad]
-            for j, o in enumerate(own):
+            for j, (k, o) in enumerate(own):
                 gs = torch.autograd.grad(o, ws, allow_unused=True, retain_graph=j < len(own) - 1)
                 norm = float(torch.sqrt(sum((g * g).sum() for g in gs if g is not None)))
+                norms.setdefault(k, []).append(norm)
                 for w, g in zip(ws, gs):
                     if g is not None:
                         w.grad.add_(g, alpha=min(1.0, a.teacher_clip / (norm + 1e-6)))
@@ -623,8 +625,9 @@ def main():
             print(f"step {done}/{a.steps} train {acc / acc_n:.4f} heldout {hl:.4f} ppl {math.exp(hl):.1f} "
                   f"ind {c['induction']:.3f} {c['induction_head']} rep2 {c['rep_loss2']:.2f} "
                   f"(ablated {c['rep_loss2_abl']:.2f}) "
-                  f"prev {c['prev']:.3f} {c['prev_head']} {el:.0f}s", flush=True)
-            acc, acc_n = 0.0, 0
+                  f"prev {c['prev']:.3f} {c['prev_head']} {el:.0f}s"
+                  + "".join(f" |g_{k}| {np.median(v):.3g}" for k, v in norms.items()), flush=True)
+            acc, acc_n, norms = 0.0, 0, {}
         if done % a.ckpt_every == 0 or done == a.steps:
             tmp = ckpt_path + ".tmp"
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": done,
