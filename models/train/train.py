@@ -99,6 +99,8 @@ def get_args():
     ap.add_argument("--share_with", default="",
                     help="layer.head,...: heads zeroed together with the induction head in --aux_share's forward pass "
                          "(the card's ablation of the two best induction heads)")
+    ap.add_argument("--share_clip", type=float, default=0.0,
+                    help="c > 0: --aux_share's gradient is clipped at norm c instead of --teacher_clip")
     ap.add_argument("--lr_mult", type=float, default=1.0, help="the phase's learning rate is the schedule's times this")
     ap.add_argument("--teacher_clip", type=float, default=0.0,
                     help="c > 0: the induction head's teachers (--aux_ind, --aux_copy) each get their own backward "
@@ -174,7 +176,8 @@ CIRCUITS = {"--steps": 2600, "--p_random_repeat": 0.4, "--p_span_repeat": 0.1, "
             "--switch_at": "400,2200", "--then": "ind_targets=repeats;teacher_clip=2"}
 PHASE_KEYS = {"aux_prev": float, "aux_ind": float, "aux_self": float, "aux_copy": float, "copy_grad": str,
               "ind_grad": str, "ind_targets": str, "teacher_clip": float, "idle_shift_lr": float,
-              "copy_lm": float, "lr_mult": float, "aux_share": float}
+              "copy_lm": float, "lr_mult": float, "aux_share": float,
+              "share_clip": float}
 
 
 def phases(a):
@@ -590,9 +593,10 @@ def main():
                 gs = torch.autograd.grad(o, ws, allow_unused=True, retain_graph=j < len(own) - 1)
                 norm = float(torch.sqrt(sum((g * g).sum() for g in gs if g is not None)))
                 norms.setdefault(k, []).append(norm)
+                clip = a.share_clip if k == "share" and a.share_clip else a.teacher_clip
                 for w, g in zip(ws, gs):
                     if g is not None:
-                        w.grad.add_(g, alpha=min(1.0, a.teacher_clip / (norm + 1e-6)))
+                        w.grad.add_(g, alpha=min(1.0, clip / (norm + 1e-6)))
         if a.lazy_wte:
             used = torch.unique(torch.cat([x.reshape(-1), y[y >= 0]]))
             idle = torch.ones(model.wte.weight.shape[0], dtype=torch.bool)
