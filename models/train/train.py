@@ -398,14 +398,8 @@ def share_loss(model, heads, x, y, periods, resid):
     finally:
         for blk, (ab, k) in zip(model.h, saved):
             blk.attn.ablate, blk.attn.keep_heads = ab, k
-    bs, i2, i1 = [], [], []
-    for k, b in enumerate(sel):
-        n = periods[b][0]
-        rows = np.arange(n, min(2 * n - 1, T))
-        bs.append(np.full(len(rows), k))
-        i2.append(rows)
-        i1.append(rows - n)
-    bs, i2, i1 = (torch.from_numpy(np.concatenate(v)) for v in (bs, i2, i1))
+    bs, i2 = copy_rows(periods, T)[sel].nonzero(as_tuple=True)     # the second-copy rows (copy_rows)
+    i1 = i2 - torch.tensor([periods[b][0] for b in sel])[bs]
     tgt = y[sel][bs, i2]
     W = model.full_wte()
     ce = lambda r: F.cross_entropy(model.ln_f(r) @ W.t(), tgt, reduction="none")

@@ -33,7 +33,8 @@ export function klDivergence(logitsP, logitsQ) {
  */
 export function attentionChange(before, after) {
   const out = { mean: [], max: [], avgDelta: [] };
-  for (let l = 0; l < checkRuns(before, after); l++) layerChange(before, after, l, out);
+  const L = checkRuns(before, after);
+  for (let l = 0; l < L; l++) layerChange(before, after, l, out);
   return out;
 }
 

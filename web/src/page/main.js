@@ -482,11 +482,7 @@ async function mount(key, fn, args) {
   figBox(key).replaceChildren(svg);
   performance.measure(`attnlab:dom:${key}`, { start: t1 });
   for (const [g, rest] of later) {
-    for (let k = 0; k < rest.length; k += GROUP_BATCH) {
-      await nextFrame();
-      if (figArgs[key] !== mine) return null;
-      g.append(...rest.slice(k, k + GROUP_BATCH));
-    }
+    if (!await appendInFrames(g, rest, GROUP_BATCH, () => figArgs[key] !== mine)) return null;
   }
   return svg;
 }
@@ -681,9 +677,9 @@ function markChips() {
 async function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
-  // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
-  if (chipsFor === `${baseId(r)}|${S.lang}`) return markChips();
   const key = `${baseId(r)}|${S.lang}`;
+  // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
+  if (chipsFor === key) return markChips();
   const mine = ++tokensGen;
   chipsFor = null;
   const { labels, titles, partial } = labelsOf(last);
@@ -703,11 +699,7 @@ async function drawTokens() {
   // them in one frame (2300 elements to style and lay out) was a task of 40-60 ms.
   const stale = () => mine !== tokensGen || !last;
   replace($('tokens'), chips.slice(0, CHIPS_PER_FRAME));
-  for (let k = CHIPS_PER_FRAME; k < chips.length; k += CHIPS_PER_FRAME) {
-    await nextFrame();
-    if (stale()) return;
-    $('tokens').append(...chips.slice(k, k + CHIPS_PER_FRAME));
-  }
+  if (!await appendInFrames($('tokens'), chips.slice(CHIPS_PER_FRAME), CHIPS_PER_FRAME, stale)) return;
   for (const id of ['row', 'col']) {
     await nextFrame();
     if (stale()) return;
@@ -731,6 +723,19 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 // After the next frame: a big figure put into the DOM then has a frame (style, layout,
 // paint) of its own instead of sharing one with the figures mounted before it.
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
+/**
+ * Append `nodes` to `parent` `batch` at a time, a frame between batches (big T: a frame then
+ * styles and lays out a batch, not all of them). Resolves to false when `stale()` turns true.
+ */
+async function appendInFrames(parent, nodes, batch, stale) {
+  for (let k = 0; k < nodes.length; k += batch) {
+    await nextFrame();
+    if (stale()) return false;
+    parent.append(...nodes.slice(k, k + batch));
+  }
+  return true;
+}
 
 /**
  * Draw everything for `last`. For big T each figure is its own task (no main-thread
