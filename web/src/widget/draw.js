@@ -51,10 +51,13 @@ export function reserveHeight(figure, width, { maxHeight = 640, lang = 'en', com
   const w = Math.max(240, Math.floor(width));
   if (isModelFigure(figure)) {
     const T = 10, HS = 32;
+    // q, k of alternating sign, so that Fig. 2's colour-bar ticks and trace carry minus signs and two digits,
+    // as a trained head's do (zeros gave labels of one character and a figure 5 px too short)
+    const qk = Float32Array.from({ length: T * HS }, (_, x) => (x % 2 ? -1.5 : 1.5));
     const A = new Float64Array(T * T);
     for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) A[i * T + j] = 1 / (i + 1);
     const base = {
-      T, tokens: CHAPTER_TOKENS, q: new Float32Array(T * HS), k: new Float32Array(T * HS), captureQK: { layer: 0, head: 0 },
+      T, tokens: CHAPTER_TOKENS, q: qk, k: qk, captureQK: { layer: 0, head: 0 },
       dagScores: [[0.8, 0.8, 0.8, 0.8]], layerDagScores: [0.8], nullDagScore: 0.7071, attention: () => A,
     };
     const n = modelFigure({ figure, base, lang, width: w, maxHeight, layer: 0, head: 'avg', row: 8, col: 2, lambda: 3, modelName: 'brown-gpt2', config: { nLayer: 1, nHead: 4 },
