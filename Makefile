@@ -15,7 +15,8 @@ export NODE_PATH ?= /usr/share/nodejs
 
 B := build
 CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/tokenizer_json.c c/src/nfc.c c/src/ops.c \
-            c/src/family.c c/src/load.c c/src/forward.c c/src/attention.c c/src/generate.c c/src/results.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c c/src/evidence.c
+            c/src/family.c c/src/load.c c/src/forward.c c/src/attention.c c/src/generate.c c/src/results.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c \
+            c/src/interventions.c c/src/stats.c c/src/readings.c c/src/evidence.c c/src/evidence_set.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
 NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
@@ -32,7 +33,7 @@ $(B)/obj/%.o: c/src/%.c $(CORE_HDR)
 $(B)/libattnlab.a: $(NATIVE_OBJ)
 	ar rcs $@ $^
 
-$(B)/attnlab: c/cli/attnlab.c $(B)/libattnlab.a
+$(B)/attnlab: c/cli/attnlab.c c/cli/reference_text.h $(B)/libattnlab.a
 	$(CC) $(CFLAGS) -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $< $(B)/libattnlab.a $(LDLIBS) -o $@
 
 $(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
@@ -45,6 +46,10 @@ $(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/help
 $(B)/fixtures/gpt2-digits-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
 	node scripts/make_neox_tokenizer.mjs $@ --digits
 $(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
+
+# The CLI's default ablation reference is the JS API's (committed; a JS test fails while it is stale).
+c/cli/reference_text.h: web/src/evidence-reference.js scripts/gen-reference-header.mjs
+	node scripts/gen-reference-header.mjs
 
 # ---- WebAssembly -----------------------------------------------------------
 # The flags of every wasm build (attnlab.wasm, attnlab-mt.wasm, and the kernel
@@ -68,7 +73,7 @@ WASM_FLAGS := $(WASM_CFLAGS) -msimd128 $(WASM_REACTOR) $(WASM_EXPORTS)
 # What the JS layer knows of the C side (constants, error codes, the config and
 # intervention layouts, the export list), generated from the C sources and
 # committed; tests/js/abi.test.js fails while it is stale.
-ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json c/src/attention.c
+ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json c/src/interventions.c
 web/src/core/abi.js: scripts/gen-abi.mjs $(ABI_SRC)
 	node scripts/gen-abi.mjs
 

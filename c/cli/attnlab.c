@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "attnlab.h"
+#include "json.h"
+#include "reference_text.h"
 
 #ifndef ALAB_DEFAULT_MODEL_DIR
 #define ALAB_DEFAULT_MODEL_DIR ""
@@ -44,8 +46,19 @@ static const char *USAGE =
     "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
     "  attnlab evidence --kind edge|tokens|ablation|patch [--model DIR] --text TEXT [options]\n"
     "      --layer L --head H|all           edge: the head (default: last layer, all heads)\n"
-    "      --reference TEXT                 ablation: the text of the mean / resample ablation (default --text)\n"
+    "      --knockout renorm|zero           edge/tokens: renormalise the row after a knockout (default) or not\n"
+    "      --token-mode column|delete|replace  tokens: knock out token j's column (default), delete it from\n"
+    "                                       the input, or replace it by --neutral ID (default: \" the\")\n"
+    "      --reference TEXT                 ablation: the text of the mean / resample ablation (default: the\n"
+    "                                       held-out passage the JS API uses, web/src/evidence-reference.js)\n"
+    "      --draws K --seed S               ablation: resample draws (default 20) and their seed (default 1)\n"
     "      --corrupt TEXT --answers A,B     patch: the corrupted text and the two answer ids\n"
+    "  attnlab evidence --kind edge --set heldout|repeated|FILE [--limit N] [options]\n"
+    "      over a set of inputs (FILE: one text a line): the mean per-input rank correlation with its\n"
+    "      95 % bootstrap interval, a within-row permutation null and its p-value, the uniform and\n"
+    "      row-permuted baselines, the noise floor (the same numbers as model.edgeKnockoutSet)\n"
+    "      --n-boot B --n-perm P --seed S   resamples (default 1000 each) and their seed (default 1)\n"
+    "      --epsilon E                      the noise floor (default: 10 x the largest no-op knockout KL)\n"
     "      (always JSON; docs/evidence.md defines every number)\n"
     "  attnlab --version\n"
     "Indices are 0-based. Without --model the built-in model (" BUILTIN_NAME ") is used.\n";
@@ -246,6 +259,10 @@ typedef struct {
     const char *cmd, *model, *text;
     const char *kind, *reference, *corrupt;  /* evidence */
     int ev_layer, ev_head, answers[2], has_answers;
+    int ko_mode, token_mode, neutral, draws, has_seed;
+    const char *set;                         /* evidence over a set of inputs */
+    int limit, n_boot, n_perm;
+    double level, epsilon;                   /* epsilon < 0: from the noise floor */
     int json, top, max_new, top_k, threads;
     int half;   /* --half: ALAB_WEIGHTS_HALF */
     float temperature;
@@ -317,6 +334,11 @@ static int parse_args(cli *c, int argc, char **argv) {
     c->threads = 1;
     c->ev_layer = -1;
     c->ev_head = -1;
+    c->neutral = -1;
+    c->n_boot = 1000;
+    c->n_perm = 1000;
+    c->level = 0.95;
+    c->epsilon = -1.0;
     alab_run_opts_init(&c->run);
     if (argc < 2) return usage_error("%s", "no command given");
     c->cmd = argv[1];
@@ -373,6 +395,7 @@ static int parse_args(cli *c, int argc, char **argv) {
         } else if (strcmp(a, "--seed") == 0) {
             NEED_VAL();
             if (u64_arg(&c->seed, val, "--seed")) return 2;
+            c->has_seed = 1;
         } else if (strcmp(a, "--kind") == 0) {
             NEED_VAL();
             if (strcmp(val, "edge") && strcmp(val, "tokens") && strcmp(val, "ablation") && strcmp(val, "patch"))
@@ -385,6 +408,40 @@ static int parse_args(cli *c, int argc, char **argv) {
             NEED_VAL();
             if (strcmp(val, "all") == 0) c->ev_head = -1;
             else if (int_arg(&c->ev_head, val, 0, ALAB_MAX_HEADS - 1, "--head", val, "head")) return 2;
+        } else if (strcmp(a, "--knockout") == 0) {
+            NEED_VAL();
+            if (strcmp(val, "renorm") == 0) c->ko_mode = ALAB_KO_RENORM;
+            else if (strcmp(val, "zero") == 0) c->ko_mode = ALAB_KO_ZERO;
+            else return refuse("--knockout", val, "expects renorm or zero");
+        } else if (strcmp(a, "--token-mode") == 0) {
+            NEED_VAL();
+            if (strcmp(val, "column") == 0) c->token_mode = ALAB_TOKEN_COLUMN;
+            else if (strcmp(val, "delete") == 0) c->token_mode = ALAB_TOKEN_DELETE;
+            else if (strcmp(val, "replace") == 0) c->token_mode = ALAB_TOKEN_REPLACE;
+            else return refuse("--token-mode", val, "expects column, delete or replace");
+        } else if (strcmp(a, "--neutral") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->neutral, val, 0, ALAB_MAX_VOCAB - 1, "--neutral", val, "token id")) return 2;
+        } else if (strcmp(a, "--draws") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->draws, val, 1, 10000, "--draws", val, "count")) return 2;
+        } else if (strcmp(a, "--set") == 0) { NEED_VAL(); c->set = val; }
+        else if (strcmp(a, "--limit") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->limit, val, 1, 1000000, "--limit", val, "count")) return 2;
+        } else if (strcmp(a, "--n-boot") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->n_boot, val, 0, 1000000, "--n-boot", val, "count")) return 2;
+        } else if (strcmp(a, "--n-perm") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->n_perm, val, 0, 1000000, "--n-perm", val, "count")) return 2;
+        } else if (strcmp(a, "--epsilon") == 0) {
+            NEED_VAL();
+            char *end;
+            errno = 0;
+            c->epsilon = strtod(val, &end);
+            if (errno || *end || end == val || !(c->epsilon >= 0.0) || !isfinite(c->epsilon))
+                return refuse("--epsilon", val, "expects a number >= 0");
         } else if (strcmp(a, "--reference") == 0) { NEED_VAL(); c->reference = val; }
         else if (strcmp(a, "--corrupt") == 0) { NEED_VAL(); c->corrupt = val; }
         else if (strcmp(a, "--answers") == 0) {
@@ -402,7 +459,10 @@ static int parse_args(cli *c, int argc, char **argv) {
     }
     c->run.interventions = c->interv;
     c->run.n_interventions = c->n_interv;
-    if (!c->text) return usage_error("%s", "--text is required");
+    if (!c->text && !(c->set && c->cmd && strcmp(c->cmd, "evidence") == 0))
+        return usage_error("%s", "--text is required (or, for evidence, --set)");
+    if (c->set && c->text) return usage_error("%s", "give --text or --set, not both");
+    if (c->set && c->kind && strcmp(c->kind, "edge")) return usage_error("%s", "--set works with --kind edge");
     return 0;
 }
 
@@ -656,7 +716,7 @@ static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) 
     double *a = malloc(2 * TT * sizeof *a);
     if (!buf || !a) { free(buf); free(a); return ALAB_ENOMEM; }
     float *A = buf, *E = buf + TT, *EL = buf + 2 * TT;
-    int rc = alab_edge_knockout(A, E, EL, m, ids, T, layer, c->ev_head, 0, T);
+    int rc = alab_edge_knockout(A, E, EL, m, ids, T, layer, c->ev_head, 0, T, c->ko_mode);
     if (!rc) {
         int n = 0;
         for (int i = 0; i < T; i++)
@@ -682,12 +742,20 @@ static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) 
     return rc;
 }
 
-static int ev_tokens(FILE *f, alab_model *m, const int *ids, int T) {
+static int ev_tokens(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
     const alab_config *cfg = alab_model_config(m);
     const int L = cfg->n_layer, NH = cfg->n_head;
     float *eff = malloc((size_t)T * sizeof *eff), *R = malloc((size_t)T * T * sizeof *R), *fl = malloc((size_t)T * sizeof *fl);
     double *d = malloc(4 * (size_t)T * sizeof *d);
-    int rc = eff && R && fl && d ? alab_token_knockout(eff, m, ids, T, 0, T) : ALAB_ENOMEM;
+    int neutral = c->neutral;
+    if (c->token_mode == ALAB_TOKEN_REPLACE && neutral < 0) { /* the JS API's default: " the" when one token, else 0 */
+        int *t = NULL, nt = 0;
+        if (encode(&t, &nt, m, " the")) { free(t); free(eff); free(R); free(fl); free(d); return -1000; }
+        neutral = nt == 1 ? t[0] : 0;
+        free(t);
+    }
+    int rc = eff && R && fl && d ? alab_token_knockout(eff, m, ids, T, 0, T,
+        c->token_mode == ALAB_TOKEN_COLUMN && c->ko_mode == ALAB_KO_ZERO ? ALAB_TOKEN_COLUMN_ZERO : c->token_mode, neutral) : ALAB_ENOMEM;
     if (!rc) rc = alab_forward(m, ids, T, NULL);
     if (!rc) rc = alab_attention_rollout(R, alab_result_attention(m), L, NH, T);
     if (!rc) rc = alab_attention_flow(fl, alab_result_attention(m), L, NH, T, T - 1);
@@ -719,7 +787,8 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
     const alab_config *cfg = alab_model_config(m);
     const int L = cfg->n_layer, NH = cfg->n_head, C = NH * cfg->head_dim, LH = L * NH; /* C: head outputs */
     int *ref = NULL, Tr = 0;
-    if (encode(&ref, &Tr, m, c->reference ? c->reference : c->text)) { free(ref); return -1000; }
+    /* the default reference is the JS API's (web/src/evidence-reference.js, generated into reference_text.h) */
+    if (encode(&ref, &Tr, m, c->reference ? c->reference : ALAB_REFERENCE_TEXT)) { free(ref); return -1000; }
     if (Tr > cfg->n_positions) Tr = cfg->n_positions;
     float *hv = malloc((size_t)L * (Tr ? Tr : 1) * C * sizeof *hv), *delta = malloc(3 * (size_t)LH * sizeof *delta);
     double *dd = malloc(3 * (size_t)LH * sizeof *dd);
@@ -736,6 +805,28 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
         fputc('}', f);
         for (int i = 0; i < LH; i++) dd[mode * LH + i] = delta[mode * LH + i];
     }
+    /* resample averaged over K draws of a window of the reference (alab_resample_draws) */
+    const int K = c->draws ? c->draws : 20;
+    const unsigned seed = c->has_seed ? (unsigned)c->seed : 1u;
+    float *draws = rc ? NULL : malloc((size_t)K * LH * sizeof *draws);
+    int *offs = rc ? NULL : malloc((size_t)K * sizeof *offs);
+    if (!rc && (!draws || !offs)) rc = ALAB_ENOMEM;
+    if (!rc) {
+        double base;
+        rc = alab_resample_draws(delta + 2 * LH, draws, offs, &base, m, ids, T, hv, Tr, K, seed);
+        if (!rc) {
+            fprintf(f, ",\"resample_draws\":{\"K\":%d,\"seed\":%u,\"offsets\":", K, seed);
+            json_ints(f, offs, K);
+            fputs(",\"delta\":", f);
+            json_floats(f, delta + 2 * LH, (size_t)LH);
+            fputs(",\"draws\":", f);
+            json_floats(f, draws, (size_t)K * LH);
+            fputc('}', f);
+            for (int i = 0; i < LH; i++) dd[2 * LH + i] = delta[2 * LH + i];
+        }
+    }
+    free(draws);
+    free(offs);
     if (!rc) rc = ev_rank(f, "zero_vs_mean", dd, dd + LH, LH);
     if (!rc) rc = ev_rank(f, "zero_vs_resample", dd, dd + 2 * LH, LH);
     if (!rc) rc = ev_rank(f, "mean_vs_resample", dd + LH, dd + 2 * LH, LH);
@@ -780,8 +871,250 @@ static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T)
     return rc;
 }
 
+
+/* ---- evidence over a set of inputs ---------------------------------------- */
+
+/* The name a set is reported under: heldout, repeated, or "file". */
+static const char *named_or_file(const char *set) {
+    return strcmp(set, "heldout") == 0 || strcmp(set, "repeated") == 0 ? set : "file";
+}
+
+typedef struct {
+    int **ids;
+    int *T;
+    int n;
+} input_set;
+
+static void set_free(input_set *s) {
+    for (int k = 0; k < s->n; k++) free(s->ids[k]);
+    free(s->ids);
+    free(s->T);
+    s->ids = NULL;
+    s->T = NULL;
+    s->n = 0;
+}
+
+static int set_push(input_set *s, int *ids, int T, int P, int index) {
+    if (T < 2) {
+        fprintf(stderr, "attnlab: --set: input %d has %d tokens; at least 2 are needed\n", index, T);
+        free(ids);
+        return 1;
+    }
+    int **ni = realloc(s->ids, (size_t)(s->n + 1) * sizeof *ni);
+    if (ni) s->ids = ni;
+    int *nt = ni ? realloc(s->T, (size_t)(s->n + 1) * sizeof *nt) : NULL;
+    if (!ni || !nt) { free(ids); return fail_rc(ALAB_ENOMEM, "--set"); }
+    s->T = nt;
+    s->ids[s->n] = ids;
+    s->T[s->n] = T > P ? P : T; /* cut at n_positions, as the JS API does */
+    s->n++;
+    return 0;
+}
+
+static char *slurp_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, r;
+    do {
+        if (n + 65536 > cap) {
+            char *nb = realloc(buf, cap = 2 * cap + 65536);
+            if (!nb) { free(buf); fclose(f); return NULL; }
+            buf = nb;
+        }
+        r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+    } while (r > 0);
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* The inputs of --set: heldout / repeated (the built-in model's evidence/ folder) or a file of texts. */
+static int load_set(input_set *s, const cli *c, alab_model *m) {
+    char dir[PATH_MAX], path[PATH_MAX];
+    const int P = alab_model_config(m)->n_positions;
+    const int named = strcmp(c->set, "heldout") == 0 || strcmp(c->set, "repeated") == 0;
+    if (named) {
+        const char *d = find_builtin_model(dir, sizeof dir);
+        if (!d) { fprintf(stderr, "attnlab: --set %s: the built-in model's folder is not found\n", c->set); return 1; }
+        snprintf(path, sizeof path, "%s/evidence/%s", d,
+                 strcmp(c->set, "heldout") == 0 ? "heldout-sentences.txt" : "repeated-tokens.json");
+    } else {
+        snprintf(path, sizeof path, "%s", c->set);
+    }
+    size_t len = 0;
+    char *text = slurp_file(path, &len);
+    if (!text) { fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno)); return 1; }
+    int rc = 0;
+    if (named && strcmp(c->set, "repeated") == 0) {
+        json_doc doc;
+        const json_value *seqs = NULL;
+        if (json_parse(&doc, text, len, 0) == ALAB_OK) seqs = json_get(doc.root, "sequences");
+        if (!seqs || seqs->type != JSON_ARRAY) {
+            fprintf(stderr, "attnlab: --set repeated: %s has no \"sequences\" array\n", path);
+            rc = 1;
+        }
+        const int V = alab_model_config(m)->vocab_size;
+        for (uint32_t k = 0; !rc && k < seqs->n && (!c->limit || s->n < c->limit); k++) {
+            const json_value *q = &seqs->u.items[k];
+            int *ids = malloc((q->n ? q->n : 1) * sizeof *ids);
+            if (!ids) { rc = fail_rc(ALAB_ENOMEM, "--set"); break; }
+            for (uint32_t t = 0; t < q->n; t++) {
+                int64_t v;
+                if (json_int64(&q->u.items[t], &v) || v < 0 || v >= V) {
+                    fprintf(stderr, "attnlab: --set repeated: sequence %u holds a token id outside [0, %d)\n", k, V);
+                    rc = 1;
+                    break;
+                }
+                ids[t] = (int)v;
+            }
+            if (rc) { free(ids); break; }
+            rc = set_push(s, ids, (int)q->n, P, (int)k);
+        }
+        json_free(&doc);
+    } else {
+        int index = 0;
+        for (char *line = text; line && *line && !rc && (!c->limit || s->n < c->limit);) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            size_t l = strlen(line);
+            if (l && line[l - 1] == '\r') line[--l] = '\0';
+            if (l) {
+                int *ids = NULL, T = 0;
+                if (encode(&ids, &T, m, line)) { free(ids); rc = 1; break; }
+                rc = set_push(s, ids, T, P, index);
+                index++;
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+    }
+    free(text);
+    if (!rc && s->n == 0) { fprintf(stderr, "attnlab: --set %s holds no inputs\n", c->set); rc = 1; }
+    return rc;
+}
+
+static void json_corr(FILE *f, const char *name, const alab_corr_summary *s) {
+    fprintf(f, "\"%s\":{\"mean\":", name);
+    json_num(f, s->mean);
+    const char *keys[7] = {"lo", "hi", "null_mean", "null_lo", "null_hi", "p", "p_greater"};
+    const double v[7] = {s->lo, s->hi, s->null_mean, s->null_lo, s->null_hi, s->p, s->p_greater};
+    for (int i = 0; i < 7; i++) {
+        fprintf(f, ",\"%s\":", keys[i]);
+        json_num(f, v[i]);
+    }
+    fprintf(f, ",\"n_defined\":%d,\"n_points\":%d,\"n_above_floor\":%d}", s->n_defined, s->n_points, s->n_above_floor);
+}
+
+static void json_four(FILE *f, const char *name, const alab_corr_summary *sp, const alab_corr_summary *kd,
+                      const alab_corr_summary *un, const alab_corr_summary *pm) {
+    fprintf(f, ",\"%s\":{", name);
+    json_corr(f, "spearman", sp);
+    fputc(',', f);
+    json_corr(f, "kendall", kd);
+    fputc(',', f);
+    json_corr(f, "uniform", un);
+    fputc(',', f);
+    json_corr(f, "permuted", pm);
+    fputc('}', f);
+}
+
+static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
+    if (layer >= cfg->n_layer) {
+        fprintf(stderr, "attnlab: --layer %d: the model has %d layers\n", layer, cfg->n_layer);
+        return -2000;
+    }
+    input_set s = {0};
+    if (load_set(&s, c, m)) { set_free(&s); return -1000; }
+    const int n = s.n;
+    float **grids = calloc(3 * (size_t)n, sizeof *grids);
+    double *per = malloc(4 * (size_t)n * sizeof *per);
+    int rc = grids && per ? ALAB_OK : ALAB_ENOMEM;
+    for (int k = 0; k < n && rc == ALAB_OK; k++) {
+        const size_t TT = (size_t)s.T[k] * s.T[k];
+        for (int g = 0; g < 3 && rc == ALAB_OK; g++)
+            if (!(grids[g * n + k] = malloc(TT * sizeof(float)))) rc = ALAB_ENOMEM;
+        if (rc == ALAB_OK)
+            rc = alab_edge_knockout(grids[k], grids[n + k], grids[2 * n + k], m, s.ids[k], s.T[k], layer, c->ev_head, 0,
+                                    s.T[k], c->ko_mode);
+    }
+    /* the noise floor: 10 x the largest KL a no-op renormalisation leaves, over the first 10 inputs */
+    double noise = 0.0;
+    const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
+    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
+        double x;
+        if ((rc = alab_knockout_noise(&x, m, s.ids[k], s.T[k], layer)) == ALAB_OK && x > noise) noise = x;
+    }
+    const double eps = c->epsilon < 0.0 ? 10.0 * noise : c->epsilon;
+    alab_edge_set r;
+    const alab_set_stats st = {c->n_boot, c->n_perm, c->level, c->has_seed ? (uint32_t)c->seed : 1u};
+    if (rc == ALAB_OK)
+        rc = alab_edge_set_summary(&r, per, (const float *const *)grids, (const float *const *)grids + n,
+                                   (const float *const *)grids + 2 * n, s.T, n, layer == cfg->n_layer - 1, eps, &st);
+    if (rc == ALAB_OK) {
+        fprintf(f, ",\"set\":\"%s\",\"n\":%d,\"layer\":%d,\"head\":", named_or_file(c->set), n, layer);
+        if (c->ev_head < 0) fputs("\"all\"", f); else fprintf(f, "%d", c->ev_head);
+        fprintf(f, ",\"knockout\":\"%s\",\"seed\":%u,\"n_boot\":%d,\"n_perm\":%d,\"level\":", c->ko_mode ? "zero" : "renorm",
+                st.seed, st.n_boot, st.n_perm);
+        json_num(f, st.level);
+        fputs(",\"eps\":", f);
+        json_num(f, eps);
+        if (n_noise) {
+            fputs(",\"noise\":{\"max_kl\":", f);
+            json_num(f, noise);
+            fprintf(f, ",\"factor\":10,\"inputs\":%d}", n_noise);
+        }
+        fprintf(f, ",\"last_row_only\":%s", layer == cfg->n_layer - 1 ? "true" : "false");
+        json_four(f, "local", &r.local, &r.local_kendall, &r.local_uniform, &r.local_permuted);
+        json_four(f, "last", &r.last, &r.last_kendall, &r.last_uniform, &r.last_permuted);
+        fputs(",\"rows\":{\"mean\":", f); json_num(f, r.rows_mean);
+        fputs(",\"lo\":", f); json_num(f, r.rows_lo);
+        fputs(",\"hi\":", f); json_num(f, r.rows_hi);
+        fputs("},\"top_k_overlap\":{\"mean\":", f); json_num(f, r.topk_mean);
+        fputs(",\"lo\":", f); json_num(f, r.topk_lo);
+        fputs(",\"hi\":", f); json_num(f, r.topk_hi);
+        fputs("},\"per_input\":[", f);
+        for (int k = 0; k < n; k++) {
+            fprintf(f, "%s{\"T\":%d,\"spearman\":", k ? "," : "", s.T[k]);
+            json_num(f, per[k]);
+            fputs(",\"spearman_last\":", f); json_num(f, per[n + k]);
+            fputs(",\"row_spearman\":", f); json_num(f, per[2 * n + k]);
+            fputs(",\"top_k_overlap\":", f); json_num(f, per[3 * n + k]);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    for (int g = 0; grids && g < 3 * n; g++) free(grids[g]);
+    free(grids);
+    free(per);
+    set_free(&s);
+    return rc;
+}
+
 static int cmd_evidence(const cli *c, alab_model *m) {
     if (!c->kind) return usage_error("%s", "evidence needs --kind edge|tokens|ablation|patch");
+    if (c->set) {
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (!f) return fail_rc(ALAB_ENOMEM, "output");
+        fputs("{\"kind\":\"edge\"", f);
+        int rc = ev_edge_set(f, c, m);
+        fputs("}\n", f);
+        fclose(f);
+        if (rc) {
+            free(out);
+            if (rc == -1000) return 1;
+            if (rc == -2000) return 2;
+            return fail_rc(rc, "evidence");
+        }
+        rc = emit(out, len);
+        free(out);
+        return rc;
+    }
     int *ids = NULL, T = 0;
     if (encode(&ids, &T, m, c->text)) { free(ids); return 1; }
     char *out = NULL;
@@ -794,7 +1127,7 @@ static int cmd_evidence(const cli *c, alab_model *m) {
     json_tokens(f, alab_model_bpe(m), ids, T);
     int rc;
     if (strcmp(c->kind, "edge") == 0) rc = ev_edge(f, c, m, ids, T);
-    else if (strcmp(c->kind, "tokens") == 0) rc = ev_tokens(f, m, ids, T);
+    else if (strcmp(c->kind, "tokens") == 0) rc = ev_tokens(f, c, m, ids, T);
     else if (strcmp(c->kind, "ablation") == 0) rc = ev_ablation(f, c, m, ids, T);
     else rc = ev_patch(f, c, m, ids, T);
     fputs("}\n", f);

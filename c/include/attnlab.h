@@ -286,14 +286,24 @@ typedef struct {
     const float *start_x;    /*   start_x (T, C), the residual entering that layer
                                 (captured from an earlier run of the same ids); the
                                 attention of the layers below keeps its old values */
+    int no_logits;           /* nonzero: skip the LM head (alab_result_logits is then
+                                stale; alab_result_hidden and alab_result_logits_at
+                                still work): evidence runs batch the LM head of many runs */
 } alab_run_opts;
 
 /* Knockout: after the softmax and the hard do, A[row][col] := 0 in the heads
- * named, and each touched row is divided by its new sum (a row left with no
- * mass becomes all zeros). layer, head and row may be -1 for all; a token
- * knockout of j is {-1, -1, -1, j}. */
+ * named. mode ALAB_KO_RENORM: each touched row is divided by its new sum (the
+ * removed mass goes to the other keys in proportion; a row left with no mass
+ * becomes all zeros). ALAB_KO_ZERO: no renormalisation, the row sums to
+ * 1 - A[row][col] (the head's output loses that key's share, as in value
+ * zeroing). ALAB_KO_NOOP: nothing removed, the row divided by its own sum (1
+ * in exact arithmetic): the rounding a renormalised knockout adds, for the
+ * noise floor. layer, head and row may be -1 for all; a token knockout of j is
+ * {-1, -1, -1, j, mode}. */
+enum { ALAB_KO_RENORM = 0, ALAB_KO_ZERO = 1, ALAB_KO_NOOP = 2 };
 typedef struct alab_knockout {
     int layer, head, row, col;
+    int mode; /* ALAB_KO_* */
 } alab_knockout;
 /* The output of head (layer, head) at position t, before c_proj, becomes
  * values[t * stride + 0 .. HS); stride 0 uses one vector for every position
@@ -326,6 +336,9 @@ int alab_result_T(const alab_model *m);
 const float *alab_result_attention(const alab_model *m);
 /* Logits of the last position, (V). */
 const float *alab_result_logits(const alab_model *m);
+/* The residual stream the last run left at position pos after the final
+ * norm, (C): the input of the LM head. */
+int alab_result_hidden(float *h, const alab_model *m, int pos);
 /* q and k of the captured head, each (T, HS), before scaling (after q_norm/
  * k_norm and the rotary positions: the vectors whose dot product is the
  * score); k is that of the head's key/value head. NULL if none. */
@@ -600,6 +613,83 @@ int alab_kendall_tau_b_ref(double *tau, const double *a, const double *b, int n)
 /* *share = |top_k(a) ∩ top_k(b)| / k, top_k by value descending, ties by
  * the lower index; k is clamped to n. ALAB_ERANGE for k < 1. */
 int alab_top_k_overlap(double *share, const double *a, const double *b, int n, int k);
+
+/* Seeded resampling over a set of inputs (c/src/stats.c). */
+
+/* The seeded generator of every resample and permutation: splitmix64
+ * (state += 0x9E3779B97F4A7C15; z = state; z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+ *  z = (z ^ (z >> 27)) * 0x94D049BB133111EB; return z ^ (z >> 31)), seeded with state = seed.
+ * alab_rng_below(n) is uniform on [0, n) by rejection: draw r = next() >> 32 (a uint32);
+ * reject while r >= 2^32 - (2^32 mod n); return r mod n (n = 1 still draws once; n = 0, outside
+ * the contract, returns 0 without a draw). So a reference in any language draws the same indices. */
+typedef struct { uint64_t state; } alab_rng;
+void alab_rng_seed(alab_rng *r, uint32_t seed);
+uint64_t alab_rng_next(alab_rng *r);
+uint32_t alab_rng_below(alab_rng *r, uint32_t n);   /* n >= 1 */
+
+/* The mean of the finite values of x[0..n) (NaN entries skipped: an input whose statistic is undefined)
+ * and its percentile bootstrap interval at `level` (0.95 -> 95 %): n_boot resamples of the m finite
+ * values with replacement (index = alab_rng_below(m), m draws per resample, resamples in order),
+ * each resample's mean (its draws summed left to right, divided by m); lo/hi are the (1-level)/2 and
+ * (1+level)/2 quantiles of the n_boot means with linear interpolation between order statistics (numpy's
+ * default, "type 7": h = (N-1) q, value = s[floor h] + (h - floor h)(s[floor h + 1] - s[floor h])).
+ * The mean is the left-to-right sum of the finite values divided by m. m == 0: all three NaN, ALAB_OK.
+ * m == 1: mean = the value, lo = hi = the value (no draws). n_boot < 1 or > 1000000: ALAB_ERANGE.
+ * level outside (0, 1): ALAB_ERANGE. An infinite value: ALAB_ENAN. NULL mean/lo/hi (or x with n > 0):
+ * ALAB_EINVAL; n outside [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT. */
+int alab_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, int n, int n_boot, double level,
+                        uint32_t seed);
+
+/* A correlation of a reading of attention with an interventional effect over a set of inputs. */
+enum { ALAB_CORR_SPEARMAN = 0, ALAB_CORR_KENDALL = 1 };
+typedef struct {
+    int n_inputs;           /* >= 1 */
+    const int *offset;      /* (n_inputs + 1), non-decreasing, offset[0] = 0: input k's points are
+                               [offset[k], offset[k+1]) */
+    const double *reading;  /* per point: the reading (e.g. A[i][j]) */
+    const double *effect;   /* per point: the interventional effect */
+    const int *group;       /* per point: its permutation group inside its input (e.g. the query row);
+                               NULL: the whole input is one group */
+    int stat;               /* ALAB_CORR_SPEARMAN or ALAB_CORR_KENDALL (tau-b) */
+    double eps;             /* the noise floor: an effect with |effect| < eps is set to 0 (a tie) before
+                               ranking; eps = 0 leaves effects as they are */
+    int min_points;         /* an input with fewer points than this has no correlation (NaN); >= 2 */
+    int n_boot;             /* bootstrap resamples of the per-input values (0: lo = hi = NaN) */
+    int n_perm;             /* permutations for the null (0: the null fields and p are NaN) */
+    double level;           /* the interval's level, e.g. 0.95 */
+    uint32_t seed;          /* the bootstrap uses seed, the permutations seed + 1 (two generators;
+                               uint32 arithmetic: 0xFFFFFFFF + 1 = 0) */
+} alab_corr_spec;
+
+typedef struct {
+    double mean, lo, hi;          /* mean over inputs with a defined correlation; its bootstrap interval
+                                     (alab_bootstrap_mean of per_input with spec->seed) */
+    double null_mean, null_lo, null_hi; /* the permutation null of `mean`: the mean of the n_perm null
+                                     means and their (1-level)/2, (1+level)/2 quantiles (type 7) */
+    double p;                     /* two-sided: (1 + #{|null_b - null_mean| >= |mean - null_mean|}) / (1 + n_perm) */
+    double p_greater;             /* one-sided, reading ranks effect better than the null:
+                                     (1 + #{null_b >= mean}) / (1 + n_perm) */
+    int n_defined;                /* inputs with a defined correlation */
+    int n_points;                 /* points over all inputs */
+    int n_above_floor;            /* points with |effect| >= eps */
+} alab_corr_summary;
+
+/* per_input (n_inputs), may be NULL: each input's correlation (NaN where undefined: fewer than
+ * min_points points, or a constant side after the floor). The null: for b = 1..n_perm (one generator
+ * seeded seed + 1, used in this order): for each input k in order (every input, defined or not, draws
+ * its shuffles), for each group in order of first appearance among the input's points, the readings of
+ * that group's points are shuffled by Fisher–Yates (for i = m-1 down to 1: j = alab_rng_below(i + 1);
+ * swap v[i], v[j]; v = the group's original readings in point order: each permutation starts from the
+ * observed readings, not from the previous permutation), the correlation of the shuffled readings with
+ * the (floored) effects is taken, and null_b = the mean over the inputs whose correlation is defined
+ * (summed in input order). (The effects never move; only readings are permuted, within groups: a
+ * reading's row structure is kept, so the null carries any correlation that comes from rows alone.)
+ * With no defined input, every field but the counts is NaN. On an error the summary is NaN/0 and
+ * per_input is untouched. Errors: ALAB_EINVAL (NULL, bad stat, bad offsets), ALAB_ENAN (non-finite
+ * reading/effect), ALAB_ERANGE (n_inputs < 1, min_points < 2, n_boot/n_perm outside [0, 1000000],
+ * level outside (0, 1), eps < 0 or not finite), ALAB_ELIMIT (n_inputs or the points over
+ * ALAB_EVIDENCE_MAX_N). */
+int alab_corr_dataset(alab_corr_summary *s, double *per_input, const alab_corr_spec *spec);
 /* Attention rollout: R (T, T) = Ã_{L-1} ... Ã_0, Ã_l = ½ mean_h att[l] + ½ I,
  * att (L, NH, T, T). R[i][j]: how much of position i's input at the top comes
  * from token j when attention and the residual are mixed half and half. */
@@ -618,17 +708,73 @@ int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int
 /* Edge knockout of every causal pair j <= i in head (layer, head), or in every
  * head of the layer (head = -1): A (T, T) = the head's attention (or the
  * heads' mean) of the plain run; E (T, T)[i][j] = KL at position i and
- * E_last at position T-1 with edge j -> i knocked out (alab_knockout); NaN
- * above the diagonal. The layers below `layer` are run once and reused.
- * Only the rows [row0, row1) of E and E_last are written (A whole), so a long
- * grid can be run in parts with progress between them: 1 + the number of
- * pairs in those rows passes. ALAB_EEMPTY (T < 2), ALAB_ERANGE. */
+ * E_last at position T-1 with edge j -> i knocked out (alab_knockout, `mode`
+ * ALAB_KO_RENORM or ALAB_KO_ZERO; ALAB_KO_NOOP removes nothing and measures
+ * the rounding of the knockout's arithmetic); NaN above the diagonal. In the
+ * last layer an edge of row i < T-1 cannot reach position T-1: E_last is
+ * exactly 0 there (a structural zero, not measured). The layers below
+ * `layer` are run once and reused, and the LM head of many knockout runs is
+ * one matrix product. Only the rows [row0, row1) of E and E_last are written
+ * (A whole), so a long grid can be run in parts with progress between them.
+ * ALAB_EEMPTY (T < 2), ALAB_ERANGE, ALAB_EINVAL (mode). */
 int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head,
-                       int row0, int row1);
-/* Token knockout: effect (T)[j] for j in [j0, j1) = KL at position T-1 with
- * column j knocked out in every head of every layer (token j's keys and
- * values unreadable by any later position, and by its own query). */
-int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1);
+                       int row0, int row1, int mode);
+/* Token knockout: effect (T)[j] for j in [j0, j1) = KL at the input's last
+ * position between the plain run and the run with token j removed, by `mode`:
+ *   ALAB_TOKEN_COLUMN       column j knocked out (renormalised) in every head
+ *                           of every layer: no position reads token j's keys
+ *                           and values, its own residual stream is kept;
+ *   ALAB_TOKEN_COLUMN_ZERO  the same without renormalisation;
+ *   ALAB_TOKEN_DELETE       token j deleted from the input (T-1 tokens; the
+ *                           effect compares the next-token distributions after
+ *                           the whole input, with and without j: leave-one-out
+ *                           at the input, as Jain & Wallace 2019 did);
+ *   ALAB_TOKEN_REPLACE      ids[j] replaced by `neutral` (a token id).
+ * ALAB_EEMPTY (T < 2), ALAB_ERANGE (a range, or neutral outside the vocabulary). */
+enum { ALAB_TOKEN_COLUMN = 0, ALAB_TOKEN_COLUMN_ZERO = 1, ALAB_TOKEN_DELETE = 2, ALAB_TOKEN_REPLACE = 3 };
+int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1, int mode, int neutral);
+/* The noise floor of the knockout measures on one input: *kl_max = the
+ * largest KL, over every position t and every row i, between the plain run
+ * and a run of layer `layer` (all heads) with row i divided by its own sum
+ * (ALAB_KO_NOOP, a no-op in exact arithmetic) — the KL that rounding alone
+ * leaves in an edge knockout. layer = -1: every row of every layer divided
+ * by its sum in one run (the arithmetic of a token knockout), the largest
+ * KL over positions. */
+int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, int layer);
+
+/* The edge-knockout verdict over a set of inputs (evidence_set.c). From each
+ * input's grids A, E, E_last (T[k] x T[k], alab_edge_knockout), two kinds of
+ * points, each only where the effect can be non-zero by construction:
+ *   local: (A[i][j], E[i][j]) for every causal pair j <= i;
+ *   last:  (A[i][j], E_last[i][j]) for every causal pair, or, when
+ *          last_layer is nonzero (the knockouts were in the model's last
+ *          layer), row T-1 only: an edge of an earlier row cannot reach T-1.
+ * For each kind, four readings through alab_corr_dataset (groups = query
+ * rows, min_points 4, the floor eps, st's resampling; the bootstrap and the
+ * null seeded st->seed): attention (Spearman, Kendall), uniform attention
+ * under the causal mask (1/(i+1) in row i: a reading that knows only each
+ * row's length) and attention permuted within each row (one Fisher–Yates
+ * draw per row, inputs then rows in order, a generator seeded st->seed + 2
+ * for local and st->seed + 3 for last). Per input: the mean per-row Spearman
+ * over rows with at least 4 keys, and the top-k overlap of all local points
+ * (k = T), both after the floor, each averaged over inputs with a bootstrap
+ * interval (st->n_boot, at least 1). per_input (4, n_inputs), may be NULL:
+ * local rho, last rho, row mean, top-k overlap of each input (NaN where
+ * undefined). */
+typedef struct {
+    int n_boot, n_perm; /* resamples of the bootstrap and of the null       */
+    double level;       /* the interval's level, e.g. 0.95                   */
+    uint32_t seed;
+} alab_set_stats;
+typedef struct {
+    alab_corr_summary local, local_kendall, local_uniform, local_permuted;
+    alab_corr_summary last, last_kendall, last_uniform, last_permuted;
+    double rows_mean, rows_lo, rows_hi;
+    double topk_mean, topk_lo, topk_hi;
+} alab_edge_set;
+int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *const *A, const float *const *E,
+                          const float *const *E_last, const int *T, int n_inputs, int last_layer, double eps,
+                          const alab_set_stats *st);
 
 /* Three ways to remove a head: ALAB_ABLATE_ZERO (the ablate intervention),
  * ALAB_ABLATE_MEAN (its output replaced at every position by its mean over a
@@ -646,6 +792,14 @@ int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, co
                               const float *ref, int T_ref);
 int alab_pruning_curve_mode(float *loss, int *order, alab_model *m, const int *ids, int T, const float *delta,
                             int mode, const float *ref, int T_ref);
+/* Resample ablation averaged over K draws: draw k takes the reference's
+ * window of T positions starting at offset_k = alab_rng_below(T_ref - T + 1)
+ * (one generator seeded `seed`, offsets drawn in order), and delta_draws
+ * (K, L * NH)[k] = loss(head removed with draw k's values) - loss(plain).
+ * delta_mean (L * NH) = the mean over draws; offsets (K) may be NULL.
+ * ALAB_ETOOLONG when T_ref < T, ALAB_ERANGE for K outside [1, 10000]. */
+int alab_resample_draws(float *delta_mean, float *delta_draws, int *offsets, double *base_loss, alab_model *m,
+                        const int *ids, int T, const float *ref, int T_ref, int K, uint32_t seed);
 
 /* Activation patching from a clean into a corrupted run of equal length T.
  * ld = logit[answer_clean] - logit[answer_corrupt] at position T-1; each cell

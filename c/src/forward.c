@@ -385,7 +385,7 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     }
     /* Only the last position's logits are needed: the LM head is the largest matmul. */
     alab_final_norm(m, a->lnf, a->x + (size_t)(T - 1) * C, 1);
-    if (!m->pool_rc) alab_lm_head(m, a->logits, a->lnf, 1);
+    if (!m->pool_rc && !opts->no_logits) alab_lm_head(m, a->logits, a->lnf, 1);
     free(ix.block);
     if (m->pool_rc) return m->pool_rc; /* a helper thread died: no result */
     memcpy(a->ids, ids, (size_t)T * sizeof(int));

@@ -166,6 +166,8 @@ typedef struct {
 } alab_iv_kind;
 /* The row of kind k, or NULL. */
 const alab_iv_kind *alab_iv_kind_of(int k);
+/* The positions row i of a T-token run may attend to under a mask mode: [*lo, *hi) (attention.c). */
+void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T);
 
 typedef struct {
     int *start;

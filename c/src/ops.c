@@ -254,6 +254,26 @@ void matmul_pack_weights(float *dst, const float *w, int C, int OC) {
     }
 }
 
+/* The same packed layout from the transpose: wt (OC, C), row o = column o of
+ * w. The tied LM head is stored so (wte: (V, C)); evidence.c packs blocks of
+ * its rows with this as it multiplies a batch of hidden states by them. */
+void matmul_pack_weights_t(float *dst, const float *wt, int C, int OC) {
+    const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
+    float *d = dst;
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        const int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+        for (int o = 0; o < oc_full; o += MM_NR)
+            for (int k = 0; k < kc; k++, d += MM_NR)
+                for (int j = 0; j < MM_NR; j++) d[j] = wt[(size_t)(o + j) * C + c0 + k];
+        for (int o = oc_full; o < oc_vec; o += W)
+            for (int k = 0; k < kc; k++, d += W)
+                for (int j = 0; j < W; j++) d[j] = wt[(size_t)(o + j) * C + c0 + k];
+        if (oc_vec < OC)
+            for (int k = 0; k < kc; k++, d += OC - oc_vec)
+                for (int j = 0; j < OC - oc_vec; j++) d[j] = wt[(size_t)(oc_vec + j) * C + c0 + k];
+    }
+}
+
 /* Each block of MM_KC rows is packed within its own rows, so a matrix can be
  * packed in place one block at a time through a scratch of one block. */
 size_t matmul_pack_scratch_floats(int OC) { return (size_t)MM_KC * (size_t)(OC > 0 ? OC : 0); }
@@ -546,12 +566,24 @@ static ALAB_ALWAYS_INLINE void nt_cols(float *out, const float *inp, const float
     for (; o < n; o++) nt_tile(out + o, inp, w + (size_t)o * C, mr, 1, C, ldo);
 }
 
-/* Columns [o0, o1) of out (T, OC). */
+/* Columns [o0, o1) of out (T, OC). With many rows of inp (the LM head of a
+ * batch of runs, evidence.c) the columns go in blocks of NT_BLOCK_BYTES of w,
+ * which stay in cache while every row of inp passes over them; without the
+ * blocks each pair of rows streamed all of w (25.7 MB for GPT-2's LM head)
+ * from memory. A block is a multiple of NT_NR rows of w, so every output is
+ * the same tile's dot product as without blocks, bit for bit. */
+#define NT_BLOCK_BYTES (96 * 1024)
 static void nt_forward_cols(float *out, const float *inp, const float *w, int T, int C, int OC, int o0, int o1) {
-    int t = 0;
-    const float *wo = w + (size_t)o0 * C;
-    for (; t + NT_MR <= T; t += NT_MR) nt_cols(out + (size_t)t * OC + o0, inp + (size_t)t * C, wo, NT_MR, C, o1 - o0, OC);
-    for (; t < T; t++) nt_cols(out + (size_t)t * OC + o0, inp + (size_t)t * C, wo, 1, C, o1 - o0, OC);
+    int nb = (int)(NT_BLOCK_BYTES / ((size_t)C * sizeof(float))) / NT_NR * NT_NR;
+    if (nb < NT_NR) nb = NT_NR;
+    if (T <= NT_MR) nb = o1 - o0; /* one pass over w whatever the blocks: no reuse to win */
+    for (int b0 = o0; b0 < o1; b0 += nb) {
+        const int b1 = o1 - b0 < nb ? o1 : b0 + nb;
+        const float *wo = w + (size_t)b0 * C;
+        int t = 0;
+        for (; t + NT_MR <= T; t += NT_MR) nt_cols(out + (size_t)t * OC + b0, inp + (size_t)t * C, wo, NT_MR, C, b1 - b0, OC);
+        for (; t < T; t++) nt_cols(out + (size_t)t * OC + b0, inp + (size_t)t * C, wo, 1, C, b1 - b0, OC);
+    }
 }
 
 void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC) {
@@ -988,4 +1020,96 @@ void swiglu_forward_ref(float *out, const float *gate, const float *up, int N) {
         const double g = gate[i];
         out[i] = (float)(g / (1.0 + exp(-g)) * up[i]);
     }
+}
+
+/* ========================================================== kl
+ * KL(p || softmax(zq)) of a base distribution (probabilities p, its logits z)
+ * and the logits zq of a changed run, for the evidence grids (evidence.c:
+ * tens of thousands of them over the vocabulary). With d = zq - z and any
+ * constant c, x = d - c:
+ *   KL = log sum_v p_v e^{x_v} - sum_v p_v x_v = log1p(S_x + S_g) - S_x,
+ *   S_x = sum p x,  S_g = sum p g(x),  g(x) = e^x - 1 - x >= 0.
+ * c = sum p d (in a first pass) makes S_x rounding-sized, and g has no
+ * cancellation: g(x) = x^2 (1/2 + x/6 + ... + x^8/10!), a polynomial exact to
+ * float precision for |x| <= 1/2; a vector with a lane outside takes the
+ * lanes in double with expm1. Terms are summed in float over 64 vectors, the
+ * chunk sums in double: relative error about 1e-6 of the KL, against the
+ * double reference kl_ref. */
+#define KL_CHUNK (64 * W)
+static ALAB_ALWAYS_INLINE alab_vf kl_g(alab_vf x) {
+    alab_vf q = alab_vf_set1(1.0f / 3628800.0f);
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 362880.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 40320.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 5040.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 720.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 120.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 24.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 6.0f));
+    q = alab_vf_fma(q, x, alab_vf_set1(0.5f));
+    return alab_vf_mul(q, alab_vf_mul(x, x));
+}
+
+double kl_fast(const float *p, const float *z, const float *zq, int V) {
+    const int vv = V / W * W;
+    double c = 0.0;
+    for (int v0 = 0; v0 < V; v0 += KL_CHUNK) {
+        const int v1 = V - v0 < KL_CHUNK ? V : v0 + KL_CHUNK, v1v = v1 < vv ? v1 : vv;
+        alab_vf acc = alab_vf_zero();
+        int v = v0;
+        for (; v < v1v; v += W)
+            acc = alab_vf_fma(alab_vf_load(p + v), alab_vf_sub(alab_vf_load(zq + v), alab_vf_load(z + v)), acc);
+        double s = alab_vf_reduce_sum(acc);
+        for (; v < v1; v++) s += (double)p[v] * ((double)zq[v] - z[v]);
+        c += s;
+    }
+    const float cf = (float)c; /* any constant will do: the formula is exact for every c */
+    const alab_vf cv = alab_vf_set1(cf);
+    double sx = 0.0, sg = 0.0;
+    for (int v0 = 0; v0 < V; v0 += KL_CHUNK) {
+        const int v1 = V - v0 < KL_CHUNK ? V : v0 + KL_CHUNK, v1v = v1 < vv ? v1 : vv;
+        alab_vf ax = alab_vf_zero(), ag = alab_vf_zero();
+        double dx = 0.0, dg = 0.0;
+        int v = v0;
+        for (; v < v1v; v += W) {
+            const alab_vf x = alab_vf_sub(alab_vf_sub(alab_vf_load(zq + v), alab_vf_load(z + v)), cv);
+            const alab_vf pv = alab_vf_load(p + v);
+            const alab_vf ab = alab_vf_max(x, alab_vf_sub(alab_vf_zero(), x));
+            if (alab_vf_reduce_max(ab) <= 0.5f) {
+                ax = alab_vf_fma(pv, x, ax);
+                ag = alab_vf_fma(pv, kl_g(x), ag);
+            } else {
+                for (int k = 0; k < W; k++) {
+                    const double xd = ((double)zq[v + k] - z[v + k]) - cf;
+                    dx += (double)p[v + k] * xd;
+                    dg += (double)p[v + k] * (expm1(xd) - xd);
+                }
+            }
+        }
+        for (; v < v1; v++) {
+            const double xd = ((double)zq[v] - z[v]) - cf;
+            dx += (double)p[v] * xd;
+            dg += (double)p[v] * (expm1(xd) - xd);
+        }
+        sx += (double)alab_vf_reduce_sum(ax) + dx;
+        sg += (double)alab_vf_reduce_sum(ag) + dg;
+    }
+    const double k = log1p(sx + sg) - sx;
+    return k > 0.0 ? k : 0.0;
+}
+
+double kl_ref(const float *p, const float *z, const float *zq, int V) {
+    /* log-probabilities of q in double, then sum p (log p - log q) with log p from z */
+    double mq = -INFINITY, mp = -INFINITY, sq = 0.0, sp = 0.0;
+    for (int v = 0; v < V; v++) {
+        if (zq[v] > mq) mq = zq[v];
+        if (z[v] > mp) mp = z[v];
+    }
+    for (int v = 0; v < V; v++) {
+        sq += exp((double)zq[v] - mq);
+        sp += exp((double)z[v] - mp);
+    }
+    const double lq = mq + log(sq), lp = mp + log(sp);
+    double k = 0.0;
+    for (int v = 0; v < V; v++) k += (double)p[v] * (((double)z[v] - lp) - ((double)zq[v] - lq));
+    return k > 0.0 ? k : 0.0;
 }

@@ -24,6 +24,8 @@ void matmul_forward_ld_ref(float *out, int ldo, const float *inp, int ldi, const
  * panel order the kernel reads; the layout depends on the build's SIMD width, so pack in the
  * same binary that multiplies. matmul_packed_forward = matmul_forward on the packed copy. */
 void matmul_pack_weights(float *dst, const float *w, int C, int OC);
+/* The same packed copy from wt (OC, C), the transpose of w. */
+void matmul_pack_weights_t(float *dst, const float *wt, int C, int OC);
 /* The same result in place in w, through scratch of matmul_pack_scratch_floats(OC) floats
  * (one block of rows: ALAB_MM_KC x OC), so packing a model never holds a second copy of a matrix. */
 size_t matmul_pack_scratch_floats(int OC);
@@ -46,6 +48,11 @@ void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, 
  * contract as matmul_packed_forward_part). */
 void matmul_nt_forward_part(float *out, const float *inp, const float *w, int T, int C, int OC,
                             int part, int nparts);
+
+/* KL(p || softmax(zq)) in nats, p (V) the probabilities of the logits z (V):
+ * kl_fast in SIMD (relative error about 1e-6), kl_ref its double twin. */
+double kl_fast(const float *p, const float *z, const float *zq, int V);
+double kl_ref(const float *p, const float *z, const float *zq, int V);
 
 /* out (T,C) = (inp - mean) / sqrt(var + eps) * w + b, per row. out may equal inp. */
 void layernorm_forward(float *out, const float *inp, const float *w, const float *b,

@@ -27,6 +27,14 @@ int alab_result_logits_at(float *logits, const alab_model *m, int pos) {
     return mm->pool_rc;
 }
 
+int alab_result_hidden(float *h, const alab_model *m, int pos) {
+    if (!h || !m) return alab_fail(ALAB_EINVAL, "alab_result_hidden: NULL argument");
+    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (pos < 0 || pos >= m->T) return alab_fail(ALAB_ERANGE, "position %d is outside [0, %d)", pos, m->T);
+    alab_final_norm(m, h, m->acts.x + (size_t)pos * m->cfg.n_embd, 1);
+    return ALAB_OK;
+}
+
 const float *alab_result_attention(const alab_model *m) { return m && m->T ? m->acts.att : NULL; }
 const float *alab_result_logits(const alab_model *m) { return m && m->T ? m->acts.logits : NULL; }
 const float *alab_result_q(const alab_model *m) { return m && m->T && m->has_qk ? m->acts.q : NULL; }

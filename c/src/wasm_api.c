@@ -462,3 +462,45 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_kernel(int op, int ref, float *out, const flo
  * caller-allocated pointers; base_loss / nll_sum are 8-byte doubles), so they
  * are exported as they are; the JS wrappers are the heads methods of
  * web/src/core/wasm.js. */
+
+static void corr_flat(double *o, const alab_corr_summary *s) {
+    const double v[11] = {s->mean, s->lo, s->hi, s->null_mean, s->null_lo, s->null_hi, s->p, s->p_greater,
+                          s->n_defined, s->n_points, s->n_above_floor};
+    memcpy(o, v, sizeof v);
+}
+/* alab_corr_dataset with its spec as arguments and its summary as 11 doubles
+ * (mean, lo, hi, null_mean, null_lo, null_hi, p, p_greater, n_defined,
+ * n_points, n_above_floor), so JS needs no struct layout. */
+EMSCRIPTEN_KEEPALIVE int alab_corr_dataset_flat(double *out, double *per_input, int n_inputs, const int *offset,
+                                                const double *reading, const double *effect, const int *group,
+                                                int stat, double eps, int min_points, int n_boot, int n_perm,
+                                                double level, uint32_t seed) {
+    if (!out) return alab_fail(ALAB_EINVAL, "alab_corr_dataset_flat: NULL output");
+    alab_corr_spec sp = {n_inputs, offset, reading, effect, group, stat, eps, min_points, n_boot, n_perm, level, seed};
+    alab_corr_summary s;
+    int rc = alab_corr_dataset(&s, per_input, &sp);
+    if (rc != ALAB_OK) return rc;
+    corr_flat(out, &s);
+    return ALAB_OK;
+}
+
+/* alab_edge_set_summary with the summary as 94 doubles: the eight correlation
+ * summaries (local, local_kendall, local_uniform, local_permuted, last, ...)
+ * of 11 each as alab_corr_dataset_flat writes them, then rows mean/lo/hi and
+ * top-k mean/lo/hi. A, E, E_last are arrays of n_inputs pointers. */
+EMSCRIPTEN_KEEPALIVE int alab_edge_set_summary_flat(double *out, double *per_input, const float *const *A,
+                                                    const float *const *E, const float *const *E_last, const int *T,
+                                                    int n_inputs, int last_layer, double eps, int n_boot, int n_perm,
+                                                    double level, uint32_t seed) {
+    if (!out) return alab_fail(ALAB_EINVAL, "alab_edge_set_summary_flat: NULL output");
+    alab_set_stats st = {n_boot, n_perm, level, seed};
+    alab_edge_set r;
+    int rc = alab_edge_set_summary(&r, per_input, A, E, E_last, T, n_inputs, last_layer, eps, &st);
+    if (rc != ALAB_OK) return rc;
+    const alab_corr_summary *c[8] = {&r.local, &r.local_kendall, &r.local_uniform, &r.local_permuted,
+                                     &r.last, &r.last_kendall, &r.last_uniform, &r.last_permuted};
+    for (int k = 0; k < 8; k++) corr_flat(out + 11 * k, c[k]);
+    const double tail[6] = {r.rows_mean, r.rows_lo, r.rows_hi, r.topk_mean, r.topk_lo, r.topk_hi};
+    memcpy(out + 88, tail, sizeof tail);
+    return ALAB_OK;
+}

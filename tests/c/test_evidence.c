@@ -201,8 +201,8 @@ static void edge_knockouts_match_the_reference(void **state) {
         const json_value *c = &edges->u.items[e];
         const int layer = (int)json_get(c, "layer")->u.num, head = (int)json_get(c, "head")->u.num;
         float A[64 * 64], E[64 * 64], EL[64 * 64];
-        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 0, 5), ALAB_OK); /* in two parts */
-        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 5, T), ALAB_OK);
+        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 0, 5, ALAB_KO_RENORM), ALAB_OK); /* in two parts */
+        assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 5, T, ALAB_KO_RENORM), ALAB_OK);
         size_t n;
         float *wa = json_floats_of(json_get(c, "A"), &n), *we = json_floats_of(json_get(c, "E"), &n),
               *wl = json_floats_of(json_get(c, "E_last"), &n);
@@ -225,7 +225,7 @@ static void edge_knockouts_match_the_reference(void **state) {
         assert_true(fabs(tau - json_get(c, "kendall")->u.num) < 1e-3);
         assert_true(fabs(share - json_get(c, "top_k_overlap")->u.num) < 1e-9);
         /* one cell again with a full forward: reusing the layers below is exact */
-        alab_knockout ko = {layer, head, T - 2, 1};
+        alab_knockout ko = {layer, head, T - 2, 1, ALAB_KO_RENORM};
         alab_run_opts o;
         alab_run_opts_init(&o);
         o.knockouts = &ko;
@@ -244,7 +244,7 @@ static void token_knockouts_match_the_reference(void **state) {
     golden_env g;
     golden_open(&g);
     float eff[64];
-    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, g.T, 0, g.T), ALAB_OK);
+    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, g.T, 0, g.T, ALAB_TOKEN_COLUMN, 0), ALAB_OK);
     size_t n;
     float *want = json_floats_of(json_get(json_get(g.doc.root, "token"), "effect"), &n);
     assert_int_equal((int)n, g.T);
@@ -348,7 +348,7 @@ static void evidence_options_are_checked(void **state) {
     const int ids[4] = {5, 6, 7, 8};
     alab_run_opts o;
     alab_run_opts_init(&o);
-    alab_knockout ko = {0, 0, 2, 3};
+    alab_knockout ko = {0, 0, 2, 3, ALAB_KO_RENORM};
     o.knockouts = &ko;
     o.n_knockouts = 1;
     assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_OK);
@@ -357,7 +357,7 @@ static void evidence_options_are_checked(void **state) {
     assert_true(fabs(A[2 * 4 + 0] + A[2 * 4 + 1] + A[2 * 4 + 2] - 1.0f) < 1e-6);
     ko.col = 4;
     assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_ERANGE);
-    ko = (alab_knockout){0, 0, 0, 0}; /* row 0 keeps no mass: it becomes zero */
+    ko = (alab_knockout){0, 0, 0, 0, ALAB_KO_RENORM}; /* row 0 keeps no mass: it becomes zero */
     assert_int_equal(alab_forward(m, ids, 4, &o), ALAB_OK);
     assert_true(alab_result_attention(m)[0] == 0.0f);
     o.n_knockouts = 0;
@@ -374,12 +374,113 @@ static void evidence_options_are_checked(void **state) {
     float z[8];
     assert_int_equal(alab_result_logits_at(z, m, 9), ALAB_ERANGE);
     float eff[4], A3[16], E[16], EL[16];
-    assert_int_equal(alab_token_knockout(eff, m, ids, 1, 0, 1), ALAB_EEMPTY);
-    assert_int_equal(alab_token_knockout(eff, m, ids, 4, 2, 5), ALAB_ERANGE);
-    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 0, 3, 2), ALAB_ERANGE);
-    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 3, 0, 0, 4), ALAB_ERANGE);
-    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 4, 0, 4), ALAB_ERANGE);
+    assert_int_equal(alab_token_knockout(eff, m, ids, 1, 0, 1, ALAB_TOKEN_COLUMN, 0), ALAB_EEMPTY);
+    assert_int_equal(alab_token_knockout(eff, m, ids, 4, 2, 5, ALAB_TOKEN_COLUMN, 0), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 0, 3, 2, ALAB_KO_RENORM), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 3, 0, 0, 4, ALAB_KO_RENORM), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A3, E, EL, m, ids, 4, 0, 4, 0, 4, ALAB_KO_RENORM), ALAB_ERANGE);
     alab_model_free(m);
+}
+
+static void knockout_modes_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const int T = g.T;
+    const json_value *ez = json_get(g.doc.root, "edge_zero");
+    float A[64 * 64], E[64 * 64], EL[64 * 64];
+    const int layer = (int)json_get(ez, "layer")->u.num, head = (int)json_get(ez, "head")->u.num;
+    assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, layer, head, 0, T, ALAB_KO_ZERO), ALAB_OK);
+    size_t n;
+    float *we = json_floats_of(json_get(ez, "E"), &n), *wl = json_floats_of(json_get(ez, "E_last"), &n);
+    assert_true(max_diff_pairs(E, we, n) < 1e-4);
+    assert_true(max_diff_pairs(EL, wl, n) < 1e-4);
+    /* the two semantics differ: renormalised and not cannot agree on every pair */
+    float E2[64 * 64], EL2[64 * 64];
+    assert_int_equal(alab_edge_knockout(A, E2, EL2, g.m, g.ids, T, layer, head, 0, T, ALAB_KO_RENORM), ALAB_OK);
+    double d = 0.0;
+    for (int x = 0; x < T * T; x++)
+        if (!isnan(E[x])) d = fmax(d, fabs((double)E[x] - E2[x]));
+    assert_true(d > 1e-4);
+    free(we);
+    free(wl);
+    /* token knockout: without renormalisation, deleted, replaced */
+    const json_value *tm = json_get(g.doc.root, "token_modes");
+    const int neutral = (int)json_get(tm, "neutral")->u.num;
+    static const char *names[3] = {"column_zero", "delete", "replace"};
+    static const int modes[3] = {ALAB_TOKEN_COLUMN_ZERO, ALAB_TOKEN_DELETE, ALAB_TOKEN_REPLACE};
+    for (int k = 0; k < 3; k++) {
+        float eff[64];
+        assert_int_equal(alab_token_knockout(eff, g.m, g.ids, T, 0, T, modes[k], neutral), ALAB_OK);
+        float *want = json_floats_of(json_get(tm, names[k]), &n);
+        assert_int_equal((int)n, T);
+        assert_true(max_abs_diff(eff, want, n) < 1e-4);
+        free(want);
+    }
+    float eff[64];
+    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, T, 0, T, 7, 0), ALAB_EINVAL);
+    assert_int_equal(alab_token_knockout(eff, g.m, g.ids, T, 0, T, ALAB_TOKEN_REPLACE, -1), ALAB_ERANGE);
+    assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, 0, 0, 0, T, 9), ALAB_EINVAL);
+    golden_close(&g);
+}
+
+static void last_layer_rows_that_cannot_reach_the_end_are_exact_zeros(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const int T = g.T, L = alab_model_config(g.m)->n_layer;
+    float A[64 * 64], E[64 * 64], EL[64 * 64];
+    assert_int_equal(alab_edge_knockout(A, E, EL, g.m, g.ids, T, L - 1, -1, 0, T, ALAB_KO_RENORM), ALAB_OK);
+    for (int i = 0; i < T - 1; i++)
+        for (int j = 0; j <= i; j++) assert_true(EL[i * T + j] == 0.0f);
+    int nonzero = 0;
+    for (int j = 0; j < T; j++) nonzero += EL[(T - 1) * T + j] > 0.0f;
+    assert_true(nonzero > 0);
+    golden_close(&g);
+}
+
+static void the_noise_floor_is_small_and_not_negative(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    double noise = -1.0;
+    assert_int_equal(alab_knockout_noise(&noise, g.m, g.ids, g.T, 1), ALAB_OK);
+    assert_true(noise >= 0.0 && noise < 1e-8);
+    assert_int_equal(alab_knockout_noise(&noise, g.m, g.ids, g.T, 9), ALAB_ERANGE);
+    assert_int_equal(alab_knockout_noise(NULL, g.m, g.ids, g.T, 0), ALAB_EINVAL);
+    golden_close(&g);
+}
+
+static void resample_draws_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const alab_config *c = alab_model_config(g.m);
+    const int L = c->n_layer, NH = c->n_head, D = NH * c->head_dim, LH = L * NH;
+    const json_value *rd = json_get(g.doc.root, "resample_draws");
+    int ref[256];
+    const int Tr = ids_of(ref, json_get(rd, "reference_ids"));
+    const int K = (int)json_get(rd, "K")->u.num;
+    const uint32_t seed = (uint32_t)json_get(rd, "seed")->u.num;
+    float *hv = malloc((size_t)L * Tr * D * sizeof *hv), mean[64], draws[16 * 64];
+    int offs[16];
+    double base = 0.0;
+    assert_int_equal(alab_capture_head_outputs(hv, g.m, ref, Tr), ALAB_OK);
+    assert_int_equal(alab_resample_draws(mean, draws, offs, &base, g.m, g.ids, g.T, hv, Tr, K, seed), ALAB_OK);
+    int want_offs[16];
+    assert_int_equal(ids_of(want_offs, json_get(rd, "offsets")), K);
+    for (int k = 0; k < K; k++) assert_int_equal(offs[k], want_offs[k]);
+    size_t n;
+    float *wd = json_floats_of(json_get(rd, "draws"), &n), *wm = json_floats_of(json_get(rd, "mean"), &n);
+    assert_true(max_abs_diff(draws, wd, (size_t)K * LH) < 1e-4);
+    assert_true(max_abs_diff(mean, wm, (size_t)LH) < 1e-4);
+    assert_true(fabs(base - json_get(rd, "base_loss")->u.num) < 1e-4);
+    assert_int_equal(alab_resample_draws(mean, draws, offs, &base, g.m, g.ids, g.T, hv, g.T - 1, K, seed), ALAB_ETOOLONG);
+    assert_int_equal(alab_resample_draws(mean, draws, offs, &base, g.m, g.ids, g.T, hv, Tr, 0, seed), ALAB_ERANGE);
+    free(wd);
+    free(wm);
+    free(hv);
+    golden_close(&g);
 }
 
 int main(void) {
@@ -395,6 +496,10 @@ int main(void) {
         cmocka_unit_test(three_ablation_semantics_match_the_reference),
         cmocka_unit_test(activation_patching_matches_the_reference),
         cmocka_unit_test(evidence_options_are_checked),
+        cmocka_unit_test(knockout_modes_match_the_reference),
+        cmocka_unit_test(last_layer_rows_that_cannot_reach_the_end_are_exact_zeros),
+        cmocka_unit_test(the_noise_floor_is_small_and_not_negative),
+        cmocka_unit_test(resample_draws_match_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

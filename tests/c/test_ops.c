@@ -232,6 +232,15 @@ static void check_matmul_packed(int T, int C, int OC, int with_bias) {
         assert_memory_equal(wi, wp, (size_t)C * OC * sizeof(float));
         free(wi), free(scratch);
     }
+    { /* from the transpose (OC, C): the same layout */
+        float *wt = malloc((size_t)C * OC * sizeof(float)), *wq = malloc((size_t)C * OC * sizeof(float));
+        assert_true(wt && wq);
+        for (int c = 0; c < C; c++)
+            for (int o = 0; o < OC; o++) wt[(size_t)o * C + c] = w[(size_t)c * OC + o];
+        matmul_pack_weights_t(wq, wt, C, OC);
+        assert_memory_equal(wq, wp, (size_t)C * OC * sizeof(float));
+        free(wt), free(wq);
+    }
     matmul_packed_forward(a, inp, wp, bias, T, C, OC);
     matmul_packed_forward_ref(b, inp, wp, bias, T, C, OC);
     matmul_forward_ref(r, inp, w, bias, T, C, OC);
@@ -611,6 +620,26 @@ static void test_first_nonfinite_finds_the_first_inf_or_nan_anywhere(void **stat
     }
 }
 
+/* kl_fast against its double twin: perturbations from rounding-sized to large, a few lanes far out */
+static void test_kl_fast_matches_ref(void **state) {
+    (void)state;
+    const int V = 5003; /* not a multiple of the vector width or the chunk */
+    float *z = randvec(V, 4.0f), *zq = malloc(V * sizeof(float)), *p = malloc(V * sizeof(float));
+    double mx = -INFINITY, s = 0.0;
+    for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+    for (int v = 0; v < V; v++) s += exp((double)z[v] - mx);
+    for (int v = 0; v < V; v++) p[v] = (float)(exp((double)z[v] - mx) / s);
+    const float scales[] = {0.0f, 1e-6f, 1e-4f, 1e-2f, 0.3f, 3.0f};
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+        float *d = randvec(V, scales[k]);
+        for (int v = 0; v < V; v++) zq[v] = z[v] + d[v] + 0.7f; /* with a common shift, which KL ignores */
+        const double f = kl_fast(p, z, zq, V), r = kl_ref(p, z, zq, V);
+        if (!(fabs(f - r) <= 1e-5 * r + 1e-13)) fail_msg("kl_fast scale %g: %.17g against %.17g", scales[k], f, r);
+        free(d);
+    }
+    free(z), free(zq), free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exp_is_within_2_eps_relative_of_exp_over_the_finite_range),
@@ -622,6 +651,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_of_zero_length_c_is_the_bias),
         cmocka_unit_test(test_matmul_ld_matches_ref_on_strided_views),
         cmocka_unit_test(test_matmul_packed_matches_ref_on_odd_and_real_sizes),
+        cmocka_unit_test(test_kl_fast_matches_ref),
         cmocka_unit_test(test_first_nonfinite_finds_the_first_inf_or_nan_anywhere),
         cmocka_unit_test(test_argmax_gives_the_first_largest_like_its_twin),
         cmocka_unit_test(test_topk_matches_its_twin_with_ties_nan_and_every_k),

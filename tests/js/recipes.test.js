@@ -32,9 +32,9 @@ describe('each recipe counts its files', () => {
   }
 });
 
-// the C name of each JS kind (ALAB_<C>), from the rows of IV_KINDS in attention.c
+// the C name of each JS kind (ALAB_<C>), from the rows of IV_KINDS in interventions.c
 const KINDS = Object.keys(INTERVENTION_KINDS);
-const C_NAME = Object.fromEntries([...read('c/src/attention.c').matchAll(/\{ALAB_(\w+), "(\w+)", IV_ON_/g)].map((m) => [m[2], m[1]]));
+const C_NAME = Object.fromEntries([...read('c/src/interventions.c').matchAll(/\{ALAB_(\w+), "(\w+)", IV_ON_/g)].map((m) => [m[2], m[1]]));
 
 describe('the recipe "Add an intervention kind"', () => {
   const places = placesOf('Add an intervention kind');

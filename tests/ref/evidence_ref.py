@@ -86,7 +86,7 @@ def top_k_overlap(a, e, k):
 # ---------------------------------------------------------------------------------------------------------------
 # 1. edge knockout against attention weight
 
-def edge_knockout(model, ids, layer, head, k=None):
+def edge_knockout(model, ids, layer, head, k=None, mode="renorm"):
     """head = -1: the edge knocked out in every head of the layer, A = the heads' mean.
     Pairs: every (i, j) with j <= i (causal). E[i][j] = KL(plain || knocked) of the next-token distribution
     at position i; E_last at position T - 1."""
@@ -100,7 +100,8 @@ def edge_knockout(model, ids, layer, head, k=None):
     for i in range(T):
         for j in range(i + 1):
             r = forward(model, ids, {"all_logits": True,
-                                     "knockouts": [{"layer": layer, "head": head, "row": i, "col": j}]})
+                                     "knockouts": [{"layer": layer, "head": head, "row": i, "col": j,
+                                                    "mode": mode}]})
             lq = log_softmax64(r["all_logits64"])
             E[i, j] = kl(lp[i], lq[i])
             E_last[i, j] = kl(lp[T - 1], lq[T - 1])
@@ -173,13 +174,23 @@ def attention_flow(att, target=None):
     return np.array([max_flow(cap, j, L * T + target) for j in range(T)])
 
 
-def token_knockout(model, ids):
+def token_knockout(model, ids, mode="column", neutral=0):
+    """mode: column (renormalised column knockout in every head and layer), column_zero (without
+    renormalisation), delete (token j removed from the input), replace (ids[j] := neutral). The effect is
+    KL(plain || changed) of the next-token distribution after the whole input."""
     T = len(ids)
     base = forward(model, ids)
     lp = log_softmax64(base["logits64"])
     eff = []
     for j in range(T):
-        r = forward(model, ids, {"knockout_tokens": [j]})
+        if mode == "column":
+            r = forward(model, ids, {"knockout_tokens": [j]})
+        elif mode == "column_zero":
+            r = forward(model, ids, {"knockout_tokens": [j], "knockout_tokens_zero": True})
+        elif mode == "delete":
+            r = forward(model, ids[:j] + ids[j + 1:])
+        else:
+            r = forward(model, ids[:j] + [neutral] + ids[j + 1:])
         eff.append(kl(lp, log_softmax64(r["logits64"])))
     att = base["attentions"].astype(np.float64)
     readings = {"last_layer": att[-1].mean(0)[T - 1], "rollout": rollout(att)[T - 1], "flow": attention_flow(att)}
@@ -262,3 +273,52 @@ def patching(model, clean, corrupt, a_clean, a_corrupt):
     heads = np.array([[norm(ld(forward(model, corrupt, {"head_out": {(l, h): c["head_out"][l, h]}})))
                        for h in range(NH)] for l in range(L)])
     return {"ld_clean": ld_c, "ld_corrupt": ld_d, "resid": resid, "heads": heads}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# resample ablation over K draws (windows of the reference at seeded offsets)
+
+M64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    """The generator of c/src/stats.c (alab_rng): splitmix64; below(n) by rejection on the high 32 bits."""
+
+    def __init__(self, seed):
+        self.state = seed & M64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & M64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        lim = (1 << 32) - ((1 << 32) % n)
+        while True:
+            r = self.next() >> 32
+            if r < lim:
+                return r % n
+
+
+def resample_draws(model, ids, reference, K, seed):
+    """delta_draws[k][l*NH+h] = loss(head (l, h) output at position t taken from the reference's run at
+    position off_k + t) - loss(plain); off_k = below(T_ref - T + 1) in order."""
+    T = len(ids)
+    L, NH = model.L, model.NH
+    ref = forward(model, reference, {"capture_head_out": True})["head_out"]     # (L, NH, T_ref, HS)
+    base = mean_loss(model, ids, {})
+    rng = SplitMix64(seed)
+    offs, draws = [], []
+    for _ in range(K):
+        off = rng.below(len(reference) - T + 1)
+        offs.append(off)
+        row = []
+        for l in range(L):
+            for h in range(NH):
+                opts = {"head_out": {(l, h): ref[l, h, off:off + T].clone()}}
+                row.append(mean_loss(model, ids, opts) - base)
+        draws.append(row)
+    draws = np.array(draws)
+    return {"offsets": offs, "draws": draws, "mean": draws.mean(0), "base_loss": base}

@@ -18,13 +18,16 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bpe_ref import BPE  # noqa: E402
-from evidence_ref import ablation_semantics, edge_knockout, patching, token_knockout  # noqa: E402
+from evidence_ref import ablation_semantics, edge_knockout, patching, resample_draws, token_knockout  # noqa: E402
 from gen_fixtures import CHAPTER, FOX, LONG, fmt  # noqa: E402
 from gpt2_ref import forward, load_model  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLEAN = "The cat saw the dog, and the dog"
 CORRUPT = "The cat saw the dog, and the cat"
+
+
+NEUTRAL = 11  # the replacement token of the token-knockout "replace" mode in the golden (any id of the tiny vocabulary)
 
 
 def main(argv=None):
@@ -48,6 +51,14 @@ def main(argv=None):
                             "row_spearman": [None if x != x else x for x in r["row_spearman"]],
                             "top_k": r["top_k"], "top_k_overlap": r["top_k_overlap"]})
 
+    # knockout without renormalisation (the row's sum drops below 1)
+    r = edge_knockout(m, ids, 1, 2, mode="zero")
+    out["edge_zero"] = {"layer": 1, "head": 2, "E": np.nan_to_num(r["E"], nan=-1.0).astype(np.float32),
+                        "E_last": np.nan_to_num(r["E_last"], nan=-1.0).astype(np.float32)}
+    out["token_modes"] = {"neutral": NEUTRAL}
+    for mode in ("column_zero", "delete", "replace"):
+        out["token_modes"][mode] = token_knockout(m, ids, mode, NEUTRAL)["effect"].astype(np.float32)
+
     t = token_knockout(m, ids)
     out["token"] = {"effect": t["effect"].astype(np.float32),
                     "readings": {k: np.asarray(v, np.float32) for k, v in t["readings"].items()},
@@ -56,6 +67,10 @@ def main(argv=None):
     ref_mean = bpe.encode(LONG)
     ref_resample = bpe.encode(FOX) + bpe.encode(FOX)
     ab = ablation_semantics(m, ids, ref_mean, ref_resample[:len(ids) + 3])
+    rd = resample_draws(m, ids, ref_mean, K=3, seed=7)
+    out["resample_draws"] = {"reference_ids": ref_mean, "K": 3, "seed": 7, "offsets": rd["offsets"],
+                             "base_loss": rd["base_loss"], "draws": rd["draws"].astype(np.float32).ravel(),
+                             "mean": rd["mean"].astype(np.float32)}
     out["ablation"] = {"reference_mean_ids": ref_mean, "reference_resample_ids": ref_resample[:len(ids) + 3],
                        "base_loss": ab["base_loss"]}
     for mode in ("zero", "mean", "resample"):

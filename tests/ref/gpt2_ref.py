@@ -221,16 +221,19 @@ def forward(model, ids, opts=None):
                 for n in _heads(iv["head"], NH):
                     att[n, iv["row"], :] = 0.0
                     att[n, iv["row"], iv["col"]] = 1.0
-        # (4b) knockouts: the entries set to 0, each touched row renormalised (a row left with no mass is 0)
+        # (4b) knockouts: the entries set to 0, each touched row renormalised (a row left with no mass is 0);
+        # mode "zero" leaves the row's sum below 1 (no renormalisation)
         touched = set()
         for ko in knockouts:
             if ko["layer"] == l:
                 for n in _heads(ko["head"], NH):
                     att[n, ko["row"], ko["col"]] = 0.0
-                    touched.add((n, ko["row"]))
+                    if ko.get("mode", "renorm") == "renorm":
+                        touched.add((n, ko["row"]))
         for j in ko_tokens:
             att[:, :, j] = 0.0
-            touched.update((n, i) for n in range(NH) for i in range(T))
+            if not opts.get("knockout_tokens_zero"):
+                touched.update((n, i) for n in range(NH) for i in range(T))
         for n, i in touched:
             s_ = att[n, i].sum()
             att[n, i] = att[n, i] / s_ if s_ > 0 else att[n, i] * 0.0

@@ -1,0 +1,556 @@
+/* test_stats.c — the seeded resampling of c/src/stats.c: the splitmix64
+ * generator, the bootstrap of a mean and the mean per-input correlation with
+ * its within-group permutation null (alab_corr_dataset). Hand-computed cases,
+ * every error code, and the numbers of the independent float64 reference
+ * tests/ref/stats_ref.py in tests/fixtures/stats_golden.json (within 1e-12). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <time.h>
+
+#include "testutil.h"
+
+#define TOL 1e-12
+
+/* ---- the golden file ---------------------------------------------------- */
+
+typedef struct {
+    char *text;
+    json_doc doc;
+} golden;
+
+static void golden_open(golden *g) {
+    size_t len = 0;
+    g->text = slurp(repo_path("tests/fixtures/stats_golden.json"), &len);
+    if (!g->text) fprintf(stderr, "cannot read %s (set ATTNLAB_ROOT)\n", repo_path("tests/fixtures/stats_golden.json"));
+    assert_non_null(g->text);
+    assert_int_equal(json_parse(&g->doc, g->text, len, 0), ALAB_OK);
+}
+
+static void golden_close(golden *g) {
+    json_free(&g->doc);
+    free(g->text);
+}
+
+static const json_value *member(const json_value *obj, const char *key) {
+    const json_value *v = json_get(obj, key);
+    if (!v) fprintf(stderr, "golden: no member \"%s\"\n", key);
+    assert_non_null(v);
+    return v;
+}
+
+/* A number of the golden; null stands for NaN (JSON has none). */
+static double num(const json_value *obj, const char *key) {
+    const json_value *v = member(obj, key);
+    if (v->type == JSON_NULL) return NAN;
+    assert_int_equal(v->type, JSON_NUMBER);
+    return v->u.num;
+}
+
+static double item_num(const json_value *arr, uint32_t i) {
+    const json_value *v = &arr->u.items[i];
+    if (v->type == JSON_NULL) return NAN;
+    assert_int_equal(v->type, JSON_NUMBER);
+    return v->u.num;
+}
+
+/* The doubles of a JSON array (null -> NaN), malloc'd; *n receives the count. */
+static double *doubles_of(const json_value *arr, int *n) {
+    assert_int_equal(arr->type, JSON_ARRAY);
+    double *out = malloc((arr->n ? arr->n : 1) * sizeof *out);
+    for (uint32_t i = 0; i < arr->n; i++) out[i] = item_num(arr, i);
+    *n = (int)arr->n;
+    return out;
+}
+
+static int *ints_of(const json_value *arr, int *n) {
+    assert_int_equal(arr->type, JSON_ARRAY);
+    int *out = malloc((arr->n ? arr->n : 1) * sizeof *out);
+    for (uint32_t i = 0; i < arr->n; i++) out[i] = (int)item_num(arr, i);
+    *n = (int)arr->n;
+    return out;
+}
+
+static uint64_t hex64(const json_value *v) {
+    assert_int_equal(v->type, JSON_STRING);
+    return (uint64_t)strtoull(v->u.str, NULL, 16);
+}
+
+/* Equal within tol, NaN only where NaN is wanted. */
+static int close_or_both_nan(double got, double want, double tol) {
+    if (isnan(want)) return isnan(got);
+    return !isnan(got) && fabs(got - want) <= tol;
+}
+
+#define assert_close(got, want, what)                                                                      \
+    do {                                                                                                   \
+        const double g_ = (got), w_ = (want);                                                              \
+        if (!close_or_both_nan(g_, w_, TOL)) fprintf(stderr, "%s: got %.17g, want %.17g\n", what, g_, w_); \
+        assert_true(close_or_both_nan(g_, w_, TOL));                                                       \
+    } while (0)
+
+/* ---- the generator ------------------------------------------------------- */
+
+static void rng_matches_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *rng = member(g.doc.root, "rng"), *next = member(rng, "next");
+    const uint32_t seeds[3] = {0, 1, 0xFFFFFFFFu};
+    const char *names[3] = {"0", "1", "4294967295"};
+    for (int s = 0; s < 3; s++) {
+        const json_value *want = member(next, names[s]);
+        assert_int_equal(want->n, 8);
+        alab_rng r;
+        alab_rng_seed(&r, seeds[s]);
+        for (uint32_t i = 0; i < want->n; i++) assert_true(alab_rng_next(&r) == hex64(&want->u.items[i]));
+    }
+    /* splitmix64 from state 0: the first output is the published 0xE220A8397B1DCDAF */
+    alab_rng r0;
+    alab_rng_seed(&r0, 0);
+    assert_true(alab_rng_next(&r0) == UINT64_C(0xE220A8397B1DCDAF));
+    const json_value *below = member(rng, "below");
+    assert_true(below->n >= 4);
+    for (uint32_t c = 0; c < below->n; c++) {
+        const json_value *bc = &below->u.items[c];
+        alab_rng r;
+        alab_rng_seed(&r, (uint32_t)num(bc, "seed"));
+        const uint32_t n = (uint32_t)num(bc, "n");
+        const json_value *vals = member(bc, "values");
+        for (uint32_t i = 0; i < vals->n; i++) assert_true(alab_rng_below(&r, n) == (uint32_t)item_num(vals, i));
+        /* the state after the draws: the same number of rejections */
+        assert_true(r.state == hex64(member(bc, "state_after")));
+    }
+    golden_close(&g);
+}
+
+static void rng_below_stays_in_range_and_rejects(void **state) {
+    (void)state;
+    /* n = 3 * 2^30: 2^32 mod n = 2^30, so r >= 3 * 2^30 (a quarter of the draws) is rejected */
+    const uint32_t n = UINT32_C(3) << 30;
+    alab_rng r, twin;
+    alab_rng_seed(&r, 42);
+    twin = r;
+    int rejected = 0;
+    for (int i = 0; i < 10000; i++) {
+        const uint32_t x = alab_rng_below(&r, n);
+        assert_true(x < n);
+        /* the same draw by hand from the twin generator */
+        uint64_t raw;
+        while ((raw = alab_rng_next(&twin) >> 32) >= n) rejected++;
+        assert_true(x == (uint32_t)raw);
+        assert_true(r.state == twin.state);
+    }
+    assert_true(rejected > 2000 && rejected < 4500); /* about 10000 / 3 */
+    /* n = 1: always 0, one draw; n = 0 (outside the contract): 0, no draw */
+    alab_rng_seed(&r, 5);
+    twin = r;
+    assert_int_equal(alab_rng_below(&r, 1), 0);
+    alab_rng_next(&twin);
+    assert_true(r.state == twin.state);
+    assert_int_equal(alab_rng_below(&r, 0), 0);
+    assert_true(r.state == twin.state);
+    /* small n: every residue turns up, none out of range */
+    int seen[7] = {0};
+    for (int i = 0; i < 7000; i++) {
+        const uint32_t x = alab_rng_below(&r, 7);
+        assert_true(x < 7);
+        seen[x]++;
+    }
+    for (int i = 0; i < 7; i++) assert_true(seen[i] > 800 && seen[i] < 1200);
+}
+
+/* ---- the bootstrap -------------------------------------------------------- */
+
+static void bootstrap_on_hand_computed_cases(void **state) {
+    (void)state;
+    double m, lo, hi;
+    /* no values, or only NaN: all three NaN */
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, NULL, 0, 1000, 0.95, 1), ALAB_OK);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    const double nans[3] = {NAN, NAN, NAN};
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, nans, 3, 1000, 0.95, 1), ALAB_OK);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    /* one value (among NaN): it is the mean and both ends */
+    const double one[3] = {NAN, 0.25, NAN};
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, one, 3, 1000, 0.95, 1), ALAB_OK);
+    assert_true(m == 0.25 && lo == 0.25 && hi == 0.25);
+    /* constant values: every resample mean is the value */
+    const double c[6] = {1.5, 1.5, 1.5, 1.5, 1.5, 1.5};
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, c, 6, 500, 0.9, 7), ALAB_OK);
+    assert_true(m == 1.5 && lo == 1.5 && hi == 1.5);
+    /* NaN entries are skipped: the same draws as without them */
+    const double with[6] = {NAN, 1.0, 4.0, NAN, 2.0, 8.0}, without[4] = {1.0, 4.0, 2.0, 8.0};
+    double m2, lo2, hi2;
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, with, 6, 1000, 0.95, 3), ALAB_OK);
+    assert_int_equal(alab_bootstrap_mean(&m2, &lo2, &hi2, without, 4, 1000, 0.95, 3), ALAB_OK);
+    assert_true(m == 3.75 && m2 == 3.75 && lo == lo2 && hi == hi2);
+    /* the interval lies inside the values' range and around the mean */
+    assert_true(lo >= 1.0 && lo < m && hi > m && hi <= 8.0);
+    /* one resample: lo = hi = that resample's mean, drawn by hand from the generator */
+    alab_rng r;
+    alab_rng_seed(&r, 9);
+    double sum = 0.0;
+    for (int t = 0; t < 4; t++) sum += without[alab_rng_below(&r, 4)];
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, without, 4, 1, 0.5, 9), ALAB_OK);
+    assert_true(lo == sum / 4 && hi == sum / 4);
+    /* two resamples: lo and hi interpolate between them (type 7, h = q) */
+    alab_rng_seed(&r, 10);
+    double b[2];
+    for (int k = 0; k < 2; k++) {
+        double s = 0.0;
+        for (int t = 0; t < 4; t++) s += without[alab_rng_below(&r, 4)];
+        b[k] = s / 4;
+    }
+    const double s0 = fmin(b[0], b[1]), s1 = fmax(b[0], b[1]);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, without, 4, 2, 0.5, 10), ALAB_OK);
+    assert_true(fabs(lo - (s0 + 0.25 * (s1 - s0))) < TOL && fabs(hi - (s0 + 0.75 * (s1 - s0))) < TOL);
+    /* seeded: the same call gives the same bits, another seed another interval */
+    double l3, h3;
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, without, 4, 1000, 0.95, 11), ALAB_OK);
+    assert_int_equal(alab_bootstrap_mean(&m, &l3, &h3, without, 4, 1000, 0.95, 11), ALAB_OK);
+    assert_true(lo == l3 && hi == h3);
+}
+
+static void bootstrap_rejects_bad_arguments(void **state) {
+    (void)state;
+    double m = 0, lo = 0, hi = 0;
+    const double x[3] = {1, 2, 3};
+    assert_int_equal(alab_bootstrap_mean(NULL, &lo, &hi, x, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_bootstrap_mean(&m, NULL, &hi, x, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, NULL, x, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, NULL, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi)); /* outputs are NaN after an error */
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, -1, 100, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, ALAB_EVIDENCE_MAX_N + 1, 100, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 0, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, -5, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 1000001, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 100, 0.0, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 100, 1.0, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 100, -0.5, 1), ALAB_ERANGE);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 100, NAN, 1), ALAB_ERANGE);
+    const double inf[3] = {1, INFINITY, 3};
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, inf, 3, 100, 0.95, 1), ALAB_ENAN);
+    /* the bounds themselves are allowed */
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 1, 0.95, 1), ALAB_OK);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, 3, 1000000, 0.95, 1), ALAB_OK);
+}
+
+static void bootstrap_matches_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *cases = member(g.doc.root, "bootstrap");
+    assert_true(cases->n >= 5);
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *bc = &cases->u.items[c];
+        int n;
+        double *x = doubles_of(member(bc, "x"), &n);
+        double m, lo, hi;
+        assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, x, n, (int)num(bc, "n_boot"), num(bc, "level"),
+                                             (uint32_t)num(bc, "seed")),
+                         ALAB_OK);
+        assert_close(m, num(bc, "mean"), "bootstrap mean");
+        assert_close(lo, num(bc, "lo"), "bootstrap lo");
+        assert_close(hi, num(bc, "hi"), "bootstrap hi");
+        free(x);
+    }
+    golden_close(&g);
+}
+
+/* ---- correlations over a set of inputs ----------------------------------- */
+
+static void corr_dataset_matches_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *cases = member(g.doc.root, "corr");
+    assert_true(cases->n >= 10);
+    int saw_kendall = 0, saw_groups = 0, saw_nan_input = 0, saw_floor = 0, saw_mid_p = 0;
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *cc = &cases->u.items[c];
+        const char *name = member(cc, "name")->u.str;
+        int n_off, n_r, n_e, n_g = 0;
+        int *offset = ints_of(member(cc, "offset"), &n_off);
+        double *reading = doubles_of(member(cc, "reading"), &n_r), *effect = doubles_of(member(cc, "effect"), &n_e);
+        const json_value *jg = member(cc, "group");
+        int *group = jg->type == JSON_NULL ? NULL : ints_of(jg, &n_g);
+        assert_int_equal(n_r, n_e);
+        assert_int_equal(offset[n_off - 1], n_r);
+        const alab_corr_spec sp = {n_off - 1,         offset, reading, effect, group, (int)num(cc, "stat"),
+                                   num(cc, "eps"),    (int)num(cc, "min_points"), (int)num(cc, "n_boot"),
+                                   (int)num(cc, "n_perm"), num(cc, "level"), (uint32_t)num(cc, "seed")};
+        double *per = malloc((size_t)sp.n_inputs * sizeof *per);
+        alab_corr_summary s;
+        const int rc = alab_corr_dataset(&s, per, &sp);
+        if (rc) fprintf(stderr, "%s: %s: %s\n", name, alab_strerror(rc), alab_last_error());
+        assert_int_equal(rc, ALAB_OK);
+        const json_value *w = member(cc, "want");
+        char what[128];
+#define CHECK(field)                                                 \
+    snprintf(what, sizeof what, "%s: %s", name, #field);              \
+    assert_close(s.field, num(w, #field), what)
+        CHECK(mean);
+        CHECK(lo);
+        CHECK(hi);
+        CHECK(null_mean);
+        CHECK(null_lo);
+        CHECK(null_hi);
+        CHECK(p);
+        CHECK(p_greater);
+#undef CHECK
+        assert_int_equal(s.n_defined, (int)num(w, "n_defined"));
+        assert_int_equal(s.n_points, (int)num(w, "n_points"));
+        assert_int_equal(s.n_above_floor, (int)num(w, "n_above_floor"));
+        const json_value *wp = member(cc, "per_input");
+        assert_int_equal((int)wp->n, sp.n_inputs);
+        for (int k = 0; k < sp.n_inputs; k++) {
+            snprintf(what, sizeof what, "%s: per_input[%d]", name, k);
+            assert_close(per[k], item_num(wp, (uint32_t)k), what);
+            saw_nan_input += isnan(per[k]);
+        }
+        /* per_input may be NULL: the same summary */
+        alab_corr_summary s2;
+        assert_int_equal(alab_corr_dataset(&s2, NULL, &sp), ALAB_OK);
+        const double f1[8] = {s.mean, s.lo, s.hi, s.null_mean, s.null_lo, s.null_hi, s.p, s.p_greater},
+                     f2[8] = {s2.mean, s2.lo, s2.hi, s2.null_mean, s2.null_lo, s2.null_hi, s2.p, s2.p_greater};
+        for (int f = 0; f < 8; f++) assert_true(f1[f] == f2[f] || (isnan(f1[f]) && isnan(f2[f])));
+        assert_true(s.n_defined == s2.n_defined && s.n_points == s2.n_points && s.n_above_floor == s2.n_above_floor);
+        saw_kendall += sp.stat == ALAB_CORR_KENDALL;
+        saw_groups += group != NULL;
+        saw_floor += s.n_above_floor < s.n_points;
+        saw_mid_p += s.p > 0.1 && s.p < 0.99;
+        free(offset);
+        free(reading);
+        free(effect);
+        free(group);
+        free(per);
+    }
+    /* the golden covers what the brief asks of it */
+    assert_true(saw_kendall >= 3 && saw_groups >= 4 && saw_nan_input >= 4 && saw_floor >= 2 && saw_mid_p >= 2);
+    golden_close(&g);
+}
+
+/* One input of rows 0..T-1 with points (i, j), j <= i, grouped by row. */
+static int fill_rows(double *reading, double *effect, int *group, int T, double (*rd)(int, int, alab_rng *),
+                     double (*ef)(int, int, int, alab_rng *), alab_rng *r) {
+    int o = 0;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j <= i; j++, o++) {
+            reading[o] = rd(i, j, r);
+            effect[o] = ef(i, j, T, r);
+            group[o] = i;
+        }
+    return o;
+}
+
+static double unif(alab_rng *r) { return (double)(alab_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+/* larger in short rows, as uniform-ish attention is: 1 / (i + 1), plus noise far below the rows' gaps */
+static double short_rows_larger(int i, int j, alab_rng *r) { return 1.0 / (i + 1) + 1e-6 * unif(r); }
+/* a structural zero block: only the last row can have an effect */
+static double last_row_only(int i, int j, int T, alab_rng *r) { return i == T - 1 ? 0.1 + unif(r) : 0.0; }
+
+static void within_row_null_absorbs_a_structural_zero_block(void **state) {
+    (void)state;
+    enum { K = 20, T = 8, P = T * (T + 1) / 2 };
+    int offset[K + 1];
+    double reading[K * P], effect[K * P];
+    int group[K * P];
+    alab_rng r;
+    alab_rng_seed(&r, 2025);
+    offset[0] = 0;
+    for (int k = 0; k < K; k++)
+        offset[k + 1] = offset[k] + fill_rows(reading + offset[k], effect + offset[k], group + offset[k], T,
+                                              short_rows_larger, last_row_only, &r);
+    /* pooled over all points the reading "predicts" the effect (negatively: the smallest readings sit in the
+     * last row, the only one with effects), and a shuffle across the whole input calls that significant */
+    alab_corr_spec sp = {K, offset, reading, effect, NULL, ALAB_CORR_SPEARMAN, 0.0, 4, 1000, 1000, 0.95, 17};
+    alab_corr_summary naive, rows;
+    assert_int_equal(alab_corr_dataset(&naive, NULL, &sp), ALAB_OK);
+    assert_true(naive.mean < -0.5);
+    assert_true(naive.hi < 0.0);
+    assert_true(naive.p < 0.01);
+    assert_true(naive.p_greater > 0.99);
+    assert_true(fabs(naive.null_mean) < 0.05);
+    /* the within-row null keeps the rows: its null carries the same correlation, and nothing is left */
+    sp.group = group;
+    assert_int_equal(alab_corr_dataset(&rows, NULL, &sp), ALAB_OK);
+    assert_true(fabs(rows.mean - naive.mean) < 1e-15); /* the observed value does not depend on the groups */
+    assert_true(rows.null_mean < -0.5);
+    assert_true(rows.null_lo <= rows.mean && rows.mean <= rows.null_hi);
+    assert_true(rows.p > 0.05);
+    fprintf(stderr, "    structural zeros: mean %.3f; shuffle across input: null %.3f p %.4f; within rows: null %.3f p %.3f\n",
+            naive.mean, naive.null_mean, naive.p, rows.null_mean, rows.p);
+    /* the same with Kendall */
+    sp.stat = ALAB_CORR_KENDALL;
+    sp.group = NULL;
+    assert_int_equal(alab_corr_dataset(&naive, NULL, &sp), ALAB_OK);
+    sp.group = group;
+    assert_int_equal(alab_corr_dataset(&rows, NULL, &sp), ALAB_OK);
+    assert_true(naive.mean < -0.3 && naive.p < 0.01);
+    assert_true(rows.p > 0.05);
+}
+
+static void corr_dataset_on_hand_computed_cases(void **state) {
+    (void)state;
+    /* two inputs: one increasing (rho = tau = 1), one with 2 points (excluded at min_points = 3) */
+    const int offset[3] = {0, 5, 7};
+    const double reading[7] = {0.1, 0.2, 0.3, 0.4, 0.5, 1.0, 2.0};
+    const double effect[7] = {0.001, -0.002, 3.0, 4.0, 5.0, 1.0, 0.0};
+    alab_corr_spec sp = {2, offset, reading, effect, NULL, ALAB_CORR_SPEARMAN, 0.0, 3, 0, 0, 0.95, 1};
+    alab_corr_summary s;
+    double per[2];
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    double want;
+    assert_int_equal(alab_spearman(&want, reading, effect, 5), ALAB_OK);
+    assert_true(per[0] == want && isnan(per[1]));
+    assert_true(s.mean == want && isnan(s.lo) && isnan(s.hi) && isnan(s.null_mean) && isnan(s.p) &&
+                isnan(s.p_greater));
+    assert_true(s.n_defined == 1 && s.n_points == 7 && s.n_above_floor == 7);
+    /* eps = 0.01 floors the first two effects to a tie at 0 and the 0.0 of input 2 stays below it */
+    sp.eps = 0.01;
+    sp.stat = ALAB_CORR_KENDALL;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    const double floored[5] = {0.0, 0.0, 3.0, 4.0, 5.0};
+    assert_int_equal(alab_kendall_tau_b(&want, reading, floored, 5), ALAB_OK);
+    assert_true(fabs(per[0] - want) < TOL && s.n_above_floor == 4);
+    /* one permutation: null_mean = null_b, so p = (1 + [null_b == mean]) / 2 */
+    sp.n_perm = 1;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    assert_true(s.p == 0.5 || s.p == 1.0);
+    assert_true(s.null_mean == s.null_lo && s.null_lo == s.null_hi);
+    /* every point in one group of its own: the null can move nothing, so null_b = mean and p = 1 */
+    const int solo[7] = {0, 1, 2, 3, 4, 5, 6};
+    sp.group = solo;
+    sp.n_perm = 50;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    assert_true(fabs(s.null_mean - s.mean) < 1e-15 && s.null_lo == s.mean && s.null_hi == s.mean);
+    assert_true(s.p == 1.0 && s.p_greater == 1.0);
+    /* a constant reading side and a constant (floored) effect side: no correlation, NaN everywhere */
+    const double flat[7] = {1, 1, 1, 1, 1, 1, 1}, tiny[7] = {1e-3, -1e-3, 0, 2e-3, 0, 0, 0};
+    sp.reading = flat;
+    sp.n_boot = 100;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    assert_true(isnan(per[0]) && s.n_defined == 0 && isnan(s.mean) && isnan(s.lo) && isnan(s.p));
+    sp.reading = reading;
+    sp.effect = tiny;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    assert_true(isnan(per[0]) && s.n_defined == 0 && s.n_above_floor == 0 && s.n_points == 7);
+    /* empty inputs are allowed (no correlation) */
+    const int empty[3] = {0, 0, 0};
+    sp.offset = empty;
+    assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+    assert_true(isnan(per[0]) && isnan(per[1]) && s.n_points == 0 && isnan(s.mean));
+}
+
+/* per_input is each input's alab_spearman / alab_kendall_tau_b_ref on the floored effects, with many ties
+ * (few levels) and groups in any order; the fast permutation paths (ranks permuted instead of readings, the
+ * Fenwick-tree Kendall) are the ones that compute it. */
+static void corr_dataset_per_input_equals_the_pairwise_statistics(void **state) {
+    (void)state;
+    enum { K = 40, MAXP = 60 };
+    int offset[K + 1], group[K * MAXP];
+    double reading[K * MAXP], effect[K * MAXP], floored[MAXP], per[K];
+    alab_rng r;
+    alab_rng_seed(&r, 99);
+    for (int levels = 2; levels <= 2000; levels *= 10) {
+        offset[0] = 0;
+        for (int k = 0; k < K; k++) {
+            const int n = (int)alab_rng_below(&r, MAXP + 1);
+            for (int t = 0; t < n; t++) {
+                const int p = offset[k] + t;
+                reading[p] = (double)alab_rng_below(&r, (uint32_t)levels) / levels;
+                effect[p] = ((double)alab_rng_below(&r, (uint32_t)levels) - 0.5 * levels) / levels + 0.3 * reading[p];
+                group[p] = (int)alab_rng_below(&r, 4) - 2;
+            }
+            offset[k + 1] = offset[k] + n;
+        }
+        for (int stat = 0; stat < 2; stat++) {
+            const alab_corr_spec sp = {K, offset, reading, effect, group, stat, 0.05, 3, 10, 10, 0.95, (uint32_t)levels};
+            alab_corr_summary s;
+            assert_int_equal(alab_corr_dataset(&s, per, &sp), ALAB_OK);
+            for (int k = 0; k < K; k++) {
+                const int o0 = offset[k], n = offset[k + 1] - o0;
+                for (int t = 0; t < n; t++) floored[t] = fabs(effect[o0 + t]) < 0.05 ? 0.0 : effect[o0 + t];
+                double want = NAN;
+                if (stat == ALAB_CORR_SPEARMAN) assert_int_equal(alab_spearman(&want, reading + o0, floored, n), ALAB_OK);
+                else assert_int_equal(alab_kendall_tau_b_ref(&want, reading + o0, floored, n), ALAB_OK);
+                if (n < 3) want = NAN;
+                assert_close(per[k], want, stat == ALAB_CORR_SPEARMAN ? "spearman per_input" : "kendall per_input");
+            }
+        }
+    }
+}
+
+static void corr_dataset_rejects_bad_arguments(void **state) {
+    (void)state;
+    const int offset[3] = {0, 3, 6}, group[6] = {0, 0, 1, 0, 1, 1};
+    const double reading[6] = {1, 2, 3, 4, 5, 6}, effect[6] = {1, 3, 2, 6, 5, 4};
+    const alab_corr_spec ok = {2, offset, reading, effect, group, ALAB_CORR_SPEARMAN, 0.0, 2, 10, 10, 0.95, 1};
+    alab_corr_summary s;
+    double per[2] = {7, 7};
+    assert_int_equal(alab_corr_dataset(&s, per, &ok), ALAB_OK);
+    assert_int_equal(alab_corr_dataset(NULL, per, &ok), ALAB_EINVAL);
+    assert_int_equal(alab_corr_dataset(&s, per, NULL), ALAB_EINVAL);
+    alab_corr_spec b;
+#define BAD(field, value, code)                                  \
+    do {                                                         \
+        b = ok;                                                  \
+        b.field = value;                                         \
+        per[0] = per[1] = 7;                                     \
+        assert_int_equal(alab_corr_dataset(&s, per, &b), code); \
+        assert_true(isnan(s.mean) && s.n_points == 0);           \
+        assert_true(per[0] == 7 && per[1] == 7);                 \
+    } while (0)
+    BAD(offset, NULL, ALAB_EINVAL);
+    BAD(reading, NULL, ALAB_EINVAL);
+    BAD(effect, NULL, ALAB_EINVAL);
+    BAD(stat, 2, ALAB_EINVAL);
+    BAD(stat, -1, ALAB_EINVAL);
+    const int off_start[3] = {1, 3, 6}, off_down[3] = {0, 4, 3};
+    BAD(offset, off_start, ALAB_EINVAL);
+    BAD(offset, off_down, ALAB_EINVAL);
+    BAD(n_inputs, 0, ALAB_ERANGE);
+    BAD(n_inputs, -3, ALAB_ERANGE);
+    const double nan_r[6] = {1, 2, NAN, 4, 5, 6}, inf_e[6] = {1, 3, 2, 6, INFINITY, 4};
+    BAD(reading, nan_r, ALAB_ENAN);
+    BAD(effect, inf_e, ALAB_ENAN);
+    BAD(min_points, 1, ALAB_ERANGE);
+    BAD(n_boot, -1, ALAB_ERANGE);
+    BAD(n_boot, 1000001, ALAB_ERANGE);
+    BAD(n_perm, -1, ALAB_ERANGE);
+    BAD(n_perm, 1000001, ALAB_ERANGE);
+    BAD(level, 0.0, ALAB_ERANGE);
+    BAD(level, 1.0, ALAB_ERANGE);
+    BAD(level, NAN, ALAB_ERANGE);
+    BAD(eps, -1e-9, ALAB_ERANGE);
+    BAD(eps, NAN, ALAB_ERANGE);
+    BAD(eps, INFINITY, ALAB_ERANGE);
+#undef BAD
+    /* n_boot = n_perm = 0 are allowed (no interval, no null) */
+    b = ok;
+    b.n_boot = b.n_perm = 0;
+    assert_int_equal(alab_corr_dataset(&s, per, &b), ALAB_OK);
+    assert_true(!isnan(s.mean) && isnan(s.lo) && isnan(s.hi) && isnan(s.null_mean) && isnan(s.p));
+}
+
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rng_matches_the_reference),
+        cmocka_unit_test(rng_below_stays_in_range_and_rejects),
+        cmocka_unit_test(bootstrap_on_hand_computed_cases),
+        cmocka_unit_test(bootstrap_rejects_bad_arguments),
+        cmocka_unit_test(bootstrap_matches_the_reference),
+        cmocka_unit_test(corr_dataset_matches_the_reference),
+        cmocka_unit_test(within_row_null_absorbs_a_structural_zero_block),
+        cmocka_unit_test(corr_dataset_on_hand_computed_cases),
+        cmocka_unit_test(corr_dataset_per_input_equals_the_pairwise_statistics),
+        cmocka_unit_test(corr_dataset_rejects_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
