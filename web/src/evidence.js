@@ -27,6 +27,11 @@ export const PATCHING_PAIRS = Object.freeze([
   ['When Mary and John went to the store, John gave a drink to', 'When Mary and John went to the store, Mary gave a drink to'],
 ]);
 
+/** Knockout semantics (ALAB_KO_*): renormalise the row after removing a key, or leave its sum below 1. */
+export const KNOCKOUT_MODES = Object.freeze({ renorm: 0, zero: 1 });
+/** Token knockout semantics (ALAB_TOKEN_*): the column in every head, without renormalisation, the token deleted, or replaced. */
+export const TOKEN_MODES = Object.freeze({ column: 0, columnZero: 1, delete: 2, replace: 3 });
+
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
 
 function checkSignal(signal) {
@@ -111,7 +116,7 @@ function arena(w) {
  *   pairs: number, spearman, kendall, spearmanLast, kendallLast, topK, topKOverlap,
  *   rows: (number|null)[], meanRowSpearman: number|null}}
  */
-export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, rowsPerPart = 4 }) {
+export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, nLayer, mode = 'renorm', rowsPerPart = 4 }) {
   const T = ids.length;
   const hd = head === 'all' ? -1 : head;
   const TT = T * T;
@@ -122,23 +127,28 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, rowsPerPart =
     const pA = mem.alloc(4 * TT), pE = mem.alloc(4 * TT), pL = mem.alloc(4 * TT);
     for (let r0 = 0; r0 < T; r0 += rowsPerPart) {
       const r1 = Math.min(T, r0 + rowsPerPart);
-      w.check(w.fn.alab_edge_knockout(pA, pE, pL, h, pIds, T, layer, hd, r0, r1));
+      w.check(w.fn.alab_edge_knockout(pA, pE, pL, h, pIds, T, layer, hd, r0, r1, KNOCKOUT_MODES[mode]));
       if (r1 < T) yield { done: (r1 * (r1 + 1)) / 2, total: (T * (T + 1)) / 2 };
     }
     out = { A: w.readF32(pA, TT), E: w.readF32(pE, TT), ELast: w.readF32(pL, TT) };
   } finally {
     mem.free();
   }
-  const a = [], e = [], el = [];
+  const a = [], e = [], al = [], el = [];
+  // E_last only where it can be non-zero: in the last layer an edge of row i < T-1 cannot reach T-1
+  const lastRow0 = nLayer !== undefined && layer === nLayer - 1 ? T - 1 : 0;
   for (let i = 0; i < T; i++)
     for (let j = 0; j <= i; j++) {
       a.push(out.A[i * T + j]);
       e.push(out.E[i * T + j]);
-      el.push(out.ELast[i * T + j]);
+      if (i >= lastRow0) {
+        al.push(out.A[i * T + j]);
+        el.push(out.ELast[i * T + j]);
+      }
     }
   const k = topK ?? T;
   const all = rankStats(w, a, e, k);
-  const last = rankStats(w, a, el);
+  const last = rankStats(w, al, el);
   const rows = [], rowsKendall = [];
   for (let i = 0; i < T; i++) {
     const ra = Array.from(out.A.subarray(i * T, i * T + i + 1)), re = Array.from(out.E.subarray(i * T, i * T + i + 1));
@@ -150,7 +160,7 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, rowsPerPart =
   return {
     layer, head, T, ...out, pairs: a.length,
     spearman: all.spearman, kendall: all.kendall, topK: Math.min(k, a.length), topKOverlap: all.topKOverlap,
-    spearmanLast: last.spearman, kendallLast: last.kendall,
+    spearmanLast: last.spearman, kendallLast: last.kendall, pairsLast: al.length, mode,
     rows, rowsKendall, meanRowSpearman: defined.length ? defined.reduce((s, x) => s + x, 0) / defined.length : null,
   };
 }
@@ -159,7 +169,7 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, rowsPerPart =
  * Token knockout effects at the last position beside three readings of the
  * plain run's attention: the last layer's head average, rollout and flow.
  */
-export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead }) {
+export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead, mode = 'column', neutral = 0 }) {
   const T = ids.length;
   const mem = arena(w);
   try {
@@ -167,7 +177,7 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead }) {
     const pEff = mem.alloc(4 * T);
     for (let j0 = 0; j0 < T; j0 += 8) {
       const j1 = Math.min(T, j0 + 8);
-      w.check(w.fn.alab_token_knockout(pEff, h, pIds, T, j0, j1));
+      w.check(w.fn.alab_token_knockout(pEff, h, pIds, T, j0, j1, TOKEN_MODES[mode], neutral));
       if (j1 < T) yield { done: j1, total: T };
     }
     const effect = w.readF32(pEff, T);
@@ -183,7 +193,7 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead }) {
     const readings = { lastLayer: last, rollout: R.slice((T - 1) * T), flow: w.readF32(pF, T) };
     const stats = {};
     for (const [name, v] of Object.entries(readings)) stats[name] = rankStats(w, Array.from(v), Array.from(effect));
-    return { T, effect, readings, spearman: Object.fromEntries(Object.entries(stats).map(([k, x]) => [k, x.spearman])),
+    return { T, mode, neutral: mode === 'replace' ? neutral : null, effect, readings, spearman: Object.fromEntries(Object.entries(stats).map(([k, x]) => [k, x.spearman])),
              kendall: Object.fromEntries(Object.entries(stats).map(([k, x]) => [k, x.kendall])) };
   } finally {
     mem.free();
@@ -251,4 +261,238 @@ export function activationPatching(w, h, clean, corrupt, { answers, nLayer, nHea
     return { T, nLayer, nHead, answers: answers.slice(), ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd),
              resid: w.readF32(pR, nLayer * T), heads: w.readF32(pH, nLayer * nHead) };
   });
+}
+
+// ---- over a set of inputs: intervals, nulls, the noise floor (docs/evidence.md § datasets) ----
+
+/** The default resampling of every aggregate: 95 % intervals from 1000 bootstrap resamples, 1000 permutations. */
+export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.95, seed: 1, noiseFactor: 10 });
+
+/** mean, lo, hi of the finite values of xs: alab_bootstrap_mean (percentile interval over inputs). */
+export function bootstrapMean(w, xs, { nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed } = {}) {
+  const n = xs.length;
+  return w.scoped((alloc) => {
+    const px = alloc(8 * Math.max(n, 1)), out = alloc(24);
+    new Float64Array(w.memory.buffer).set(xs.map((x) => (x === null || x === undefined ? NaN : x)), px >>> 3);
+    w.check(w.fn.alab_bootstrap_mean(out, out + 8, out + 16, px, n, nBoot, level, seed >>> 0));
+    return { mean: nanToNull(f64(w, out)), lo: nanToNull(f64(w, out + 8)), hi: nanToNull(f64(w, out + 16)),
+             n: xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).length };
+  });
+}
+
+/**
+ * A correlation over a set of inputs (alab_corr_dataset): points = [{reading, effect, group}] per input.
+ * Returns the mean per-input correlation, its bootstrap interval, the within-group permutation null and
+ * p-values, and how many points are above the noise floor.
+ */
+export function corrDataset(w, inputs, { stat = 'spearman', eps = 0, minPoints = 4, nBoot = SET_DEFAULTS.nBoot,
+  nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed } = {}) {
+  const n = inputs.length;
+  let total = 0;
+  for (const p of inputs) total += p.reading.length;
+  return w.scoped((alloc) => {
+    const pOff = alloc(4 * (n + 1)), pR = alloc(8 * Math.max(total, 1)), pE = alloc(8 * Math.max(total, 1));
+    const pG = alloc(4 * Math.max(total, 1)), pPer = alloc(8 * Math.max(n, 1)), pOut = alloc(8 * 11);
+    const f = new Float64Array(w.memory.buffer), i32 = w.i32;
+    let o = 0;
+    inputs.forEach((p, k) => {
+      i32[(pOff >>> 2) + k] = o;
+      f.set(p.reading, (pR >>> 3) + o);
+      f.set(p.effect, (pE >>> 3) + o);
+      i32.set(p.group, (pG >>> 2) + o);
+      o += p.reading.length;
+    });
+    i32[(pOff >>> 2) + n] = o;
+    w.check(w.fn.alab_corr_dataset_flat(pOut, pPer, n, pOff, pR, pE, pG, stat === 'kendall' ? 1 : 0, eps, minPoints,
+      nBoot, nPerm, level, seed >>> 0));
+    const r = (k) => nanToNull(f64(w, pOut + 8 * k));
+    return { stat, mean: r(0), lo: r(1), hi: r(2), nullMean: r(3), nullLo: r(4), nullHi: r(5), p: r(6), pGreater: r(7),
+             nDefined: f64(w, pOut + 64), nPoints: f64(w, pOut + 72), nAboveFloor: f64(w, pOut + 80),
+             perInput: Array.from(w.readF64 ? w.readF64(pPer, n) : new Float64Array(w.memory.buffer, pPer, n).slice(), nanToNull) };
+  });
+}
+
+/** Largest KL that rounding alone leaves in a knockout of `layer` on each input (alab_knockout_noise). */
+export function knockoutNoise(w, h, ids, layer) {
+  return w.scoped((alloc) => {
+    const pIds = withIds(w, ids, alloc), out = alloc(8);
+    w.check(w.fn.alab_knockout_noise(out, h, pIds, ids.length, layer));
+    return f64(w, out);
+  });
+}
+
+const CORR_FIELDS = ['mean', 'lo', 'hi', 'nullMean', 'nullLo', 'nullHi', 'p', 'pGreater', 'nDefined', 'nPoints', 'nAboveFloor'];
+const corrOf = (v, at) => Object.fromEntries(CORR_FIELDS.map((k, i) => [k, nanToNull(v[at + i])]));
+
+/**
+ * Edge knockout of one layer over a set of inputs (id arrays), with intervals, nulls and the noise floor:
+ * the grids of alab_edge_knockout for each input (progress after each), the noise floor from
+ * alab_knockout_noise on the first noiseInputs inputs (eps = noiseFactor x the largest KL a no-op
+ * renormalisation leaves, unless `epsilon` is given), and the verdict of alab_edge_set_summary: "local"
+ * (A against E over every causal pair) and "last" (A against E at the last position, in the last layer
+ * only row T-1, whose edges alone reach it), each with its Spearman and Kendall summaries and the uniform
+ * and row-permuted baselines; the mean per-row rho; the top-k overlap.
+ */
+export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode = 'renorm', epsilon,
+  nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
+  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0;
+  const total = n + nNoise;
+  const hd = head === 'all' ? -1 : head;
+  const mem = arena(w);
+  try {
+    const pA = mem.alloc(4 * n), pE = mem.alloc(4 * n), pL = mem.alloc(4 * n), pT = mem.alloc(4 * n);
+    for (let k = 0; k < n; k++) {
+      const ids = inputs[k], T = ids.length, TT = T * T;
+      const pIds = withIds(w, ids, mem.alloc);
+      const a = mem.alloc(4 * TT), e = mem.alloc(4 * TT), l = mem.alloc(4 * TT);
+      w.check(w.fn.alab_edge_knockout(a, e, l, h, pIds, T, layer, hd, 0, T, KNOCKOUT_MODES[mode]));
+      w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T;
+      yield { done: k + 1, total };
+    }
+    let noise = 0;
+    for (let k = 0; k < nNoise; k++) {
+      noise = Math.max(noise, knockoutNoise(w, h, inputs[k], layer));
+      yield { done: n + k + 1, total };
+    }
+    const eps = epsilon ?? noiseFactor * noise;
+    const pOut = mem.alloc(8 * 94), pPer = mem.alloc(8 * 4 * n);
+    w.check(w.fn.alab_edge_set_summary_flat(pOut, pPer, pA, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
+      nBoot, nPerm, level, seed >>> 0));
+    const v = new Float64Array(w.memory.buffer, pOut, 94).slice(), per = new Float64Array(w.memory.buffer, pPer, 4 * n).slice();
+    const kinds = (at) => ({ spearman: corrOf(v, at), kendall: corrOf(v, at + 11), uniform: corrOf(v, at + 22), permuted: corrOf(v, at + 33) });
+    return {
+      layer, head, mode, n, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
+      seed, nBoot, nPerm, level, lastRowOnly: layer === nLayer - 1,
+      local: kinds(0), last: kinds(44),
+      rows: { mean: nanToNull(v[88]), lo: nanToNull(v[89]), hi: nanToNull(v[90]) },
+      topKOverlap: { mean: nanToNull(v[91]), lo: nanToNull(v[92]), hi: nanToNull(v[93]) },
+      perInput: inputs.map((ids, k) => ({ T: ids.length, spearman: nanToNull(per[k]), spearmanLast: nanToNull(per[n + k]),
+        rowSpearman: nanToNull(per[2 * n + k]), topKOverlap: nanToNull(per[3 * n + k]) })),
+    };
+  } finally {
+    mem.free();
+  }
+}
+
+/** Per-entry bootstrap intervals of a list of equal-length vectors (one per input). */
+function intervalsOf(w, vectors, len, stat) {
+  const out = [];
+  for (let x = 0; x < len; x++) out.push(bootstrapMean(w, vectors.map((v) => (v[x] === null ? NaN : v[x])), stat));
+  return out;
+}
+
+/** One group per input: every position j of the last row. */
+const wholeRow = (reading, effect) => ({ reading: Array.from(reading), effect: Array.from(effect), group: new Array(reading.length).fill(0) });
+
+/**
+ * Token knockout over a set of inputs: per input the effects (alab_token_knockout, `mode`) and the three
+ * readings of the plain run (last layer, rollout, flow); the aggregate per reading is alab_corr_dataset over
+ * the inputs (one group per input: the null permutes a reading across its input's tokens), after the noise
+ * floor (a no-op renormalisation of every row of every layer, alab_knockout_noise with layer -1).
+ */
+export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'column', neutral = 0, epsilon,
+  nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
+  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0, total = n + nNoise;
+  const per = [];
+  for (let k = 0; k < n; k++) {
+    per.push(runSteps(tokenKnockoutSteps(w, h, inputs[k], { nLayer, nHead, mode, neutral })));
+    yield { done: k + 1, total };
+  }
+  let noise = 0;
+  for (let k = 0; k < nNoise; k++) {
+    noise = Math.max(noise, knockoutNoise(w, h, inputs[k], -1));
+    yield { done: n + k + 1, total };
+  }
+  const eps = epsilon ?? noiseFactor * noise;
+  const stat = { nBoot, nPerm, level, seed, eps };
+  const readings = {};
+  for (const name of ['lastLayer', 'rollout', 'flow'])
+    readings[name] = corrDataset(w, per.map((r) => wholeRow(r.readings[name], r.effect)), stat);
+  return {
+    n, mode, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
+    seed, nBoot, nPerm, level, readings,
+    perInput: per.map((r, k) => ({ T: r.T, lastLayer: readings.lastLayer.perInput[k], rollout: readings.rollout.perInput[k], flow: readings.flow.perInput[k] })),
+  };
+}
+
+/**
+ * Head ablation over a set of inputs: per input the loss increase of each head under zero, mean (over the
+ * reference's positions) and resample ablation (averaged over `draws` windows of the reference,
+ * alab_resample_draws), and the rank agreement of the three; aggregates with bootstrap intervals.
+ */
+export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead, draws = 20, nBoot = SET_DEFAULTS.nBoot,
+  level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed }) {
+  const n = inputs.length, LH = nLayer * nHead, Tr = refIds.length;
+  const per = [];
+  const mem = arena(w);
+  try {
+    const pRef = mem.alloc(4 * refOut.length);
+    w.f32.set(refOut, pRef >>> 2);
+    const pD = mem.alloc(4 * LH), pB = mem.alloc(8), pDraws = mem.alloc(4 * draws * LH), pOff = mem.alloc(4 * draws);
+    for (let k = 0; k < n; k++) {
+      const ids = inputs[k], T = ids.length;
+      if (T > Tr) throw new AttnlabError('ETOOLONG', `ablationSet: input ${k} has ${T} tokens, more than the reference's ${Tr}`);
+      const pIds = withIds(w, ids, mem.alloc);
+      w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.zero, 0, 0));
+      const zero = Array.from(w.readF32(pD, LH));
+      w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.mean, pRef, Tr));
+      const mean = Array.from(w.readF32(pD, LH));
+      w.check(w.fn.alab_resample_draws(pD, pDraws, pOff, pB, h, pIds, T, pRef, Tr, draws, seed >>> 0));
+      const resample = Array.from(w.readF32(pD, LH));
+      const agreement = {};
+      for (const [a, b, x, y] of [['zero', 'mean', zero, mean], ['zero', 'resample', zero, resample], ['mean', 'resample', mean, resample]])
+        agreement[`${a}-${b}`] = rankStats(w, x, y).spearman;
+      per.push({ T, zero, mean, resample, agreement });
+      yield { done: k + 1, total: n };
+    }
+  } finally {
+    mem.free();
+  }
+  const stat = { nBoot, level, seed };
+  const delta = {};
+  for (const m of ['zero', 'mean', 'resample']) delta[m] = intervalsOf(w, per.map((p) => p[m]), LH, stat);
+  const agreement = {};
+  for (const key of ['zero-mean', 'zero-resample', 'mean-resample']) agreement[key] = bootstrapMean(w, per.map((p) => p.agreement[key]), stat);
+  return { n, draws, seed, nBoot, level, nLayer, nHead, referenceT: Tr, delta, agreement,
+           perInput: per.map((p) => ({ T: p.T, agreement: p.agreement, zero: p.zero, mean: p.mean, resample: p.resample })) };
+}
+
+/**
+ * Activation patching over a set of clean/corrupted pairs ({clean, corrupt, answers} as ids): per pair the
+ * head grid and the residual stream at the last position; the aggregates with bootstrap intervals. A pair
+ * whose two runs' logit differences are less than minGap apart (the score's denominator) is skipped and
+ * recorded with its reason, as is one where they are equal.
+ */
+export function* patchingSetSteps(w, h, pairs, { nLayer, nHead, nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level,
+  seed = SET_DEFAULTS.seed, minGap = 1 }) {
+  const per = [], skipped = [];
+  for (let k = 0; k < pairs.length; k++) {
+    const p = pairs[k];
+    try {
+      const r = activationPatching(w, h, p.clean, p.corrupt, { answers: p.answers, nLayer, nHead });
+      const T = r.T;
+      if (!(Math.abs(r.ldClean - r.ldCorrupt) >= minGap)) {
+        // the normalised score divides by this gap: below minGap it amplifies noise without bound
+        skipped.push({ index: k, reason: `the logit differences of the two runs (${r.ldClean.toFixed(3)}, ${r.ldCorrupt.toFixed(3)}) are less than minGap = ${minGap} apart` });
+        yield { done: k + 1, total: pairs.length };
+        continue;
+      }
+      const residLast = [];
+      for (let l = 0; l < nLayer; l++) residLast.push(r.resid[l * T + T - 1]);
+      per.push({ index: k, T, answers: p.answers.slice(), ldClean: r.ldClean, ldCorrupt: r.ldCorrupt, heads: Array.from(r.heads), residLast });
+    } catch (e) {
+      if (!(e instanceof AttnlabError) || e.code !== 'EINVAL') throw e;
+      skipped.push({ index: k, reason: e.message });
+    }
+    yield { done: k + 1, total: pairs.length };
+  }
+  const stat = { nBoot, level, seed };
+  return { n: per.length, skipped, minGap, nLayer, nHead, seed, nBoot, level,
+           heads: intervalsOf(w, per.map((p) => p.heads), nLayer * nHead, stat),
+           residLast: intervalsOf(w, per.map((p) => p.residLast), nLayer, stat),
+           ldClean: bootstrapMean(w, per.map((p) => p.ldClean), stat),
+           ldCorrupt: bootstrapMean(w, per.map((p) => p.ldCorrupt), stat),
+           perInput: per };
 }

@@ -32,6 +32,7 @@ import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
+import { EVIDENCE_SETS } from './evidence-sets.js';
 import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
 
@@ -49,6 +50,25 @@ const KIND_FIELDS = Object.fromEntries(Object.entries(INTERVENTION_SHAPES).map((
   [kind, on === 'weights' ? ['layer', 'head', ...(param === 'alpha' ? ['alpha'] : [])] : DO_FIELDS]));
 const MASK = MASKS;
 /** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
+/**
+ * Induction pairs for activation patching, derived from the repeated-token set (GPT-2 ids): sequence k's
+ * block r (10 ids) is followed by its first 5 ids, so the next token is r[5] by copying (clean); the
+ * corrupted input has r[5] in the first copy replaced by x = sequence k+1's r[5] (the last takes the
+ * first's), so copying predicts x. Same length (15), one-token answers [r[5], x]. Only for a vocabulary
+ * that holds every id of the set.
+ */
+export function inductionPairs(vocabSize) {
+  const seqs = EVIDENCE_SETS.repeated.sequences, B = EVIDENCE_SETS.repeated.block, K = 5;
+  if (seqs.some((q) => q.some((id) => id >= vocabSize)))
+    throw new AttnlabError('ERANGE', `the induction pairs are GPT-2 ids; this model's vocabulary has ${vocabSize}`);
+  return seqs.map((q, k) => {
+    const r = q.slice(0, B), x = seqs[(k + 1) % seqs.length][K];
+    const alt = r.slice();
+    alt[K] = x === r[K] ? seqs[(k + 2) % seqs.length][K] : x;
+    return [[...r, ...r.slice(0, K)], [...alt, ...r.slice(0, K)], [r[K], alt[K]]];
+  });
+}
+
 export const EVIDENCE_JOB = Symbol('attnlab.evidenceJob');
 const utf8 = new TextEncoder();
 
@@ -731,6 +751,10 @@ export class Model {
     if (kind === 'edgeKnockout') return this.#edgeJob(input, options);
     if (kind === 'tokenKnockout') return this.#tokenJob(input, options);
     if (kind === 'ablationSemantics') return this.#ablationJob(input, options);
+    if (kind === 'edgeKnockoutSet') return this.#edgeSetJob(input, options);
+    if (kind === 'tokenKnockoutSet') return this.#tokenSetJob(input, options);
+    if (kind === 'ablationSet') return this.#ablationSetJob(input, options);
+    if (kind === 'patchingSet') return this.#patchingSetJob(input, options);
     throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
   }
 
@@ -740,29 +764,225 @@ export class Model {
 
   #edgeJob(input, options) {
     const w = this.#live();
-    const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'onProgress', 'signal']);
+    const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'knockout', 'onProgress', 'signal']);
     const { nLayer, nHead } = this.config;
     const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
     const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
     const ids = this.#evidenceInput('edgeKnockout', input);
     const topK = o.topK === undefined ? undefined : checkIndex('topK', o.topK, 1, INT_MAX);
-    return { steps: evidence.edgeKnockoutSteps(w, this.#h, ids, { layer, head, topK }),
+    const mode = this.#knockoutMode('edgeKnockout', o.knockout);
+    return { steps: evidence.edgeKnockoutSteps(w, this.#h, ids, { layer, head, topK, nLayer, mode }),
              progress: this.#progressOptions('edgeKnockout', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
 
   #tokenJob(input, options) {
     const w = this.#live();
-    const o = checkOptions('tokenKnockout', options, ['onProgress', 'signal']);
+    const o = checkOptions('tokenKnockout', options, ['mode', 'neutral', 'knockout', 'onProgress', 'signal']);
     const ids = this.#evidenceInput('tokenKnockout', input);
-    const { nLayer, nHead } = this.config;
-    return { steps: evidence.tokenKnockoutSteps(w, this.#h, ids, { nLayer, nHead }),
+    const { nLayer, nHead, vocabSize } = this.config;
+    let mode = o.mode ?? 'column';
+    if (!['column', 'delete', 'replace'].includes(mode))
+      throw new AttnlabError('EINVAL', `tokenKnockout: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+    if (mode === 'column' && this.#knockoutMode('tokenKnockout', o.knockout) === 'zero') mode = 'columnZero';
+    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockout', 'neutral', o.neutral);
+    if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockout: the neutral token ${neutral} is outside [0, ${vocabSize})`);
+    return { steps: evidence.tokenKnockoutSteps(w, this.#h, ids, { nLayer, nHead, mode, neutral }),
              progress: this.#progressOptions('tokenKnockout', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
 
   // The head outputs of a reference text, computed once per model and text (the default reference's
   // serve every ablationSemantics call); a few are kept.
+  #knockoutMode(where, m) {
+    if (m === undefined) return 'renorm';
+    if (m !== 'renorm' && m !== 'zero')
+      throw new AttnlabError('EINVAL', `${where}: options.knockout must be 'renorm' or 'zero', not ${JSON.stringify(m)}`);
+    return m;
+  }
+
+  // The default replacement token of a token knockout: " the" when it is one token (a frequent word that
+  // carries little content), else id 0. The CLI uses the same rule.
+  #defaultNeutral() {
+    const t = this.#idsOf(' the');
+    return t.length === 1 ? t[0] : 0;
+  }
+
+  #oneToken(where, name, v) {
+    if (typeof v !== 'string') return checkIndex(name, v, 0, this.config.vocabSize - 1);
+    const t = this.#idsOf(v);
+    if (t.length !== 1) throw new AttnlabError('EINVAL', `${where}: ${name} ${JSON.stringify(v)} is ${t.length} tokens, not one`);
+    return t[0];
+  }
+
+  /**
+   * The inputs of a set: 'heldout' (held-out sentences of the built-in model's corpus), 'repeated' (random
+   * tokens repeated twice; GPT-2 vocabulary ids), or a list of strings / id arrays. Each becomes ids, cut
+   * at n_positions; inputs of fewer than 2 tokens are an error naming their index.
+   */
+  evidenceSet(set, { limit } = {}) {
+    let list = set;
+    if (typeof set === 'string') {
+      const s = EVIDENCE_SETS[set];
+      if (!s || set === 'pairs') throw new AttnlabError('EINVAL', `evidence set ${JSON.stringify(set)}: the sets are 'heldout' and 'repeated' (or a list of inputs)`);
+      list = set === 'heldout' ? s.sentences.map((x) => x.text) : s.sequences;
+    }
+    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'an evidence set is a name or a non-empty list of inputs');
+    if (limit !== undefined) list = list.slice(0, checkIndex('limit', limit, 1, INT_MAX));
+    return list.map((x, k) => {
+      if (Array.isArray(x) && x.some((id) => !Number.isInteger(id) || id < 0 || id >= this.config.vocabSize))
+        throw new AttnlabError('ERANGE', `evidence set input ${k}: a token id outside [0, ${this.config.vocabSize})`);
+      const ids = this.#idsOf(x);
+      if (ids.length < 2) throw new AttnlabError('EEMPTY', `evidence set input ${k} has ${ids.length} tokens; at least 2 are needed`);
+      const P = this.config.nPositions;
+      return ids.length > P ? ids.slice(0, P) : ids;
+    });
+  }
+
+  /**
+   * Edge knockout of one layer over a set of inputs: the mean per-input rank correlation of attention with
+   * the knockout effects, each with a 95 % bootstrap interval over inputs, a within-row permutation null and
+   * its p-value, the uniform and row-permuted baselines, and the noise floor (docs/evidence.md § sets).
+   * @param {string|Array<string|ArrayLike<number>>} set 'heldout', 'repeated' or a list of inputs
+   * @param {{layer?: number, head?: number|'all', knockout?: 'renorm'|'zero', limit?: number, nBoot?: number,
+   *   nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
+   */
+  edgeKnockoutSet(set, options) { return this.#runJob(this.#edgeSetJob(set, options)); }
+
+  #edgeSetJob(set, options) {
+    const w = this.#live();
+    const o = checkOptions('edgeKnockoutSet', options, ['layer', 'head', 'knockout', 'limit', 'nBoot', 'nPerm', 'seed',
+      'level', 'epsilon', 'onProgress', 'signal']);
+    const { nLayer, nHead } = this.config;
+    const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
+    const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
+    const mode = this.#knockoutMode('edgeKnockoutSet', o.knockout);
+    const inputs = this.evidenceSet(set, { limit: o.limit });
+    const count = (name, v, lo) => (v === undefined ? undefined : checkIndex(name, v, lo, 1000000));
+    const nBoot = count('nBoot', o.nBoot, 0), nPerm = count('nPerm', o.nPerm, 0);
+    const seed = o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff);
+    if (o.level !== undefined && !(typeof o.level === 'number' && o.level > 0 && o.level < 1))
+      throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.level must be in (0, 1)');
+    if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
+      throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.epsilon must be a finite number >= 0');
+    return { steps: evidence.edgeKnockoutSetSteps(w, this.#h, inputs, { layer, head, nLayer, mode, nBoot, nPerm, seed,
+               level: o.level, epsilon: o.epsilon }),
+             progress: this.#progressOptions('edgeKnockoutSet', o),
+             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+  }
+
+  #setStats(where, o) {
+    const count = (name, v) => (v === undefined ? undefined : checkIndex(name, v, 0, 1000000));
+    const r = { nBoot: count('nBoot', o.nBoot), nPerm: count('nPerm', o.nPerm),
+                seed: o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff), level: o.level };
+    if (o.level !== undefined && !(typeof o.level === 'number' && o.level > 0 && o.level < 1))
+      throw new AttnlabError('ERANGE', `${where}: options.level must be in (0, 1)`);
+    for (const k of Object.keys(r)) if (r[k] === undefined) delete r[k];
+    return r;
+  }
+
+  /**
+   * Token knockout over a set of inputs: the mean per-input rank correlation of each reading (last layer,
+   * rollout, flow) with the token-knockout effects, with a bootstrap interval, a permutation null and its
+   * p-value, and the noise floor (docs/evidence.md § sets).
+   * @param {string|Array<string|ArrayLike<number>>} set
+   * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number, limit?: number,
+   *   nBoot?: number, nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
+   */
+  tokenKnockoutSet(set, options) { return this.#runJob(this.#tokenSetJob(set, options)); }
+
+  #tokenSetJob(set, options) {
+    const w = this.#live();
+    const o = checkOptions('tokenKnockoutSet', options, ['mode', 'knockout', 'neutral', 'limit', 'nBoot', 'nPerm', 'seed',
+      'level', 'epsilon', 'onProgress', 'signal']);
+    const { nLayer, nHead, vocabSize } = this.config;
+    let mode = o.mode ?? 'column';
+    if (!['column', 'delete', 'replace'].includes(mode))
+      throw new AttnlabError('EINVAL', `tokenKnockoutSet: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+    if (mode === 'column' && this.#knockoutMode('tokenKnockoutSet', o.knockout) === 'zero') mode = 'columnZero';
+    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockoutSet', 'neutral', o.neutral);
+    if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockoutSet: the neutral token ${neutral} is outside [0, ${vocabSize})`);
+    if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
+      throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
+    const inputs = this.evidenceSet(set, { limit: o.limit });
+    return { steps: evidence.tokenKnockoutSetSteps(w, this.#h, inputs, { nLayer, nHead, mode, neutral, epsilon: o.epsilon,
+               ...this.#setStats('tokenKnockoutSet', o) }),
+             progress: this.#progressOptions('tokenKnockoutSet', o),
+             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+  }
+
+  /**
+   * Head ablation over a set of inputs: each head's loss increase under zero, mean and resample ablation
+   * (resample averaged over `draws` windows of the reference), with bootstrap intervals over inputs, and how
+   * far the three rankings agree (docs/evidence.md § sets).
+   * @param {{draws?: number, reference?: string|ArrayLike<number>, limit?: number, nBoot?: number, seed?: number,
+   *   level?: number, onProgress?: Function, signal?: AbortSignal}} [options] draws: default 20
+   */
+  ablationSet(set, options) { return this.#runJob(this.#ablationSetJob(set, options)); }
+
+  #ablationSetJob(set, options) {
+    const w = this.#live();
+    const o = checkOptions('ablationSet', options, ['draws', 'reference', 'limit', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+    const inputs = this.evidenceSet(set, { limit: o.limit });
+    const refIds = this.#referenceIds('ablationSet', o.reference);
+    const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
+    const { nLayer, nHead } = this.config;
+    return { steps: evidence.ablationSetSteps(w, this.#h, inputs, { refIds, refOut: this.#headOutputs(refIds), nLayer, nHead,
+               draws, ...this.#setStats('ablationSet', o) }),
+             progress: this.#progressOptions('ablationSet', o),
+             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+  }
+
+  #referenceIds(where, v) {
+    const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
+    if (r.length < 1) throw new AttnlabError('EEMPTY', `${where}: the reference text has no tokens`);
+    const P = this.config.nPositions;
+    return r.length > P ? r.subarray(0, P) : r;
+  }
+
+  /**
+   * Activation patching over clean/corrupted pairs: 'pairs' (the built-in minimal pairs, with their one-token
+   * answers) or a list of [clean, corrupted] or [clean, corrupted, [answerClean, answerCorrupt]]; without
+   * answers each run's top next token. Each head's patching score and the last position's residual stream
+   * per layer, averaged over pairs with bootstrap intervals; pairs whose runs give the same logit difference
+   * are skipped and listed.
+   * @param {{limit?: number, minGap?: number, nBoot?: number, seed?: number, level?: number, onProgress?: Function,
+   *   signal?: AbortSignal}} [options] minGap: pairs whose two logit differences are closer than this (default
+   *   1 nat) are skipped, since the normalised score divides by that gap
+   */
+  patchingSet(pairs, options) { return this.#runJob(this.#patchingSetJob(pairs, options)); }
+
+  #patchingSetJob(pairs, options) {
+    const w = this.#live();
+    const o = checkOptions('patchingSet', options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+    if (o.minGap !== undefined && !(typeof o.minGap === 'number' && o.minGap >= 0 && Number.isFinite(o.minGap)))
+      throw new AttnlabError('ERANGE', 'patchingSet: options.minGap must be a finite number >= 0');
+    let list = pairs;
+    if (pairs === 'pairs') list = EVIDENCE_SETS.pairs.pairs.map((p) => [p.clean, p.corrupt, p.answers]);
+    else if (pairs === 'induction') list = inductionPairs(this.config.vocabSize);
+    else if (typeof pairs === 'string')
+      throw new AttnlabError('EINVAL', `patchingSet: the built-in sets are 'pairs' and 'induction', not ${JSON.stringify(pairs)}`);
+    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'patchingSet: pairs must be \'pairs\' or a non-empty list of [clean, corrupted]');
+    if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
+    const prepared = list.map((p, k) => {
+      if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `patchingSet: pair ${k} is not [clean, corrupted]`);
+      const c = this.#evidenceInput(`patchingSet pair ${k} (clean)`, p[0]);
+      const d = this.#evidenceInput(`patchingSet pair ${k} (corrupted)`, p[1]);
+      if (c.length !== d.length)
+        throw new AttnlabError('EINVAL', `patchingSet: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
+      let answers;
+      if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
+      else answers = p[2].map((a) => this.#oneToken(`patchingSet pair ${k}`, 'answer', a));
+      return { clean: c, corrupt: d, answers };
+    });
+    const { nLayer, nHead } = this.config;
+    return { steps: evidence.patchingSetSteps(w, this.#h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats('patchingSet', o) }),
+             progress: this.#progressOptions('patchingSet', o),
+             finish: (r) => ({ ...r, set: typeof pairs === 'string' ? pairs : 'list',
+               perInput: r.perInput.map((x) => ({ ...x, clean: this.decode(prepared[x.index].clean), corrupt: this.decode(prepared[x.index].corrupt),
+                 answerTokens: x.answers.map((id) => this.#token(id)) })) }) };
+  }
+
   #headOutCache = new Map();
   #headOutputs(ids) {
     const key = Array.prototype.join.call(ids, ',');

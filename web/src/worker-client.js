@@ -204,6 +204,18 @@ class WorkerModel {
   edgeKnockout(input, options) { return this.#evidenceCall('edgeKnockout', input, options); }
   /** @returns {Promise<object>} see Model#tokenKnockout */
   tokenKnockout(input, options) { return this.#evidenceCall('tokenKnockout', input, options); }
+  /** @returns {Promise<object>} see Model#edgeKnockoutSet */
+  edgeKnockoutSet(set, options) { return this.#evidenceCall('edgeKnockoutSet', set, options); }
+
+  /** @returns {Promise<object>} see Model#tokenKnockoutSet */
+  tokenKnockoutSet(set, options) { return this.#evidenceCall('tokenKnockoutSet', set, options); }
+
+  /** @returns {Promise<object>} see Model#ablationSet */
+  ablationSet(set, options) { return this.#evidenceCall('ablationSet', set, options); }
+
+  /** @returns {Promise<object>} see Model#patchingSet */
+  patchingSet(pairs, options) { return this.#evidenceCall('patchingSet', pairs, options); }
+
   /** @returns {Promise<object>} see Model#ablationSemantics */
   ablationSemantics(input, options) { return this.#evidenceCall('ablationSemantics', input, options); }
   /** @returns {Promise<object>} see Model#activationPatching */

@@ -70,6 +70,10 @@ const HANDLERS = {
   edgeKnockout: evidence('edgeKnockout'),
   tokenKnockout: evidence('tokenKnockout'),
   ablationSemantics: evidence('ablationSemantics'),
+  edgeKnockoutSet: evidence('edgeKnockoutSet'),
+  tokenKnockoutSet: evidence('tokenKnockoutSet'),
+  ablationSet: evidence('ablationSet'),
+  patchingSet: evidence('patchingSet'),
   activationPatching: plain('activationPatching'),
   dispose() {
     if (model) model.dispose();
