@@ -483,6 +483,110 @@ static void resample_draws_match_the_reference(void **state) {
     golden_close(&g);
 }
 
+/* a golden number (null = NaN) against a computed one, to tol */
+static int same(double got, const json_value *want, double tol) {
+    if (!want || want->type == JSON_NULL) return isnan(got);
+    return fabs(got - want->u.num) <= tol;
+}
+
+static void check_corr(const alab_corr_summary *s, const json_value *w, double tol) {
+    assert_true(same(s->mean, json_get(w, "mean"), tol));
+    assert_true(same(s->lo, json_get(w, "lo"), tol));
+    assert_true(same(s->hi, json_get(w, "hi"), tol));
+    assert_true(same(s->null_mean, json_get(w, "null_mean"), tol));
+    assert_true(same(s->null_lo, json_get(w, "null_lo"), tol));
+    assert_true(same(s->null_hi, json_get(w, "null_hi"), tol));
+    assert_true(same(s->p, json_get(w, "p"), tol));
+    assert_true(same(s->p_greater, json_get(w, "p_greater"), tol));
+    assert_int_equal(s->n_defined, (int)json_get(w, "n_defined")->u.num);
+    assert_int_equal(s->n_points, (int)json_get(w, "n_points")->u.num);
+    assert_int_equal(s->n_above_floor, (int)json_get(w, "n_above_floor")->u.num);
+}
+
+/* alab_edge_set_summary on the reference's own grids gives the reference's summary to the last bits; on the
+ * engine's grids (float32 forward passes) the means agree to 1e-3 */
+static void edge_set_summary_matches_the_reference(void **state) {
+    (void)state;
+    size_t len = 0;
+    char *text = slurp(repo_path("tests/fixtures/evidence_set_golden.json"), &len);
+    assert_non_null(text);
+    json_doc doc;
+    assert_int_equal(json_parse(&doc, text, len, 0), ALAB_OK);
+    const json_value *st = json_get(doc.root, "stats"), *cases = json_get(doc.root, "cases");
+    const alab_set_stats stats = {(int)json_get(st, "n_boot")->u.num, (int)json_get(st, "n_perm")->u.num,
+                                  json_get(st, "level")->u.num, (uint32_t)json_get(st, "seed")->u.num};
+    alab_model *m = load_model("tests/fixtures/tiny");
+    assert_true(cases->n >= 4);
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *cs = &cases->u.items[c], *in = json_get(cs, "inputs"), *want = json_get(cs, "summary");
+        const int n = (int)in->n, last = json_get(cs, "last_layer")->type == JSON_TRUE;
+        const double eps = json_get(cs, "eps")->u.num;
+        float *g[3][8] = {{0}}, *mine[3][8] = {{0}};
+        int T[8], ids[8][64];
+        assert_true(n <= 8);
+        for (int k = 0; k < n; k++) {
+            const json_value *x = &in->u.items[k];
+            T[k] = ids_of(ids[k], json_get(x, "ids"));
+            size_t nn;
+            g[0][k] = json_floats_of(json_get(x, "A"), &nn);
+            g[1][k] = json_floats_of(json_get(x, "E"), &nn);
+            g[2][k] = json_floats_of(json_get(x, "E_last"), &nn);
+            assert_int_equal((int)nn, T[k] * T[k]);
+        }
+        alab_edge_set r;
+        double per[4 * 8];
+        assert_int_equal(alab_edge_set_summary(&r, per, (const float *const *)g[0], (const float *const *)g[1],
+                                               (const float *const *)g[2], T, n, last, eps, &stats), ALAB_OK);
+        const json_value *wl = json_get(want, "local"), *wt = json_get(want, "last");
+        check_corr(&r.local, json_get(wl, "spearman"), 1e-12);
+        check_corr(&r.local_kendall, json_get(wl, "kendall"), 1e-12);
+        check_corr(&r.local_uniform, json_get(wl, "uniform"), 1e-12);
+        check_corr(&r.local_permuted, json_get(wl, "permuted"), 1e-12);
+        check_corr(&r.last, json_get(wt, "spearman"), 1e-12);
+        check_corr(&r.last_kendall, json_get(wt, "kendall"), 1e-12);
+        check_corr(&r.last_uniform, json_get(wt, "uniform"), 1e-12);
+        check_corr(&r.last_permuted, json_get(wt, "permuted"), 1e-12);
+        const json_value *rows = json_get(want, "rows"), *topk = json_get(want, "topk"), *pi = json_get(want, "per_input");
+        assert_true(same(r.rows_mean, &rows->u.items[0], 1e-12) && same(r.rows_lo, &rows->u.items[1], 1e-12) &&
+                    same(r.rows_hi, &rows->u.items[2], 1e-12));
+        assert_true(same(r.topk_mean, &topk->u.items[0], 1e-12) && same(r.topk_lo, &topk->u.items[1], 1e-12) &&
+                    same(r.topk_hi, &topk->u.items[2], 1e-12));
+        assert_int_equal((int)pi->n, 4 * n);
+        for (int k = 0; k < 4 * n; k++) assert_true(same(per[k], &pi->u.items[k], 1e-12));
+        if (eps == 0.0) { /* the engine's own grids */
+            const int layer = (int)json_get(cs, "layer")->u.num, head = (int)json_get(cs, "head")->u.num;
+            for (int k = 0; k < n; k++) {
+                for (int q = 0; q < 3; q++) mine[q][k] = malloc((size_t)T[k] * T[k] * sizeof(float));
+                assert_int_equal(alab_edge_knockout(mine[0][k], mine[1][k], mine[2][k], m, ids[k], T[k], layer, head, 0,
+                                                    T[k], ALAB_KO_RENORM), ALAB_OK);
+                for (int x = 0; x < T[k] * T[k]; x++) /* the golden writes 0 above the diagonal */
+                    for (int q = 1; q < 3; q++) if (isnan(mine[q][k][x])) mine[q][k][x] = 0.0f;
+            }
+            alab_edge_set e;
+            assert_int_equal(alab_edge_set_summary(&e, NULL, (const float *const *)mine[0], (const float *const *)mine[1],
+                                                   (const float *const *)mine[2], T, n, last, 0.0, &stats), ALAB_OK);
+            assert_true(fabs(e.local.mean - r.local.mean) < 1e-3);
+            assert_true(isnan(r.last.mean) ? isnan(e.last.mean) : fabs(e.last.mean - r.last.mean) < 1e-3);
+            for (int k = 0; k < n; k++) for (int q = 0; q < 3; q++) free(mine[q][k]);
+        }
+        for (int k = 0; k < n; k++) for (int q = 0; q < 3; q++) free(g[q][k]);
+    }
+    /* bad arguments */
+    alab_edge_set r;
+    float *gp[1] = {NULL};
+    int T1 = 3;
+    assert_int_equal(alab_edge_set_summary(NULL, NULL, NULL, NULL, NULL, NULL, 1, 0, 0.0, &stats), ALAB_EINVAL);
+    assert_int_equal(alab_edge_set_summary(&r, NULL, (const float *const *)gp, (const float *const *)gp,
+                                           (const float *const *)gp, &T1, 1, 0, 0.0, &stats), ALAB_EINVAL);
+    assert_int_equal(alab_edge_set_summary(&r, NULL, (const float *const *)gp, (const float *const *)gp,
+                                           (const float *const *)gp, &T1, 0, 0, 0.0, &stats), ALAB_ERANGE);
+    assert_int_equal(alab_edge_set_summary(&r, NULL, (const float *const *)gp, (const float *const *)gp,
+                                           (const float *const *)gp, &T1, 1, 0, -1.0, &stats), ALAB_ERANGE);
+    alab_model_free(m);
+    json_free(&doc);
+    free(text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(spearman_on_hand_computed_cases),
@@ -500,6 +604,7 @@ int main(void) {
         cmocka_unit_test(last_layer_rows_that_cannot_reach_the_end_are_exact_zeros),
         cmocka_unit_test(the_noise_floor_is_small_and_not_negative),
         cmocka_unit_test(resample_draws_match_the_reference),
+        cmocka_unit_test(edge_set_summary_matches_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,18 +220,23 @@ function copyIn(w, arr, alloc) {
  * Head importance and the pruning curve under zero, mean and resample
  * ablation, and how much the three rankings agree.
  */
-export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut, resOut, nLayer, nHead }) {
-  const T = ids.length, LH = nLayer * nHead;
+export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws = 0, seed = 1 }) {
+  const T = ids.length, LH = nLayer * nHead, D = refOut.length / (nLayer * reference.length);
   const mem = arena(w);
   try {
     const pIds = withIds(w, ids, mem.alloc);
-    const refs = { zero: [0, 0], mean: [copyIn(w, refOut, mem.alloc), reference.length],
-                   resample: [copyIn(w, resOut, mem.alloc), resample.length] };
+    const pRef = copyIn(w, refOut, mem.alloc);
+    const refs = { zero: [0, 0], mean: [pRef, reference.length],
+                   resample: draws ? [pRef, reference.length] : [copyIn(w, resOut, mem.alloc), resample.length] };
     const pD = mem.alloc(4 * LH), pB = mem.alloc(8), pL = mem.alloc(4 * (LH + 1)), pO = mem.alloc(4 * LH);
-    const out = { T, nLayer, nHead, referenceT: reference.length, resampleT: resample.length };
+    const out = { T, nLayer, nHead, referenceT: reference.length, resampleT: draws ? reference.length : resample.length };
     let step = 0;
     for (const [name, mode] of Object.entries(ABLATION_MODES)) {
       const [ref, tRef] = refs[name];
+      if (name === 'resample' && draws) {
+        out.resample = yield* resampleDraws(w, h, pIds, T, { pRef, tRef, LH, draws, seed, D, pD, pB, pL, pO });
+        continue;
+      }
       w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, mode, ref, tRef));
       const delta = w.readF32(pD, LH);
       w.check(w.fn.alab_pruning_curve_mode(pL, pO, h, pIds, T, pD, mode, ref, tRef));
@@ -246,6 +251,35 @@ export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut
     return out;
   } finally {
     mem.free();
+  }
+}
+
+// Resample ablation over K seeded windows of the reference (alab_resample_draws): the mean loss increase of
+// each head with a bootstrap interval over the draws, and the pruning curve (heads in order of the mean)
+// averaged over the draws' windows.
+function* resampleDraws(w, h, pIds, T, { pRef, tRef, LH, draws, seed, D, pD, pB, pL, pO }) {
+  const pDraws = w.malloc(4 * draws * LH), pOff = w.malloc(4 * draws);
+  try {
+    w.check(w.fn.alab_resample_draws(pD, pDraws, pOff, pB, h, pIds, T, pRef, tRef, draws, seed >>> 0));
+    const delta = w.readF32(pD, LH), all = w.readF32(pDraws, draws * LH), offsets = Array.from(w.readI32(pOff, draws));
+    yield { done: 2.5, total: 3 };
+    const pruning = new Float64Array(LH + 1);
+    let order = null;
+    for (const off of offsets) { // the same order (from the mean) for every window: pD holds the mean
+      w.check(w.fn.alab_pruning_curve_mode(pL, pO, h, pIds, T, pD, ABLATION_MODES.resample, pRef + 4 * off * D, tRef));
+      const c = w.readF32(pL, LH + 1);
+      for (let k = 0; k <= LH; k++) pruning[k] += c[k] / draws;
+      order = order || w.readI32(pO, LH);
+    }
+    const intervals = [];
+    for (let x = 0; x < LH; x++) {
+      const col = [];
+      for (let k = 0; k < draws; k++) col.push(all[k * LH + x]);
+      intervals.push(bootstrapMean(w, col, { seed }));
+    }
+    return { baseLoss: f64(w, pB), delta, order, pruning: Float32Array.from(pruning), draws, seed, offsets, intervals };
+  } finally {
+    if (!w._trap) { w.free(pDraws); w.free(pOff); }
   }
 }
 

@@ -738,11 +738,14 @@ export class Model {
    * zero (its output set to 0), mean (its output replaced by its mean over the
    * reference text's positions) and resample (its output at each position
    * taken from the run of a second text); and how much the rankings agree.
-   * @param {{reference?: string|ArrayLike<number>, resample?: string|ArrayLike<number>,
-   *   onProgress?: Function, signal?: AbortSignal}} [options]
+   * @param {{reference?: string|ArrayLike<number>, resample?: string|ArrayLike<number>, draws?: number,
+   *   seed?: number, onProgress?: Function, signal?: AbortSignal}} [options]
    *   reference: default a held-out passage of the built-in model's corpus
-   *   (REFERENCE_TEXT, cut at n_positions); resample: default the reference (it
-   *   must have at least as many tokens as input)
+   *   (REFERENCE_TEXT, cut at n_positions); without `resample`, the resample
+   *   ablation averages `draws` (default 20) windows of the reference at
+   *   offsets drawn with `seed` (default 1; alab_resample_draws, as the CLI),
+   *   with a bootstrap interval per head over the draws; with `resample`, one
+   *   run of that text, aligned (it must have at least as many tokens as input)
    */
   ablationSemantics(input, options) { return this.#runJob(this.#ablationJob(input, options)); }
 
@@ -998,7 +1001,7 @@ export class Model {
 
   #ablationJob(input, options) {
     const w = this.#live();
-    const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'onProgress', 'signal']);
+    const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'draws', 'seed', 'onProgress', 'signal']);
     const ids = this.#evidenceInput('ablationSemantics', input);
     const refIds = (name, v) => {
       const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
@@ -1007,12 +1010,17 @@ export class Model {
       return r.length > P ? r.subarray(0, P) : r;
     };
     const reference = refIds('reference', o.reference);
+    // without a resample text: K seeded windows of the reference (the CLI's default too); with one: its run, aligned
+    if (o.resample !== undefined && o.draws !== undefined)
+      throw new AttnlabError('EINVAL', 'ablationSemantics: options.draws takes windows of the reference; it does not go with options.resample');
+    const draws = o.resample === undefined ? (o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000)) : 0;
+    const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
     const resample = o.resample === undefined ? reference : refIds('resample', o.resample);
     if (resample.length < ids.length)
-      throw new AttnlabError('ETOOLONG', `ablationSemantics: the resample text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
-    const { nLayer, nHead, headDim } = this.config;
+      throw new AttnlabError('ETOOLONG', `ablationSemantics: the ${draws ? 'reference' : 'resample'} text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
+    const { nLayer, nHead } = this.config;
     const refOut = this.#headOutputs(reference), resOut = resample === reference ? refOut : this.#headOutputs(resample);
-    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, refOut, resOut, nLayer, nHead }),
+    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws, seed }),
              progress: this.#progressOptions('ablationSemantics', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
   }
