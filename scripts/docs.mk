@@ -13,8 +13,9 @@
 # Every number the docs quote about the built-in model or a seeded demo, in one
 # script: writes docs/generated/*.md (included by the pages) and numbers.json.
 # Run it after retraining the model; tests/js/docs_numbers.test.js fails while they are stale.
-docs-numbers: web/dist/attnlab.wasm
+docs-numbers: web/dist/attnlab.wasm $(B)/attnlab
 	node scripts/docs-numbers.mjs
+	node scripts/evidence-sets-numbers.mjs
 
 WIDGET_OUT := web/dist/widget/attnlab-widget.js
 widget: $(WIDGET_OUT)

@@ -18,20 +18,15 @@ const argv = process.argv.slice(2);
 const distil = argv.includes('--distil') ? argv[argv.indexOf('--distil') + 1] : join(ROOT, 'build/bench/distilgpt2');
 
 const f3 = (x) => (x === null || x === undefined ? '—' : x.toFixed(3));
-// how well a rank correlation says a reading orders the effects (the words the verdicts use)
-const how = (r) => (r === null || r === undefined ? 'not at all (undefined)' : r >= 0.7 ? `well (ρ = ${f3(r)})`
-  : r >= 0.4 ? `moderately (ρ = ${f3(r)})` : r >= 0 ? `weakly (ρ = ${f3(r)})` : `in reverse (ρ = ${f3(r)})`);
-
+// One input gives a description, not a verdict: no interval over inputs and no null. The verdicts are over
+// the sets (scripts/evidence-sets-numbers.mjs, docs/generated/evidence-sets.md).
 function verdicts(res) {
-  const e = res.edge[0], t = res.token.spearman, a = res.ablation.agreement;
-  const best = Object.entries(t).sort((x, y) => (y[1] ?? -2) - (x[1] ?? -2))[0];
-  const name = { lastLayer: 'the last layer', rollout: 'rollout', flow: 'flow' };
+  const e = res.edge[0], T = e.T;
   return [
-    `* In layer ${e.layer} (all heads), the weights order the local effects of knocking out an edge ${how(e.spearman)}, ` +
-      `and the effects on the sentence's next token ${how(e.spearmanLast)}.`,
-    `* Among the readings of the whole tensor, ${name[best[0]]} orders the token knockout effects best, ${how(best[1])}; ` +
-      `the last layer alone ${how(t.lastLayer)}.`,
-    `* The head rankings of zero and resample ablation agree ${how(a['zero-resample'].spearman)}; zero and mean ${how(a['zero-mean'].spearman)}.`,
+    `* This is one sentence of ${T} tokens: each ρ above is a description of it, with no interval and no null. ` +
+      `Over ${T} points a rank correlation needs to be large before it differs from 0 at all; the tables over the sets give the verdicts.`,
+    `* In the last layer the effect at the last position is taken over row ${T - 1} alone (${e.pairsLast} pairs): ` +
+      'an edge of an earlier row cannot reach that position, so its effect there is an exact zero, not a measurement.',
   ].join('\n');
 }
 
@@ -42,14 +37,14 @@ export async function measure(name, source) {
   const edges = [];
   for (const [layer, head] of [[nLayer - 1, 'all'], [nLayer - 1, 0], [0, 'all']]) {
     const r = m.edgeKnockout(SENTENCE, { layer, head });
-    edges.push({ layer, head, T: r.T, pairs: r.pairs, spearman: r.spearman, kendall: r.kendall,
+    edges.push({ layer, head, T: r.T, pairs: r.pairs, pairsLast: r.pairsLast, spearman: r.spearman, kendall: r.kendall,
                  spearmanLast: r.spearmanLast, topK: r.topK, topKOverlap: r.topKOverlap, meanRowSpearman: r.meanRowSpearman });
   }
   out.edge = edges;
   const t = m.tokenKnockout(SENTENCE);
   out.token = { T: t.T, spearman: t.spearman, kendall: t.kendall, top: t.tokens[Array.from(t.effect).indexOf(Math.max(...t.effect))] };
   const a = m.ablationSemantics(SENTENCE);
-  out.ablation = { referenceT: a.referenceT, baseLoss: a.zero.baseLoss, agreement: a.agreement,
+  out.ablation = { referenceT: a.referenceT, draws: a.resample.draws, baseLoss: a.zero.baseLoss, agreement: a.agreement,
                    lossAtHalf: Object.fromEntries(['zero', 'mean', 'resample'].map((k) => [k, a[k].pruning[Math.floor((nLayer * nHead) / 2)]])) };
   for (const [clean, corrupt] of PATCHING_PAIRS) {
     const rc = m.run(clean), rd = m.run(corrupt);
@@ -69,13 +64,13 @@ export async function measure(name, source) {
 export function table(res) {
   const L = [];
   L.push(`#### ${res.name} (${res.nLayer} layers × ${res.nHead} heads), on "${res.sentence}"`, '');
-  L.push('| edge knockout | pairs | Spearman ρ(A, E) | Kendall τ | ρ(A, E at last position) | top-k overlap (k) | mean per-row ρ |', '|---|---|---|---|---|---|---|');
+  L.push('| edge knockout (one input) | pairs | Spearman ρ(A, E) | Kendall τ | ρ(A, E at the last position) (pairs) | top-k overlap (k) | mean per-row ρ |', '|---|---|---|---|---|---|---|');
   for (const e of res.edge)
-    L.push(`| layer ${e.layer}, ${e.head === 'all' ? 'all heads' : `head ${e.head}`} | ${e.pairs} | ${f3(e.spearman)} | ${f3(e.kendall)} | ${f3(e.spearmanLast)} | ${f3(e.topKOverlap)} (${e.topK}) | ${f3(e.meanRowSpearman)} |`);
+    L.push(`| layer ${e.layer}, ${e.head === 'all' ? 'all heads' : `head ${e.head}`} | ${e.pairs} | ${f3(e.spearman)} | ${f3(e.kendall)} | ${f3(e.spearmanLast)} (${e.pairsLast}) | ${f3(e.topKOverlap)} (${e.topK}) | ${f3(e.meanRowSpearman)} |`);
   L.push('', '| token knockout vs | Spearman ρ | Kendall τ |', '|---|---|---|');
   for (const k of ['lastLayer', 'rollout', 'flow'])
     L.push(`| ${{ lastLayer: 'last layer, head average', rollout: 'attention rollout', flow: 'attention flow' }[k]} | ${f3(res.token.spearman[k])} | ${f3(res.token.kendall[k])} |`);
-  L.push('', `Ablation (base loss ${f3(res.ablation.baseLoss)} nats; mean and resample from the ${res.ablation.referenceT}-token reference text):`, '');
+  L.push('', `Ablation (base loss ${f3(res.ablation.baseLoss)} nats; mean over the ${res.ablation.referenceT}-token reference text, resample averaged over ${res.ablation.draws} windows of it):`, '');
   L.push('| rankings compared | Spearman ρ | Kendall τ |', '|---|---|---|');
   for (const [k, v] of Object.entries(res.ablation.agreement)) L.push(`| ${k.replace('-', ' vs ')} | ${f3(v.spearman)} | ${f3(v.kendall)} |`);
   L.push('', `Loss with half the heads removed: zero ${f3(res.ablation.lossAtHalf.zero)}, mean ${f3(res.ablation.lossAtHalf.mean)}, resample ${f3(res.ablation.lossAtHalf.resample)}.`);
@@ -86,7 +81,7 @@ export function table(res) {
   } else {
     L.push('', 'Patching: none of the candidate pairs changes this model\'s next token, so there is nothing to restore.');
   }
-  L.push('', `What it says for ${res.name}:`, '', verdicts(res));
+  L.push('', `How to read it (${res.name}):`, '', verdicts(res));
   return L.join('\n');
 }
 

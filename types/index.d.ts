@@ -420,12 +420,26 @@ export interface Model {
   /** Edge knockout of every causal pair of one head (or all heads of a layer) against its attention (docs/evidence.md). */
   edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): EdgeKnockout;
   /** Token knockout effects at the last position beside the last layer, rollout and flow. */
-  tokenKnockout(input: string | ArrayLike<number>, options?: EvidenceProgress): TokenKnockout;
+  tokenKnockout(input: string | ArrayLike<number>, options?: TokenKnockoutOptions): TokenKnockout;
   /** Head importance and pruning under zero, mean and resample ablation, and their agreement. */
   ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): AblationSemantics;
   /** Activation patching from a clean into a corrupted input of equal length. */
   activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
                      options?: { answers?: [string | number, string | number] }): ActivationPatching;
+  /**
+   * The token ids of a set of inputs, as the set methods read them: 'heldout', 'repeated' or a list. Each input
+   * is cut at nPositions; one of fewer than 2 tokens is EEMPTY, an id outside the vocabulary ERANGE (both name
+   * the input's index). Not on the worker client.
+   */
+  evidenceSet(set: EvidenceSet, options?: { limit?: number }): Int32Array[];
+  /** Edge knockout of one layer over a set of inputs: mean per-input correlations with intervals, nulls, baselines. */
+  edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): EdgeKnockoutSet;
+  /** Token knockout over a set of inputs against the last layer, rollout and flow, with intervals and nulls. */
+  tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): TokenKnockoutSet;
+  /** Each head's loss increase under zero, mean and resample ablation over a set of inputs, and their agreement. */
+  ablationSet(set: EvidenceSet, options?: AblationSetOptions): AblationSet;
+  /** Activation patching over clean/corrupted pairs: 'pairs', 'induction' or a list. */
+  patchingSet(pairs: 'pairs' | 'induction' | PatchingPair[], options?: PatchingSetOptions): PatchingSet;
 }
 
 /** Progress and cancellation of a long evidence computation (EABORT when the signal aborts). */
@@ -433,6 +447,18 @@ export interface EvidenceProgress {
   onProgress?: (e: { done: number; total: number }) => void;
   signal?: AbortSignal;
 }
+/**
+ * How a knocked-out attention entry is removed (ALAB_KO_*): 'renorm' (default) divides the row by its new sum, so
+ * the other keys keep their proportions; 'zero' leaves the row summing to 1 − A[i][j].
+ */
+export type KnockoutMode = 'renorm' | 'zero';
+/**
+ * How tokenKnockout removes token j: 'column' (default) knocks column j out of every head of every layer; 'delete'
+ * runs the input without token j (T − 1 tokens); 'replace' puts the `neutral` token in its place.
+ */
+export type TokenKnockoutMode = 'column' | 'delete' | 'replace';
+/** The mode a token-knockout result reports: 'columnZero' is 'column' with knockout: 'zero'. */
+export type TokenKnockoutResultMode = 'column' | 'columnZero' | 'delete' | 'replace';
 export interface EdgeKnockoutOptions extends EvidenceProgress {
   /** default: the last layer */
   layer?: number;
@@ -440,12 +466,27 @@ export interface EdgeKnockoutOptions extends EvidenceProgress {
   head?: number | 'all';
   /** the k of the top-k overlap (default T) */
   topK?: number;
+  /** default 'renorm' */
+  knockout?: KnockoutMode;
+}
+export interface TokenKnockoutOptions extends EvidenceProgress {
+  /** default 'column' */
+  mode?: TokenKnockoutMode;
+  /** the replacement for mode 'replace': a token id or a one-token string (default ' the' if it is one token, else id 0) */
+  neutral?: number | string;
+  /** with mode 'column' only: 'zero' leaves the rows unrenormalised (default 'renorm'); ignored by the other modes */
+  knockout?: KnockoutMode;
 }
 export interface AblationSemanticsOptions extends EvidenceProgress {
   /** the text of the mean ablation (default: a held-out passage of the built-in model's corpus) */
   reference?: string | ArrayLike<number>;
-  /** the text of the resample ablation (default: the reference; at least as long as the input) */
+  /** one text for the resample ablation, its run aligned with the input (at least as long); without it the
+   *  resample ablation averages `draws` windows of the reference */
   resample?: string | ArrayLike<number>;
+  /** windows of the reference for the resample ablation (default 20; not with `resample`) */
+  draws?: number;
+  /** the seed of the windows' offsets (default 1; splitmix64, as the CLI's --seed) */
+  seed?: number;
 }
 export interface EdgeKnockout {
   layer: number; head: number | 'all'; T: number; ids: Int32Array; tokens: string[];
@@ -455,7 +496,15 @@ export interface EdgeKnockout {
   E: Float32Array;
   /** (T, T) the same at the last position */
   ELast: Float32Array;
+  /** The knockout used. */
+  mode: KnockoutMode;
+  /** Causal pairs, T(T+1)/2: the points of spearman and kendall. */
   pairs: number;
+  /**
+   * The points of spearmanLast and kendallLast: every causal pair, or in the model's last layer only the T pairs
+   * of row T − 1 (an edge of an earlier row cannot reach the last position there: its ELast is exactly 0).
+   */
+  pairsLast: number;
   spearman: number | null; kendall: number | null; spearmanLast: number | null; kendallLast: number | null;
   topK: number; topKOverlap: number | null;
   /** Spearman and Kendall per row (null where undefined: fewer than 2 pairs or a constant row), the mean of the first */
@@ -463,16 +512,30 @@ export interface EdgeKnockout {
 }
 export interface TokenKnockout {
   T: number; ids: Int32Array; tokens: string[];
-  /** (T) KL at the last position with token j knocked out in every head of every layer */
+  /** The removal used. */
+  mode: TokenKnockoutResultMode;
+  /** The replacement token's id with mode 'replace', else null. */
+  neutral: number | null;
+  /** (T) KL of the next-token distribution after the whole input, plain against token j removed (by `mode`) */
   effect: Float32Array;
   readings: { lastLayer: Float32Array; rollout: Float32Array; flow: Float32Array };
   spearman: { lastLayer: number | null; rollout: number | null; flow: number | null };
   kendall: { lastLayer: number | null; rollout: number | null; flow: number | null };
 }
 export interface AblationRun { baseLoss: number; delta: Float32Array; order: Int32Array; pruning: Float32Array }
+/** the resample ablation over K windows: delta and pruning are means over the draws */
+export interface ResampleDraws extends AblationRun {
+  draws: number; seed: number;
+  /** the first position of each draw's window in the reference */
+  offsets: number[];
+  /** per head (l * nHead + h): the mean loss increase with its bootstrap interval over the draws */
+  intervals: Interval[];
+}
 export interface AblationSemantics {
   T: number; nLayer: number; nHead: number; referenceT: number; resampleT: number; ids: Int32Array; tokens: string[];
-  zero: AblationRun; mean: AblationRun; resample: AblationRun;
+  zero: AblationRun; mean: AblationRun;
+  /** ResampleDraws without options.resample (the default), AblationRun with it */
+  resample: AblationRun | ResampleDraws;
   agreement: Record<'zero-mean' | 'zero-resample' | 'mean-resample', { spearman: number | null; kendall: number | null }>;
 }
 export interface ActivationPatching {
@@ -483,6 +546,204 @@ export interface ActivationPatching {
   resid: Float32Array;
   /** (L, NH): head (l, h)'s output from the clean run */
   heads: Float32Array;
+}
+
+// ---------------------------------------------------------------------------
+// Evidence over a set of inputs (docs/api.md, "Evidence over a set of inputs").
+// Every aggregate is the mean over inputs of a per-input value, with a
+// percentile bootstrap interval over the inputs; the correlations also carry a
+// permutation null. null wherever the code gives NaN (no defined input, no
+// resamples asked for).
+// ---------------------------------------------------------------------------
+
+/** One input of a set: a text or token ids. */
+export type EvidenceInput = string | ArrayLike<number>;
+/** The built-in sets: 'heldout' (held-out sentences of the built-in model's corpus), 'repeated' (random GPT-2 ids, twice). */
+export type EvidenceSetName = 'heldout' | 'repeated';
+/** A built-in set, or a non-empty list of inputs. */
+export type EvidenceSet = EvidenceSetName | EvidenceInput[];
+/** A clean and a corrupted input of equal token length, optionally with the two answers (one-token strings or ids). */
+export type PatchingPair =
+  | [clean: EvidenceInput, corrupt: EvidenceInput]
+  | [clean: EvidenceInput, corrupt: EvidenceInput, answers: [string | number, string | number]];
+
+/** Options of every set method. */
+export interface SetOptions extends EvidenceProgress {
+  /** only the first `limit` inputs (or pairs) */
+  limit?: number;
+  /** bootstrap resamples of each interval, 0 to 1000000 (default 1000; 0: no interval; ablationSet and patchingSet need ≥ 1) */
+  nBoot?: number;
+  /** seed of the bootstrap (and of the null and the permuted baseline), 0 to 2^32 − 1 (default 1) */
+  seed?: number;
+  /** the intervals' level, in (0, 1) (default 0.95) */
+  level?: number;
+}
+/** Options of the set methods that correlate a reading with an effect. */
+export interface CorrSetOptions extends SetOptions {
+  /** permutations of the null, 0 to 1000000 (default 1000; 0: no null, p and the null fields null) */
+  nPerm?: number;
+  /** the noise floor, ≥ 0: effects with |effect| < epsilon count as 0 (default: 10 × the noise measured on the first 10 inputs) */
+  epsilon?: number;
+}
+export interface EdgeKnockoutSetOptions extends CorrSetOptions {
+  /** default: the last layer */
+  layer?: number;
+  /** default 'all' */
+  head?: number | 'all';
+  /** default 'renorm' */
+  knockout?: KnockoutMode;
+}
+export interface TokenKnockoutSetOptions extends CorrSetOptions {
+  /** default 'column' */
+  mode?: TokenKnockoutMode;
+  /** as TokenKnockoutOptions.neutral */
+  neutral?: number | string;
+  /** with mode 'column' only (default 'renorm') */
+  knockout?: KnockoutMode;
+}
+export interface AblationSetOptions extends SetOptions {
+  /** windows of the reference each resample ablation averages over, 1 to 10000 (default 20) */
+  draws?: number;
+  /** the text of the mean and resample ablations (default: a held-out passage of the built-in model's corpus); at least as long as every input */
+  reference?: EvidenceInput;
+}
+export interface PatchingSetOptions extends SetOptions {
+  /** pairs whose two logit differences are less than this apart are skipped (default 1) */
+  minGap?: number;
+}
+
+/** A mean over inputs with its bootstrap interval. */
+export interface Interval {
+  /** the mean of the defined values (null if none) */
+  mean: number | null;
+  /** the interval's ends (null if no value is defined) */
+  lo: number | null;
+  hi: number | null;
+  /** how many values were defined (finite) */
+  n: number;
+}
+
+/** A correlation over a set: the mean per-input correlation, its interval, its permutation null. */
+export interface CorrSummary {
+  /** the mean over inputs whose correlation is defined */
+  mean: number | null;
+  /** its bootstrap interval (null with nBoot 0) */
+  lo: number | null;
+  hi: number | null;
+  /** the null (readings permuted within each group, effects fixed): the mean of the nPerm null means and its interval */
+  nullMean: number | null;
+  nullLo: number | null;
+  nullHi: number | null;
+  /** two-sided: (1 + #{|null − nullMean| ≥ |mean − nullMean|}) / (1 + nPerm) */
+  p: number | null;
+  /** one-sided, the reading ranks the effect better than the null: (1 + #{null ≥ mean}) / (1 + nPerm) */
+  pGreater: number | null;
+  /** inputs with a defined correlation */
+  nDefined: number;
+  /** points over all inputs */
+  nPoints: number;
+  /** points with |effect| ≥ eps */
+  nAboveFloor: number;
+}
+
+/** The noise floor measured on the first inputs (null in a result when options.epsilon was given). */
+export interface NoiseFloor {
+  /** the largest KL a no-op renormalisation left */
+  maxKL: number;
+  /** eps = factor × maxKL (10) */
+  factor: number;
+  /** how many inputs it was measured on (the first min(10, n)) */
+  inputs: number;
+}
+
+/** One kind of point of edgeKnockoutSet, four readings of it. */
+export interface EdgeSetReadings {
+  /** attention against the effect, Spearman */
+  spearman: CorrSummary;
+  /** the same, Kendall's tau-b */
+  kendall: CorrSummary;
+  /** the baseline 1/(i+1) in row i (knows only each row's length), Spearman */
+  uniform: CorrSummary;
+  /** attention shuffled once within each row, Spearman */
+  permuted: CorrSummary;
+}
+
+export interface EdgeKnockoutSet {
+  /** the set's name, or 'list' */
+  set: EvidenceSetName | 'list';
+  layer: number; head: number | 'all'; mode: KnockoutMode;
+  /** inputs */
+  n: number;
+  /** the noise floor used */
+  eps: number;
+  noise: NoiseFloor | null;
+  seed: number; nBoot: number; nPerm: number; level: number;
+  /** true in the model's last layer: `last` then has the points of row T − 1 only */
+  lastRowOnly: boolean;
+  /** attention against E (the KL at the query's own position), every causal pair */
+  local: EdgeSetReadings;
+  /** attention against E_last (the KL at the last position) */
+  last: EdgeSetReadings;
+  /** the mean per-row Spearman (rows of at least 4 keys), averaged over inputs */
+  rows: Omit<Interval, 'n'>;
+  /** the top-T overlap of attention and E over all causal pairs, averaged over inputs */
+  topKOverlap: Omit<Interval, 'n'>;
+  perInput: { T: number; spearman: number | null; spearmanLast: number | null; rowSpearman: number | null; topKOverlap: number | null }[];
+}
+
+/** One reading of tokenKnockoutSet: a CorrSummary with each input's correlation. */
+export interface TokenSetReading extends CorrSummary {
+  stat: 'spearman';
+  perInput: (number | null)[];
+}
+export interface TokenKnockoutSet {
+  set: EvidenceSetName | 'list';
+  n: number;
+  mode: TokenKnockoutResultMode;
+  neutral: number | null;
+  eps: number;
+  noise: NoiseFloor | null;
+  seed: number; nBoot: number; nPerm: number; level: number;
+  readings: { lastLayer: TokenSetReading; rollout: TokenSetReading; flow: TokenSetReading };
+  /** Jain & Wallace's baseline: the last layer's reading shuffled once within each input (seed + 2) */
+  baselines: { permuted: TokenSetReading };
+  perInput: { T: number; lastLayer: number | null; rollout: number | null; flow: number | null }[];
+}
+
+export type AblationPair = 'zero-mean' | 'zero-resample' | 'mean-resample';
+export interface AblationSet {
+  set: EvidenceSetName | 'list';
+  n: number; draws: number; seed: number; nBoot: number; level: number;
+  nLayer: number; nHead: number;
+  /** tokens of the reference */
+  referenceT: number;
+  /** each (L·NH), head l·NH + h: the loss increase (nats) over inputs */
+  delta: { zero: Interval[]; mean: Interval[]; resample: Interval[] };
+  /** the per-input Spearman between two rankings of the heads, over inputs */
+  agreement: Record<AblationPair, Interval>;
+  perInput: { T: number; agreement: Record<AblationPair, number | null>; zero: number[]; mean: number[]; resample: number[] }[];
+}
+
+export interface PatchingSet {
+  /** 'pairs', 'induction', or 'list' */
+  set: 'pairs' | 'induction' | 'list';
+  /** pairs that entered the aggregates */
+  n: number;
+  /** pairs left out, with why (logit differences less than minGap apart, equal answers, ...) */
+  skipped: { index: number; reason: string }[];
+  minGap: number; nLayer: number; nHead: number; seed: number; nBoot: number; level: number;
+  /** (L·NH): head (l, h)'s output patched from the clean run; 0 = corrupted, 1 = clean */
+  heads: Interval[];
+  /** (L): the residual stream entering layer l at the last position patched from the clean run */
+  residLast: Interval[];
+  /** the logit differences of the clean and the corrupted runs */
+  ldClean: Interval;
+  ldCorrupt: Interval;
+  perInput: {
+    /** the pair's index in the list */
+    index: number; T: number; answers: number[]; answerTokens: string[]; clean: string; corrupt: string;
+    ldClean: number; ldCorrupt: number; heads: number[]; residLast: number[];
+  }[];
 }
 
 /** Positions of two token sequences that correspond (see alignTokens). */

@@ -4,14 +4,21 @@
 
 import type {
   ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
-  HeadImportance, HeadRoles, TokenLosses, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions, EvidenceProgress,
-  TokenKnockout, AblationSemantics, AblationSemanticsOptions, ActivationPatching,
+  HeadImportance, HeadRoles, TokenLosses, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions,
+  TokenKnockout, TokenKnockoutOptions, AblationSemantics, AblationSemanticsOptions, ActivationPatching,
+  EvidenceSet, PatchingPair, EdgeKnockoutSet, EdgeKnockoutSetOptions, TokenKnockoutSet, TokenKnockoutSetOptions,
+  AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions,
 } from './index.js';
 
 export type {
   AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions, Engine,
   ModelConfig, HeadSelector, Intervention, MaskSpec, RunOptions, TopToken, Result, GenerateOptions, Generated,
   MemoryUsage, Matrix, HeadImportance, HeadRoles, TokenLosses, DagProfile, Alignment, NextTokenDiff, Counterfactual,
+  EvidenceProgress, EdgeKnockout, EdgeKnockoutOptions, KnockoutMode, TokenKnockout, TokenKnockoutOptions, TokenKnockoutMode,
+  TokenKnockoutResultMode, AblationSemantics, AblationSemanticsOptions, AblationRun, ActivationPatching,
+  EvidenceInput, EvidenceSetName, EvidenceSet, PatchingPair, SetOptions, CorrSetOptions, Interval, CorrSummary, NoiseFloor,
+  EdgeSetReadings, EdgeKnockoutSet, EdgeKnockoutSetOptions, TokenSetReading, TokenKnockoutSet, TokenKnockoutSetOptions,
+  AblationPair, AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions,
 } from './index.js';
 export {
   AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
@@ -62,10 +69,18 @@ export interface WorkerModel {
   counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Promise<Counterfactual>;
   /** As Model#edgeKnockout … #activationPatching (docs/evidence.md); an aborted signal stops the worker between parts. */
   edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): Promise<EdgeKnockout>;
-  tokenKnockout(input: string | ArrayLike<number>, options?: EvidenceProgress): Promise<TokenKnockout>;
+  tokenKnockout(input: string | ArrayLike<number>, options?: TokenKnockoutOptions): Promise<TokenKnockout>;
   ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): Promise<AblationSemantics>;
   activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
                      options?: { answers?: [string | number, string | number] }): Promise<ActivationPatching>;
+  /**
+   * As Model#edgeKnockoutSet … #patchingSet (docs/api.md, "Evidence over a set of inputs"): progress after each
+   * input, and an aborted signal stops the worker between inputs (EABORT). (Model#evidenceSet is not here.)
+   */
+  edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): Promise<EdgeKnockoutSet>;
+  tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): Promise<TokenKnockoutSet>;
+  ablationSet(set: EvidenceSet, options?: AblationSetOptions): Promise<AblationSet>;
+  patchingSet(pairs: 'pairs' | 'induction' | PatchingPair[], options?: PatchingSetOptions): Promise<PatchingSet>;
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

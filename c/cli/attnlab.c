@@ -53,10 +53,11 @@ static const char *USAGE =
     "                                       held-out passage the JS API uses, web/src/evidence-reference.js)\n"
     "      --draws K --seed S               ablation: resample draws (default 20) and their seed (default 1)\n"
     "      --corrupt TEXT --answers A,B     patch: the corrupted text and the two answer ids\n"
-    "  attnlab evidence --kind edge --set heldout|repeated|FILE [--limit N] [options]\n"
+    "  attnlab evidence --kind edge|tokens --set heldout|repeated|FILE [--limit N] [options]\n"
     "      over a set of inputs (FILE: one text a line): the mean per-input rank correlation with its\n"
     "      95 % bootstrap interval, a within-row permutation null and its p-value, the uniform and\n"
-    "      row-permuted baselines, the noise floor (the same numbers as model.edgeKnockoutSet)\n"
+    "      row-permuted baselines, the noise floor (the same numbers as model.edgeKnockoutSet; tokens: the\n"
+    "      last layer, rollout and flow against token knockouts, as model.tokenKnockoutSet)\n"
     "      --n-boot B --n-perm P --seed S   resamples (default 1000 each) and their seed (default 1)\n"
     "      --epsilon E                      the noise floor (default: 10 x the largest no-op knockout KL)\n"
     "      (always JSON; docs/evidence.md defines every number)\n"
@@ -462,7 +463,8 @@ static int parse_args(cli *c, int argc, char **argv) {
     if (!c->text && !(c->set && c->cmd && strcmp(c->cmd, "evidence") == 0))
         return usage_error("%s", "--text is required (or, for evidence, --set)");
     if (c->set && c->text) return usage_error("%s", "give --text or --set, not both");
-    if (c->set && c->kind && strcmp(c->kind, "edge")) return usage_error("%s", "--set works with --kind edge");
+    if (c->set && c->kind && strcmp(c->kind, "edge") && strcmp(c->kind, "tokens"))
+        return usage_error("%s", "--set works with --kind edge or tokens");
     return 0;
 }
 
@@ -807,6 +809,11 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
     }
     /* resample averaged over K draws of a window of the reference (alab_resample_draws) */
     const int K = c->draws ? c->draws : 20;
+    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
+        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+        free(ref); free(hv); free(delta); free(dd);
+        return -2000;
+    }
     const unsigned seed = c->has_seed ? (unsigned)c->seed : 1u;
     float *draws = rc ? NULL : malloc((size_t)K * LH * sizeof *draws);
     int *offs = rc ? NULL : malloc((size_t)K * sizeof *offs);
@@ -1027,6 +1034,10 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
         fprintf(stderr, "attnlab: --layer %d: the model has %d layers\n", layer, cfg->n_layer);
         return -2000;
     }
+    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
+        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+        return -2000;
+    }
     input_set s = {0};
     if (load_set(&s, c, m)) { set_free(&s); return -1000; }
     const int n = s.n;
@@ -1094,6 +1105,105 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
     return rc;
 }
 
+/* Token knockout over a set: per input the effects and the three readings, each reading's correlation over
+ * the inputs (one permutation group per input), the noise floor of a token knockout (layer -1). */
+static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
+        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+        return -2000;
+    }
+    input_set s = {0};
+    if (load_set(&s, c, m)) { set_free(&s); return -1000; }
+    const int n = s.n;
+    size_t total = 0;
+    for (int k = 0; k < n; k++) total += (size_t)s.T[k];
+    double *rd = malloc(3 * total * sizeof *rd), *eff = malloc(total * sizeof *eff), *per = malloc(3 * (size_t)n * sizeof *per);
+    int *off = malloc(((size_t)n + 1) * sizeof *off), *grp = calloc(total ? total : 1, sizeof *grp);
+    int rc = rd && eff && per && off && grp ? ALAB_OK : ALAB_ENOMEM;
+    const int mode = c->token_mode == ALAB_TOKEN_COLUMN && c->ko_mode == ALAB_KO_ZERO ? ALAB_TOKEN_COLUMN_ZERO : c->token_mode;
+    int neutral = c->neutral;
+    if (rc == ALAB_OK && mode == ALAB_TOKEN_REPLACE && neutral < 0) {
+        int *t = NULL, nt = 0;
+        if (encode(&t, &nt, m, " the")) { free(t); rc = -1000; }
+        else neutral = nt == 1 ? t[0] : 0;
+        free(t);
+    }
+    size_t o = 0;
+    for (int k = 0; k < n && rc == ALAB_OK; k++) {
+        const int T = s.T[k];
+        float *e = malloc((size_t)T * sizeof *e), *R = malloc((size_t)T * T * sizeof *R), *fl = malloc((size_t)T * sizeof *fl);
+        if (!e || !R || !fl) rc = ALAB_ENOMEM;
+        if (rc == ALAB_OK) rc = alab_token_knockout(e, m, s.ids[k], T, 0, T, mode, neutral);
+        if (rc == ALAB_OK) rc = alab_forward(m, s.ids[k], T, NULL);
+        if (rc == ALAB_OK) rc = alab_attention_rollout(R, alab_result_attention(m), L, NH, T);
+        if (rc == ALAB_OK) rc = alab_attention_flow(fl, alab_result_attention(m), L, NH, T, T - 1);
+        if (rc == ALAB_OK) {
+            const float *att = alab_result_attention(m) + (size_t)(L - 1) * NH * T * T;
+            off[k] = (int)o;
+            for (int j = 0; j < T; j++, o++) {
+                double a = 0.0;
+                for (int h = 0; h < NH; h++) a += att[(size_t)h * T * T + (size_t)(T - 1) * T + j];
+                rd[o] = a / NH;
+                rd[total + o] = R[(size_t)(T - 1) * T + j];
+                rd[2 * total + o] = fl[j];
+                eff[o] = e[j];
+            }
+        }
+        free(e); free(R); free(fl);
+    }
+    if (rc == ALAB_OK) off[n] = (int)o;
+    double noise = 0.0;
+    const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
+    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
+        double x;
+        if ((rc = alab_knockout_noise(&x, m, s.ids[k], s.T[k], -1)) == ALAB_OK && x > noise) noise = x;
+    }
+    const double eps = c->epsilon < 0.0 ? 10.0 * noise : c->epsilon;
+    const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
+    static const char *names[4] = {"last_layer", "rollout", "flow", "permuted"};
+    alab_corr_summary sum[4];
+    for (int r = 0; r < 4 && rc == ALAB_OK; r++) {
+        /* the baseline: the last layer's reading shuffled once within each input (seed + 2) */
+        if (r == 3 && (rc = alab_permute_within_groups(rd, off, NULL, n, seed + 2)) != ALAB_OK) break;
+        alab_corr_spec sp = {n, off, rd + (size_t)(r == 3 ? 0 : r) * total, eff, grp, ALAB_CORR_SPEARMAN, eps, 4, c->n_boot,
+                             c->n_perm, c->level, seed};
+        rc = alab_corr_dataset(&sum[r], r == 3 ? NULL : per + (size_t)r * n, &sp);
+    }
+    if (rc == ALAB_OK) {
+        static const char *mnames[4] = {"column", "column_zero", "delete", "replace"};
+        fprintf(f, ",\"set\":\"%s\",\"n\":%d,\"mode\":\"%s\",\"seed\":%u,\"n_boot\":%d,\"n_perm\":%d,\"eps\":", named_or_file(c->set),
+                n, mnames[mode], seed, c->n_boot, c->n_perm);
+        json_num(f, eps);
+        if (n_noise) {
+            fputs(",\"noise\":{\"max_kl\":", f);
+            json_num(f, noise);
+            fprintf(f, ",\"factor\":10,\"inputs\":%d}", n_noise);
+        }
+        fputs(",\"readings\":{", f);
+        for (int r = 0; r < 3; r++) {
+            if (r) fputc(',', f);
+            json_corr(f, names[r], &sum[r]);
+        }
+        fputs("},\"baselines\":{", f);
+        json_corr(f, names[3], &sum[3]);
+        fputs("},\"per_input\":[", f);
+        for (int k = 0; k < n; k++) {
+            fprintf(f, "%s{\"T\":%d", k ? "," : "", s.T[k]);
+            for (int r = 0; r < 3; r++) {
+                fprintf(f, ",\"%s\":", names[r]);
+                json_num(f, per[(size_t)r * n + k]);
+            }
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    free(rd); free(eff); free(per); free(off); free(grp);
+    set_free(&s);
+    return rc;
+}
+
 static int cmd_evidence(const cli *c, alab_model *m) {
     if (!c->kind) return usage_error("%s", "evidence needs --kind edge|tokens|ablation|patch");
     if (c->set) {
@@ -1101,8 +1211,8 @@ static int cmd_evidence(const cli *c, alab_model *m) {
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
         if (!f) return fail_rc(ALAB_ENOMEM, "output");
-        fputs("{\"kind\":\"edge\"", f);
-        int rc = ev_edge_set(f, c, m);
+        fprintf(f, "{\"kind\":\"%s\"", c->kind);
+        int rc = strcmp(c->kind, "tokens") == 0 ? ev_tokens_set(f, c, m) : ev_edge_set(f, c, m);
         fputs("}\n", f);
         fclose(f);
         if (rc) {

@@ -286,9 +286,10 @@ typedef struct {
     const float *start_x;    /*   start_x (T, C), the residual entering that layer
                                 (captured from an earlier run of the same ids); the
                                 attention of the layers below keeps its old values */
-    int no_logits;           /* nonzero: skip the LM head (alab_result_logits is then
-                                stale; alab_result_hidden and alab_result_logits_at
-                                still work): evidence runs batch the LM head of many runs */
+    int no_logits;           /* nonzero: skip the LM head (alab_result_logits and
+                                alab_result_topk are then stale; alab_result_hidden and
+                                alab_result_logits_at still work): evidence runs batch
+                                the LM head of many runs */
 } alab_run_opts;
 
 /* Knockout: after the softmax and the hard do, A[row][col] := 0 in the heads
@@ -690,6 +691,12 @@ typedef struct {
  * level outside (0, 1), eps < 0 or not finite), ALAB_ELIMIT (n_inputs or the points over
  * ALAB_EVIDENCE_MAX_N). */
 int alab_corr_dataset(alab_corr_summary *s, double *per_input, const alab_corr_spec *spec);
+
+/* The row-permuted baseline of Jain & Wallace: one seeded shuffle of reading
+ * in place, inside each run of consecutive points with the same group (NULL:
+ * each input whole), inputs then runs in order, Fisher–Yates with
+ * alab_rng_below as in alab_corr_dataset's null. */
+int alab_permute_within_groups(double *reading, const int *offset, const int *group, int n_inputs, uint32_t seed);
 /* Attention rollout: R (T, T) = Ã_{L-1} ... Ã_0, Ã_l = ½ mean_h att[l] + ½ I,
  * att (L, NH, T, T). R[i][j]: how much of position i's input at the top comes
  * from token j when attention and the residual are mixed half and half. */
@@ -730,7 +737,8 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
  *                           the whole input, with and without j: leave-one-out
  *                           at the input, as Jain & Wallace 2019 did);
  *   ALAB_TOKEN_REPLACE      ids[j] replaced by `neutral` (a token id).
- * ALAB_EEMPTY (T < 2), ALAB_ERANGE (a range, or neutral outside the vocabulary). */
+ * ALAB_EEMPTY (T < 2), ALAB_ERANGE (a range, or neutral outside the vocabulary),
+ * ALAB_EINVAL (NULL, or an unknown mode). */
 enum { ALAB_TOKEN_COLUMN = 0, ALAB_TOKEN_COLUMN_ZERO = 1, ALAB_TOKEN_DELETE = 2, ALAB_TOKEN_REPLACE = 3 };
 int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1, int mode, int neutral);
 /* The noise floor of the knockout measures on one input: *kl_max = the
@@ -758,7 +766,7 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
  * for local and st->seed + 3 for last). Per input: the mean per-row Spearman
  * over rows with at least 4 keys, and the top-k overlap of all local points
  * (k = T), both after the floor, each averaged over inputs with a bootstrap
- * interval (st->n_boot, at least 1). per_input (4, n_inputs), may be NULL:
+ * interval (st->n_boot resamples; 0: the mean alone, lo = hi = NaN). per_input (4, n_inputs), may be NULL:
  * local rho, last rho, row mean, top-k overlap of each input (NaN where
  * undefined). */
 typedef struct {

@@ -39,23 +39,6 @@ static void fill_points(point_set *p, const float *const *A, const float *const 
     p->n = o;
 }
 
-/* Shuffle the readings inside each (input, row) group with Fisher–Yates:
- * inputs in order, rows in order (a row's points are contiguous). */
-static void permute_rows(point_set *p, alab_rng *rng) {
-    for (int k = 0; k < p->n_inputs; k++)
-        for (int s = p->offset[k]; s < p->offset[k + 1];) {
-            int e = s;
-            while (e + 1 < p->offset[k + 1] && p->group[e + 1] == p->group[s]) e++;
-            for (int i = e - s; i >= 1; i--) {
-                const int j = (int)alab_rng_below(rng, (uint32_t)(i + 1));
-                const double tmp = p->reading[s + i];
-                p->reading[s + i] = p->reading[s + j];
-                p->reading[s + j] = tmp;
-            }
-            s = e + 1;
-        }
-}
-
 static int corr(alab_corr_summary *s, double *per, const point_set *p, int stat, double eps, const alab_set_stats *st,
                 uint32_t seed) {
     alab_corr_spec sp = {p->n_inputs, p->offset, p->reading, p->effect, p->group, stat, eps, 4,
@@ -70,9 +53,7 @@ static int four(alab_corr_summary out[4], double *per, point_set *p, const float
     fill_points(p, A, E, T, n, last_only, READ_ATTENTION);
     if ((rc = corr(&out[0], per, p, ALAB_CORR_SPEARMAN, eps, st, st->seed)) != ALAB_OK) return rc;
     if ((rc = corr(&out[1], NULL, p, ALAB_CORR_KENDALL, eps, st, st->seed)) != ALAB_OK) return rc;
-    alab_rng rng;
-    alab_rng_seed(&rng, perm_seed);
-    permute_rows(p, &rng);
+    if ((rc = alab_permute_within_groups(p->reading, p->offset, p->group, p->n_inputs, perm_seed)) != ALAB_OK) return rc;
     if ((rc = corr(&out[3], NULL, p, ALAB_CORR_SPEARMAN, eps, st, st->seed)) != ALAB_OK) return rc;
     fill_points(p, A, E, T, n, last_only, READ_UNIFORM);
     return corr(&out[2], NULL, p, ALAB_CORR_SPEARMAN, eps, st, st->seed);
@@ -142,6 +123,8 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
                                                 st->n_boot ? st->n_boot : 1, st->level, st->seed);
     if (rc == ALAB_OK) rc = alab_bootstrap_mean(&out->topk_mean, &out->topk_lo, &out->topk_hi, topk, n_inputs,
                                                 st->n_boot ? st->n_boot : 1, st->level, st->seed);
+    if (rc == ALAB_OK && st->n_boot == 0) /* no resamples asked for: no interval (as alab_corr_dataset) */
+        out->rows_lo = out->rows_hi = out->topk_lo = out->topk_hi = NAN;
     if (rc == ALAB_OK && per_input) memcpy(per_input, per, 4 * (size_t)n_inputs * sizeof *per);
 done:
     free(p.reading);

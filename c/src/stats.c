@@ -664,3 +664,26 @@ done:
     free(key);
     return rc;
 }
+
+int alab_permute_within_groups(double *reading, const int *offset, const int *group, int n_inputs, uint32_t seed) {
+    if (!reading || !offset) return alab_fail(ALAB_EINVAL, "alab_permute_within_groups: NULL argument");
+    if (n_inputs < 1) return alab_fail(ALAB_ERANGE, "alab_permute_within_groups: %d inputs", n_inputs);
+    for (int k = 0; k < n_inputs; k++)
+        if (offset[k] < 0 || offset[k + 1] < offset[k])
+            return alab_fail(ALAB_EINVAL, "alab_permute_within_groups: offsets not non-decreasing at input %d", k);
+    alab_rng rng;
+    alab_rng_seed(&rng, seed);
+    for (int k = 0; k < n_inputs; k++)
+        for (int s = offset[k]; s < offset[k + 1];) {
+            int e = s;
+            while (e + 1 < offset[k + 1] && (!group || group[e + 1] == group[s])) e++;
+            for (int i = e - s; i >= 1; i--) {
+                const int j = (int)alab_rng_below(&rng, (uint32_t)(i + 1));
+                const double t = reading[s + i];
+                reading[s + i] = reading[s + j];
+                reading[s + j] = t;
+            }
+            s = e + 1;
+        }
+    return ALAB_OK;
+}

@@ -1,7 +1,9 @@
 // evidence-panel.test.js — the page's "Does attention explain?" panel in
 // Chromium on the built-in model: each of the four cards computes in the
 // worker, draws its charts with the same numbers as the npm API, exports, and
-// a long grid can be cancelled; English and Chinese.
+// a long grid can be cancelled; over a set (the built-in held-out sentences,
+// or a typed list) the aggregates, their intervals and the permutation null
+// are the API's, a set can be cancelled mid-way; English and Chinese.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ let env, ref;
 beforeAll(async () => {
   env = await setup();
   ref = await loadModel();
+  mkdirSync(ARTIFACTS, { recursive: true });
 }, 120000);
 afterAll(async () => { ref.dispose(); await env.close(); });
 
@@ -25,29 +28,44 @@ async function openPage(lang = 'en', viewport) {
 
 async function compute(page, id) {
   await page.click(`#${id}-go`);
-  await page.waitForFunction((i) => ['done', 'error'].includes(document.getElementById(i).dataset.state), id, { timeout: 120000 });
+  await page.waitForFunction((i) => ['done', 'error'].includes(document.getElementById(i).dataset.state), id, { timeout: 240000 });
   return page.$eval(`#${id}`, (n) => n.dataset.state);
 }
 
+// the source buttons are radio inputs drawn as a segmented control: a reader clicks the label
+const source = (page, id, v) => page.click(`label[for="${id}-src-${v}"]`);
+const f3 = (x) => x.toFixed(3);
+const interval = (s) => `${f3(s.mean)} [${f3(s.lo)}, ${f3(s.hi)}]`;
+const fmtValue = (v) => String(Number(v.toPrecision(6)));
+const fint = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
+
 describe('the evidence panel', () => {
-  it('computes all four cards with the API\'s numbers', async () => {
+  it('computes all four cards on this sentence with the API\'s numbers', async () => {
     const w = await openPage('en');
     const { page } = w;
     await page.$eval('#evidence', (n) => n.scrollIntoView());
-    for (const id of ['ev-edge', 'ev-tok', 'ev-abl', 'ev-pat']) expect(await compute(page, id)).toBe('done');
+    for (const id of ['ev-edge', 'ev-tok', 'ev-abl', 'ev-pat']) {
+      expect(await page.$eval(`#${id}`, (n) => n.dataset.source)).toBe('sentence'); // the default source
+      expect(await compute(page, id)).toBe('done');
+    }
     const L = ref.config.nLayer;
     const edge = ref.edgeKnockout(CHAPTER, { layer: L - 1, head: 'all' });
     const sum = await page.textContent('#ev-edge-sum');
     expect(sum).toContain(`ρ(A, E) = ${edge.spearman.toFixed(3)}`);
-    expect(await page.$$eval('#ev-edge-charts circle', (c) => c.length)).toBe(edge.pairs);
+    expect(await page.$$eval('#ev-edge-charts [data-role="points"] circle', (c) => c.length)).toBe(edge.pairs);
+    // on one sentence: the permutation null of its correlation, and no interval over inputs
+    const one = ref.edgeKnockoutSet([CHAPTER], { layer: L - 1, head: 'all' });
+    const band = await page.$eval('#ev-edge-charts [data-role="null-band"]', (r) => ({ lo: r.dataset.lo, hi: r.dataset.hi }));
+    expect(band).toEqual({ lo: fmtValue(one.local.spearman.nullLo), hi: fmtValue(one.local.spearman.nullHi) });
+    expect(await page.textContent('#ev-edge-notes')).toContain('One input: no interval over inputs; the null still applies.');
     const tok = ref.tokenKnockout(CHAPTER);
     expect(await page.textContent('#ev-tok-sum')).toContain(tok.spearman.rollout.toFixed(3));
+    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(3);
     expect(await page.$$eval('#ev-abl-charts svg', (s) => s.length)).toBe(3);
     const clean = await page.inputValue('#ev-pat-clean'), corrupt = await page.inputValue('#ev-pat-corrupt');
     const p = ref.activationPatching(clean, corrupt);
     expect(await page.textContent('#ev-pat-sum')).toContain(p.ldClean.toFixed(3));
     expect(p.answers[0]).not.toBe(p.answers[1]); // the default pair flips this model's answer
-    mkdirSync(ARTIFACTS, { recursive: true });
     await page.$eval('#evidence', (n) => n.scrollIntoView());
     await page.screenshot({ path: join(ARTIFACTS, 'evidence-en.png'), fullPage: false });
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#ev-edge-x-json')]);
@@ -58,7 +76,104 @@ describe('the evidence panel', () => {
     await w.context.close();
   }, 300000);
 
-  it('cancels a long grid and computes again; Chinese labels', async () => {
+  it('over the built-in set: the API\'s mean, interval, null band, p-value and noise floor; cancel mid-set', async () => {
+    const w = await openPage('en');
+    const { page } = w;
+    await source(page, 'ev-edge', 'set');
+    expect(await page.isVisible('#ev-edge-limit')).toBe(true);
+    expect(await page.textContent('#ev-edge-of')).toBe('of 125');
+    expect(await page.inputValue('#ev-edge-set')).toBe('heldout');
+    await page.fill('#ev-edge-limit', '6');
+    expect(await compute(page, 'ev-edge')).toBe('done');
+    const L = ref.config.nLayer;
+    const s = ref.edgeKnockoutSet('heldout', { limit: 6 });
+    expect(s.n).toBe(6);
+    expect(await page.$eval('#ev-edge', (n) => n.dataset.n)).toBe('6');
+    const sum = await page.textContent('#ev-edge-sum');
+    expect(sum).toContain('6 inputs: held-out sentences; 1000 bootstrap resamples, 1000 permutations, seed 1.');
+    expect(sum).toContain(`local: ρ = ${interval(s.local.spearman)}, τ = ${interval(s.local.kendall)}; null ${interval({
+      mean: s.local.spearman.nullMean, lo: s.local.spearman.nullLo, hi: s.local.spearman.nullHi })}`);
+    expect(sum).toContain(`uniform ρ = ${interval(s.local.uniform)}; row-permuted ρ = ${interval(s.local.permuted)}`);
+    expect(sum).toContain(`last: ρ = ${interval(s.last.spearman)}`);
+    expect(sum).toContain(`Mean per-row ρ ${interval(s.rows)}; top-k overlap ${interval(s.topKOverlap)}.`);
+    // the charts: the attention row's dot and whisker, and its null band, are the API's
+    const rows = await page.$$eval('#ev-edge-charts [data-role="interval"]', (gs) => gs.map((g) => ({ ...g.dataset })));
+    const att = rows.filter((r) => r.label === 'attention');
+    expect(att.map((r) => [r.mean, r.lo, r.hi])).toEqual(['local', 'last'].map((k) =>
+      [fmtValue(s[k].spearman.mean), fmtValue(s[k].spearman.lo), fmtValue(s[k].spearman.hi)]));
+    const bands = await page.$$eval('#ev-edge-charts [data-role="null-band"]', (rs) => rs.map((r) => ({ ...r.dataset })));
+    expect(bands[0]).toEqual({ role: 'null-band', lo: fmtValue(s.local.spearman.nullLo), hi: fmtValue(s.local.spearman.nullHi),
+      mean: fmtValue(s.local.spearman.nullMean) });
+    expect(bands.length).toBeGreaterThanOrEqual(5); // attention, uniform, row-permuted (local) + attention, row-permuted (last)
+    const width = await page.$eval('#ev-edge-charts [data-role="null-band"]', (r) => r.getBoundingClientRect().width);
+    expect(width).toBeGreaterThan(3); // drawn, not a hairline
+    expect(await page.$$eval('#ev-edge-charts [data-role="p"]', (ts) => ts.map((x) => x.textContent))).toContain('p ≤ 0.001');
+    expect(await page.$$eval('#ev-edge-charts [data-role="input"]', (c) => c.length)).toBe(12); // each input, twice
+    const notes = await page.textContent('#ev-edge-notes');
+    expect(notes).toContain(`Effects above the noise floor: ${fint(s.local.spearman.nAboveFloor)} of ${fint(s.local.spearman.nPoints)}`);
+    expect(notes).toContain('last: in the last layer only row T−1 can reach the output; other rows are structural zeros and are left out.');
+    expect(notes).toContain('local: the weight ranks the effect at the query\'s own position');
+    expect(notes).not.toContain('One input');
+    expect(s.layer).toBe(L - 1);
+    await page.$eval('#ev-edge', (n) => n.scrollIntoView());
+    await page.waitForTimeout(300); // let the layout settle (the page swaps its figures in as they are drawn)
+    await page.locator('#ev-edge').screenshot({ path: join(ARTIFACTS, 'evidence-set-en.png') });
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#ev-edge-x-json')]);
+    expect(dl.suggestedFilename()).toBe('attnlab_evidence_edge_knockout.json');
+
+    // cancel mid-set: the whole held-out set, stopped after its first progress event
+    await page.fill('#ev-edge-limit', '125');
+    await page.click('#ev-edge-go');
+    await page.waitForFunction(() => /\d+ \/ \d+/.test(document.getElementById('ev-edge-status').textContent), null, { timeout: 120000 });
+    expect(await page.$eval('#ev-edge', (n) => n.dataset.state)).toBe('busy');
+    await page.click('#ev-edge-stop');
+    await page.waitForFunction(() => document.getElementById('ev-edge').dataset.state === 'error', null, { timeout: 120000 });
+    expect(await page.textContent('#ev-edge-status')).toBe('Cancelled.');
+    expect(await page.isDisabled('#ev-edge-go')).toBe(false);
+    expect(await page.isDisabled('#ev-edge-stop')).toBe(true);
+    expect(w.issues.pageErrors).toEqual([]);
+    await w.context.close();
+  }, 300000);
+
+  it('"your list": three typed sentences (token knockout) and two typed pairs (patching) give the API\'s numbers', async () => {
+    const w = await openPage('en');
+    const { page } = w;
+    const lines = ['The cat sat on the mat and looked at the door .', 'She opened the window because the room was hot .',
+                   'The old man walked to the river every morning .'];
+    await source(page, 'ev-tok', 'list');
+    expect(await page.isVisible('#ev-tok-list')).toBe(true);
+    expect(await page.isVisible('#ev-tok-limit')).toBe(false);
+    await page.fill('#ev-tok-list', lines.join('\n') + '\n\n');
+    expect(await page.textContent('#ev-tok-list-count')).toBe('3 inputs');
+    expect(await compute(page, 'ev-tok')).toBe('done');
+    expect(await page.$eval('#ev-tok', (n) => n.dataset.n)).toBe('3');
+    const s = ref.tokenKnockoutSet(lines);
+    const sum = await page.textContent('#ev-tok-sum');
+    expect(sum).toContain('3 inputs: your list;');
+    for (const k of ['lastLayer', 'rollout', 'flow']) expect(sum).toContain(`ρ = ${interval(s.readings[k])}`);
+    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(3);
+
+    // patching: one pair a line, clean | corrupted, the second with its answers (" he" with its space)
+    await source(page, 'ev-pat', 'list');
+    expect(await page.isVisible('#ev-pat-clean')).toBe(false);
+    await page.fill('#ev-pat-list', 'The cat sat on the | The cats sat on the\nThen Martha lowered | Then Tom lowered | her | his');
+    expect(await page.textContent('#ev-pat-list-count')).toBe('2 pairs');
+    expect(await compute(page, 'ev-pat')).toBe('done');
+    const pt = ref.patchingSet([['The cat sat on the', 'The cats sat on the'], ['Then Martha lowered', 'Then Tom lowered', [' her', ' his']]]);
+    expect(pt.n).toBe(2); // neither pair is skipped on the built-in model
+    const psum = await page.textContent('#ev-pat-sum');
+    expect(psum).toContain('2 pairs: your list;');
+    const heads = await page.$$eval('#ev-pat-charts [data-role="interval"]', (gs) => gs.map((g) => g.dataset).filter((d) => d.label === 'L0 H0')
+      .map((d) => d.mean));
+    expect(heads).toEqual([fmtValue(pt.heads[0].mean)]);
+    // a malformed line is named, and nothing is computed
+    await page.fill('#ev-pat-list', 'only one sentence here');
+    expect(await page.textContent('#ev-pat-list-count')).toContain('Line 1');
+    expect(w.issues.pageErrors).toEqual([]);
+    await w.context.close();
+  }, 300000);
+
+  it('cancels a long grid and computes again; Chinese labels and a set in Chinese', async () => {
     const w = await openPage('zh', { width: 360, height: 800 });
     const { page } = w;
     const before = await page.evaluate(() => Number(document.body.dataset.renders || 0));
@@ -70,11 +185,48 @@ describe('the evidence panel', () => {
     await page.waitForFunction(() => document.getElementById('ev-edge').dataset.state === 'error', null, { timeout: 120000 });
     expect(await page.textContent('#ev-edge-status')).toBe('已取消。');
     expect(await page.textContent('#ev-title')).toBe('注意力能解释吗？');
+    expect(await page.textContent('#ev-tok-src-sentence-label')).toBe('本句');
+    expect(await page.textContent('#ev-tok-src-set-label')).toBe('内置数据集');
+    expect(await page.textContent('#ev-tok-src-list-label')).toBe('自定义列表');
+    expect(await page.textContent('#ev-pat-src-sentence-label')).toBe('本句对');
     expect(await compute(page, 'ev-tok')).toBe('done');
+    expect(await page.textContent('#ev-tok-notes')).toContain('只有一条输入：没有对输入的区间；置换零分布仍然适用。');
     await page.$eval('#ev-tok', (n) => n.scrollIntoView());
     await page.screenshot({ path: join(ARTIFACTS, 'evidence-zh-360.png') });
+    // a small set in Chinese
+    await source(page, 'ev-tok', 'set');
+    expect(await page.textContent('#ev-tok-of')).toBe('共 125 条');
+    await page.fill('#ev-tok-limit', '4');
+    expect(await compute(page, 'ev-tok')).toBe('done');
+    const sum = await page.textContent('#ev-tok-sum');
+    expect(sum).toContain('4 条输入：留出句子；自助重采样 1000 次，置换 1000 次，种子 1。');
+    const s = ref.tokenKnockoutSet('heldout', { limit: 4 });
+    expect(sum).toContain(`读法「rollout」与效果：ρ = ${interval(s.readings.rollout)}`);
+    const notes = await page.textContent('#ev-tok-notes');
+    expect(notes).toContain('灰色带：置换零分布');
+    expect(notes).toContain('高于噪声底线的效果');
+    await page.$eval('#ev-tok', (n) => n.scrollIntoView());
+    await page.waitForTimeout(300); // let the layout settle (the page swaps its figures in as they are drawn)
+    await page.locator('#ev-tok').screenshot({ path: join(ARTIFACTS, 'evidence-set-zh-360.png') });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
+    expect(w.issues.pageErrors).toEqual([]);
+    await w.context.close();
+  }, 300000);
+
+  it('Chinese at full width: the set charts and their legends', async () => {
+    const w = await openPage('zh');
+    const { page } = w;
+    await source(page, 'ev-edge', 'set');
+    await page.fill('#ev-edge-limit', '6');
+    expect(await compute(page, 'ev-edge')).toBe('done');
+    const texts = await page.$$eval('#ev-edge-charts text', (ts) => ts.map((x) => x.textContent));
+    expect(texts).toContain('置换零分布，中间 95%');
+    expect(texts).toContain('局部：A 与位置 i 的效果');
+    expect(await page.textContent('#ev-edge-notes')).toContain('末位：在最后一层，只有第 T−1 行能影响输出；其余各行的效果在结构上为零，不计入。');
+    await page.$eval('#ev-edge', (n) => n.scrollIntoView());
+    await page.waitForTimeout(300); // let the layout settle (the page swaps its figures in as they are drawn)
+    await page.locator('#ev-edge').screenshot({ path: join(ARTIFACTS, 'evidence-set-zh.png') });
     expect(w.issues.pageErrors).toEqual([]);
     await w.context.close();
   }, 300000);

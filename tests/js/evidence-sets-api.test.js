@@ -110,6 +110,26 @@ describe('the CLI and the API give the same numbers', () => {
   });
 });
 
+describe('the CLI and the API over a file of texts (token knockout)', () => {
+  it('--kind tokens --set FILE and tokenKnockoutSet(list) give the same correlations', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const texts = [CHAPTER, 'The ship finally sank after the storm .', 'When the rain stopped , the children ran outside to play .'];
+    const file = join(mkdtempSync(join(tmpdir(), 'attnlab-')), 'set.txt');
+    writeFileSync(file, `${texts.join('\n')}\n`);
+    const r = spawnSync(CLI, ['evidence', '--kind', 'tokens', '--set', file, '--n-boot', '300', '--n-perm', '300'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const c = JSON.parse(r.stdout), a = builtin.tokenKnockoutSet(texts, { nBoot: 300, nPerm: 300 });
+    expect(c.set).toBe('file');
+    expect(c.n).toBe(3);
+    for (const [k, ck] of [['lastLayer', 'last_layer'], ['rollout', 'rollout'], ['flow', 'flow']]) {
+      expect(Math.abs(a.readings[k].mean - c.readings[ck].mean)).toBeLessThan(1e-6);
+      expect(a.readings[k].p).toBeCloseTo(c.readings[ck].p, 6);
+    }
+    expect(Math.abs(a.baselines.permuted.mean - c.baselines.permuted.mean)).toBeLessThan(1e-6);
+  });
+});
+
 describe('over a set', () => {
   it('edgeKnockoutSet: intervals contain their means, the null is a band, p in (0, 1]', () => {
     const r = builtin.edgeKnockoutSet('heldout', { limit: 4, nBoot: 400, nPerm: 400 });

@@ -81,7 +81,7 @@ const FIGURES_EXPORTS = {
   'colour.js': ['greensD', 'luminance', 'rdBuR', 'textColorOn', 'ylOrRd'],
   'delta.js': ['deltaBars', 'deltaMaps'],
   'display-do.js': ['hardDo', 'softDo'],
-  'evidence.js': ['groupedBars', 'scatter'],
+  'evidence.js': ['groupedBars', 'intervalChart', 'scatter'],
   'export.js': ['CHAPTER_SCALE', 'FIGURE_FILES', 'pngSize', 'svgToPng'],
   'fig1.js': ['figAttentionAsymmetry'],
   'fig2.js': ['figOuterProduct', 'outerProductDemo', 'softmaxScores'],

@@ -297,7 +297,7 @@ export function activationPatching(w, h, clean, corrupt, { answers, nLayer, nHea
   });
 }
 
-// ---- over a set of inputs: intervals, nulls, the noise floor (docs/evidence.md § datasets) ----
+// ---- over a set of inputs: intervals, nulls, the noise floor (docs/evidence.md § 5, over a set of inputs) ----
 
 /** The default resampling of every aggregate: 95 % intervals from 1000 bootstrap resamples, 1000 permutations. */
 export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.95, seed: 1, noiseFactor: 10 });
@@ -305,6 +305,10 @@ export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.9
 /** mean, lo, hi of the finite values of xs: alab_bootstrap_mean (percentile interval over inputs). */
 export function bootstrapMean(w, xs, { nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed } = {}) {
   const n = xs.length;
+  if (nBoot === 0) { // the mean alone, as alab_corr_dataset does without resamples
+    const r = bootstrapMean(w, xs, { nBoot: 1, level, seed });
+    return { ...r, lo: null, hi: null };
+  }
   return w.scoped((alloc) => {
     const px = alloc(8 * Math.max(n, 1)), out = alloc(24);
     new Float64Array(w.memory.buffer).set(xs.map((x) => (x === null || x === undefined ? NaN : x)), px >>> 3);
@@ -409,6 +413,24 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode 
   }
 }
 
+/** Each input's values shuffled once (alab_permute_within_groups, one group an input). */
+export function permuteWithinInputs(w, lists, seed) {
+  const n = lists.length, total = lists.reduce((s, l) => s + l.length, 0);
+  return w.scoped((alloc) => {
+    const pR = alloc(8 * Math.max(total, 1)), pOff = alloc(4 * (n + 1));
+    const f = new Float64Array(w.memory.buffer);
+    let o = 0;
+    lists.forEach((l, k) => { w.i32[(pOff >>> 2) + k] = o; f.set(l, (pR >>> 3) + o); o += l.length; });
+    w.i32[(pOff >>> 2) + n] = o;
+    w.check(w.fn.alab_permute_within_groups(pR, pOff, 0, n, seed >>> 0));
+    const v = new Float64Array(w.memory.buffer, pR, total).slice();
+    const out = [];
+    o = 0;
+    for (const l of lists) { out.push(Array.from(v.subarray(o, o + l.length))); o += l.length; }
+    return out;
+  });
+}
+
 /** Per-entry bootstrap intervals of a list of equal-length vectors (one per input). */
 function intervalsOf(w, vectors, len, stat) {
   const out = [];
@@ -444,8 +466,12 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
   const readings = {};
   for (const name of ['lastLayer', 'rollout', 'flow'])
     readings[name] = corrDataset(w, per.map((r) => wholeRow(r.readings[name], r.effect)), stat);
+  // Jain & Wallace's baseline: the last layer's reading shuffled once within each input (seed + 2); uniform
+  // attention over one row is a constant and ranks nothing, so it has no correlation to show
+  const perm = permuteWithinInputs(w, per.map((r) => Array.from(r.readings.lastLayer)), seed + 2);
+  const baselines = { permuted: corrDataset(w, per.map((r, k) => wholeRow(perm[k], r.effect)), stat) };
   return {
-    n, mode, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
+    n, mode, baselines, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
     seed, nBoot, nPerm, level, readings,
     perInput: per.map((r, k) => ({ T: r.T, lastLayer: readings.lastLayer.perInput[k], rollout: readings.rollout.perInput[k], flow: readings.flow.perInput[k] })),
   };

@@ -718,18 +718,22 @@ export class Model {
    * layer, head 'all') and the next-token distributions at i and at the last
    * position are compared with the plain run's (KL).
    * @param {string|ArrayLike<number>} input
-   * @param {{layer?: number, head?: number|'all', topK?: number, onProgress?: Function, signal?: AbortSignal}} [options]
-   *   layer: default the last; head: default 'all'; topK: default T
+   * @param {{layer?: number, head?: number|'all', topK?: number, knockout?: 'renorm'|'zero', onProgress?: Function,
+   *   signal?: AbortSignal}} [options] layer: default the last; head: default 'all'; topK: default T;
+   *   knockout: renormalise the row after removing the key (default) or leave its sum below 1
    */
   edgeKnockout(input, options) { return this.#runJob(this.#edgeJob(input, options)); }
 
   /**
-   * Token knockout against three readings of attention: for each token j, its
-   * column is knocked out in every head of every layer and the last
-   * position's next-token distribution compared with the plain run's (KL);
-   * beside it the last layer's head average, attention rollout and attention
-   * flow to the last position, with their rank correlations to the effects.
-   * @param {{onProgress?: Function, signal?: AbortSignal}} [options]
+   * Token knockout against three readings of attention: for each token j, the
+   * token is removed (mode 'column': its column knocked out in every head of
+   * every layer, renormalised or, with knockout 'zero', not; 'delete': deleted
+   * from the input; 'replace': replaced by `neutral`, default " the") and the
+   * next-token distribution after the input compared with the plain run's
+   * (KL); beside it the last layer's head average, attention rollout and
+   * attention flow to the last position, with their rank correlations.
+   * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number,
+   *   onProgress?: Function, signal?: AbortSignal}} [options]
    */
   tokenKnockout(input, options) { return this.#runJob(this.#tokenJob(input, options)); }
 
@@ -787,6 +791,8 @@ export class Model {
     let mode = o.mode ?? 'column';
     if (!['column', 'delete', 'replace'].includes(mode))
       throw new AttnlabError('EINVAL', `tokenKnockout: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+    if (mode !== 'column' && o.knockout !== undefined)
+      throw new AttnlabError('EINVAL', `tokenKnockout: options.knockout applies to the column knockout, not to mode '${mode}'`);
     if (mode === 'column' && this.#knockoutMode('tokenKnockout', o.knockout) === 'zero') mode = 'columnZero';
     const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockout', 'neutral', o.neutral);
     if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockout: the neutral token ${neutral} is outside [0, ${vocabSize})`);
@@ -823,7 +829,8 @@ export class Model {
    * tokens repeated twice; GPT-2 vocabulary ids), or a list of strings / id arrays. Each becomes ids, cut
    * at n_positions; inputs of fewer than 2 tokens are an error naming their index.
    */
-  evidenceSet(set, { limit } = {}) {
+  evidenceSet(set, options) {
+    const { limit } = checkOptions('evidenceSet', options, ['limit']);
     let list = set;
     if (typeof set === 'string') {
       const s = EVIDENCE_SETS[set];
@@ -845,7 +852,7 @@ export class Model {
   /**
    * Edge knockout of one layer over a set of inputs: the mean per-input rank correlation of attention with
    * the knockout effects, each with a 95 % bootstrap interval over inputs, a within-row permutation null and
-   * its p-value, the uniform and row-permuted baselines, and the noise floor (docs/evidence.md § sets).
+   * its p-value, the uniform and row-permuted baselines, and the noise floor (docs/evidence.md § 5, over a set of inputs).
    * @param {string|Array<string|ArrayLike<number>>} set 'heldout', 'repeated' or a list of inputs
    * @param {{layer?: number, head?: number|'all', knockout?: 'renorm'|'zero', limit?: number, nBoot?: number,
    *   nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
@@ -887,7 +894,7 @@ export class Model {
   /**
    * Token knockout over a set of inputs: the mean per-input rank correlation of each reading (last layer,
    * rollout, flow) with the token-knockout effects, with a bootstrap interval, a permutation null and its
-   * p-value, and the noise floor (docs/evidence.md § sets).
+   * p-value, and the noise floor (docs/evidence.md § 5, over a set of inputs).
    * @param {string|Array<string|ArrayLike<number>>} set
    * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number, limit?: number,
    *   nBoot?: number, nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
@@ -902,6 +909,8 @@ export class Model {
     let mode = o.mode ?? 'column';
     if (!['column', 'delete', 'replace'].includes(mode))
       throw new AttnlabError('EINVAL', `tokenKnockoutSet: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+    if (mode !== 'column' && o.knockout !== undefined)
+      throw new AttnlabError('EINVAL', `tokenKnockoutSet: options.knockout applies to the column knockout, not to mode '${mode}'`);
     if (mode === 'column' && this.#knockoutMode('tokenKnockoutSet', o.knockout) === 'zero') mode = 'columnZero';
     const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockoutSet', 'neutral', o.neutral);
     if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockoutSet: the neutral token ${neutral} is outside [0, ${vocabSize})`);
@@ -917,7 +926,7 @@ export class Model {
   /**
    * Head ablation over a set of inputs: each head's loss increase under zero, mean and resample ablation
    * (resample averaged over `draws` windows of the reference), with bootstrap intervals over inputs, and how
-   * far the three rankings agree (docs/evidence.md § sets).
+   * far the three rankings agree (docs/evidence.md § 5, over a set of inputs).
    * @param {{draws?: number, reference?: string|ArrayLike<number>, limit?: number, nBoot?: number, seed?: number,
    *   level?: number, onProgress?: Function, signal?: AbortSignal}} [options] draws: default 20
    */
@@ -975,7 +984,11 @@ export class Model {
         throw new AttnlabError('EINVAL', `patchingSet: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
       let answers;
       if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
-      else answers = p[2].map((a) => this.#oneToken(`patchingSet pair ${k}`, 'answer', a));
+      else {
+        if (!Array.isArray(p[2]) || p[2].length !== 2)
+          throw new AttnlabError('ETYPE', `patchingSet: pair ${k}'s answers must be [clean answer, corrupted answer]`);
+        answers = p[2].map((a) => this.#oneToken(`patchingSet pair ${k}`, 'answer', a));
+      }
       return { clean: c, corrupt: d, answers };
     });
     const { nLayer, nHead } = this.config;

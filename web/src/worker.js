@@ -4,9 +4,10 @@
 //
 // The messages are ui/protocol.js's. Methods: load | tokenize | decode | tokenBytes | run |
 // generate | memoryUsage | headImportance | headRoles | tokenLosses | repeatedTokens | dagProfile |
-// counterfactual | edgeKnockout | tokenKnockout | ablationSemantics | activationPatching | dispose,
+// counterfactual | edgeKnockout | tokenKnockout | ablationSemantics | activationPatching | edgeKnockoutSet |
+// tokenKnockoutSet | ablationSet | patchingSet | dispose,
 // each with the arguments of the Model method of that name (load: [source, options]).
-// Progress comes from load and the three evidence computations, which a cancel stops between two
+// Progress comes from load and the evidence computations, which a cancel stops between two
 // of their parts (EABORT). Requests are handled one at a time, in order: a model is not reentrant.
 // Big result buffers are transferred, never copied.
 

@@ -199,7 +199,7 @@ export const EXPORTS = Object.freeze([
   "alab_attention_rollout", "alab_attention_flow", "alab_edge_knockout", "alab_token_knockout",
   "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode",
   "alab_activation_patching", "alab_knockout_noise", "alab_resample_draws", "alab_corr_dataset_flat",
-  "alab_edge_set_summary_flat", "alab_bootstrap_mean", "alab_corr_dataset",
+  "alab_edge_set_summary_flat", "alab_permute_within_groups", "alab_bootstrap_mean", "alab_corr_dataset",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */
