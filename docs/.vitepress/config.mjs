@@ -21,7 +21,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export default defineConfig({
   title: 'attnlab',
-  description: 'Attention as causation, live in the reader\'s browser: a GPT-2 engine in C/WebAssembly with embeddable figures.',
+  description: 'Does attention mark causes? A GPT-2 engine in C/WebAssembly that tests it live in the reader\'s browser, with embeddable figures.',
   lang: 'en-US',
   base: process.env.DOCS_BASE || '/',
   cleanUrls: true,

@@ -1,4 +1,4 @@
-/* test_head_edits.c — rung-3 weight edits of one head (ALAB_SCALE_Q,
+/* test_head_edits.c — weight edits (interventions, rung 2) of one head (ALAB_SCALE_Q,
  * ALAB_SCALE_K, ALAB_SWAP_QK) against an independent route: the same edit made
  * to the weights in the safetensors bytes, loaded as a second model and run
  * without edits. Also: identities (alpha = 1, swap twice), composition order,

@@ -1,4 +1,4 @@
-// counterfactual.test.js — rung 3 in the npm API: weight edits of one head
+// counterfactual.test.js — weight edits of one head in the npm API (interventions, rung 2)
 // (scaleQ, scaleK, swapQK) checked against the same edit made to the weights
 // and loaded as a second model; alignTokens and nextTokenDiff on hand-computed
 // cases; Model#counterfactual and its worker twin.
@@ -49,7 +49,7 @@ function editedTiny(layer, head, kind, alpha) {
   return { config: read('config.json'), safetensors: st, vocab: read('vocab.json'), merges: read('merges.txt') };
 }
 
-describe('weight edits of one head (rung 3)', () => {
+describe('weight edits of one head (rung 2)', () => {
   let tiny;
   beforeAll(async () => { tiny = await loadModel(TINY); });
   afterAll(() => tiny.dispose());

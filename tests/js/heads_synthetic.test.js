@@ -9,7 +9,7 @@
 //     to the position after its first occurrence.
 // Every other head has zero weights (uniform attention, zero output) and the
 // MLPs are zero. The test checks that headRoles finds exactly these heads with
-// scores ≈ 1, and that rung-3 edits break them the way the construction says.
+// scores ≈ 1, and that weight edits (interventions, rung 2) break them the way the construction says.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -123,7 +123,7 @@ describe('role scores on a checkpoint built with a previous-token head and an in
     expect(roles.prev[1 * NH + 0]).toBeLessThan(0.1);
   });
 
-  it('rung 3 breaks the circuit as constructed: W_K of the previous-token head → 0 kills induction downstream', () => {
+  it('a weight edit (rung 2) breaks the circuit as constructed: W_K of the previous-token head → 0 kills induction downstream', () => {
     const kill = { interventions: [{ kind: 'scaleK', layer: 0, head: 0, alpha: 0 }] };
     const res = m.run(ids, kill);
     const T = ids.length, n = r.length;

@@ -20,9 +20,9 @@ export const STRINGS = {
     langToggle: '中文',
     langToggleAria: 'Switch the page to Chinese',
     lineageLink: 'Where attention comes from: Hopfield → attention → linear attention →',
-    tagline: 'Attention as causation — the chapter\'s four figures, computed live by a GPT-2 in your browser, with do-interventions that run inside the network.',
+    tagline: 'Does attention mark causes? The chapter\'s four figures, computed live by a GPT-2 in your browser, with do-interventions inside the network to test that reading.',
     skip: 'Skip to the figures',
-    docTitle: 'attnlab — attention as causation',
+    docTitle: 'attnlab — does attention mark causes?',
     figKeys: 'Figure: click a cell, or use the arrow keys, to choose the effect row i and the cause column j',
     controls: 'Controls',
 
@@ -312,9 +312,9 @@ export const STRINGS = {
     langToggle: 'English',
     langToggleAria: '切换为英文',
     lineageLink: '注意力从何而来：霍普菲尔德 → 注意力 → 线性注意力 →',
-    tagline: '注意力即因果——本章的四幅图由浏览器中的 GPT-2 实时计算，do 干预直接在网络内部执行。',
+    tagline: '注意力标出的是原因吗？本章的四幅图由浏览器中的 GPT-2 实时计算，do 干预直接在网络内部执行，用来检验这种解读。',
     skip: '跳到图',
-    docTitle: 'attnlab——注意力即因果',
+    docTitle: 'attnlab——注意力标出的是原因吗？',
     figKeys: '图：点击格子或用方向键选择果（行 i）和因（列 j）',
     controls: '控制面板',
 
