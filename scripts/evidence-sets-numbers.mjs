@@ -104,6 +104,11 @@ async function main() {
     ...edgeRows(edges[0]), '', ...edgeRows(edges[1]), '',
     `**Token knockout**, the first ${TOKEN_N} held-out sentences: each reading of the whole tensor against the effect of removing a token on the next-token distribution after the sentence (null: the reading shuffled over the sentence's tokens). Uniform attention gives every token of the row the same weight and ranks nothing, so it has no row here.`,
     '',
+    `Noise floor: ε = ${tokens.column.eps.toExponential(2)} nats for the column knockout (every row of every layer divided by its own sum), ` +
+      `${tokens.delete.eps.toExponential(2)} for deletion (the same no-op, on the intact input); effects above it: ` +
+      `${tokens.column.readings.lastLayer.nAboveFloor} of ${tokens.column.readings.lastLayer.nPoints} and ` +
+      `${tokens.delete.readings.lastLayer.nAboveFloor} of ${tokens.delete.readings.lastLayer.nPoints}.`,
+    '',
     '| token removed by | reading | mean ρ [95 % CI] | null [95 %] | p |',
     '|---|---|---|---|---|',
     ...Object.entries(tokens).flatMap(([mode, r]) => [...['lastLayer', 'rollout', 'flow'].map((k) =>
