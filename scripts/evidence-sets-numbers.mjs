@@ -34,7 +34,7 @@ function edgeSet(layer) {
   const j = JSON.parse(r.stdout);
   const four = (k) => Object.fromEntries(['spearman', 'kendall', 'uniform', 'permuted'].map((n) => [n, corrOf(j[k][n])]));
   return { layer, n: j.n, eps: j.eps, noise: j.noise, lastRowOnly: j.last_row_only, local: four('local'), last: four('last'),
-           rows: j.rows, topKOverlap: j.top_k_overlap };
+           rows: j.rows, topKOverlap: j.top_k_overlap, meanEffect: j.mean_effect };
 }
 
 function edgeRows(e) {
@@ -50,7 +50,8 @@ function edgeRows(e) {
     row('last, attention shuffled within rows', e.last.permuted),
     '',
     `Mean per-row ρ (rows with ≥ 4 keys): ${f3(e.rows.mean)} [${f3(e.rows.lo)}, ${f3(e.rows.hi)}]; top-T overlap ` +
-      `${f3(e.topKOverlap.mean)} [${f3(e.topKOverlap.lo)}, ${f3(e.topKOverlap.hi)}]. Noise floor ε = ${e.eps.toExponential(2)} ` +
+      `${f3(e.topKOverlap.mean)} [${f3(e.topKOverlap.lo)}, ${f3(e.topKOverlap.hi)}]; mean local effect of one edge ` +
+      `${e.meanEffect.mean.toExponential(2)} [${e.meanEffect.lo.toExponential(2)}, ${e.meanEffect.hi.toExponential(2)}] nats. Noise floor ε = ${e.eps.toExponential(2)} ` +
       `nats (10 × the largest KL a no-op renormalisation left on the first ${e.noise ? e.noise.inputs : '—'} inputs: ` +
       `${e.noise ? e.noise.max_kl.toExponential(2) : '—'}).`,
   ];

@@ -688,6 +688,8 @@ export interface EdgeKnockoutSet {
   rows: Omit<Interval, 'n'>;
   /** the top-T overlap of attention and E over all causal pairs, averaged over inputs */
   topKOverlap: Omit<Interval, 'n'>;
+  /** each input's mean local effect (KL at i, nats, after the floor), averaged over inputs */
+  meanEffect: Omit<Interval, 'n'>;
   perInput: { T: number; spearman: number | null; spearmanLast: number | null; rowSpearman: number | null; topKOverlap: number | null }[];
 }
 

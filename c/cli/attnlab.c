@@ -785,6 +785,8 @@ static int ev_tokens(FILE *f, const cli *c, alab_model *m, const int *ids, int T
     return rc;
 }
 
+static int evidence_seed_bad(const cli *c);
+
 static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
     const alab_config *cfg = alab_model_config(m);
     const int L = cfg->n_layer, NH = cfg->n_head, C = NH * cfg->head_dim, LH = L * NH; /* C: head outputs */
@@ -809,8 +811,7 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
     }
     /* resample averaged over K draws of a window of the reference (alab_resample_draws) */
     const int K = c->draws ? c->draws : 20;
-    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
-        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+    if (evidence_seed_bad(c)) {
         free(ref); free(hv); free(delta); free(dd);
         return -2000;
     }
@@ -880,6 +881,13 @@ static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T)
 
 
 /* ---- evidence over a set of inputs ---------------------------------------- */
+
+/* Nonzero (and why, on stderr) when --seed does not fit the evidence seeds' 32 bits. */
+static int evidence_seed_bad(const cli *c) {
+    if (!c->has_seed || c->seed <= 0xFFFFFFFFull) return 0;
+    fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+    return 1;
+}
 
 /* The name a set is reported under: heldout, repeated, or "file". */
 static const char *named_or_file(const char *set) {
@@ -1034,10 +1042,7 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
         fprintf(stderr, "attnlab: --layer %d: the model has %d layers\n", layer, cfg->n_layer);
         return -2000;
     }
-    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
-        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
-        return -2000;
-    }
+    if (evidence_seed_bad(c)) return -2000;
     input_set s = {0};
     if (load_set(&s, c, m)) { set_free(&s); return -1000; }
     const int n = s.n;
@@ -1087,6 +1092,9 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
         fputs("},\"top_k_overlap\":{\"mean\":", f); json_num(f, r.topk_mean);
         fputs(",\"lo\":", f); json_num(f, r.topk_lo);
         fputs(",\"hi\":", f); json_num(f, r.topk_hi);
+        fputs("},\"mean_effect\":{\"mean\":", f); json_num(f, r.effect_mean);
+        fputs(",\"lo\":", f); json_num(f, r.effect_lo);
+        fputs(",\"hi\":", f); json_num(f, r.effect_hi);
         fputs("},\"per_input\":[", f);
         for (int k = 0; k < n; k++) {
             fprintf(f, "%s{\"T\":%d,\"spearman\":", k ? "," : "", s.T[k]);
@@ -1110,10 +1118,7 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
 static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
     const alab_config *cfg = alab_model_config(m);
     const int L = cfg->n_layer, NH = cfg->n_head;
-    if (c->has_seed && c->seed > 0xFFFFFFFFull) {
-        fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
-        return -2000;
-    }
+    if (evidence_seed_bad(c)) return -2000;
     input_set s = {0};
     if (load_set(&s, c, m)) { set_free(&s); return -1000; }
     const int n = s.n;

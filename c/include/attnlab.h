@@ -768,7 +768,8 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
  * (k = T), both after the floor, each averaged over inputs with a bootstrap
  * interval (st->n_boot resamples; 0: the mean alone, lo = hi = NaN). per_input (4, n_inputs), may be NULL:
  * local rho, last rho, row mean, top-k overlap of each input (NaN where
- * undefined). */
+ * undefined). The mean local effect: each input's mean of E over its causal
+ * pairs, averaged over inputs with its bootstrap interval. */
 typedef struct {
     int n_boot, n_perm; /* resamples of the bootstrap and of the null       */
     double level;       /* the interval's level, e.g. 0.95                   */
@@ -779,6 +780,7 @@ typedef struct {
     alab_corr_summary last, last_kendall, last_uniform, last_permuted;
     double rows_mean, rows_lo, rows_hi;
     double topk_mean, topk_lo, topk_hi;
+    double effect_mean, effect_lo, effect_hi; /* the mean local effect (nats) of an input's pairs */
 } alab_edge_set;
 int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *const *A, const float *const *E,
                           const float *const *E_last, const int *T, int n_inputs, int last_layer, double eps,

@@ -80,7 +80,7 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
     p.effect = malloc((total ? total : 1) * sizeof *p.effect);
     p.group = malloc((total ? total : 1) * sizeof *p.group);
     p.offset = malloc(((size_t)n_inputs + 1) * sizeof *p.offset);
-    double *per = malloc(4 * (size_t)n_inputs * sizeof *per);
+    double *per = malloc(5 * (size_t)n_inputs * sizeof *per); /* 4 reported, the 5th the mean effects */
     int t_max = 0;
     for (int k = 0; k < n_inputs; k++) t_max = T[k] > t_max ? T[k] : t_max;
     double *a = malloc(2 * (size_t)t_max * sizeof *a), *e = a ? a + t_max : NULL;
@@ -96,7 +96,7 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
     out->local = loc[0]; out->local_kendall = loc[1]; out->local_uniform = loc[2]; out->local_permuted = loc[3];
     out->last = lst[0]; out->last_kendall = lst[1]; out->last_uniform = lst[2]; out->last_permuted = lst[3];
     /* per input: the mean per-row Spearman over rows with >= 4 keys, and the top-T overlap of all pairs */
-    double *row = per + 2 * (size_t)n_inputs, *topk = per + 3 * (size_t)n_inputs;
+    double *row = per + 2 * (size_t)n_inputs, *topk = per + 3 * (size_t)n_inputs, *meff = per + 4 * (size_t)n_inputs;
     for (int k = 0; k < n_inputs && rc == ALAB_OK; k++) {
         const int t = T[k];
         double s = 0.0;
@@ -118,13 +118,18 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
         fill_points(&p, A + k, E + k, T + k, 1, 0, READ_ATTENTION);
         for (int x = 0; x < p.n; x++) p.effect[x] = fabs(p.effect[x]) < eps ? 0.0 : p.effect[x];
         rc = alab_top_k_overlap(&topk[k], p.reading, p.effect, p.n, t);
+        double se = 0.0;
+        for (int x = 0; x < p.n; x++) se += p.effect[x]; /* after the floor, summed in order */
+        meff[k] = p.n ? se / p.n : NAN;
     }
     if (rc == ALAB_OK) rc = alab_bootstrap_mean(&out->rows_mean, &out->rows_lo, &out->rows_hi, row, n_inputs,
                                                 st->n_boot ? st->n_boot : 1, st->level, st->seed);
     if (rc == ALAB_OK) rc = alab_bootstrap_mean(&out->topk_mean, &out->topk_lo, &out->topk_hi, topk, n_inputs,
                                                 st->n_boot ? st->n_boot : 1, st->level, st->seed);
+    if (rc == ALAB_OK) rc = alab_bootstrap_mean(&out->effect_mean, &out->effect_lo, &out->effect_hi, meff, n_inputs,
+                                                st->n_boot ? st->n_boot : 1, st->level, st->seed);
     if (rc == ALAB_OK && st->n_boot == 0) /* no resamples asked for: no interval (as alab_corr_dataset) */
-        out->rows_lo = out->rows_hi = out->topk_lo = out->topk_hi = NAN;
+        out->rows_lo = out->rows_hi = out->topk_lo = out->topk_hi = out->effect_lo = out->effect_hi = NAN;
     if (rc == ALAB_OK && per_input) memcpy(per_input, per, 4 * (size_t)n_inputs * sizeof *per);
 done:
     free(p.reading);

@@ -484,10 +484,10 @@ EMSCRIPTEN_KEEPALIVE int alab_corr_dataset_flat(double *out, double *per_input, 
     return ALAB_OK;
 }
 
-/* alab_edge_set_summary with the summary as 94 doubles: the eight correlation
+/* alab_edge_set_summary with the summary as 97 doubles: the eight correlation
  * summaries (local, local_kendall, local_uniform, local_permuted, last, ...)
- * of 11 each as alab_corr_dataset_flat writes them, then rows mean/lo/hi and
- * top-k mean/lo/hi. A, E, E_last are arrays of n_inputs pointers. */
+ * of 11 each as alab_corr_dataset_flat writes them, then rows mean/lo/hi,
+ * top-k mean/lo/hi and the mean local effect mean/lo/hi. A, E, E_last are arrays of n_inputs pointers. */
 EMSCRIPTEN_KEEPALIVE int alab_edge_set_summary_flat(double *out, double *per_input, const float *const *A,
                                                     const float *const *E, const float *const *E_last, const int *T,
                                                     int n_inputs, int last_layer, double eps, int n_boot, int n_perm,
@@ -500,7 +500,8 @@ EMSCRIPTEN_KEEPALIVE int alab_edge_set_summary_flat(double *out, double *per_inp
     const alab_corr_summary *c[8] = {&r.local, &r.local_kendall, &r.local_uniform, &r.local_permuted,
                                      &r.last, &r.last_kendall, &r.last_uniform, &r.last_permuted};
     for (int k = 0; k < 8; k++) corr_flat(out + 11 * k, c[k]);
-    const double tail[6] = {r.rows_mean, r.rows_lo, r.rows_hi, r.topk_mean, r.topk_lo, r.topk_hi};
+    const double tail[9] = {r.rows_mean, r.rows_lo, r.rows_hi, r.topk_mean, r.topk_lo, r.topk_hi,
+                            r.effect_mean, r.effect_lo, r.effect_hi};
     memcpy(out + 88, tail, sizeof tail);
     return ALAB_OK;
 }

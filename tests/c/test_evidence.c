@@ -417,6 +417,9 @@ static void edge_set_summary_matches_the_reference(void **state) {
                     same(r.rows_hi, &rows->u.items[2], 1e-12));
         assert_true(same(r.topk_mean, &topk->u.items[0], 1e-12) && same(r.topk_lo, &topk->u.items[1], 1e-12) &&
                     same(r.topk_hi, &topk->u.items[2], 1e-12));
+        const json_value *ef = json_get(want, "effect");
+        assert_true(same(r.effect_mean, &ef->u.items[0], 1e-15) && same(r.effect_lo, &ef->u.items[1], 1e-15) &&
+                    same(r.effect_hi, &ef->u.items[2], 1e-15));
         assert_int_equal((int)pi->n, 4 * n);
         for (int k = 0; k < 4 * n; k++) assert_true(same(per[k], &pi->u.items[k], 1e-12));
         if (eps == 0.0) { /* the engine's own grids */

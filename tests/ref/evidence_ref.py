@@ -278,28 +278,7 @@ def patching(model, clean, corrupt, a_clean, a_corrupt):
 # ---------------------------------------------------------------------------------------------------------------
 # resample ablation over K draws (windows of the reference at seeded offsets)
 
-M64 = (1 << 64) - 1
-
-
-class SplitMix64:
-    """The generator of c/src/stats.c (alab_rng): splitmix64; below(n) by rejection on the high 32 bits."""
-
-    def __init__(self, seed):
-        self.state = seed & M64
-
-    def next(self):
-        self.state = (self.state + 0x9E3779B97F4A7C15) & M64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-        return z ^ (z >> 31)
-
-    def below(self, n):
-        lim = (1 << 32) - ((1 << 32) % n)
-        while True:
-            r = self.next() >> 32
-            if r < lim:
-                return r % n
+from stats_ref import SplitMix64  # noqa: E402  (the generator of c/src/stats.c, written once in Python)
 
 
 def resample_draws(model, ids, reference, K, seed):

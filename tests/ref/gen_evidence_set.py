@@ -83,7 +83,7 @@ def four(grids, E_key, last_only, eps, st):
 def summary(grids, last_layer, eps, st):
     local, per_local = four(grids, "E", False, eps, st)
     last, per_last = four(grids, "E_last", last_layer, eps, st)
-    rows, topk = [], []
+    rows, topk, meff = [], [], []
     for g in grids:
         T = g["T"]
         rs = []
@@ -97,10 +97,12 @@ def summary(grids, last_layer, eps, st):
         a = [float(g["A"][i, j]) for i in range(T) for j in range(i + 1)]
         e = [0.0 if abs(float(g["E"][i, j])) < eps else float(g["E"][i, j]) for i in range(T) for j in range(i + 1)]
         topk.append(top_k_overlap(a, e, T))
+        meff.append(seq_sum(e) / len(e))
     nb = max(st["n_boot"], 1)
     rm, rlo, rhi = bootstrap_mean(rows, nb, st["level"], st["seed"])
     tm, tlo, thi = bootstrap_mean(topk, nb, st["level"], st["seed"])
-    return {"local": local, "last": last, "rows": [rm, rlo, rhi], "topk": [tm, tlo, thi],
+    em, elo, ehi = bootstrap_mean(meff, nb, st["level"], st["seed"])
+    return {"local": local, "last": last, "rows": [rm, rlo, rhi], "topk": [tm, tlo, thi], "effect": [em, elo, ehi],
             "per_input": per_local + per_last + rows + topk}
 
 

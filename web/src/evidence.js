@@ -394,10 +394,10 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode 
       yield { done: n + k + 1, total };
     }
     const eps = epsilon ?? noiseFactor * noise;
-    const pOut = mem.alloc(8 * 94), pPer = mem.alloc(8 * 4 * n);
+    const pOut = mem.alloc(8 * 97), pPer = mem.alloc(8 * 4 * n);
     w.check(w.fn.alab_edge_set_summary_flat(pOut, pPer, pA, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
       nBoot, nPerm, level, seed >>> 0));
-    const v = new Float64Array(w.memory.buffer, pOut, 94).slice(), per = new Float64Array(w.memory.buffer, pPer, 4 * n).slice();
+    const v = new Float64Array(w.memory.buffer, pOut, 97).slice(), per = new Float64Array(w.memory.buffer, pPer, 4 * n).slice();
     const kinds = (at) => ({ spearman: corrOf(v, at), kendall: corrOf(v, at + 11), uniform: corrOf(v, at + 22), permuted: corrOf(v, at + 33) });
     return {
       layer, head, mode, n, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
@@ -405,6 +405,7 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode 
       local: kinds(0), last: kinds(44),
       rows: { mean: nanToNull(v[88]), lo: nanToNull(v[89]), hi: nanToNull(v[90]) },
       topKOverlap: { mean: nanToNull(v[91]), lo: nanToNull(v[92]), hi: nanToNull(v[93]) },
+      meanEffect: { mean: nanToNull(v[94]), lo: nanToNull(v[95]), hi: nanToNull(v[96]) },
       perInput: inputs.map((ids, k) => ({ T: ids.length, spearman: nanToNull(per[k]), spearmanLast: nanToNull(per[n + k]),
         rowSpearman: nanToNull(per[2 * n + k]), topKOverlap: nanToNull(per[3 * n + k]) })),
     };

@@ -787,15 +787,8 @@ export class Model {
     const w = this.#live();
     const o = checkOptions('tokenKnockout', options, ['mode', 'neutral', 'knockout', 'onProgress', 'signal']);
     const ids = this.#evidenceInput('tokenKnockout', input);
-    const { nLayer, nHead, vocabSize } = this.config;
-    let mode = o.mode ?? 'column';
-    if (!['column', 'delete', 'replace'].includes(mode))
-      throw new AttnlabError('EINVAL', `tokenKnockout: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
-    if (mode !== 'column' && o.knockout !== undefined)
-      throw new AttnlabError('EINVAL', `tokenKnockout: options.knockout applies to the column knockout, not to mode '${mode}'`);
-    if (mode === 'column' && this.#knockoutMode('tokenKnockout', o.knockout) === 'zero') mode = 'columnZero';
-    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockout', 'neutral', o.neutral);
-    if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockout: the neutral token ${neutral} is outside [0, ${vocabSize})`);
+    const { nLayer, nHead } = this.config;
+    const { mode, neutral } = this.#tokenMode('tokenKnockout', o);
     return { steps: evidence.tokenKnockoutSteps(w, this.#h, ids, { nLayer, nHead, mode, neutral }),
              progress: this.#progressOptions('tokenKnockout', o),
              finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
@@ -803,6 +796,20 @@ export class Model {
 
   // The head outputs of a reference text, computed once per model and text (the default reference's
   // serve every ablationSemantics call); a few are kept.
+  // The token knockout's mode (column, columnZero, delete, replace) and neutral token from options.
+  #tokenMode(where, o) {
+    let mode = o.mode ?? 'column';
+    if (!['column', 'delete', 'replace'].includes(mode))
+      throw new AttnlabError('EINVAL', `${where}: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+    if (mode !== 'column' && o.knockout !== undefined)
+      throw new AttnlabError('EINVAL', `${where}: options.knockout applies to the column knockout, not to mode '${mode}'`);
+    if (mode === 'column' && this.#knockoutMode(where, o.knockout) === 'zero') mode = 'columnZero';
+    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken(where, 'neutral', o.neutral);
+    const V = this.config.vocabSize;
+    if (neutral < 0 || neutral >= V) throw new AttnlabError('ERANGE', `${where}: the neutral token ${neutral} is outside [0, ${V})`);
+    return { mode, neutral };
+  }
+
   #knockoutMode(where, m) {
     if (m === undefined) return 'renorm';
     if (m !== 'renorm' && m !== 'zero')
@@ -905,15 +912,8 @@ export class Model {
     const w = this.#live();
     const o = checkOptions('tokenKnockoutSet', options, ['mode', 'knockout', 'neutral', 'limit', 'nBoot', 'nPerm', 'seed',
       'level', 'epsilon', 'onProgress', 'signal']);
-    const { nLayer, nHead, vocabSize } = this.config;
-    let mode = o.mode ?? 'column';
-    if (!['column', 'delete', 'replace'].includes(mode))
-      throw new AttnlabError('EINVAL', `tokenKnockoutSet: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
-    if (mode !== 'column' && o.knockout !== undefined)
-      throw new AttnlabError('EINVAL', `tokenKnockoutSet: options.knockout applies to the column knockout, not to mode '${mode}'`);
-    if (mode === 'column' && this.#knockoutMode('tokenKnockoutSet', o.knockout) === 'zero') mode = 'columnZero';
-    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken('tokenKnockoutSet', 'neutral', o.neutral);
-    if (neutral < 0 || neutral >= vocabSize) throw new AttnlabError('ERANGE', `tokenKnockoutSet: the neutral token ${neutral} is outside [0, ${vocabSize})`);
+    const { nLayer, nHead } = this.config;
+    const { mode, neutral } = this.#tokenMode('tokenKnockoutSet', o);
     if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
       throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
     const inputs = this.evidenceSet(set, { limit: o.limit });
