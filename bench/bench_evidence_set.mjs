@@ -49,9 +49,9 @@ if (process.argv.includes('--chromium')) {
       await waitDrawn(w.page, 1, 120000);
       threads = await w.page.evaluate(() => document.body.dataset.threads);
       const ms = await w.page.evaluate(async (n) => {
-        const sel = document.querySelector('#ev-edge-source');
-        sel.value = 'set';
-        sel.dispatchEvent(new Event('change', { bubbles: true }));
+        const radio = document.querySelector('#ev-edge-src-set');
+        radio.checked = true;
+        radio.dispatchEvent(new Event('change', { bubbles: true }));
         const lim = document.querySelector('#ev-edge-limit');
         lim.value = String(n);
         lim.dispatchEvent(new Event('input', { bubbles: true }));
