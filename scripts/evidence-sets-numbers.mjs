@@ -37,6 +37,15 @@ function edgeSet(layer) {
            rows: j.rows, topKOverlap: j.top_k_overlap, meanEffect: j.mean_effect };
 }
 
+// KL(softmax(a) || softmax(b)) in double
+function klOf(a, b) {
+  const lse = (z) => { let mx = -Infinity; for (const x of z) mx = Math.max(mx, x); let s = 0; for (const x of z) s += Math.exp(x - mx); return mx + Math.log(s); };
+  const la = lse(a), lb = lse(b);
+  let k = 0;
+  for (let v = 0; v < a.length; v++) k += Math.exp(a[v] - la) * ((a[v] - la) - (b[v] - lb));
+  return Math.max(k, 0);
+}
+
 function edgeRows(e) {
   const row = (label, s) => `| ${label} | ${ci(s)} | ${nul(s)} | ${fp(s.p)} | ${s.nDefined} | ${s.nAboveFloor} of ${s.nPoints} |`;
   return [
@@ -86,6 +95,15 @@ async function main() {
   const abl = stage('ablation', () => m.ablationSet('heldout', { limit: ABL_N, draws: ABL_DRAWS }));
   const induction = stage('induction', () => m.patchingSet('induction'));
   const pairs = stage('pairs', () => m.patchingSet('pairs', { minGap: 0 }));
+  // two runs that should be equal: the same sentences with the weights kept 16-bit (converted inside each product)
+  const storage = await (async () => {
+    if ('storage' in cache) return cache.storage;
+    const h = await loadModel(undefined, { weights: 'half' });
+    let mx = 0;
+    for (const s of EVIDENCE_SETS.heldout.sentences.slice(0, 10)) mx = Math.max(mx, klOf(m.run(s.text).logits, h.run(s.text).logits));
+    h.dispose();
+    return stage('storage', () => ({ maxKL: mx, weights: h.weights }));
+  })();
   const gaps = pairs.perInput.map((p) => p.ldClean - p.ldCorrupt);
   const H = m.config.nHead, name = (i) => `L${Math.floor(i / H)}H${i % H}`;
   const bestHead = induction.heads.reduce((b, x, i) => (x.mean > induction.heads[b].mean ? i : b), 0);
@@ -109,6 +127,8 @@ async function main() {
       `${tokens.delete.eps.toExponential(2)} for deletion (the same no-op, on the intact input); effects above it: ` +
       `${tokens.column.readings.lastLayer.nAboveFloor} of ${tokens.column.readings.lastLayer.nPoints} and ` +
       `${tokens.delete.readings.lastLayer.nAboveFloor} of ${tokens.delete.readings.lastLayer.nPoints}.`,
+    '',
+    `Two runs that should be equal, another way: the same 10 sentences with the weights kept 16-bit (\`weights: 'half'\`, converted inside each product) differ from the F32 runs by a KL of at most ${storage.maxKL.toExponential(2)} at the last position, below every ε above.`,
     '',
     '| token removed by | reading | mean ρ [95 % CI] | null [95 %] | p |',
     '|---|---|---|---|---|',
