@@ -1035,6 +1035,20 @@ static void json_four(FILE *f, const char *name, const alab_corr_summary *sp, co
     fputc('}', f);
 }
 
+/* The floor of a set measure, as the JS API derives it: --epsilon, or 10 x the largest KL a no-op
+ * renormalisation leaves (alab_knockout_noise of `layer`, -1 for every layer) on the first n_noise inputs. */
+static int set_noise_floor(double *eps, double *noise, const cli *c, alab_model *m, const input_set *s, int n_noise,
+                           int layer) {
+    int rc = ALAB_OK;
+    *noise = 0.0;
+    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
+        double x;
+        if ((rc = alab_knockout_noise(&x, m, s->ids[k], s->T[k], layer)) == ALAB_OK && x > *noise) *noise = x;
+    }
+    *eps = c->epsilon < 0.0 ? 10.0 * *noise : c->epsilon;
+    return rc;
+}
+
 static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
     const alab_config *cfg = alab_model_config(m);
     const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
@@ -1058,13 +1072,9 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
                                     s.T[k], c->ko_mode);
     }
     /* the noise floor: 10 x the largest KL a no-op renormalisation leaves, over the first 10 inputs */
-    double noise = 0.0;
+    double noise = 0.0, eps = 0.0;
     const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
-    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
-        double x;
-        if ((rc = alab_knockout_noise(&x, m, s.ids[k], s.T[k], layer)) == ALAB_OK && x > noise) noise = x;
-    }
-    const double eps = c->epsilon < 0.0 ? 10.0 * noise : c->epsilon;
+    if (rc == ALAB_OK) rc = set_noise_floor(&eps, &noise, c, m, &s, n_noise, layer);
     alab_edge_set r;
     const alab_set_stats st = {c->n_boot, c->n_perm, c->level, c->has_seed ? (uint32_t)c->seed : 1u};
     if (rc == ALAB_OK)
@@ -1159,13 +1169,9 @@ static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
         free(e); free(R); free(fl);
     }
     if (rc == ALAB_OK) off[n] = (int)o;
-    double noise = 0.0;
+    double noise = 0.0, eps = 0.0;
     const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
-    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
-        double x;
-        if ((rc = alab_knockout_noise(&x, m, s.ids[k], s.T[k], -1)) == ALAB_OK && x > noise) noise = x;
-    }
-    const double eps = c->epsilon < 0.0 ? 10.0 * noise : c->epsilon;
+    if (rc == ALAB_OK) rc = set_noise_floor(&eps, &noise, c, m, &s, n_noise, -1);
     const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
     static const char *names[4] = {"last_layer", "rollout", "flow", "permuted"};
     alab_corr_summary sum[4];

@@ -58,8 +58,8 @@ static int check_run_input(alab_model *m, const int *ids, int T, const char *whe
  * hidden state of the positions it is measured at in one row of H; every
  * LH_BATCH rows their logits come from one matrix product and each row's KL
  * against its base distribution goes to *out. The product goes over the
- * vocabulary in blocks of LH_VB rows of the LM head, each transposed and
- * packed (ops.c's packed kernel, the layers' own) while it is in cache, so
+ * vocabulary in blocks of LH_VB rows of the LM head, each packed from its
+ * rows (ops.c's packed kernel, the layers' own) while it is in cache, so
  * the head is read from memory once a batch; blocks are split over the
  * model's threads. 16-bit heads take alab_lm_head. */
 #define LH_BATCH 128
@@ -67,12 +67,13 @@ static int check_run_input(alab_model *m, const int *ids, int T, const char *whe
 typedef struct {
     alab_model *m;
     int C, V, n, parts;
-    float *H, *Z, *scratch;             /* (LH_BATCH, C), (LH_BATCH, V), per part 2 * LH_VB * C + LH_BATCH * LH_VB */
+    float *H, *Z, *scratch;             /* (LH_BATCH, C), (LH_BATCH, V), per part LH_VB * C + LH_BATCH * LH_VB */
     const base_dist *base[LH_BATCH];
     float *out[LH_BATCH];
 } lm_batch;
 
-static size_t batch_scratch_floats(int C) { return 2 * (size_t)LH_VB * C + (size_t)LH_BATCH * LH_VB; }
+/* a part's scratch: one packed block of the head, then the block's logits for the batch */
+static size_t batch_scratch_floats(int C) { return (size_t)LH_VB * C + (size_t)LH_BATCH * LH_VB; }
 
 static int batch_open(lm_batch *b, alab_model *m) {
     const alab_config *c = alab_model_config(m);
@@ -101,11 +102,10 @@ static void batch_close(lm_batch *b) {
 static void batch_logits_part(void *ctx, int part, int nparts) {
     lm_batch *b = ctx;
     const int C = b->C, V = b->V, n = b->n;
-    float *wt = b->scratch + (size_t)part * batch_scratch_floats(C), *wp = wt + (size_t)LH_VB * C, *tile = wp + (size_t)LH_VB * C;
+    float *wp = b->scratch + (size_t)part * batch_scratch_floats(C), *tile = wp + (size_t)LH_VB * C;
     for (int v0 = part * LH_VB; v0 < V; v0 += nparts * LH_VB) {
         const int nb = V - v0 < LH_VB ? V - v0 : LH_VB;
         const float *w = b->m->lm_head + (size_t)v0 * C;
-        (void)wt;
         matmul_pack_weights_t(wp, w, C, nb);
         matmul_packed_forward(tile, b->H, wp, NULL, n, C, nb);
         for (int r = 0; r < n; r++) memcpy(b->Z + (size_t)r * V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
@@ -164,17 +164,17 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
         return alab_fail(ALAB_ERANGE, "alab_edge_knockout: rows [%d, %d) outside [0, %d)", row0, row1, T);
     if (mode != ALAB_KO_RENORM && mode != ALAB_KO_ZERO && mode != ALAB_KO_NOOP)
         return alab_fail(ALAB_EINVAL, "alab_edge_knockout: mode %d is not renorm (0), zero (1) or noop (2)", mode);
-    size_t n_base, n_x;
-    if (alab_mul_size(&n_base, (size_t)T + 1, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C))
-        return alab_fail(ALAB_ENOMEM, "alab_edge_knockout: sizes overflow");
     /* base distributions of the rows asked for and of T-1: (row1 - row0 + 1) of them */
     const int nb = row1 - row0 + 1;
-    float *bufd = malloc(2 * (size_t)nb * V * sizeof *bufd);
+    size_t n_base, n_x;
+    if (alab_mul_size(&n_base, 2 * (size_t)nb, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C))
+        return alab_fail(ALAB_ENOMEM, "alab_edge_knockout: sizes overflow");
+    float *bufd = malloc(n_base * sizeof *bufd);
     double *lsm = malloc((size_t)V * sizeof *lsm);
     base_dist *bd = malloc((size_t)nb * sizeof *bd);
-    float *z = malloc((size_t)V * sizeof *z), *xs = malloc(n_x * sizeof *xs);
+    float *xs = malloc(n_x * sizeof *xs);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !z || !xs) {
+    if (!bufd || !lsm || !bd || !xs) {
         rc = alab_fail(ALAB_ENOMEM, "alab_edge_knockout: no memory for T = %d", T);
         goto done;
     }
@@ -232,7 +232,6 @@ done:
     free(bufd);
     free(lsm);
     free(bd);
-    free(z);
     free(xs);
     return rc;
 }
@@ -248,10 +247,10 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     float *bufd = malloc(2 * (size_t)T * V * sizeof *bufd);
     double *lsm = malloc((size_t)V * sizeof *lsm);
     base_dist *bd = malloc((size_t)T * sizeof *bd);
-    float *z = malloc((size_t)V * sizeof *z), *xs = malloc((size_t)L * T * C * sizeof *xs);
+    float *xs = malloc((size_t)L * T * C * sizeof *xs);
     float *kl = malloc((size_t)T * T * sizeof *kl);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !z || !xs || !kl) {
+    if (!bufd || !lsm || !bd || !xs || !kl) {
         rc = alab_fail(ALAB_ENOMEM, "alab_knockout_noise: no memory for T = %d", T);
         goto done;
     }
@@ -299,7 +298,6 @@ done:
     free(bufd);
     free(lsm);
     free(bd);
-    free(z);
     free(xs);
     free(kl);
     return rc;

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from gpt2_ref import forward
+from stats_ref import SplitMix64, average_ranks  # the generator of c/src/stats.c and the average ranks, written once
 
 
 def log_softmax64(z):
@@ -27,25 +28,11 @@ def kl(lp, lq):
 # ---------------------------------------------------------------------------------------------------------------
 # rank correlations (ties get their average rank; Kendall's tau-b)
 
-def ranks(x):
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    r = np.empty(len(x))
-    i = 0
-    while i < len(x):
-        j = i
-        while j + 1 < len(x) and x[order[j + 1]] == x[order[i]]:
-            j += 1
-        r[order[i:j + 1]] = (i + j) / 2.0
-        i = j + 1
-    return r
-
-
 def spearman(a, b):
     """Pearson correlation of the ranks; NaN when fewer than 2 values or one side is constant."""
     if len(a) < 2:
         return float("nan")
-    ra, rb = ranks(a), ranks(b)
+    ra, rb = average_ranks(a), average_ranks(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
     d = math.sqrt((ra * ra).sum() * (rb * rb).sum())
     return float((ra * rb).sum() / d) if d > 0 else float("nan")
@@ -278,7 +265,6 @@ def patching(model, clean, corrupt, a_clean, a_corrupt):
 # ---------------------------------------------------------------------------------------------------------------
 # resample ablation over K draws (windows of the reference at seeded offsets)
 
-from stats_ref import SplitMix64  # noqa: E402  (the generator of c/src/stats.c, written once in Python)
 
 
 def resample_draws(model, ids, reference, K, seed):

@@ -346,7 +346,7 @@ export function corrDataset(w, inputs, { stat = 'spearman', eps = 0, minPoints =
     const r = (k) => nanToNull(f64(w, pOut + 8 * k));
     return { stat, mean: r(0), lo: r(1), hi: r(2), nullMean: r(3), nullLo: r(4), nullHi: r(5), p: r(6), pGreater: r(7),
              nDefined: f64(w, pOut + 64), nPoints: f64(w, pOut + 72), nAboveFloor: f64(w, pOut + 80),
-             perInput: Array.from(w.readF64 ? w.readF64(pPer, n) : new Float64Array(w.memory.buffer, pPer, n).slice(), nanToNull) };
+             perInput: Array.from(new Float64Array(w.memory.buffer, pPer, n), nanToNull) };
   });
 }
 

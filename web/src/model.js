@@ -945,9 +945,10 @@ export class Model {
              finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
   }
 
-  #referenceIds(where, v) {
+  // The ids of a reference text (default REFERENCE_TEXT), cut at n_positions.
+  #referenceIds(where, v, name = 'reference') {
     const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
-    if (r.length < 1) throw new AttnlabError('EEMPTY', `${where}: the reference text has no tokens`);
+    if (r.length < 1) throw new AttnlabError('EEMPTY', `${where}: the ${name} text has no tokens`);
     const P = this.config.nPositions;
     return r.length > P ? r.subarray(0, P) : r;
   }
@@ -1016,19 +1017,13 @@ export class Model {
     const w = this.#live();
     const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'draws', 'seed', 'onProgress', 'signal']);
     const ids = this.#evidenceInput('ablationSemantics', input);
-    const refIds = (name, v) => {
-      const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
-      if (r.length < 1) throw new AttnlabError('EEMPTY', `ablationSemantics: the ${name} text has no tokens`);
-      const P = this.config.nPositions;
-      return r.length > P ? r.subarray(0, P) : r;
-    };
-    const reference = refIds('reference', o.reference);
+    const reference = this.#referenceIds('ablationSemantics', o.reference);
     // without a resample text: K seeded windows of the reference (the CLI's default too); with one: its run, aligned
     if (o.resample !== undefined && o.draws !== undefined)
       throw new AttnlabError('EINVAL', 'ablationSemantics: options.draws takes windows of the reference; it does not go with options.resample');
     const draws = o.resample === undefined ? (o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000)) : 0;
     const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
-    const resample = o.resample === undefined ? reference : refIds('resample', o.resample);
+    const resample = o.resample === undefined ? reference : this.#referenceIds('ablationSemantics', o.resample, 'resample');
     if (resample.length < ids.length)
       throw new AttnlabError('ETOOLONG', `ablationSemantics: the ${draws ? 'reference' : 'resample'} text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
     const { nLayer, nHead } = this.config;
