@@ -46,7 +46,7 @@ void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T) {
 typedef struct {
     alab_model *m;
     const qkv_view *v;
-    int l, T;
+    int l, T, q0, q1;
     const alab_run_opts *o;
     const intervention_index *ix;
 } attention_job;
@@ -73,13 +73,17 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
         const int ablated = ix->ablated[l * NH + h];
         for (int j = 0; j < T; j++)
             for (int d = 0; d < HS; d++) kt[(size_t)d * T + j] = kh[(size_t)j * vw->ldk + d];
-        for (int i0 = 0; i0 < T; i0 += ATT_RB) {
-            const int i1 = T - i0 < ATT_RB ? T : i0 + ATT_RB;
-            int lo, hi, hi_max = 0, nz = 0;
-            for (int i = i0; i < i1; i++) {
+        /* blocks of the full run's grid; a window computes its rows of each with the block's column count, so
+           every product is the full run's (a row's values do not depend on the other rows computed) */
+        for (int b0 = job->q0 / ATT_RB * ATT_RB; b0 < job->q1; b0 += ATT_RB) {
+            const int b1 = T - b0 < ATT_RB ? T : b0 + ATT_RB;
+            const int i0 = b0 > job->q0 ? b0 : job->q0, i1 = b1 < job->q1 ? b1 : job->q1;
+            int lo, hi, hi_max = 0;
+            for (int i = b0; i < b1; i++) {
                 alab_mask_range(&lo, &hi, mode, window, i, T);
                 if (hi > hi_max) hi_max = hi;
             }
+            int nz = hi_max; /* the block's last key column with a nonzero weight, + 1 */
             matmul_forward_ld(att_h + (size_t)i0 * T, T, qh + (size_t)i0 * vw->ldq, vw->ldq, kt, T, NULL, i1 - i0, HS, hi_max);
             for (int i = i0; i < i1; i++) {
                 float *row = att_h + (size_t)i * T;
@@ -95,7 +99,6 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
                 softmax_forward(row + lo, row + lo, hi - lo);
                 for (int j = 0; j < lo; j++) row[j] = 0.0f;
                 for (int j = hi; j < T; j++) row[j] = 0.0f;
-                if (hi > nz) nz = hi;
                 for (int s = 0; s < ng; s++) { /* hard do: after the softmax, the row becomes one-hot */
                     const alab_intervention *v = &o->interventions[g[s]];
                     if (v->kind == ALAB_DO_HARD && (v->head == ALAB_ALL_HEADS || v->head == h)) {
@@ -124,10 +127,10 @@ static void attention_part(void *ctx, int part, int nparts) {
 }
 
 void alab_attention_prefill(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o,
-                            const intervention_index *ix) {
+                            const intervention_index *ix, int q0, int q1) {
     const int NH = m->cfg.n_head, DQ = NH * m->arch.HS;
-    attention_job job = {m, v, l, T, o, ix};
-    const int parts = NH > 1 ? alab_parts_for(m, (double)T * T * DQ) : 1; /* q k^T and att v, causal halves */
+    attention_job job = {m, v, l, T, q0, q1, o, ix};
+    const int parts = NH > 1 ? alab_parts_for(m, (double)(q1 - q0) * T * DQ) : 1; /* q k^T and att v, causal halves */
     if (parts <= 1) attention_heads(&job, 0, NH);
     else alab_run_job(m, parts, attention_part, &job);
 }

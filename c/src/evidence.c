@@ -48,6 +48,9 @@ static void base_set(base_dist *b, const float *z, int V, double *scratch) {
 
 static double kl_base(const base_dist *b, const float *zq, int V) { return kl_fast(b->p, b->z, zq, V); }
 
+/* Floats of one row of a layer's q | k | v (block_rows' capture). */
+static int qkv_width(const alab_model *m) { return (m->cfg.n_head + 2 * m->arch.NKV) * m->arch.HS; }
+
 static int check_run_input(alab_model *m, const int *ids, int T, const char *where) {
     if (!m || !ids) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
     if (T < 2) return alab_fail(ALAB_EEMPTY, "%s: needs at least 2 tokens, got %d", where, T);
@@ -166,15 +169,17 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
         return alab_fail(ALAB_EINVAL, "alab_edge_knockout: mode %d is not renorm (0), zero (1) or noop (2)", mode);
     /* base distributions of the rows asked for and of T-1: (row1 - row0 + 1) of them */
     const int nb = row1 - row0 + 1;
-    size_t n_base, n_x;
-    if (alab_mul_size(&n_base, 2 * (size_t)nb, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C))
+    size_t n_base, n_x, n_qkv;
+    if (alab_mul_size(&n_base, 2 * (size_t)nb, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C) ||
+        alab_mul_size(&n_qkv, (size_t)L * T, (size_t)qkv_width(m)))
         return alab_fail(ALAB_ENOMEM, "alab_edge_knockout: sizes overflow");
     float *bufd = malloc(n_base * sizeof *bufd);
     double *lsm = malloc((size_t)V * sizeof *lsm);
     base_dist *bd = malloc((size_t)nb * sizeof *bd);
     float *xs = malloc(n_x * sizeof *xs);
+    float *qkv = malloc(n_qkv * sizeof *qkv);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !xs) {
+    if (!bufd || !lsm || !bd || !xs || !qkv) {
         rc = alab_fail(ALAB_ENOMEM, "alab_edge_knockout: no memory for T = %d", T);
         goto done;
     }
@@ -184,7 +189,7 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
     alab_run_opts o;
     alab_run_opts_init(&o);
     o.capture_resid = xs;
-    if ((rc = alab_forward(m, ids, T, &o)) != ALAB_OK) goto done;
+    if ((rc = alab_forward_rows(m, ids, T, &o, qkv, NULL, 0, T)) != ALAB_OK) goto done;
     const float *att = alab_result_attention(m) + (size_t)layer * NH * T * T;
     for (size_t x = 0; x < (size_t)T * T; x++) {
         double s = 0.0;
@@ -218,7 +223,8 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
             }
             ko.row = i;
             ko.col = j;
-            if ((rc = alab_forward(m, ids, T, &o)) != ALAB_OK) goto done;
+            /* rows before i cannot change; in the last layer rows after i do not either */
+            if ((rc = alab_forward_rows(m, ids, T, &o, NULL, qkv, i, layer == L - 1 ? i + 1 : T)) != ALAB_OK) goto done;
             if ((rc = batch_add(&batch, i, &bd[i - row0], &E[x])) != ALAB_OK) goto done;
             if (i == T - 1) continue; /* E_last = E, copied below */
             if (layer == L - 1) E_last[x] = 0.0f; /* row i < T-1 of the last layer cannot reach T-1 */
@@ -233,6 +239,7 @@ done:
     free(lsm);
     free(bd);
     free(xs);
+    free(qkv);
     return rc;
 }
 
@@ -249,8 +256,9 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     base_dist *bd = malloc((size_t)T * sizeof *bd);
     float *xs = malloc((size_t)L * T * C * sizeof *xs);
     float *kl = malloc((size_t)T * T * sizeof *kl);
+    float *qkv = malloc((size_t)L * T * qkv_width(m) * sizeof *qkv);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !xs || !kl) {
+    if (!bufd || !lsm || !bd || !xs || !kl || !qkv) {
         rc = alab_fail(ALAB_ENOMEM, "alab_knockout_noise: no memory for T = %d", T);
         goto done;
     }
@@ -258,7 +266,7 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     alab_run_opts o;
     alab_run_opts_init(&o);
     o.capture_resid = xs;
-    if ((rc = alab_forward(m, ids, T, &o)) != ALAB_OK) goto done;
+    if ((rc = alab_forward_rows(m, ids, T, &o, qkv, NULL, 0, T)) != ALAB_OK) goto done;
     for (int t = 0; t < T; t++) bd[t] = (base_dist){bufd + (size_t)2 * t * V, bufd + (size_t)(2 * t + 1) * V};
     for (int t0 = 0; t0 < T; t0 += LH_BATCH) {
         int pos[LH_BATCH];
@@ -283,7 +291,9 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     for (int t = 0; t < T; t++) kl[t] = 0.0f;
     for (int i = 0; i < runs; i++) {
         ko.row = layer >= 0 ? i : -1;
-        if ((rc = alab_forward(m, ids, T, &o)) != ALAB_OK) goto done;
+        /* one layer: the windowed run of an edge knockout (rows i..); every layer: the whole run */
+        if ((rc = layer >= 0 ? alab_forward_rows(m, ids, T, &o, NULL, qkv, i, T) : alab_forward(m, ids, T, &o)) != ALAB_OK)
+            goto done;
         for (int t = layer >= 0 ? i : 0; t < T; t++) /* positions before i cannot change */
             if ((rc = batch_add(&batch, t, &bd[t], &kl[(size_t)i * T + t])) != ALAB_OK) goto done;
     }
@@ -300,6 +310,7 @@ done:
     free(bd);
     free(xs);
     free(kl);
+    free(qkv);
     return rc;
 }
 

@@ -44,12 +44,12 @@ void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx) {
 typedef struct {
     float *out;
     const float *inp, *w, *b;
-    int T, C, OC;
+    int T, C, OC, T_plan;
 } mm_job;
 
 static void mm_packed_part(void *ctx, int part, int nparts) {
     const mm_job *j = ctx;
-    matmul_packed_forward_part(j->out, j->inp, j->w, j->b, j->T, j->C, j->OC, part, nparts);
+    matmul_packed_forward_plan(j->out, j->inp, j->w, j->b, j->T, j->C, j->OC, part, nparts, j->T_plan);
 }
 
 static void mm_nt_part(void *ctx, int part, int nparts) {
@@ -81,6 +81,11 @@ static void act_part(void *ctx, int part, int nparts) {
 
 void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
                        int T, int C, int OC) {
+    alab_layer_matmul_plan(m, out, inp, w, b, T, C, OC, T);
+}
+
+void alab_layer_matmul_plan(alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                            int T, int C, int OC, int T_plan) {
     if (m->half) { /* 16-bit weights: the matrix converted to f32, then the unpacked product */
         matmul_forward(out, inp, alab_half_matrix(m, w, (size_t)C * OC), b, T, C, OC);
         return;
@@ -90,11 +95,7 @@ void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float 
         return;
     }
     const int parts = alab_parts_for(m, (double)T * C * OC);
-    if (parts <= 1) {
-        matmul_packed_forward(out, inp, w, b, T, C, OC);
-        return;
-    }
-    mm_job j = {out, inp, w, b, T, C, OC};
+    mm_job j = {out, inp, w, b, T, C, OC, T_plan};
     alab_run_job(m, parts, mm_packed_part, &j);
 }
 
@@ -115,7 +116,7 @@ void alab_lm_head(alab_model *m, float *out, const float *inp, int T) {
         matmul_nt_forward(out, inp, m->lm_head, T, C, V);
         return;
     }
-    mm_job j = {out, inp, m->lm_head, NULL, T, C, V};
+    mm_job j = {out, inp, m->lm_head, NULL, T, C, V, T};
     alab_run_job(m, parts, mm_nt_part, &j);
 }
 
@@ -278,81 +279,105 @@ void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
     }
 }
 
-/* q, k, v of h (Tn, C) into qkv; *v says where they are. */
-static void project_qkv(alab_model *m, const layer_weights *w, int Tn, qkv_view *v) {
+/* q, k, v of rows [r0, r0 + nr) of h into qkv, laid out for Tn rows; *v says where they are. */
+static void project_qkv(alab_model *m, const layer_weights *w, int Tn, int r0, int nr, qkv_view *v) {
     const int C = m->cfg.n_embd, DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
     float *qkv = m->acts.qkv;
+    const float *h = m->acts.h + (size_t)r0 * C;
     if (w->qkv_w) {
         const int D3 = DQ + 2 * DKV;
-        alab_layer_matmul(m, qkv, m->acts.h, w->qkv_w, w->qkv_b, Tn, C, D3);
+        alab_layer_matmul_plan(m, qkv + (size_t)r0 * D3, h, w->qkv_w, w->qkv_b, nr, C, D3, Tn);
         *v = (qkv_view){qkv, qkv + DQ, qkv + DQ + DKV, D3, D3, D3, w->qkv_b, w->qkv_b ? w->qkv_b + DQ : NULL};
     } else {
         float *k = qkv + (size_t)Tn * DQ, *vv = k + (size_t)Tn * DKV;
-        alab_layer_matmul(m, qkv, m->acts.h, w->q_w, w->q_b, Tn, C, DQ);
-        alab_layer_matmul(m, k, m->acts.h, w->k_w, w->k_b, Tn, C, DKV);
-        alab_layer_matmul(m, vv, m->acts.h, w->v_w, w->v_b, Tn, C, DKV);
+        alab_layer_matmul_plan(m, qkv + (size_t)r0 * DQ, h, w->q_w, w->q_b, nr, C, DQ, Tn);
+        alab_layer_matmul_plan(m, k + (size_t)r0 * DKV, h, w->k_w, w->k_b, nr, C, DKV, Tn);
+        alab_layer_matmul_plan(m, vv + (size_t)r0 * DKV, h, w->v_w, w->v_b, nr, C, DKV, Tn);
         *v = (qkv_view){qkv, k, vv, DQ, DKV, DKV, w->q_b, w->k_b};
     }
 }
 
 void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opts *o,
-                        const intervention_index *ix, kv_cache *kv) {
+                        const intervention_index *ix, kv_cache *kv, const block_rows *br) {
     const alab_arch *ar = &m->arch;
     const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = ar->HS, NKV = ar->NKV, DQ = NH * HS, F = ar->F;
+    const int DQKV = DQ + 2 * NKV * HS;
     const layer_weights *w = &m->layers[l];
     activations *a = &m->acts;
     qkv_view v;
+    /* the rows computed: all Tn, or (a windowed run) [r0, r0 + nr) with every other row's q, k, v from a plain run */
+    const int r0 = br && br->plain_qkv ? br->w0 : 0, nr = br && br->plain_qkv ? br->w1 - br->w0 : Tn;
+    float *x = a->x + (size_t)r0 * C, *h = a->h + (size_t)r0 * C;
 
     if (o) alab_resid_hooks(a->x, o, l, Tn, C); /* evidence: residual positions replaced / captured */
-    norm(m, a->h, a->x, w->ln1_w, w->ln1_b, Tn);
-    project_qkv(m, w, Tn, &v);
+    norm(m, h, x, w->ln1_w, w->ln1_b, nr);
+    if (br && br->plain_qkv) memcpy(a->qkv, br->plain_qkv + (size_t)l * Tn * DQKV, (size_t)Tn * DQKV * sizeof(float));
+    project_qkv(m, w, Tn, r0, nr, &v);
     if (ix && ix->has_edits) alab_apply_head_edits(m, &v, l, Tn, o);
     if (ar->qk_norm)
-        for (int t = 0; t < Tn; t++) {
-            for (int h = 0; h < NH; h++) {
-                float *q = v.q + (size_t)t * v.ldq + h * HS;
+        for (int t = r0; t < r0 + nr; t++) {
+            for (int hd = 0; hd < NH; hd++) {
+                float *q = v.q + (size_t)t * v.ldq + hd * HS;
                 rmsnorm_forward(q, q, w->q_norm, 1, HS, ar->eps);
             }
-            for (int h = 0; h < NKV; h++) {
-                float *k = v.k + (size_t)t * v.ldk + h * HS;
+            for (int hd = 0; hd < NKV; hd++) {
+                float *k = v.k + (size_t)t * v.ldk + hd * HS;
                 rmsnorm_forward(k, k, w->k_norm, 1, HS, ar->eps);
             }
         }
     if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
-        rope_apply(m, v.q, v.ldq, Tn, NH, P0);
-        rope_apply(m, v.k, v.ldk, Tn, NKV, P0);
+        rope_apply(m, v.q + (size_t)r0 * v.ldq, v.ldq, nr, NH, P0 + r0);
+        rope_apply(m, v.k + (size_t)r0 * v.ldk, v.ldk, nr, NKV, P0 + r0);
     }
     if (o && l == o->capture_layer) { /* q and k of the captured head, before scaling */
-        const int h = o->capture_head, j = h / (NH / NKV);
+        const int hd = o->capture_head, j = hd / (NH / NKV);
         for (int t = 0; t < Tn; t++) {
-            memcpy(a->q + (size_t)t * HS, v.q + (size_t)t * v.ldq + h * HS, (size_t)HS * sizeof(float));
+            memcpy(a->q + (size_t)t * HS, v.q + (size_t)t * v.ldq + hd * HS, (size_t)HS * sizeof(float));
             memcpy(a->k + (size_t)t * HS, v.k + (size_t)t * v.ldk + j * HS, (size_t)HS * sizeof(float));
         }
     }
+    if (br && br->capture_qkv) memcpy(br->capture_qkv + (size_t)l * Tn * DQKV, a->qkv, (size_t)Tn * DQKV * sizeof(float));
     if (kv) alab_attention_cached(m, &v, l, Tn, kv);
-    else alab_attention_prefill(m, &v, l, Tn, o, ix);
+    else alab_attention_prefill(m, &v, l, Tn, o, ix, r0, r0 + nr);
     if (o) alab_head_out_hooks(a->y, o, l, Tn, DQ, HS); /* evidence: head outputs replaced / captured */
 
-    float *attn_out = ar->parallel_residual ? a->h2 : a->h;
-    alab_layer_matmul(m, attn_out, a->y, w->o_w, w->o_b, Tn, DQ, C);
-    if (!ar->parallel_residual) add_f32(a->x, a->x, a->h, Tn * C);
-    norm(m, a->h, a->x, w->ln2_w, w->ln2_b, Tn);
-    alab_layer_matmul(m, a->fc, a->h, w->up_w, w->up_b, Tn, C, F);
+    float *attn_out = (ar->parallel_residual ? a->h2 : a->h) + (size_t)r0 * C;
+    alab_layer_matmul_plan(m, attn_out, a->y + (size_t)r0 * DQ, w->o_w, w->o_b, nr, DQ, C, Tn);
+    if (!ar->parallel_residual) add_f32(x, x, h, nr * C);
+    norm(m, h, x, w->ln2_w, w->ln2_b, nr);
+    alab_layer_matmul_plan(m, a->fc, h, w->up_w, w->up_b, nr, C, F, Tn);
     if (ar->mlp == MLP_SWIGLU) {
-        float *gate = a->fc + (size_t)Tn * F;
-        alab_layer_matmul(m, gate, a->h, w->gate_w, w->gate_b, Tn, C, F);
-        activation(m, a->fc, gate, a->fc, Tn * F);
+        float *gate = a->fc + (size_t)nr * F;
+        alab_layer_matmul_plan(m, gate, h, w->gate_w, w->gate_b, nr, C, F, Tn);
+        activation(m, a->fc, gate, a->fc, nr * F);
     } else {
-        activation(m, a->fc, a->fc, NULL, Tn * F);
+        activation(m, a->fc, a->fc, NULL, nr * F);
     }
-    alab_layer_matmul(m, a->h, a->fc, w->down_w, w->down_b, Tn, F, C);
-    if (ar->parallel_residual) add_f32(a->x, a->x, a->h2, Tn * C);
-    add_f32(a->x, a->x, a->h, Tn * C);
+    alab_layer_matmul_plan(m, h, a->fc, w->down_w, w->down_b, nr, F, C, Tn);
+    if (ar->parallel_residual) add_f32(x, x, a->h2 + (size_t)r0 * C, nr * C);
+    add_f32(x, x, h, nr * C);
 }
 
 /* ---- alab_forward ------------------------------------------------------------------ */
 
-int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts) {
+/* What a windowed run may carry: knockouts of its own rows under a causal (or sliding-window) mask; nothing that
+ * would change a row outside the window, and no capture (the other rows are not recomputed). */
+static int check_window(const alab_run_opts *o, int T, int r0, int r1) {
+    if (r0 < 0 || r1 > T || r0 >= r1) return alab_fail(ALAB_ERANGE, "row window [%d, %d) outside [0, %d)", r0, r1, T);
+    if (o->mask == ALAB_MASK_FULL) return alab_fail(ALAB_EINVAL, "a row window needs a causal mask");
+    if (o->layer_mask)
+        return alab_fail(ALAB_EINVAL, "a row window takes no per-layer masks");
+    if (o->n_interventions || o->n_head_patches || o->n_resid_patches || o->capture_resid || o->capture_head_out ||
+        o->capture_layer >= 0)
+        return alab_fail(ALAB_EINVAL, "a row window takes knockouts only (no do, ablation, edit, patch or capture)");
+    for (int k = 0; k < o->n_knockouts; k++)
+        if (o->knockouts[k].row < r0 || o->knockouts[k].row >= r1)
+            return alab_fail(ALAB_EINVAL, "knockout %d: row %d outside the window [%d, %d)", k, o->knockouts[k].row, r0, r1);
+    return ALAB_OK;
+}
+
+int alab_forward_rows(alab_model *m, const int *ids, int T, const alab_run_opts *opts, float *capture_qkv,
+                      const float *plain_qkv, int r0, int r1) {
     if (!m || (!ids && T > 0)) return alab_fail(ALAB_EINVAL, "alab_forward: NULL argument");
     alab_run_opts defaults;
     if (!opts) { alab_run_opts_init(&defaults); opts = &defaults; }
@@ -367,12 +392,19 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     int rc = alab_check_opts(m, opts, T);
     if (rc) return rc;
     if ((rc = alab_check_evidence_opts(opts, L, NH, T, C, NH * m->arch.HS))) return rc;
+    if (plain_qkv && (rc = check_window(opts, T, r0, r1))) return rc;
     if ((rc = alab_ensure_activations(m, T))) return rc;
     if ((rc = ensure_rope(m, T))) return rc;
     intervention_index ix = {0};
     if ((rc = alab_build_index(&ix, opts, L, NH, T))) return rc;
     m->T = 0; /* no valid result until this run completes */
+    m->win0 = m->win1 = 0;
     m->pool_rc = 0;
+    block_rows br = {capture_qkv, plain_qkv, 0, T};
+    if (plain_qkv) { /* rounded out to groups of 4 rows, as the products group them */
+        br.w0 = r0 / 4 * 4;
+        br.w1 = (r1 + 3) / 4 * 4 < T ? (r1 + 3) / 4 * 4 : T;
+    }
 
     activations *a = &m->acts;
     if (opts->start_layer > 0) /* the layers below are those of an earlier run of these ids */
@@ -380,18 +412,28 @@ int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts
     else
         alab_embed(m, ids, T, 0);
     for (int l = opts->start_layer; l < L; l++) {
-        alab_block_forward(m, l, T, 0, opts, &ix, NULL);
+        alab_block_forward(m, l, T, 0, opts, &ix, NULL, capture_qkv || plain_qkv ? &br : NULL);
         if (m->pool_rc) break;
     }
     /* Only the last position's logits are needed: the LM head is the largest matmul. */
-    alab_final_norm(m, a->lnf, a->x + (size_t)(T - 1) * C, 1);
-    if (!m->pool_rc && !opts->no_logits) alab_lm_head(m, a->logits, a->lnf, 1);
+    if (!plain_qkv || br.w1 == T) {
+        alab_final_norm(m, a->lnf, a->x + (size_t)(T - 1) * C, 1);
+        if (!m->pool_rc && !opts->no_logits) alab_lm_head(m, a->logits, a->lnf, 1);
+    }
     free(ix.block);
     if (m->pool_rc) return m->pool_rc; /* a helper thread died: no result */
     memcpy(a->ids, ids, (size_t)T * sizeof(int));
     m->T = T;
+    if (plain_qkv) {
+        m->win0 = r0;
+        m->win1 = r1;
+    }
     m->has_qk = opts->capture_layer >= 0;
     return ALAB_OK;
+}
+
+int alab_forward(alab_model *m, const int *ids, int T, const alab_run_opts *opts) {
+    return alab_forward_rows(m, ids, T, opts, NULL, NULL, 0, T);
 }
 
 /* The rotary tables for positions [0, P) (generate.c, before a cached run). */

@@ -51,7 +51,7 @@ static int forward_cached(alab_model *m, kv_cache *kv, const int *ids, int Tn) {
     activations *a = &m->acts;
     alab_embed(m, ids, Tn, kv->n);
     for (int l = 0; l < L; l++) {
-        alab_block_forward(m, l, Tn, kv->n, NULL, NULL, kv);
+        alab_block_forward(m, l, Tn, kv->n, NULL, NULL, kv, NULL);
         if (m->pool_rc) return m->pool_rc;
     }
     alab_final_norm(m, a->lnf, a->x + (size_t)(Tn - 1) * C, 1);

@@ -128,6 +128,7 @@ struct alab_model {
     float *converted;
     activations acts;
     int T;
+    int win0, win1;           /* a windowed run (alab_forward_rows): only rows [win0, win1) valid; else 0, 0 */
     int has_qk;
     int packed;
     alab_pool *pool;
@@ -149,6 +150,9 @@ int alab_parts_for(const alab_model *m, double madds);
 void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx);
 void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
                        int T, int C, int OC);
+/* The same blocked as a product of T_plan rows (ops.c's matmul_packed_forward_plan): the windowed runs. */
+void alab_layer_matmul_plan(alab_model *m, float *out, const float *inp, const float *w, const float *b,
+                            int T, int C, int OC, int T_plan);
 void alab_lm_head(alab_model *m, float *out, const float *inp, int T);
 void alab_final_norm(const alab_model *m, float *out, const float *inp, int T);
 int alab_ensure_activations(alab_model *m, int T);
@@ -180,8 +184,9 @@ typedef struct {
 int alab_check_opts(const alab_model *m, const alab_run_opts *o, int T);
 int alab_build_index(intervention_index *ix, const alab_run_opts *o, int L, int NH, int T);
 void alab_apply_head_edits(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o);
+/* Query rows [q0, q1) of T (all: 0, T); the rows' values do not depend on which others are computed. */
 void alab_attention_prefill(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o,
-                            const intervention_index *ix);
+                            const intervention_index *ix, int q0, int q1);
 float alab_attn_scale(const alab_model *m, int l);
 
 /* The k largest of logits (V) as probabilities under softmax(logits / temp) (results.c). */
@@ -198,10 +203,32 @@ typedef struct {
 
 void alab_attention_cached(alab_model *m, const qkv_view *v, int l, int Tn, kv_cache *kv);
 
+/* Rows of a prefill (forward.c, evidence.c). A plain run may capture each
+ * layer's q | k | v as attention reads them (after edits, q/k norms and the
+ * rotary positions): capture_qkv (L, T, DQ + 2 DKV), the qkv buffer's layout.
+ * A windowed run recomputes only rows [w0, w1) from its start layer up and
+ * takes every other row's q, k and v from such a capture (plain_qkv): the rows
+ * after a knockout in row i are i.. only, and the last layer's row i alone.
+ * w0 is a multiple of 4 and w1 one or T, so every product groups the rows as
+ * the full run does and the window's rows equal the full run's bit for bit
+ * (f32 storage; tests/c/test_evidence.c). */
+typedef struct {
+    float *capture_qkv;
+    const float *plain_qkv;
+    int w0, w1;
+} block_rows;
+
 /* One block of layer l over Tn rows at positions P0.. (forward.c): the prefill
- * with interventions (kv NULL) or the cached step (kv: keys and values appended). */
+ * with interventions (kv NULL) or the cached step (kv: keys and values
+ * appended); br NULL or a capture / a window as above. */
 void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opts *o,
-                        const intervention_index *ix, kv_cache *kv);
+                        const intervention_index *ix, kv_cache *kv, const block_rows *br);
+/* alab_forward with rows (NULL: alab_forward): a windowed run checks that its
+ * options are knockouts of rows inside [r0, r1) under a causal mask, and
+ * leaves only alab_result_hidden of rows [r0, r1) valid. The window given is
+ * rows [r0, r1); the block rounds it out to multiples of 4. */
+int alab_forward_rows(alab_model *m, const int *ids, int T, const alab_run_opts *opts, float *capture_qkv,
+                      const float *plain_qkv, int r0, int r1);
 /* x (Tn, C) = the embeddings of ids at positions P0.. */
 void alab_embed(alab_model *m, const int *ids, int Tn, int P0);
 

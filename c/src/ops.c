@@ -405,7 +405,7 @@ static ALAB_ALWAYS_INLINE void mmp_rows(float *out, int OC, const float *apack, 
  * Every output value is computed by the same instructions whatever the range,
  * so the parts of matmul_packed_forward_part add up to the whole bit for bit. */
 static void mmp_forward_range(float *out, const float *inp, const float *wp, const float *bias,
-                              int T, int C, int OC, int s0, int s1, int rest) {
+                              int T, int C, int OC, int s0, int s1, int rest, int T_plan) {
     /* (T,OC)                (T,C)            (C,OC) packed       (OC) */
     float apack[MMP_RC * MM_KC * MMP_SUPER];
     const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
@@ -417,7 +417,7 @@ static void mmp_forward_range(float *out, const float *inp, const float *wp, con
         return;
     }
     if (s0 >= s1 && !rest) return;
-    const int super = T > MMP_SUPER_T ? MMP_SUPER : 1;
+    const int super = T_plan > MMP_SUPER_T ? MMP_SUPER : 1; /* T_plan: see matmul_packed_forward_plan */
     for (int c0 = 0; c0 < C;) {
         const int kc = C - c0 < MM_KC ? C - c0 : MM_KC, first = c0 == 0;
         int nsub = 1; /* full blocks only go together: their pieces are MM_KC * OC floats apart */
@@ -466,16 +466,23 @@ static void mmp_forward_range(float *out, const float *inp, const float *wp, con
 
 void matmul_packed_forward(float *out, const float *inp, const float *wp, const float *bias,
                            int T, int C, int OC) {
-    mmp_forward_range(out, inp, wp, bias, T, C, OC, 0, OC > 0 ? OC / MM_NR : 0, 1);
+    mmp_forward_range(out, inp, wp, bias, T, C, OC, 0, OC > 0 ? OC / MM_NR : 0, 1, T);
 }
 
 void matmul_packed_forward_part(float *out, const float *inp, const float *wp, const float *bias,
                                 int T, int C, int OC, int part, int nparts) {
+    matmul_packed_forward_plan(out, inp, wp, bias, T, C, OC, part, nparts, T);
+}
+
+void matmul_packed_forward_plan(float *out, const float *inp, const float *wp, const float *bias,
+                                int T, int C, int OC, int part, int nparts, int T_plan) {
     if (nparts < 1 || part < 0 || part >= nparts || OC <= 0) return;
     const int strips = OC / MM_NR;
     const int s0 = (int)((long long)strips * part / nparts), s1 = (int)((long long)strips * (part + 1) / nparts);
-    mmp_forward_range(out, inp, wp, bias, T, C, OC, s0, s1, part == nparts - 1);
+    mmp_forward_range(out, inp, wp, bias, T, C, OC, s0, s1, part == nparts - 1, T_plan);
 }
+
+int matmul_packed_strip(void) { return MM_NR; }
 
 void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, const float *bias,
                                int T, int C, int OC) {

@@ -40,6 +40,14 @@ void matmul_packed_forward_ref(float *out, const float *inp, const float *wp, co
  * threads, writes exactly matmul_packed_forward's out, bit for bit. */
 void matmul_packed_forward_part(float *out, const float *inp, const float *wp, const float *bias,
                                 int T, int C, int OC, int part, int nparts);
+/* The same, blocked as a product of T_plan rows would be: a row's value then
+ * depends only on its own position in its group of 4 rows, so the rows of a
+ * run over a window of rows (aligned to 4) equal those of the full run bit for
+ * bit (forward.c). With T_plan = T it is matmul_packed_forward_part. */
+void matmul_packed_forward_plan(float *out, const float *inp, const float *wp, const float *bias,
+                                int T, int C, int OC, int part, int nparts, int T_plan);
+/* Columns of one strip of the packed layout (MM_NR): evidence.c takes blocks of the LM head in multiples of it. */
+int matmul_packed_strip(void);
 
 /* out (T,OC) = inp (T,C) @ w^T where w is (OC, C) (the tied LM head: w = wte). */
 void matmul_nt_forward(float *out, const float *inp, const float *w, int T, int C, int OC);

@@ -11,11 +11,25 @@
 /* Results                                                                    */
 /* ------------------------------------------------------------------------ */
 
-int alab_result_T(const alab_model *m) { return m ? m->T : 0; }
-int alab_result_logits_at(float *logits, const alab_model *m, int pos) {
-    if (!logits || !m) return alab_fail(ALAB_EINVAL, "alab_result_logits_at: NULL argument");
+/* A windowed run of evidence.c (alab_forward_rows) leaves only rows [win0, win1) of the residual valid: the
+ * results of the whole run (attention, logits, losses) are then not there. */
+static int full_run(const alab_model *m) { return m->T && !m->win1; }
+
+/* pos is a position whose residual the last run computed. */
+static int check_pos(const alab_model *m, int pos) {
     if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
     if (pos < 0 || pos >= m->T) return alab_fail(ALAB_ERANGE, "position %d is outside [0, %d)", pos, m->T);
+    if (m->win1 && (pos < m->win0 || pos >= m->win1))
+        return alab_fail(ALAB_ESTATE, "position %d was not computed by the last run (rows [%d, %d) only)", pos, m->win0,
+                         m->win1);
+    return ALAB_OK;
+}
+
+int alab_result_T(const alab_model *m) { return m && full_run(m) ? m->T : 0; }
+int alab_result_logits_at(float *logits, const alab_model *m, int pos) {
+    if (!logits || !m) return alab_fail(ALAB_EINVAL, "alab_result_logits_at: NULL argument");
+    int rc = check_pos(m, pos);
+    if (rc != ALAB_OK) return rc;
     const int C = m->cfg.n_embd;
     float *h = malloc((size_t)C * sizeof *h);
     if (!h) return alab_fail(ALAB_ENOMEM, "out of memory");
@@ -29,16 +43,16 @@ int alab_result_logits_at(float *logits, const alab_model *m, int pos) {
 
 int alab_result_hidden(float *h, const alab_model *m, int pos) {
     if (!h || !m) return alab_fail(ALAB_EINVAL, "alab_result_hidden: NULL argument");
-    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
-    if (pos < 0 || pos >= m->T) return alab_fail(ALAB_ERANGE, "position %d is outside [0, %d)", pos, m->T);
+    int rc = check_pos(m, pos);
+    if (rc != ALAB_OK) return rc;
     alab_final_norm(m, h, m->acts.x + (size_t)pos * m->cfg.n_embd, 1);
     return ALAB_OK;
 }
 
-const float *alab_result_attention(const alab_model *m) { return m && m->T ? m->acts.att : NULL; }
-const float *alab_result_logits(const alab_model *m) { return m && m->T ? m->acts.logits : NULL; }
-const float *alab_result_q(const alab_model *m) { return m && m->T && m->has_qk ? m->acts.q : NULL; }
-const float *alab_result_k(const alab_model *m) { return m && m->T && m->has_qk ? m->acts.k : NULL; }
+const float *alab_result_attention(const alab_model *m) { return m && full_run(m) ? m->acts.att : NULL; }
+const float *alab_result_logits(const alab_model *m) { return m && full_run(m) ? m->acts.logits : NULL; }
+const float *alab_result_q(const alab_model *m) { return m && full_run(m) && m->has_qk ? m->acts.q : NULL; }
+const float *alab_result_k(const alab_model *m) { return m && full_run(m) && m->has_qk ? m->acts.k : NULL; }
 
 /* The k largest of logits (V) as probabilities under softmax(logits / temp). */
 void alab_topk_probs(int *ids, float *probs, int k, const float *logits, int V, float temp) {
@@ -52,7 +66,7 @@ void alab_topk_probs(int *ids, float *probs, int k, const float *logits, int V, 
 
 int alab_result_topk(int *ids, float *probs, int k, const alab_model *m) {
     if (!m || !ids || !probs) return alab_fail(ALAB_EINVAL, "alab_result_topk: NULL argument");
-    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (!full_run(m)) return alab_fail(ALAB_ESTATE, "no whole run yet: call alab_forward first");
     if (k < 1) return alab_fail(ALAB_ERANGE, "k must be at least 1 (got %d)", k);
     if (k > m->cfg.vocab_size) k = m->cfg.vocab_size;
     alab_topk_probs(ids, probs, k, m->acts.logits, m->cfg.vocab_size, 1.0f);
@@ -137,7 +151,7 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
     if (!nll_sum || !n || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll: NULL argument");
     *nll_sum = 0.0;
     *n = 0;
-    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (!full_run(m)) return alab_fail(ALAB_ESTATE, "no whole run yet: call alab_forward first");
     int rc = result_nll_rows(NULL, nll_sum, m);
     if (rc == ALAB_OK) *n = m->T - 1;
     return rc;
@@ -145,7 +159,7 @@ int alab_result_nll(double *nll_sum, int *n, const alab_model *m) {
 
 int alab_result_nll_each(double *nll, int cap, const alab_model *m) {
     if (!nll || !m) return alab_fail(ALAB_EINVAL, "alab_result_nll_each: NULL argument");
-    if (!m->T) return alab_fail(ALAB_ESTATE, "no run yet: call alab_forward first");
+    if (!full_run(m)) return alab_fail(ALAB_ESTATE, "no whole run yet: call alab_forward first");
     if (cap < m->T - 1) return alab_fail(ALAB_ERANGE, "alab_result_nll_each: room for %d losses, the run has %d", cap, m->T - 1);
     double sum;
     return result_nll_rows(nll, &sum, m);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "model.h" /* alab_forward_rows, the windowed run (internal) */
 
 /* ---- the interventional measurements against the reference --------------- */
 
@@ -456,6 +457,96 @@ static void edge_set_summary_matches_the_reference(void **state) {
     free(text);
 }
 
+/* ---- the windowed run of a knockout (forward.c's alab_forward_rows) ------------------------------------ */
+
+/* A knockout in row i of layer l changes no row before i, and in the last layer no row after i: the edge
+ * knockouts recompute rows [i, T) (or row i) only, with the other rows' q, k, v from the plain run. Those rows
+ * must be the full run's bit for bit, in every family (fused and separate q/k/v, rotary, grouped keys, q/k
+ * norms, parallel residual), at window starts inside and across the groups of 4 rows and the attention's
+ * blocks of 32 rows, with 1 and 2 threads. */
+static void windowed_rows_equal_the_full_run(void **state) {
+    (void)state;
+    static const char *dirs[] = {"tests/fixtures/tiny", "tests/fixtures/families/gpt2-untied",
+                                 "tests/fixtures/families/neox", "tests/fixtures/families/llama",
+                                 "tests/fixtures/families/qwen2", "tests/fixtures/families/qwen3",
+                                 "tests/fixtures/families/smollm2"};
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+        alab_model *m = load_model(dirs[d]);
+        const alab_config *c = alab_model_config(m);
+        const int L = c->n_layer, C = c->n_embd, NH = c->n_head;
+        int T = c->n_positions < 37 ? c->n_positions : 37, ids[64];
+        for (int t = 0; t < T; t++) ids[t] = (7 * t + 3) % (c->vocab_size < 200 ? c->vocab_size : 200);
+        const int DQKV = (NH + 2 * m->arch.NKV) * m->arch.HS;
+        float *xs = malloc((size_t)L * T * C * sizeof *xs), *qkv = malloc((size_t)L * T * DQKV * sizeof *qkv);
+        float *want = malloc((size_t)T * C * sizeof *want), *got = malloc((size_t)C * sizeof *got);
+        for (int threads = 1; threads <= 2; threads++) {
+            assert_int_equal(alab_model_set_threads(m, threads), ALAB_OK);
+            const int rows[] = {0, 1, 3, 4, 6, 17, 31, 32, 33, T - 2, T - 1};
+            const int layers[] = {0, L - 1};
+            for (int li = 0; li < 2; li++)
+                for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+                    const int l = layers[li], i = rows[ri];
+                    if (i < 0 || i >= T) continue;
+                    alab_knockout ko = {l, (int)(ri % 2) ? -1 : (int)(ri % (size_t)NH), i, i / 2,
+                                        ri % 3 == 2 ? ALAB_KO_ZERO : ALAB_KO_RENORM};
+                    alab_run_opts o;
+                    alab_run_opts_init(&o); /* the full run with the knockout */
+                    o.knockouts = &ko;
+                    o.n_knockouts = 1;
+                    assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+                    for (int t = i; t < T; t++) assert_int_equal(alab_result_hidden(want + (size_t)t * C, m, t), ALAB_OK);
+                    alab_run_opts_init(&o); /* the plain run, captured */
+                    o.capture_resid = xs;
+                    assert_int_equal(alab_forward_rows(m, ids, T, &o, qkv, NULL, 0, T), ALAB_OK);
+                    for (int r1 = i + 1; r1 <= T; r1 += T - i - 1 > 0 ? T - i - 1 : 1) {
+                        alab_run_opts_init(&o); /* the window [i, r1) from layer l */
+                        o.knockouts = &ko;
+                        o.n_knockouts = 1;
+                        o.start_layer = l;
+                        o.start_x = l > 0 ? xs + (size_t)l * T * C : NULL;
+                        o.no_logits = 1;
+                        if (l < L - 1 && r1 < T) continue; /* below the last layer every later row changes */
+                        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, i, r1), ALAB_OK);
+                        for (int t = i; t < r1; t++) {
+                            assert_int_equal(alab_result_hidden(got, m, t), ALAB_OK);
+                            if (memcmp(got, want + (size_t)t * C, (size_t)C * sizeof *got))
+                                fail_msg("%s, %d thread(s): layer %d, knockout row %d, window [%d, %d): row %d differs "
+                                         "from the full run", dirs[d], threads, l, i, i, r1, t);
+                        }
+                        /* what the window did not compute is not offered */
+                        assert_null(alab_result_attention(m));
+                        assert_int_equal(alab_result_T(m), 0);
+                        if (i > 0) assert_int_equal(alab_result_hidden(got, m, i - 1), ALAB_ESTATE);
+                        if (r1 < T) assert_int_equal(alab_result_hidden(got, m, r1), ALAB_ESTATE);
+                    }
+                }
+        }
+        /* a window takes knockouts of its own rows only */
+        alab_knockout ko = {0, -1, 2, 1, ALAB_KO_RENORM};
+        alab_run_opts o;
+        alab_run_opts_init(&o);
+        o.knockouts = &ko;
+        o.n_knockouts = 1;
+        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, 3, T), ALAB_EINVAL);
+        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, 2, T + 1), ALAB_ERANGE);
+        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, 2, 2), ALAB_ERANGE);
+        o.capture_resid = xs;
+        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, 2, T), ALAB_EINVAL);
+        o.capture_resid = NULL;
+        o.mask = ALAB_MASK_FULL;
+        assert_int_equal(alab_forward_rows(m, ids, T, &o, NULL, qkv, 2, T), ALAB_EINVAL);
+        /* and a whole run afterwards is whole again */
+        assert_int_equal(alab_forward(m, ids, T, NULL), ALAB_OK);
+        assert_int_equal(alab_result_T(m), T);
+        assert_non_null(alab_result_attention(m));
+        free(xs);
+        free(qkv);
+        free(want);
+        free(got);
+        alab_model_free(m);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edge_knockouts_match_the_reference),
@@ -468,6 +559,7 @@ int main(void) {
         cmocka_unit_test(the_noise_floor_is_small_and_not_negative),
         cmocka_unit_test(resample_draws_match_the_reference),
         cmocka_unit_test(edge_set_summary_matches_the_reference),
+        cmocka_unit_test(windowed_rows_equal_the_full_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
