@@ -32,21 +32,15 @@ static double kl_from(const double *lp, const float *zq, double *lq, int V) {
     return k > 0.0 ? k : 0.0; /* rounding can leave -1e-17 for identical distributions */
 }
 
-/* A plain run's distribution at one position, kept for many KLs against it
- * (ops.c's kl_fast): z (V) its logits, p (V) its probabilities. */
+/* A plain run's distribution at one position, kept for many KLs against it:
+ * p (V) its probabilities, y (C) the final-norm hidden state it came from. */
 typedef struct {
-    float *z, *p;
+    float *p, *y;
 } base_dist;
 
-static void base_set(base_dist *b, const float *z, int V, double *scratch) {
-    log_softmax64(scratch, z, V);
-    for (int v = 0; v < V; v++) {
-        b->p[v] = (float)exp(scratch[v]);
-        b->z[v] = z[v];
-    }
-}
-
-static double kl_base(const base_dist *b, const float *zq, int V) { return kl_fast(b->p, b->z, zq, V); }
+/* p = softmax(z), the forward pass's own vectorised softmax (kl_finish divides by p's own sum, so a p summing
+ * to 1 only within rounding costs nothing). */
+static void base_set(base_dist *b, const float *z, int V) { softmax_forward(b->p, z, V); }
 
 /* Floats of one row of a layer's q | k | v (block_rows' capture). */
 static int qkv_width(const alab_model *m) { return (m->cfg.n_head + 2 * m->arch.NKV) * m->arch.HS; }
@@ -57,97 +51,155 @@ static int check_run_input(alab_model *m, const int *ids, int T, const char *whe
     return ALAB_OK;
 }
 
-/* The LM head of many runs at once: each knockout run leaves the final-norm
- * hidden state of the positions it is measured at in one row of H; every
- * LH_BATCH rows their logits come from one matrix product and each row's KL
- * against its base distribution goes to *out. The product goes over the
- * vocabulary in blocks of LH_VB rows of the LM head, each packed from its
- * rows (ops.c's packed kernel, the layers' own) while it is in cache, so
- * the head is read from memory once a batch; blocks are split over the
- * model's threads. 16-bit heads take alab_lm_head. */
+/* The LM head of many runs at once. Each knockout run leaves, for each
+ * position it is measured at, the change of the final-norm hidden state from
+ * the plain run's, d = y - y_base, in one row of H; the head maps it to the
+ * change of the logits x = W d (the head has no bias, and a difference of two
+ * rounded logit vectors is never formed, so a change of one rounding step stays
+ * one). Every LH_BATCH rows one matrix product gives x for all of them, block
+ * by block of LH_VB vocabulary rows of the head (a multiple of the packed
+ * kernel's strip), each block packed from its rows while it is in cache (the
+ * layers' own kernel, ops.c), so the head is read from memory once a batch;
+ * each row's share of the KL against its base is taken from the block while
+ * it is in cache (ops.c's kl_block), so no batch of logits is ever written
+ * out; kl_finish sums the shares in block order. Blocks are split over the
+ * model's threads; the result does not depend on how. 16-bit heads take
+ * alab_lm_head into Z, then the same shares. The base distributions
+ * themselves come through the same product in "logits" mode (H holds y). */
 #define LH_BATCH 128
-#define LH_VB 256
+#define LH_VB_MIN 256
 typedef struct {
     alab_model *m;
-    int C, V, n, parts;
-    float *H, *Z, *scratch;             /* (LH_BATCH, C), (LH_BATCH, V), per part LH_VB * C + LH_BATCH * LH_VB */
+    int C, V, n, parts, vb, nblk, logits;
+    float *H, *Z, *scratch;             /* (LH_BATCH, C), (LH_BATCH, V), per part vb * C + LH_BATCH * vb */
+    kl_part *kp;                        /* (LH_BATCH, nblk) */
     const base_dist *base[LH_BATCH];
     float *out[LH_BATCH];
 } lm_batch;
 
-/* a part's scratch: one packed block of the head, then the block's logits for the batch */
-static size_t batch_scratch_floats(int C) { return (size_t)LH_VB * C + (size_t)LH_BATCH * LH_VB; }
+/* A head up to this size (the built-in model's 25.7 MB) is packed once and kept with the model; a larger one
+ * (distilgpt2's 154 MB) is packed block by block in each batch, as it is multiplied. */
+#define LH_PACK_MAX (64.0 * 1024 * 1024)
+
+/* Blocks part, part + nparts, ... of the head packed into m->head_packed, block k at k * vb * C. */
+static void pack_head_part(void *ctx, int part, int nparts) {
+    const lm_batch *b = ctx;
+    for (int k = part; k < b->nblk; k += nparts) {
+        const int v0 = k * b->vb, nb = b->V - v0 < b->vb ? b->V - v0 : b->vb;
+        matmul_pack_weights_t(b->m->head_packed + (size_t)v0 * b->C, b->m->lm_head + (size_t)v0 * b->C, b->C, nb);
+    }
+}
+
+/* a part's scratch: one packed block of the head, then the block's products for the batch */
+static size_t batch_scratch_floats(const lm_batch *b) { return (size_t)b->vb * b->C + (size_t)LH_BATCH * b->vb; }
 
 static int batch_open(lm_batch *b, alab_model *m) {
     const alab_config *c = alab_model_config(m);
+    const int strip = matmul_packed_strip();
     b->m = m;
     b->C = c->n_embd;
     b->V = c->vocab_size;
     b->n = 0;
+    b->vb = (LH_VB_MIN + strip - 1) / strip * strip;
+    b->nblk = (b->V + b->vb - 1) / b->vb;
     b->parts = alab_model_threads(m);
     if (b->parts < 1) b->parts = 1;
     b->H = malloc((size_t)LH_BATCH * b->C * sizeof *b->H);
     b->Z = malloc((size_t)LH_BATCH * b->V * sizeof *b->Z);
-    b->scratch = m->half ? NULL : malloc(b->parts * batch_scratch_floats(b->C) * sizeof *b->scratch);
-    if (!b->H || !b->Z || (!m->half && !b->scratch))
+    b->kp = malloc((size_t)LH_BATCH * b->nblk * sizeof *b->kp);
+    b->scratch = m->half ? NULL : malloc(b->parts * batch_scratch_floats(b) * sizeof *b->scratch);
+    if (!b->H || !b->Z || !b->kp || (!m->half && !b->scratch))
         return alab_fail(ALAB_ENOMEM, "evidence: no memory for a batch of %d logit rows", LH_BATCH);
+    if (!m->half && (!m->head_packed || m->head_vb != b->vb) && (double)b->V * b->C * sizeof(float) <= LH_PACK_MAX) {
+        free(m->head_packed); /* packed once for the model's life: every later batch reads it as it is */
+        m->head_packed = malloc((size_t)b->V * b->C * sizeof(float));
+        m->head_vb = b->vb;
+        if (m->head_packed) alab_run_job(m, b->parts, pack_head_part, b); /* without memory: packed per batch */
+    }
     return ALAB_OK;
 }
 
 static void batch_close(lm_batch *b) {
     free(b->H);
     free(b->Z);
+    free(b->kp);
     free(b->scratch);
     b->H = b->Z = b->scratch = NULL;
+    b->kp = NULL;
 }
 
-/* Vocabulary blocks part, part + nparts, ... of Z (n, V) = H (n, C) @ lm_head^T. */
+/* Row r's share of the KL from block k (columns v0.. of the vocabulary, nb of them, at x with stride 1). */
+static void batch_share(lm_batch *b, int r, int k, int v0, const float *x, int nb) {
+    kl_block(&b->kp[(size_t)r * b->nblk + k], b->base[r]->p + v0, x, nb);
+}
+
+/* Vocabulary blocks part, part + nparts, ... of the product H (n, C) @ lm_head^T: into Z (logits mode) or
+ * as the rows' KL shares. */
 static void batch_logits_part(void *ctx, int part, int nparts) {
     lm_batch *b = ctx;
-    const int C = b->C, V = b->V, n = b->n;
-    float *wp = b->scratch + (size_t)part * batch_scratch_floats(C), *tile = wp + (size_t)LH_VB * C;
-    for (int v0 = part * LH_VB; v0 < V; v0 += nparts * LH_VB) {
-        const int nb = V - v0 < LH_VB ? V - v0 : LH_VB;
-        const float *w = b->m->lm_head + (size_t)v0 * C;
-        matmul_pack_weights_t(wp, w, C, nb);
-        matmul_packed_forward(tile, b->H, wp, NULL, n, C, nb);
-        for (int r = 0; r < n; r++) memcpy(b->Z + (size_t)r * V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
+    const int C = b->C, V = b->V, n = b->n, vb = b->vb;
+    float *wp = b->scratch + (size_t)part * batch_scratch_floats(b), *tile = wp + (size_t)vb * C;
+    for (int k = part; k < b->nblk; k += nparts) {
+        const int v0 = k * vb, nb = V - v0 < vb ? V - v0 : vb;
+        const float *w = b->m->head_packed ? b->m->head_packed + (size_t)v0 * C : wp;
+        if (!b->m->head_packed) matmul_pack_weights_t(wp, b->m->lm_head + (size_t)v0 * C, C, nb);
+        matmul_packed_forward(tile, b->H, w, NULL, n, C, nb);
+        for (int r = 0; r < n; r++) {
+            if (b->logits) memcpy(b->Z + (size_t)r * V + v0, tile + (size_t)r * nb, (size_t)nb * sizeof(float));
+            else batch_share(b, r, k, v0, tile + (size_t)r * nb, nb);
+        }
     }
 }
 
-/* Z (n, V) = the logits of the n rows of H. */
-static int batch_logits(lm_batch *b) {
+/* The product of the n rows of H: logits into Z, or each row's KL shares into kp. */
+static int batch_run(lm_batch *b) {
     b->m->pool_rc = 0;
-    if (b->m->half) alab_lm_head(b->m, b->Z, b->H, b->n);
-    else alab_run_job(b->m, b->parts, batch_logits_part, b);
+    if (b->m->half) {
+        alab_lm_head(b->m, b->Z, b->H, b->n);
+        if (!b->logits)
+            for (int r = 0; r < b->n; r++)
+                for (int k = 0; k < b->nblk; k++) {
+                    const int v0 = k * b->vb, nb = b->V - v0 < b->vb ? b->V - v0 : b->vb;
+                    batch_share(b, r, k, v0, b->Z + (size_t)r * b->V + v0, nb);
+                }
+    } else {
+        alab_run_job(b->m, b->parts, batch_logits_part, b);
+    }
     return b->m->pool_rc;
 }
 
 /* The base distributions of positions pos[0..n) of the last run, through the
- * same batched product as the changed runs (n <= LH_BATCH). */
-static int batch_bases(lm_batch *b, base_dist *const *bd, const int *pos, int n, double *scratch) {
+ * same batched product (n <= LH_BATCH). */
+static int batch_bases(lm_batch *b, base_dist *const *bd, const int *pos, int n) {
     int rc = ALAB_OK;
-    for (int r = 0; r < n && rc == ALAB_OK; r++) rc = alab_result_hidden(b->H + (size_t)r * b->C, b->m, pos[r]);
+    for (int r = 0; r < n && rc == ALAB_OK; r++) {
+        rc = alab_result_hidden(bd[r]->y, b->m, pos[r]);
+        if (rc == ALAB_OK) memcpy(b->H + (size_t)r * b->C, bd[r]->y, (size_t)b->C * sizeof(float));
+    }
     b->n = n;
-    if (rc == ALAB_OK) rc = batch_logits(b);
-    for (int r = 0; r < n && rc == ALAB_OK; r++) base_set(bd[r], b->Z + (size_t)r * b->V, b->V, scratch);
+    b->logits = 1;
+    if (rc == ALAB_OK) rc = batch_run(b);
+    for (int r = 0; r < n && rc == ALAB_OK; r++) base_set(bd[r], b->Z + (size_t)r * b->V, b->V);
     b->n = 0;
+    b->logits = 0;
     return rc;
 }
 
 static int batch_flush(lm_batch *b) {
     if (!b->n) return ALAB_OK;
-    int rc = batch_logits(b);
+    int rc = batch_run(b);
     if (rc) return rc;
-    for (int r = 0; r < b->n; r++) *b->out[r] = (float)kl_base(b->base[r], b->Z + (size_t)r * b->V, b->V);
+    for (int r = 0; r < b->n; r++) *b->out[r] = (float)kl_finish(b->kp + (size_t)r * b->nblk, b->nblk);
     b->n = 0;
     return ALAB_OK;
 }
 
 /* Queue the KL at position pos of the last run against base, written to *out. */
 static int batch_add(lm_batch *b, int pos, const base_dist *base, float *out) {
-    int rc = alab_result_hidden(b->H + (size_t)b->n * b->C, b->m, pos);
+    float *d = b->H + (size_t)b->n * b->C;
+    int rc = alab_result_hidden(d, b->m, pos);
     if (rc != ALAB_OK) return rc;
+    for (int c = 0; c < b->C; c++) d[c] -= base->y[c];
     b->base[b->n] = base;
     b->out[b->n] = out;
     return ++b->n == LH_BATCH ? batch_flush(b) : ALAB_OK;
@@ -170,21 +222,20 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
     /* base distributions of the rows asked for and of T-1: (row1 - row0 + 1) of them */
     const int nb = row1 - row0 + 1;
     size_t n_base, n_x, n_qkv;
-    if (alab_mul_size(&n_base, 2 * (size_t)nb, (size_t)V) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C) ||
+    if (alab_mul_size(&n_base, (size_t)nb, (size_t)V + C) || alab_mul_size(&n_x, (size_t)L * T, (size_t)C) ||
         alab_mul_size(&n_qkv, (size_t)L * T, (size_t)qkv_width(m)))
         return alab_fail(ALAB_ENOMEM, "alab_edge_knockout: sizes overflow");
     float *bufd = malloc(n_base * sizeof *bufd);
-    double *lsm = malloc((size_t)V * sizeof *lsm);
     base_dist *bd = malloc((size_t)nb * sizeof *bd);
     float *xs = malloc(n_x * sizeof *xs);
     float *qkv = malloc(n_qkv * sizeof *qkv);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !xs || !qkv) {
+    if (!bufd || !bd || !xs || !qkv) {
         rc = alab_fail(ALAB_ENOMEM, "alab_edge_knockout: no memory for T = %d", T);
         goto done;
     }
     if ((rc = batch_open(&batch, m)) != ALAB_OK) goto done;
-    for (int b = 0; b < nb; b++) bd[b] = (base_dist){bufd + (size_t)2 * b * V, bufd + (size_t)(2 * b + 1) * V};
+    for (int b = 0; b < nb; b++) bd[b] = (base_dist){bufd + (size_t)b * (V + C), bufd + (size_t)b * (V + C) + V};
     base_dist *blast = &bd[nb - 1];
     alab_run_opts o;
     alab_run_opts_init(&o);
@@ -205,7 +256,7 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
             pos[r] = r0 + r == nb - 1 ? T - 1 : row0 + r0 + r;
             pb[r] = &bd[r0 + r];
         }
-        if ((rc = batch_bases(&batch, pb, pos, n, lsm)) != ALAB_OK) goto done;
+        if ((rc = batch_bases(&batch, pb, pos, n)) != ALAB_OK) goto done;
     }
     alab_run_opts_init(&o);
     alab_knockout ko = {layer, head, 0, 0, mode};
@@ -236,7 +287,6 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
 done:
     batch_close(&batch);
     free(bufd);
-    free(lsm);
     free(bd);
     free(xs);
     free(qkv);
@@ -251,14 +301,13 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     const int L = c->n_layer, C = c->n_embd, V = c->vocab_size;
     if (layer < -1 || layer >= L)
         return alab_fail(ALAB_ERANGE, "alab_knockout_noise: layer %d outside [0, %d) (or -1 for all)", layer, L);
-    float *bufd = malloc(2 * (size_t)T * V * sizeof *bufd);
-    double *lsm = malloc((size_t)V * sizeof *lsm);
+    float *bufd = malloc((size_t)T * (V + C) * sizeof *bufd);
     base_dist *bd = malloc((size_t)T * sizeof *bd);
     float *xs = malloc((size_t)L * T * C * sizeof *xs);
     float *kl = malloc((size_t)T * T * sizeof *kl);
     float *qkv = malloc((size_t)L * T * qkv_width(m) * sizeof *qkv);
     lm_batch batch = {0};
-    if (!bufd || !lsm || !bd || !xs || !kl || !qkv) {
+    if (!bufd || !bd || !xs || !kl || !qkv) {
         rc = alab_fail(ALAB_ENOMEM, "alab_knockout_noise: no memory for T = %d", T);
         goto done;
     }
@@ -267,7 +316,7 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     alab_run_opts_init(&o);
     o.capture_resid = xs;
     if ((rc = alab_forward_rows(m, ids, T, &o, qkv, NULL, 0, T)) != ALAB_OK) goto done;
-    for (int t = 0; t < T; t++) bd[t] = (base_dist){bufd + (size_t)2 * t * V, bufd + (size_t)(2 * t + 1) * V};
+    for (int t = 0; t < T; t++) bd[t] = (base_dist){bufd + (size_t)t * (V + C), bufd + (size_t)t * (V + C) + V};
     for (int t0 = 0; t0 < T; t0 += LH_BATCH) {
         int pos[LH_BATCH];
         base_dist *pb[LH_BATCH];
@@ -276,7 +325,7 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
             pos[r] = t0 + r;
             pb[r] = &bd[t0 + r];
         }
-        if ((rc = batch_bases(&batch, pb, pos, n, lsm)) != ALAB_OK) goto done;
+        if ((rc = batch_bases(&batch, pb, pos, n)) != ALAB_OK) goto done;
     }
     alab_run_opts_init(&o);
     alab_knockout ko = {layer, -1, 0, 0, ALAB_KO_NOOP};
@@ -292,21 +341,23 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
     for (int i = 0; i < runs; i++) {
         ko.row = layer >= 0 ? i : -1;
         /* one layer: the windowed run of an edge knockout (rows i..); every layer: the whole run */
-        if ((rc = layer >= 0 ? alab_forward_rows(m, ids, T, &o, NULL, qkv, i, T) : alab_forward(m, ids, T, &o)) != ALAB_OK)
-            goto done;
-        for (int t = layer >= 0 ? i : 0; t < T; t++) /* positions before i cannot change */
+        rc = layer >= 0 ? alab_forward_rows(m, ids, T, &o, NULL, qkv, i, layer == L - 1 ? i + 1 : T)
+                        : alab_forward(m, ids, T, &o);
+        if (rc != ALAB_OK) goto done;
+        /* positions before i cannot change, nor in the last layer those after it (their rows are the plain run's
+           bit for bit, test_evidence.c) */
+        for (int t = layer >= 0 ? i : 0; t < (layer == L - 1 ? i + 1 : T); t++)
             if ((rc = batch_add(&batch, t, &bd[t], &kl[(size_t)i * T + t])) != ALAB_OK) goto done;
     }
     if ((rc = batch_flush(&batch)) != ALAB_OK) goto done;
     double mx = 0.0;
     for (int i = 0; i < runs; i++)
-        for (int t = layer >= 0 ? i : 0; t < T; t++)
+        for (int t = layer >= 0 ? i : 0; t < (layer == L - 1 ? i + 1 : T); t++)
             if (kl[(size_t)i * T + t] > mx) mx = kl[(size_t)i * T + t];
     *kl_max = mx;
 done:
     batch_close(&batch);
     free(bufd);
-    free(lsm);
     free(bd);
     free(xs);
     free(kl);

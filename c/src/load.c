@@ -442,6 +442,7 @@ void alab_model_free(alab_model *m) {
     free(m->converted);
     free(m->rope_cos);
     free(m->scratch);
+    free(m->head_packed);
     free(m->acts.block);
     free(m);
 }

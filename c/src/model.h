@@ -136,6 +136,8 @@ struct alab_model {
     int pool_rc;
     int half;                 /* ST_F16 / ST_BF16: the big matrices stay 16-bit (pointers are to uint16), else 0 */
     float *scratch;           /* half: one matrix (or LM head block) converted to f32 */
+    float *head_packed;       /* evidence.c: the LM head packed block by block (head_vb rows each), kept once built */
+    int head_vb;
 };
 
 /* out[i] = h[i] as f32, F16 (f16 = 1) or BF16, exact for every finite value (F16 Inf/NaN are not expected:

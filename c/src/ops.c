@@ -1030,19 +1030,22 @@ void swiglu_forward_ref(float *out, const float *gate, const float *up, int N) {
 }
 
 /* ========================================================== kl
- * KL(p || softmax(zq)) of a base distribution (probabilities p, its logits z)
- * and the logits zq of a changed run, for the evidence grids (evidence.c:
- * tens of thousands of them over the vocabulary). With d = zq - z and any
- * constant c, x = d - c:
- *   KL = log sum_v p_v e^{x_v} - sum_v p_v x_v = log1p(S_x + S_g) - S_x,
- *   S_x = sum p x,  S_g = sum p g(x),  g(x) = e^x - 1 - x >= 0.
- * c = sum p d (in a first pass) makes S_x rounding-sized, and g has no
- * cancellation: g(x) = x^2 (1/2 + x/6 + ... + x^8/10!), a polynomial exact to
- * float precision for |x| <= 1/2; a vector with a lane outside takes the
- * lanes in double with expm1. Terms are summed in float over 64 vectors, the
- * chunk sums in double: relative error about 1e-6 of the KL, against the
- * double reference kl_ref. */
-#define KL_CHUNK (64 * W)
+ * KL(p || q) of a base distribution p (V) and a changed run whose logits moved
+ * by x (V) from the base's: q = p e^x / sum p e^x. For the evidence grids
+ * (evidence.c: tens of thousands of them over the vocabulary), where x comes
+ * straight out of the LM head as W (y_changed - y_base), never as a difference
+ * of two rounded logits. With p normalised by its own sum P (so x = 0 gives 0
+ * exactly) and any constants c_b, one per block b of the vocabulary,
+ *   KL = log(sum_b e^{c_b} sum_{v in b} p_v e^{x_v - c_b} / P) - sum_v p_v x_v / P,
+ *   sum_{v in b} p_v e^{x'} = P_b + S_x,b + S_g,b,   x' = x - c_b,
+ *   S_x,b = sum p x',  S_g,b = sum p g(x'),  g(x) = e^x - 1 - x >= 0.
+ * kl_block takes one block (c_b = its p-weighted mean of x, so S_x,b is
+ * rounding-sized and x' small); g has no cancellation: g(x) = x^2 (1/2 + x/6 +
+ * ... + x^8/10!), exact to float precision for |x| <= 1/2; a vector with a lane
+ * outside takes the lanes in double with expm1. Terms are summed in float
+ * within a block, blocks in double by kl_finish in block order, so the result
+ * does not depend on which thread took which block: relative error about 1e-6
+ * of the KL, against the double reference kl_ref. */
 static ALAB_ALWAYS_INLINE alab_vf kl_g(alab_vf x) {
     alab_vf q = alab_vf_set1(1.0f / 3628800.0f);
     q = alab_vf_fma(q, x, alab_vf_set1(1.0f / 362880.0f));
@@ -1056,67 +1059,84 @@ static ALAB_ALWAYS_INLINE alab_vf kl_g(alab_vf x) {
     return alab_vf_mul(q, alab_vf_mul(x, x));
 }
 
-double kl_fast(const float *p, const float *z, const float *zq, int V) {
-    const int vv = V / W * W;
-    double c = 0.0;
-    for (int v0 = 0; v0 < V; v0 += KL_CHUNK) {
-        const int v1 = V - v0 < KL_CHUNK ? V : v0 + KL_CHUNK, v1v = v1 < vv ? v1 : vv;
-        alab_vf acc = alab_vf_zero();
-        int v = v0;
-        for (; v < v1v; v += W)
-            acc = alab_vf_fma(alab_vf_load(p + v), alab_vf_sub(alab_vf_load(zq + v), alab_vf_load(z + v)), acc);
-        double s = alab_vf_reduce_sum(acc);
-        for (; v < v1; v++) s += (double)p[v] * ((double)zq[v] - z[v]);
-        c += s;
+void kl_block(kl_part *out, const float *p, const float *x, int n) {
+    const int nv = n / W * W;
+    alab_vf ap = alab_vf_zero(), apx = alab_vf_zero();
+    int v = 0;
+    for (; v < nv; v += W) {
+        const alab_vf pv = alab_vf_load(p + v);
+        ap = alab_vf_add(ap, pv);
+        apx = alab_vf_fma(pv, alab_vf_load(x + v), apx);
     }
-    const float cf = (float)c; /* any constant will do: the formula is exact for every c */
+    double P = alab_vf_reduce_sum(ap), px = alab_vf_reduce_sum(apx);
+    for (; v < n; v++) {
+        P += p[v];
+        px += (double)p[v] * x[v];
+    }
+    const float cf = P > 0.0 ? (float)(px / P) : 0.0f; /* any constant will do: the formula is exact for every c */
     const alab_vf cv = alab_vf_set1(cf);
-    double sx = 0.0, sg = 0.0;
-    for (int v0 = 0; v0 < V; v0 += KL_CHUNK) {
-        const int v1 = V - v0 < KL_CHUNK ? V : v0 + KL_CHUNK, v1v = v1 < vv ? v1 : vv;
-        alab_vf ax = alab_vf_zero(), ag = alab_vf_zero();
-        double dx = 0.0, dg = 0.0;
-        int v = v0;
-        for (; v < v1v; v += W) {
-            const alab_vf x = alab_vf_sub(alab_vf_sub(alab_vf_load(zq + v), alab_vf_load(z + v)), cv);
-            const alab_vf pv = alab_vf_load(p + v);
-            const alab_vf ab = alab_vf_max(x, alab_vf_sub(alab_vf_zero(), x));
-            if (alab_vf_reduce_max(ab) <= 0.5f) {
-                ax = alab_vf_fma(pv, x, ax);
-                ag = alab_vf_fma(pv, kl_g(x), ag);
-            } else {
-                for (int k = 0; k < W; k++) {
-                    const double xd = ((double)zq[v + k] - z[v + k]) - cf;
-                    dx += (double)p[v + k] * xd;
-                    dg += (double)p[v + k] * (expm1(xd) - xd);
-                }
+    alab_vf ax = alab_vf_zero(), ag = alab_vf_zero();
+    double dx = 0.0, dg = 0.0;
+    for (v = 0; v < nv; v += W) {
+        const alab_vf xv = alab_vf_sub(alab_vf_load(x + v), cv);
+        const alab_vf pv = alab_vf_load(p + v);
+        const alab_vf ab = alab_vf_max(xv, alab_vf_sub(alab_vf_zero(), xv));
+        if (alab_vf_reduce_max(ab) <= 0.5f) {
+            ax = alab_vf_fma(pv, xv, ax);
+            ag = alab_vf_fma(pv, kl_g(xv), ag);
+        } else {
+            for (int k = 0; k < W; k++) {
+                const double xd = (double)x[v + k] - cf;
+                dx += (double)p[v + k] * xd;
+                dg += (double)p[v + k] * (expm1(xd) - xd);
             }
         }
-        for (; v < v1; v++) {
-            const double xd = ((double)zq[v] - z[v]) - cf;
-            dx += (double)p[v] * xd;
-            dg += (double)p[v] * (expm1(xd) - xd);
-        }
-        sx += (double)alab_vf_reduce_sum(ax) + dx;
-        sg += (double)alab_vf_reduce_sum(ag) + dg;
     }
-    const double k = log1p(sx + sg) - sx;
+    for (; v < n; v++) {
+        const double xd = (double)x[v] - cf;
+        dx += (double)p[v] * xd;
+        dg += (double)p[v] * (expm1(xd) - xd);
+    }
+    out->c = cf;
+    out->P = P;
+    out->sx = (double)alab_vf_reduce_sum(ax) + dx;
+    out->sg = (double)alab_vf_reduce_sum(ag) + dg;
+}
+
+double kl_finish(const kl_part *b, int nb) {
+    double P = 0.0, X = 0.0, M = 0.0;
+    for (int i = 0; i < nb; i++) {
+        P += b[i].P;
+        X += b[i].c * b[i].P + b[i].sx;
+        if (b[i].c > M) M = b[i].c;
+    }
+    if (!(P > 0.0)) return 0.0;
+    double k;
+    if (M <= 1.0) { /* log1p of sum (e^c - 1) P_b + e^c (S_x + S_g), over P: no cancellation for small moves */
+        double D = 0.0;
+        for (int i = 0; i < nb; i++) D += expm1(b[i].c) * b[i].P + exp(b[i].c) * (b[i].sx + b[i].sg);
+        k = log1p(D / P) - X / P;
+    } else { /* large moves: shifted by the largest c against overflow */
+        double S = 0.0;
+        for (int i = 0; i < nb; i++) S += exp(b[i].c - M) * (b[i].P + b[i].sx + b[i].sg);
+        k = M + log(S / P) - X / P;
+    }
     return k > 0.0 ? k : 0.0;
 }
 
-double kl_ref(const float *p, const float *z, const float *zq, int V) {
-    /* log-probabilities of q in double, then sum p (log p - log q) with log p from z */
-    double mq = -INFINITY, mp = -INFINITY, sq = 0.0, sp = 0.0;
+double kl_ref(const float *p, const float *x, int V) {
+    /* in double: p normalised, log sum p e^(x - max) + max - sum p x */
+    double P = 0.0, mx = -INFINITY;
     for (int v = 0; v < V; v++) {
-        if (zq[v] > mq) mq = zq[v];
-        if (z[v] > mp) mp = z[v];
+        P += p[v];
+        if (p[v] > 0.0f && x[v] > mx) mx = x[v];
     }
+    if (!(P > 0.0)) return 0.0;
+    double s = 0.0, sx = 0.0;
     for (int v = 0; v < V; v++) {
-        sq += exp((double)zq[v] - mq);
-        sp += exp((double)z[v] - mp);
+        s += (double)p[v] / P * exp((double)x[v] - mx);
+        sx += (double)p[v] / P * x[v];
     }
-    const double lq = mq + log(sq), lp = mp + log(sp);
-    double k = 0.0;
-    for (int v = 0; v < V; v++) k += (double)p[v] * (((double)z[v] - lp) - ((double)zq[v] - lq));
+    const double k = log(s) + mx - sx;
     return k > 0.0 ? k : 0.0;
 }

@@ -57,10 +57,15 @@ void matmul_nt_forward_ref(float *out, const float *inp, const float *w, int T, 
 void matmul_nt_forward_part(float *out, const float *inp, const float *w, int T, int C, int OC,
                             int part, int nparts);
 
-/* KL(p || softmax(zq)) in nats, p (V) the probabilities of the logits z (V):
- * kl_fast in SIMD (relative error about 1e-6), kl_ref its double twin. */
-double kl_fast(const float *p, const float *z, const float *zq, int V);
-double kl_ref(const float *p, const float *z, const float *zq, int V);
+/* KL(p || q) in nats of a base distribution p (V) and q = p e^x / sum p e^x, x (V) the change of the logits:
+ * kl_block the share of one block of the vocabulary (SIMD, float sums), kl_finish the blocks' shares in
+ * double (relative error about 1e-6; 0 exactly when x is 0), kl_ref the double twin of the whole. */
+typedef struct {
+    double c, P, sx, sg;
+} kl_part;
+void kl_block(kl_part *out, const float *p, const float *x, int n);
+double kl_finish(const kl_part *parts, int nparts);
+double kl_ref(const float *p, const float *x, int V);
 
 /* out (T,C) = (inp - mean) / sqrt(var + eps) * w + b, per row. out may equal inp. */
 void layernorm_forward(float *out, const float *inp, const float *w, const float *b,

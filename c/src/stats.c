@@ -598,7 +598,21 @@ int alab_corr_dataset(alab_corr_summary *s, double *per_input, const alab_corr_s
         alab_rng rng;
         alab_rng_seed(&rng, spec->seed + 1u);
         const int P = spec->n_perm;
+        /* Readings equal within every group (uniform attention): no shuffle changes a rank, so every permutation
+           gives the first one's value, bit for bit; it is computed once and copied. */
+        int constant = 1;
+        for (int g = 0; g < N && constant;) {
+            int e = g + 1;
+            while (e < N && !start[e]) e++;
+            for (int x = g + 1; x < e; x++)
+                if (spec->reading[ord[x]] != spec->reading[ord[g]]) constant = 0;
+            g = e;
+        }
         for (int b = 0; b < P; b++) {
+            if (constant && b > 0) {
+                nulls[b] = nulls[0];
+                continue;
+            }
             memcpy(work, ra, (size_t)N * sizeof *work);
             double sum = 0.0;
             int cnt = 0;

@@ -620,24 +620,36 @@ static void test_first_nonfinite_finds_the_first_inf_or_nan_anywhere(void **stat
     }
 }
 
-/* kl_fast against its double twin: perturbations from rounding-sized to large, a few lanes far out */
-static void test_kl_fast_matches_ref(void **state) {
+/* kl_block + kl_finish against the double twin: changes from rounding-sized to large, with a common shift
+ * (which KL ignores), blocks of odd sizes, a zero change (exactly 0) and a p that sums to 1 only in float */
+static void test_kl_blocks_match_ref(void **state) {
     (void)state;
-    const int V = 5003; /* not a multiple of the vector width or the chunk */
-    float *z = randvec(V, 4.0f), *zq = malloc(V * sizeof(float)), *p = malloc(V * sizeof(float));
+    const int V = 5003; /* not a multiple of the vector width or of a block */
+    float *z = randvec(V, 4.0f), *x = malloc(V * sizeof(float)), *p = malloc(V * sizeof(float));
     double mx = -INFINITY, s = 0.0;
     for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
     for (int v = 0; v < V; v++) s += exp((double)z[v] - mx);
     for (int v = 0; v < V; v++) p[v] = (float)(exp((double)z[v] - mx) / s);
-    const float scales[] = {0.0f, 1e-6f, 1e-4f, 1e-2f, 0.3f, 3.0f};
-    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
-        float *d = randvec(V, scales[k]);
-        for (int v = 0; v < V; v++) zq[v] = z[v] + d[v] + 0.7f; /* with a common shift, which KL ignores */
-        const double f = kl_fast(p, z, zq, V), r = kl_ref(p, z, zq, V);
-        if (!(fabs(f - r) <= 1e-5 * r + 1e-13)) fail_msg("kl_fast scale %g: %.17g against %.17g", scales[k], f, r);
-        free(d);
-    }
-    free(z), free(zq), free(p);
+    const float scales[] = {0.0f, 1e-6f, 1e-4f, 1e-2f, 0.3f, 3.0f, 30.0f};
+    const int blocks[] = {264, 256, 7, 5003};
+    kl_part parts[800];
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++)
+        for (int shift = 0; shift < 2; shift++) {
+            float *d = randvec(V, scales[k]);
+            for (int v = 0; v < V; v++) x[v] = d[v] + (shift ? 0.7f * (scales[k] > 1.0f ? 10.0f : 1.0f) : 0.0f);
+            const double r = kl_ref(p, x, V);
+            for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+                int nb = 0;
+                for (int v0 = 0; v0 < V; v0 += blocks[b], nb++)
+                    kl_block(&parts[nb], p + v0, x + v0, V - v0 < blocks[b] ? V - v0 : blocks[b]);
+                const double f = kl_finish(parts, nb);
+                if (scales[k] == 0.0f && f != 0.0) fail_msg("kl of a common shift is %.17g, not 0", f);
+                if (!(fabs(f - r) <= 1e-5 * r + 1e-13))
+                    fail_msg("kl scale %g shift %d block %d: %.17g against %.17g", scales[k], shift, blocks[b], f, r);
+            }
+            free(d);
+        }
+    free(z), free(x), free(p);
 }
 
 int main(void) {
@@ -651,7 +663,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_of_zero_length_c_is_the_bias),
         cmocka_unit_test(test_matmul_ld_matches_ref_on_strided_views),
         cmocka_unit_test(test_matmul_packed_matches_ref_on_odd_and_real_sizes),
-        cmocka_unit_test(test_kl_fast_matches_ref),
+        cmocka_unit_test(test_kl_blocks_match_ref),
         cmocka_unit_test(test_first_nonfinite_finds_the_first_inf_or_nan_anywhere),
         cmocka_unit_test(test_argmax_gives_the_first_largest_like_its_twin),
         cmocka_unit_test(test_topk_matches_its_twin_with_ties_nan_and_every_k),

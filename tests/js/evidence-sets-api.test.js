@@ -33,11 +33,15 @@ beforeAll(async () => { tiny = await loadModel(TINY); builtin = await loadModel(
 afterAll(() => { tiny.dispose(); builtin.dispose(); });
 
 describe('the statistics in wasm against the float64 reference', () => {
+  // With a floor: the random tiny model leaves effects of 1e-14 that are float rounding in both the engine and
+  // the reference (they differ by 10x there), and ranks of rounding are not a finding. The floor of 1e-7 makes
+  // them ties in both, as the sets do with the measured floor (the C tests check the eps = 0 cases on the
+  // reference's own grids).
   it('edgeKnockoutSet on the reference\'s inputs agrees with the reference (grids of the engine: 1e-3)', () => {
     const { n_boot: nBoot, n_perm: nPerm, level, seed } = GS.stats;
-    for (const c of GS.cases.filter((x) => x.eps === 0)) {
+    for (const c of GS.cases.filter((x) => x.eps === 1e-7)) {
       const r = tiny.edgeKnockoutSet(c.inputs.map((x) => x.ids), { layer: c.layer, head: c.head === -1 ? 'all' : c.head,
-        epsilon: 0, nBoot, nPerm, level, seed });
+        epsilon: c.eps, nBoot, nPerm, level, seed });
       expect(r.n).toBe(c.inputs.length);
       expect(r.lastRowOnly).toBe(c.last_layer);
       const s = c.summary;
