@@ -114,7 +114,16 @@ static int batch_open(lm_batch *b, alab_model *m) {
         free(m->head_packed); /* packed once for the model's life: every later batch reads it as it is */
         m->head_packed = malloc((size_t)b->V * b->C * sizeof(float));
         m->head_vb = b->vb;
-        if (m->head_packed) alab_run_job(m, b->parts, pack_head_part, b); /* without memory: packed per batch */
+        if (m->head_packed) { /* without memory: packed per batch */
+            m->pool_rc = 0;
+            alab_run_job(m, b->parts, pack_head_part, b);
+            if (m->pool_rc) { /* a helper died mid-pack: a half-packed head is never kept */
+                int rc = m->pool_rc;
+                free(m->head_packed);
+                m->head_packed = NULL;
+                return rc;
+            }
+        }
     }
     return ALAB_OK;
 }
