@@ -821,6 +821,106 @@ int alab_resample_draws(float *delta_mean, float *delta_draws, int *offsets, dou
 int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_clean, double *ld_corrupt, alab_model *m,
                              const int *clean, const int *corrupt, int T, int answer_clean, int answer_corrupt);
 
+/* ---- where a head looks versus what it moves (circuits.c; docs/evidence.md) ----
+ * A pair (clean, corrupt) of equal length T and answers (a, b): ld(run) =
+ * logit[a] - logit[b] at position T-1, and a run's score is
+ * (ld(run) - ld(corrupt)) / (ld(clean) - ld(corrupt)): 0 = the corrupted
+ * run, 1 = the clean run. Denoising (ALAB_DENOISE) runs the corrupted input
+ * with something taken from the clean run; noising (ALAB_NOISE) runs the
+ * clean input with something taken from the corrupted run (Heimersheim &
+ * Nanda 2024). Both report the score on that one scale: a denoising cell
+ * near 1 restores the behaviour alone, a noising cell near 0 destroys it
+ * alone. Every function refuses answers outside the vocabulary or equal
+ * (ALAB_ERANGE / ALAB_EINVAL) and a pair whose two runs give the same ld
+ * (ALAB_EINVAL), and writes ld(clean), ld(corrupt) to *ld_clean, *ld_corrupt. */
+enum { ALAB_DENOISE = 0, ALAB_NOISE = 1 };
+enum { ALAB_PATCH_PATTERN = 0, ALAB_PATCH_VALUE = 1, ALAB_PATCH_BOTH = 2 };
+/* Pattern versus value patching of each head. grid (2, 3, L, NH) =
+ * [direction][kind][layer][head], direction ALAB_DENOISE / ALAB_NOISE, with
+ * the base run the input patched and the source run the other one:
+ *   PATTERN  head (l, h)'s attention probabilities (every row, T x T) are the
+ *            source run's; its values are the base run's: y_h = A_src V_base;
+ *   VALUE    y_h = A_base V_src, V the head's value vectors (T x HS, with
+ *            their bias; with grouped-query attention the values of head h's
+ *            key/value head, replaced for head h alone);
+ *   BOTH     y_h = the source run's head output (alab_activation_patching's
+ *            head grid, in the denoising direction).
+ * Everything downstream of the head is recomputed; nothing else is changed. */
+int alab_pattern_value_patching(float *grid, double *ld_clean, double *ld_corrupt, alab_model *m, const int *clean,
+                                const int *corrupt, int T, int answer_clean, int answer_corrupt);
+/* Path patching (Wang et al. 2022). A sender is a head (ls, hs); a receiver
+ * is the query, key or value input of a head (lr, hr) with lr > ls, or the
+ * logits (ALAB_PATH_LOGITS: layer and head ignored). For each sender:
+ *   1. run the base input with the sender's output (before the output
+ *      projection, every position) taken from the source run and every other
+ *      head of layers ls.. frozen at its output in the base run; the MLPs are
+ *      recomputed (Wang et al.'s rule), or, with ALAB_PATH_FREEZE_MLP, frozen
+ *      at their base-run outputs too (only the direct residual path is left);
+ *      x'_l = the residual stream entering layer l, x'_L the one leaving the
+ *      last layer;
+ *   2. a receiver (lr, hr, input): run the base input plainly except that
+ *      head hr of layer lr computes its query (key, value) from norm(x'_lr)
+ *      (its own projection, bias, q/k norm and rotary positions); every other
+ *      head and input of layer lr reads the base residual; the layers above
+ *      lr are recomputed. With grouped-query attention the key/value is head
+ *      hr's alone; the rest of layer lr (its MLP) and the layers above are
+ *      recomputed. The logits receiver: ld from x'_L (final norm and head).
+ * out (n_recv, L, NH): the score of sender (l, h) for receiver k; NaN when
+ * the sender is not below the receiver (ls >= lr). direction as above. */
+enum { ALAB_PATH_Q = 0, ALAB_PATH_K = 1, ALAB_PATH_V = 2, ALAB_PATH_LOGITS = 3 };
+enum { ALAB_PATH_FREEZE_MLP = 1 };
+typedef struct { int layer, head, input; } alab_path_receiver;
+int alab_path_patching(float *out, double *ld_clean, double *ld_corrupt, alab_model *m, const int *clean,
+                       const int *corrupt, int T, int answer_clean, int answer_corrupt,
+                       const alab_path_receiver *recv, int n_recv, int direction, int flags);
+/* Direct logit attribution at position T-1 of a plain run. u = W_U[a] -
+ * W_U[b] (b = -1: u = W_U[a]). The residual leaving the last layer is
+ * x = token embedding + position embedding + sum over layers of (each head's
+ * y_h W_O^h + the attention output bias + the MLP output) (for a parallel
+ * residual too); the final norm is linear in x once its scale is frozen at
+ * the plain run's: s = sqrt(var(x) + eps) (LayerNorm, biased variance, which also centres each
+ * term) or sqrt(mean(x^2) + eps) (RMSNorm), so a term c contributes
+ * u . (g * centre(c) / s), g the norm's weight, and the norm's bias
+ * contributes u . beta. heads (L, NH): head (l, h)'s term; sources (L, NH, T)
+ * (may be NULL): its term split by source position j, A[T-1][j] v_j W_O^h
+ * (sums to the head's term); terms (3 + 2L): [0] token embedding, [1]
+ * position embedding (0 for rotary families), [2] the final norm's bias,
+ * [3 + l] layer l's attention output bias, [3 + L + l] layer l's MLP output.
+ * Everything sums to *ld = u . final_norm(x) (the logit difference of the
+ * run). ALAB_ERANGE for an answer outside the vocabulary, ALAB_EINVAL a == b. */
+int alab_direct_logit_attribution(float *heads, float *sources, double *terms, double *ld, alab_model *m,
+                                  const int *ids, int T, int answer, int answer_other);
+/* Value-weighted attention (Kobayashi et al. 2020): norms (L, NH, T)[l][h][j]
+ * = || v_j W_O^h ||_2, v_j head h's value vector at position j (with its
+ * bias), W_O^h its rows of the output projection; the reading of edge j -> i
+ * is A[l][h][i][j] * norms[l][h][j]. */
+int alab_value_norms(float *norms, alab_model *m, const int *ids, int T);
+/* Causal tracing by component (Meng et al. 2022's split), denoising: attn
+ * (L, T)[l][p] = the score of the corrupted run with the output of layer l's
+ * attention (after the output projection and its bias: what the layer adds
+ * to the residual) at position p taken from the clean run; mlp (L, T) the
+ * same for the MLP's output. Everything else is recomputed. Either grid may
+ * be NULL. */
+int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld_corrupt, alab_model *m,
+                           const int *clean, const int *corrupt, int T, int answer_clean, int answer_corrupt);
+/* Composition scores (Elhage et al. 2021) of every sender head (l, h1) and
+ * receiver head (l + 1, h2): scores (3, L - 1, NH, NH) = [kind][l][h1][h2],
+ * kind 0 = Q, 1 = K, 2 = V:
+ *   Q: ||W_OV1 W_QK2||_F, K: ||W_QK2 W_OV1^T||_F, V: ||W_OV1 W_OV2||_F, each
+ *   divided by the product of the two matrices' Frobenius norms,
+ * with, in the row-vector convention of the engine (x W), W_OV = diag(g)
+ * W_V^h W_O^h and W_QK = diag(g) W_Q^h (W_K^h)^T diag(g), g the weight of the
+ * norm before the head's layer; W_K^h, W_V^h are those of key/value head
+ * h / G (LayerNorm's centring, the scale, the biases and the rotary
+ * positions are left out). null (3, 3): per kind the mean, the
+ * 2.5 % and the 97.5 % quantiles (linear interpolation at (n-1) q of the
+ * sorted draws) of the same score over n_null draws of Gaussian W_Q, W_K,
+ * W_V (C, HS) and W_O (HS, C), sender's then receiver's, each row-major (g =
+ * 1; alab_rng seeded `seed`; a normal is sqrt(-2 ln(1 - u1)) cos(2 pi u2),
+ * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN. ALAB_EINVAL for a one-layer model,
+ * ALAB_ERANGE for n_null outside [0, 100000]. */
+int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,9 +70,22 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
         float *kt = a->fc + (size_t)h * HS * T; /* (HS, T) */
         float *att_h = att_l + (size_t)h * T * T;
         const float *qh = vw->q + h * HS, *kh = vw->k + (h / G) * HS, *vh = vw->v + (h / G) * HS;
+        int ldq = vw->ldq, ldk = vw->ldk, ldv = vw->ldv;
+        const float *pattern = NULL; /* circuits.c: this head's probabilities, taken from another run */
+        const circuit_hooks *ck = m->ck;
+        if (ck && ck->rcv_x && ck->rcv_layer == l && ck->rcv_head == h) { /* path patching's receiver */
+            const ptrdiff_t d = ck->rcv_qkv - a->qkv; /* the same layout, in the receiver's scratch */
+            if (ck->rcv_input == 0) qh += d;
+            else if (ck->rcv_input == 1) kh += d;
+            else vh += d;
+        }
+        if (ck && ck->layer == l && ck->head == h) {
+            pattern = ck->pattern;
+            if (ck->values) { vh = ck->values; ldv = ck->ldv; }
+        }
         const int ablated = ix->ablated[l * NH + h];
         for (int j = 0; j < T; j++)
-            for (int d = 0; d < HS; d++) kt[(size_t)d * T + j] = kh[(size_t)j * vw->ldk + d];
+            for (int d = 0; d < HS; d++) kt[(size_t)d * T + j] = kh[(size_t)j * ldk + d];
         /* blocks of the full run's grid; a window computes its rows of each with the block's column count, so
            every product is the full run's (a row's values do not depend on the other rows computed) */
         for (int b0 = job->q0 / ATT_RB * ATT_RB; b0 < job->q1; b0 += ATT_RB) {
@@ -84,7 +97,7 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
                 if (hi > hi_max) hi_max = hi;
             }
             int nz = hi_max; /* the block's last key column with a nonzero weight, + 1 */
-            matmul_forward_ld(att_h + (size_t)i0 * T, T, qh + (size_t)i0 * vw->ldq, vw->ldq, kt, T, NULL, i1 - i0, HS, hi_max);
+            matmul_forward_ld(att_h + (size_t)i0 * T, T, qh + (size_t)i0 * ldq, ldq, kt, T, NULL, i1 - i0, HS, hi_max);
             for (int i = i0; i < i1; i++) {
                 float *row = att_h + (size_t)i * T;
                 alab_mask_range(&lo, &hi, mode, window, i, T);
@@ -108,13 +121,17 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
                     }
                 }
                 if (o->n_knockouts) alab_knockout_row(row, T, o, l, h, i);
+                if (pattern) { /* the other run's row, whatever this one computed */
+                    memcpy(row, pattern + (size_t)i * T, (size_t)T * sizeof(float));
+                    nz = T;
+                }
             }
             float *y = a->y + (size_t)i0 * DQ + h * HS;
             if (ablated) { /* the head's output is zeroed before the output projection */
                 for (int i = i0; i < i1; i++) memset(y + (size_t)(i - i0) * DQ, 0, (size_t)HS * sizeof(float));
                 continue;
             }
-            matmul_forward_ld(y, DQ, att_h + (size_t)i0 * T, T, vh, vw->ldv, NULL, i1 - i0, nz, HS);
+            matmul_forward_ld(y, DQ, att_h + (size_t)i0 * T, T, vh, ldv, NULL, i1 - i0, nz, HS);
         }
     }
 }

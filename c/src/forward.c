@@ -297,12 +297,34 @@ static void project_qkv(alab_model *m, const layer_weights *w, int Tn, int r0, i
     }
 }
 
+/* q/k norms and rotary positions of rows [r0, r0 + nr) of a projected qkv view. */
+static void finish_qkv(alab_model *m, const layer_weights *w, const qkv_view *v, int r0, int nr, int P0) {
+    const alab_arch *ar = &m->arch;
+    const int NH = m->cfg.n_head, HS = ar->HS, NKV = ar->NKV;
+    if (ar->qk_norm)
+        for (int t = r0; t < r0 + nr; t++) {
+            for (int hd = 0; hd < NH; hd++) {
+                float *q = v->q + (size_t)t * v->ldq + hd * HS;
+                rmsnorm_forward(q, q, w->q_norm, 1, HS, ar->eps);
+            }
+            for (int hd = 0; hd < NKV; hd++) {
+                float *k = v->k + (size_t)t * v->ldk + hd * HS;
+                rmsnorm_forward(k, k, w->k_norm, 1, HS, ar->eps);
+            }
+        }
+    if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
+        rope_apply(m, v->q + (size_t)r0 * v->ldq, v->ldq, nr, NH, P0 + r0);
+        rope_apply(m, v->k + (size_t)r0 * v->ldk, v->ldk, nr, NKV, P0 + r0);
+    }
+}
+
 void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opts *o,
                         const intervention_index *ix, kv_cache *kv, const block_rows *br) {
     const alab_arch *ar = &m->arch;
     const int C = m->cfg.n_embd, NH = m->cfg.n_head, HS = ar->HS, NKV = ar->NKV, DQ = NH * HS, F = ar->F;
     const int DQKV = DQ + 2 * NKV * HS;
     const layer_weights *w = &m->layers[l];
+    const circuit_hooks *ck = kv ? NULL : m->ck;
     activations *a = &m->acts;
     qkv_view v;
     /* the rows computed: all Tn, or (a windowed run) [r0, r0 + nr) with every other row's q, k, v from a plain run */
@@ -310,50 +332,61 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
     float *x = a->x + (size_t)r0 * C, *h = a->h + (size_t)r0 * C;
 
     if (o) alab_resid_hooks(a->x, o, l, Tn, C); /* evidence: residual positions replaced / captured */
-    norm(m, h, x, w->ln1_w, w->ln1_b, nr);
-    if (br && br->plain_qkv) memcpy(a->qkv, br->plain_qkv + (size_t)l * Tn * DQKV, (size_t)Tn * DQKV * sizeof(float));
-    project_qkv(m, w, Tn, r0, nr, &v);
-    if (ix && ix->has_edits) alab_apply_head_edits(m, &v, l, Tn, o);
-    if (ar->qk_norm)
-        for (int t = r0; t < r0 + nr; t++) {
-            for (int hd = 0; hd < NH; hd++) {
-                float *q = v.q + (size_t)t * v.ldq + hd * HS;
-                rmsnorm_forward(q, q, w->q_norm, 1, HS, ar->eps);
-            }
-            for (int hd = 0; hd < NKV; hd++) {
-                float *k = v.k + (size_t)t * v.ldk + hd * HS;
-                rmsnorm_forward(k, k, w->k_norm, 1, HS, ar->eps);
+    if (ck && ck->y_frozen && l >= ck->freeze_from) {
+        /* path patching: every head's output is the base run's (the patches below put the sender's on top) */
+        memcpy(a->y, ck->y_frozen + (size_t)l * Tn * DQ, (size_t)Tn * DQ * sizeof(float));
+    } else {
+        if (ck && ck->rcv_x && l == ck->rcv_layer) { /* the receiver's inputs, from the other residual */
+            norm(m, h, ck->rcv_x, w->ln1_w, w->ln1_b, Tn);
+            project_qkv(m, w, Tn, 0, Tn, &v);
+            finish_qkv(m, w, &v, 0, Tn, P0);
+            memcpy(ck->rcv_qkv, a->qkv, (size_t)Tn * DQKV * sizeof(float));
+        }
+        norm(m, h, x, w->ln1_w, w->ln1_b, nr);
+        if (br && br->plain_qkv) memcpy(a->qkv, br->plain_qkv + (size_t)l * Tn * DQKV, (size_t)Tn * DQKV * sizeof(float));
+        project_qkv(m, w, Tn, r0, nr, &v);
+        if (ix && ix->has_edits) alab_apply_head_edits(m, &v, l, Tn, o);
+        finish_qkv(m, w, &v, r0, nr, P0);
+        if (o && l == o->capture_layer) { /* q and k of the captured head, before scaling */
+            const int hd = o->capture_head, j = hd / (NH / NKV);
+            for (int t = 0; t < Tn; t++) {
+                memcpy(a->q + (size_t)t * HS, v.q + (size_t)t * v.ldq + hd * HS, (size_t)HS * sizeof(float));
+                memcpy(a->k + (size_t)t * HS, v.k + (size_t)t * v.ldk + j * HS, (size_t)HS * sizeof(float));
             }
         }
-    if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
-        rope_apply(m, v.q + (size_t)r0 * v.ldq, v.ldq, nr, NH, P0 + r0);
-        rope_apply(m, v.k + (size_t)r0 * v.ldk, v.ldk, nr, NKV, P0 + r0);
+        if (br && br->capture_qkv) memcpy(br->capture_qkv + (size_t)l * Tn * DQKV, a->qkv, (size_t)Tn * DQKV * sizeof(float));
+        if (kv) alab_attention_cached(m, &v, l, Tn, kv);
+        else alab_attention_prefill(m, &v, l, Tn, o, ix, r0, r0 + nr);
     }
-    if (o && l == o->capture_layer) { /* q and k of the captured head, before scaling */
-        const int hd = o->capture_head, j = hd / (NH / NKV);
-        for (int t = 0; t < Tn; t++) {
-            memcpy(a->q + (size_t)t * HS, v.q + (size_t)t * v.ldq + hd * HS, (size_t)HS * sizeof(float));
-            memcpy(a->k + (size_t)t * HS, v.k + (size_t)t * v.ldk + j * HS, (size_t)HS * sizeof(float));
-        }
-    }
-    if (br && br->capture_qkv) memcpy(br->capture_qkv + (size_t)l * Tn * DQKV, a->qkv, (size_t)Tn * DQKV * sizeof(float));
-    if (kv) alab_attention_cached(m, &v, l, Tn, kv);
-    else alab_attention_prefill(m, &v, l, Tn, o, ix, r0, r0 + nr);
     if (o) alab_head_out_hooks(a->y, o, l, Tn, DQ, HS); /* evidence: head outputs replaced / captured */
 
     float *attn_out = (ar->parallel_residual ? a->h2 : a->h) + (size_t)r0 * C;
     alab_layer_matmul_plan(m, attn_out, a->y + (size_t)r0 * DQ, w->o_w, w->o_b, nr, DQ, C, Tn);
-    if (!ar->parallel_residual) add_f32(x, x, h, nr * C);
-    norm(m, h, x, w->ln2_w, w->ln2_b, nr);
-    alab_layer_matmul_plan(m, a->fc, h, w->up_w, w->up_b, nr, C, F, Tn);
-    if (ar->mlp == MLP_SWIGLU) {
-        float *gate = a->fc + (size_t)nr * F;
-        alab_layer_matmul_plan(m, gate, h, w->gate_w, w->gate_b, nr, C, F, Tn);
-        activation(m, a->fc, gate, a->fc, nr * F);
-    } else {
-        activation(m, a->fc, a->fc, NULL, nr * F);
+    if (ck) { /* the attention block's output: replaced at one position, captured */
+        if (ck->comp_layer == l && ck->comp_kind == 0)
+            memcpy(attn_out + (size_t)ck->comp_pos * C, ck->comp_vec, (size_t)C * sizeof(float));
+        if (ck->cap_attn) memcpy(ck->cap_attn + (size_t)l * Tn * C, attn_out, (size_t)Tn * C * sizeof(float));
     }
-    alab_layer_matmul_plan(m, h, a->fc, w->down_w, w->down_b, nr, F, C, Tn);
+    if (!ar->parallel_residual) add_f32(x, x, h, nr * C);
+    if (ck && ck->mlp_frozen && l >= ck->freeze_from) {
+        memcpy(h, ck->mlp_frozen + (size_t)l * Tn * C, (size_t)Tn * C * sizeof(float));
+    } else {
+        norm(m, h, x, w->ln2_w, w->ln2_b, nr);
+        alab_layer_matmul_plan(m, a->fc, h, w->up_w, w->up_b, nr, C, F, Tn);
+        if (ar->mlp == MLP_SWIGLU) {
+            float *gate = a->fc + (size_t)nr * F;
+            alab_layer_matmul_plan(m, gate, h, w->gate_w, w->gate_b, nr, C, F, Tn);
+            activation(m, a->fc, gate, a->fc, nr * F);
+        } else {
+            activation(m, a->fc, a->fc, NULL, nr * F);
+        }
+        alab_layer_matmul_plan(m, h, a->fc, w->down_w, w->down_b, nr, F, C, Tn);
+    }
+    if (ck) { /* the MLP's output: replaced at one position, captured */
+        if (ck->comp_layer == l && ck->comp_kind == 1)
+            memcpy(h + (size_t)ck->comp_pos * C, ck->comp_vec, (size_t)C * sizeof(float));
+        if (ck->cap_mlp) memcpy(ck->cap_mlp + (size_t)l * Tn * C, h, (size_t)Tn * C * sizeof(float));
+    }
     if (ar->parallel_residual) add_f32(x, x, a->h2 + (size_t)r0 * C, nr * C);
     add_f32(x, x, h, nr * C);
 }

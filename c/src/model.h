@@ -138,7 +138,28 @@ struct alab_model {
     float *scratch;           /* half: one matrix (or LM head block) converted to f32 */
     float *head_packed;       /* evidence.c: the LM head packed block by block (head_vb rows each), kept once built */
     int head_vb;
+    const struct circuit_hooks *ck; /* circuits.c: its hooks for the run under way, else NULL */
 };
+
+/* circuits.c's hooks inside one prefill run (m->ck; never with a row window or the key/value cache).
+ * The qkv buffer's layout: fused projections (qkv_w) put row t's [q | k | v] at t * DQKV; separate ones put
+ * q (T, DQ), then k (T, DKV), then v (T, DKV). */
+typedef struct circuit_hooks {
+    int layer, head;           /* head overrides: head `head` of layer `layer` (layer -1: none)            */
+    const float *pattern;      /*   its attention probabilities (T, T), or NULL                              */
+    const float *values;       /*   its value rows (row t at values + t * ldv), or NULL                      */
+    int ldv;
+    int rcv_layer, rcv_head, rcv_input; /* receiver: head rcv_head of rcv_layer takes its q (0), k (1) or v (2) */
+    const float *rcv_x;        /*   from the norm of this residual (T, C), or NULL for none                   */
+    float *rcv_qkv;            /*   scratch (T, DQKV)                                                          */
+    int freeze_from;           /* layers freeze_from.. take every head's output from y_frozen (L, T, DQ) and, */
+    const float *y_frozen;     /*   when mlp_frozen (L, T, C) is set, the MLP's output from it; the head      */
+    const float *mlp_frozen;   /*   patches of the run apply on top                                           */
+    int comp_layer, comp_pos, comp_kind; /* the attention block's (kind 0) or MLP's (1) output at (layer, pos) */
+    const float *comp_vec;     /*   := comp_vec (C); layer -1: none                                          */
+    float *cap_attn, *cap_mlp; /* (L, T, C) captures of the attention block's and the MLP's outputs, or NULL */
+} circuit_hooks;
+void alab_circuit_hooks_init(circuit_hooks *ck);
 
 /* out[i] = h[i] as f32, F16 (f16 = 1) or BF16, exact for every finite value (F16 Inf/NaN are not expected:
  * weights are checked finite at load); the vectorised twin of alab_f16_to_f32 / alab_bf16_to_f32. */

@@ -254,6 +254,23 @@ void matmul_pack_weights(float *dst, const float *w, int C, int OC) {
     }
 }
 
+/* The inverse of matmul_pack_weights: w (C, OC) from its packed copy wp (circuits.c reads a head's rows). */
+void matmul_unpack_weights(float *w, const float *wp, int C, int OC) {
+    const int oc_full = OC / MM_NR * MM_NR, oc_vec = OC / W * W;
+    const float *d = wp;
+    for (int c0 = 0; c0 < C; c0 += MM_KC) {
+        const int kc = C - c0 < MM_KC ? C - c0 : MM_KC;
+        float *wc = w + (size_t)c0 * OC;
+        for (int o = 0; o < oc_full; o += MM_NR)
+            for (int k = 0; k < kc; k++, d += MM_NR) memcpy(wc + (size_t)k * OC + o, d, MM_NR * sizeof(float));
+        for (int o = oc_full; o < oc_vec; o += W)
+            for (int k = 0; k < kc; k++, d += W) memcpy(wc + (size_t)k * OC + o, d, W * sizeof(float));
+        if (oc_vec < OC)
+            for (int k = 0; k < kc; k++, d += OC - oc_vec)
+                memcpy(wc + (size_t)k * OC + oc_vec, d, (size_t)(OC - oc_vec) * sizeof(float));
+    }
+}
+
 /* The same packed layout from the transpose: wt (OC, C), row o = column o of
  * w. The tied LM head is stored so (wte: (V, C)); evidence.c packs blocks of
  * its rows with this as it multiplies a batch of hidden states by them. */

@@ -24,6 +24,8 @@ void matmul_forward_ld_ref(float *out, int ldo, const float *inp, int ldi, const
  * panel order the kernel reads; the layout depends on the build's SIMD width, so pack in the
  * same binary that multiplies. matmul_packed_forward = matmul_forward on the packed copy. */
 void matmul_pack_weights(float *dst, const float *w, int C, int OC);
+/* Its inverse: w (C, OC) from the packed copy. */
+void matmul_unpack_weights(float *w, const float *wp, int C, int OC);
 /* The same packed copy from wt (OC, C), the transpose of w. */
 void matmul_pack_weights_t(float *dst, const float *wt, int C, int OC);
 /* The same result in place in w, through scratch of matmul_pack_scratch_floats(OC) floats

@@ -433,7 +433,7 @@ export function permuteWithinInputs(w, lists, seed) {
 }
 
 /** Per-entry bootstrap intervals of a list of equal-length vectors (one per input). */
-function intervalsOf(w, vectors, len, stat) {
+export function intervalsOf(w, vectors, len, stat) {
   const out = [];
   for (let x = 0; x < len; x++) out.push(bootstrapMean(w, vectors.map((v) => (v[x] === null ? NaN : v[x])), stat));
   return out;

@@ -31,6 +31,7 @@ import { mulberry32 } from './core/rng.js';
 import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
+import * as circuits from './circuits.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
 import { EVIDENCE_SETS } from './evidence-sets.js';
 import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
@@ -66,6 +67,25 @@ export function inductionPairs(vocabSize) {
     const alt = r.slice();
     alt[K] = x === r[K] ? seqs[(k + 2) % seqs.length][K] : x;
     return [[...r, ...r.slice(0, K)], [...alt, ...r.slice(0, K)], [r[K], alt[K]]];
+  });
+}
+
+/**
+ * Induction pairs that move the previous token instead of the answer: clean = r ++ r[0..K) (the next token is
+ * r[K] by copying); the corrupted input swaps r[K-1] and r[M-1] in the first copy (M = 8), so the token the
+ * second copy ends on is followed by r[M] there and copying predicts r[M]. The tokens the copy reads (r[K] and
+ * r[M]) stay where they were; only which token precedes them changes — what a previous-token head writes and an
+ * induction head's keys read (K-composition). Answers [r[K], r[M]]; a sequence with r[K] = r[M] is left out.
+ */
+export function inductionPrevPairs(vocabSize) {
+  const seqs = EVIDENCE_SETS.repeated.sequences, B = EVIDENCE_SETS.repeated.block, K = 5, M = 8;
+  if (seqs.some((q) => q.some((id) => id >= vocabSize)))
+    throw new AttnlabError('ERANGE', `the induction pairs are GPT-2 ids; this model's vocabulary has ${vocabSize}`);
+  return seqs.filter((q) => q[K] !== q[M] && q[K - 1] !== q[M - 1]).map((q) => {
+    const r = q.slice(0, B), alt = r.slice();
+    alt[K - 1] = r[M - 1];
+    alt[M - 1] = r[K - 1];
+    return [[...r, ...r.slice(0, K)], [...alt, ...r.slice(0, K)], [r[K], r[M]]];
   });
 }
 
@@ -762,6 +782,8 @@ export class Model {
     if (kind === 'tokenKnockoutSet') return this.#tokenSetJob(input, options);
     if (kind === 'ablationSet') return this.#ablationSetJob(input, options);
     if (kind === 'patchingSet') return this.#patchingSetJob(input, options);
+    if (['patternValueSet', 'pathPatchingSet', 'componentTracingSet', 'attributionSet'].includes(kind))
+      return this.#circuitSetJob(kind, input, options);
     throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
   }
 
@@ -968,36 +990,168 @@ export class Model {
   #patchingSetJob(pairs, options) {
     const w = this.#live();
     const o = checkOptions('patchingSet', options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+    const prepared = this.#preparePairs('patchingSet', pairs, o);
+    const { nLayer, nHead } = this.config;
+    return { steps: evidence.patchingSetSteps(w, this.#h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats('patchingSet', o) }),
+             progress: this.#progressOptions('patchingSet', o),
+             finish: (r) => this.#pairsFinish(r, pairs, prepared) };
+  }
+
+  /** A set of clean/corrupted pairs as ids with answers: a built-in set's name or a list (patchingSet's forms). */
+  #preparePairs(where, pairs, o) {
+    const w = this.#live();
     if (o.minGap !== undefined && !(typeof o.minGap === 'number' && o.minGap >= 0 && Number.isFinite(o.minGap)))
-      throw new AttnlabError('ERANGE', 'patchingSet: options.minGap must be a finite number >= 0');
+      throw new AttnlabError('ERANGE', `${where}: options.minGap must be a finite number >= 0`);
     let list = pairs;
     if (pairs === 'pairs') list = EVIDENCE_SETS.pairs.pairs.map((p) => [p.clean, p.corrupt, p.answers]);
     else if (pairs === 'induction') list = inductionPairs(this.config.vocabSize);
+    else if (pairs === 'induction-prev') list = inductionPrevPairs(this.config.vocabSize);
     else if (typeof pairs === 'string')
-      throw new AttnlabError('EINVAL', `patchingSet: the built-in sets are 'pairs' and 'induction', not ${JSON.stringify(pairs)}`);
-    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'patchingSet: pairs must be \'pairs\' or a non-empty list of [clean, corrupted]');
+      throw new AttnlabError('EINVAL', `${where}: the built-in sets are 'pairs', 'induction' and 'induction-prev', not ${JSON.stringify(pairs)}`);
+    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
     if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
-    const prepared = list.map((p, k) => {
-      if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `patchingSet: pair ${k} is not [clean, corrupted]`);
-      const c = this.#evidenceInput(`patchingSet pair ${k} (clean)`, p[0]);
-      const d = this.#evidenceInput(`patchingSet pair ${k} (corrupted)`, p[1]);
+    return list.map((p, k) => {
+      if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
+      const c = this.#evidenceInput(`${where} pair ${k} (clean)`, p[0]);
+      const d = this.#evidenceInput(`${where} pair ${k} (corrupted)`, p[1]);
       if (c.length !== d.length)
-        throw new AttnlabError('EINVAL', `patchingSet: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
+        throw new AttnlabError('EINVAL', `${where}: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
       let answers;
       if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
       else {
         if (!Array.isArray(p[2]) || p[2].length !== 2)
-          throw new AttnlabError('ETYPE', `patchingSet: pair ${k}'s answers must be [clean answer, corrupted answer]`);
-        answers = p[2].map((a) => this.#oneToken(`patchingSet pair ${k}`, 'answer', a));
+          throw new AttnlabError('ETYPE', `${where}: pair ${k}'s answers must be [clean answer, corrupted answer]`);
+        answers = p[2].map((a) => this.#oneToken(`${where} pair ${k}`, 'answer', a));
       }
       return { clean: c, corrupt: d, answers };
     });
-    const { nLayer, nHead } = this.config;
-    return { steps: evidence.patchingSetSteps(w, this.#h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats('patchingSet', o) }),
-             progress: this.#progressOptions('patchingSet', o),
-             finish: (r) => ({ ...r, set: typeof pairs === 'string' ? pairs : 'list',
-               perInput: r.perInput.map((x) => ({ ...x, clean: this.decode(prepared[x.index].clean), corrupt: this.decode(prepared[x.index].corrupt),
-                 answerTokens: x.answers.map((id) => this.#token(id)) })) }) };
+  }
+
+  #pairsFinish(r, pairs, prepared) {
+    return { ...r, set: typeof pairs === 'string' ? pairs : 'list',
+      perInput: r.perInput.map((x) => ({ ...x, clean: this.decode(prepared[x.index].clean), corrupt: this.decode(prepared[x.index].corrupt),
+        answerTokens: x.answers.map((id) => this.#token(id)) })) };
+  }
+
+  // ---- where a head looks versus what it moves (docs/evidence.md § 6–11) ----
+
+  /** One pair's answers: [a, b] as one-token strings or ids, or the top next token of each run. */
+  #pairAnswers(where, c, d, answers) {
+    const w = this.#live();
+    if (answers === undefined) return [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
+    if (!Array.isArray(answers) || answers.length !== 2)
+      throw new AttnlabError('ETYPE', `${where}: options.answers must be [clean answer, corrupted answer]`);
+    return answers.map((a) => this.#oneToken(where, 'answer', a));
+  }
+
+  #pair(where, clean, corrupt, o) {
+    const c = this.#evidenceInput(`${where} (clean)`, clean);
+    const d = this.#evidenceInput(`${where} (corrupted)`, corrupt);
+    if (c.length !== d.length)
+      throw new AttnlabError('EINVAL', `${where}: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+    return { c, d, answers: this.#pairAnswers(where, c, d, o.answers) };
+  }
+
+  #pairTokens(c, d, answers) {
+    return { tokens: Array.from(c, (id) => this.#token(id)), corruptTokens: Array.from(d, (id) => this.#token(id)),
+             answerTokens: answers.map((id) => this.#token(id)) };
+  }
+
+  /**
+   * Pattern versus value patching of every head, denoising and noising: the head's attention pattern alone,
+   * its values alone, or both taken from the other run (docs/evidence.md § 6). grid.denoise.pattern etc. are
+   * Float32Array (nLayer * nHead) of normalised logit differences (0 = corrupted, 1 = clean).
+   * @param {{answers?: [string|number, string|number]}} [options]
+   */
+  patternValuePatching(clean, corrupt, options) {
+    const o = checkOptions('patternValuePatching', options, ['answers']);
+    const { c, d, answers } = this.#pair('patternValuePatching', clean, corrupt, o);
+    const r = circuits.patternValuePatching(this.#live(), this.#h, c, d, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
+    return { ...r, ...this.#pairTokens(c, d, answers) };
+  }
+
+  /**
+   * Path patching (Wang et al. 2022): each sender head's output patched only along its path into each
+   * receiver — a head's 'q', 'k' or 'v' input, or the 'logits' (docs/evidence.md § 7 for the freezing rule).
+   * @param {{answers?: Array, receivers: Array<{layer?: number, head?: number, input: 'q'|'k'|'v'|'logits'}>,
+   *   direction?: 'denoise'|'noise', freezeMlp?: boolean}} options
+   */
+  pathPatching(clean, corrupt, options) {
+    const o = checkOptions('pathPatching', options, ['answers', 'receivers', 'direction', 'freezeMlp']);
+    const { c, d, answers } = this.#pair('pathPatching', clean, corrupt, o);
+    const r = circuits.pathPatching(this.#live(), this.#h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
+      freezeMlp: !!o.freezeMlp, nLayer: this.config.nLayer, nHead: this.config.nHead });
+    return { ...r, ...this.#pairTokens(c, d, answers) };
+  }
+
+  /**
+   * Direct logit attribution at the last position, the final norm's scale frozen at the plain run's (docs/evidence.md § 8).
+   * @param {{answers: [string|number] | [string|number, string|number]}} options u = W_U[a] (- W_U[b])
+   */
+  directLogitAttribution(input, options) {
+    const o = checkOptions('directLogitAttribution', options, ['answers']);
+    const ids = this.#evidenceInput('directLogitAttribution', input);
+    if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
+      throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
+    const answers = o.answers.map((a) => this.#oneToken('directLogitAttribution', 'answer', a));
+    const r = circuits.directLogitAttribution(this.#live(), this.#h, ids, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
+    return { ...r, tokens: Array.from(ids, (id) => this.#token(id)), answerTokens: answers.map((id) => this.#token(id)) };
+  }
+
+  /** ||v_j W_O^h|| per (layer, head, position) (Kobayashi et al. 2020): Float32Array (nLayer * nHead * T). */
+  valueNorms(input) {
+    const ids = this.#evidenceInput('valueNorms', input);
+    return circuits.valueNorms(this.#live(), this.#h, ids, { nLayer: this.config.nLayer, nHead: this.config.nHead });
+  }
+
+  /** Causal tracing by component: the clean run's attention or MLP output restored at each (layer, position). */
+  componentTracing(clean, corrupt, options) {
+    const o = checkOptions('componentTracing', options, ['answers']);
+    const { c, d, answers } = this.#pair('componentTracing', clean, corrupt, o);
+    const r = circuits.componentTracing(this.#live(), this.#h, c, d, { answers, nLayer: this.config.nLayer });
+    return { ...r, ...this.#pairTokens(c, d, answers) };
+  }
+
+  /**
+   * Q-, K- and V-composition scores of every head pair in adjacent layers (Elhage et al. 2021), with the scores
+   * of Gaussian matrices of the same shapes as a null (nNull draws, default 200).
+   * @param {{nNull?: number, seed?: number}} [options]
+   */
+  compositionScores(options) {
+    const o = checkOptions('compositionScores', options, ['nNull', 'seed']);
+    if (this.config.nLayer < 2) throw new AttnlabError('EINVAL', 'compositionScores: a one-layer model has no pair of layers');
+    const nNull = o.nNull === undefined ? 200 : checkIndex('nNull', o.nNull, 0, 100000);
+    const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
+    return circuits.compositionScores(this.#live(), this.#h, { nLayer: this.config.nLayer, nHead: this.config.nHead, nNull, seed });
+  }
+
+  /** patternValuePatching over a set of pairs (patchingSet's forms), with intervals and the pattern's share of each head's effect. */
+  patternValueSet(pairs, options) { return this.#runJob(this.#circuitSetJob('patternValueSet', pairs, options)); }
+  /** pathPatching over a set of pairs, options.receivers as pathPatching. */
+  pathPatchingSet(pairs, options) { return this.#runJob(this.#circuitSetJob('pathPatchingSet', pairs, options)); }
+  /** componentTracing over a set of pairs: per layer at the corrupted positions, the last and the others. */
+  componentTracingSet(pairs, options) { return this.#runJob(this.#circuitSetJob('componentTracingSet', pairs, options)); }
+  /** directLogitAttribution of each pair's clean input along W_U[answer clean] - W_U[answer corrupted]. */
+  attributionSet(pairs, options) { return this.#runJob(this.#circuitSetJob('attributionSet', pairs, options)); }
+
+  #circuitSetJob(kind, pairs, options) {
+    const extra = { patternValueSet: ['minEffect'], pathPatchingSet: ['receivers', 'direction', 'freezeMlp'] }[kind] || [];
+    const o = checkOptions(kind, options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal', ...extra]);
+    const prepared = this.#preparePairs(kind, pairs, o);
+    const w = this.#live(), { nLayer, nHead } = this.config;
+    const base = { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats(kind, o) };
+    let steps;
+    if (kind === 'patternValueSet') {
+      if (o.minEffect !== undefined && !(typeof o.minEffect === 'number' && o.minEffect >= 0 && Number.isFinite(o.minEffect)))
+        throw new AttnlabError('ERANGE', 'patternValueSet: options.minEffect must be a finite number >= 0');
+      steps = circuits.patternValueSetSteps(w, this.#h, prepared, { ...base, minEffect: o.minEffect ?? 0.1 });
+    } else if (kind === 'pathPatchingSet') {
+      if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
+        throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
+      steps = circuits.pathPatchingSetSteps(w, this.#h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
+    } else if (kind === 'componentTracingSet') steps = circuits.componentTracingSetSteps(w, this.#h, prepared, base);
+    else steps = circuits.attributionSetSteps(w, this.#h, prepared, base);
+    return { steps, progress: this.#progressOptions(kind, o), finish: (r) => this.#pairsFinish(r, pairs, prepared) };
   }
 
   #headOutCache = new Map();

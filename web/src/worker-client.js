@@ -218,6 +218,26 @@ class WorkerModel {
 
   /** @returns {Promise<object>} see Model#ablationSemantics */
   ablationSemantics(input, options) { return this.#evidenceCall('ablationSemantics', input, options); }
+  /** @returns {Promise<object>} see Model#patternValueSet */
+  patternValueSet(pairs, options) { return this.#evidenceCall('patternValueSet', pairs, options); }
+  /** @returns {Promise<object>} see Model#pathPatchingSet */
+  pathPatchingSet(pairs, options) { return this.#evidenceCall('pathPatchingSet', pairs, options); }
+  /** @returns {Promise<object>} see Model#componentTracingSet */
+  componentTracingSet(pairs, options) { return this.#evidenceCall('componentTracingSet', pairs, options); }
+  /** @returns {Promise<object>} see Model#attributionSet */
+  attributionSet(pairs, options) { return this.#evidenceCall('attributionSet', pairs, options); }
+  /** @returns {Promise<object>} see Model#patternValuePatching */
+  patternValuePatching(clean, corrupt, options) { return this.#call('patternValuePatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
+  /** @returns {Promise<object>} see Model#pathPatching */
+  pathPatching(clean, corrupt, options) { return this.#call('pathPatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
+  /** @returns {Promise<object>} see Model#directLogitAttribution */
+  directLogitAttribution(input, options) { return this.#call('directLogitAttribution', options === undefined ? [input] : [input, options]); }
+  /** @returns {Promise<Float32Array>} see Model#valueNorms */
+  valueNorms(input) { return this.#call('valueNorms', [input]); }
+  /** @returns {Promise<object>} see Model#componentTracing */
+  componentTracing(clean, corrupt, options) { return this.#call('componentTracing', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
+  /** @returns {Promise<object>} see Model#compositionScores */
+  compositionScores(options) { return this.#call('compositionScores', options === undefined ? [] : [options]); }
   /** @returns {Promise<object>} see Model#activationPatching */
   activationPatching(clean, corrupt, options) {
     return this.#call('activationPatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]);

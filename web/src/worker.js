@@ -76,6 +76,17 @@ const HANDLERS = {
   ablationSet: evidence('ablationSet'),
   patchingSet: evidence('patchingSet'),
   activationPatching: plain('activationPatching'),
+  // where a head looks versus what it moves (docs/evidence.md § 6–11)
+  patternValueSet: evidence('patternValueSet'),
+  pathPatchingSet: evidence('pathPatchingSet'),
+  componentTracingSet: evidence('componentTracingSet'),
+  attributionSet: evidence('attributionSet'),
+  patternValuePatching: plain('patternValuePatching'),
+  pathPatching: plain('pathPatching'),
+  directLogitAttribution: plain('directLogitAttribution'),
+  valueNorms: plain('valueNorms'),
+  componentTracing: plain('componentTracing'),
+  compositionScores: plain('compositionScores'),
   dispose() {
     if (model) model.dispose();
     model = null;

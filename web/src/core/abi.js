@@ -59,6 +59,16 @@ export const C = Object.freeze({
   ABLATE_ZERO: 0,
   ABLATE_MEAN: 1,
   ABLATE_RESAMPLE: 2,
+  DENOISE: 0,
+  NOISE: 1,
+  PATCH_PATTERN: 0,
+  PATCH_VALUE: 1,
+  PATCH_BOTH: 2,
+  PATH_Q: 0,
+  PATH_K: 1,
+  PATH_V: 2,
+  PATH_LOGITS: 3,
+  PATH_FREEZE_MLP: 1,
   VERSION: "0.1.0",
   MAX_LAYERS: 96,
   MAX_HEADS: 128,
@@ -200,6 +210,8 @@ export const EXPORTS = Object.freeze([
   "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode",
   "alab_activation_patching", "alab_knockout_noise", "alab_resample_draws", "alab_corr_dataset_flat",
   "alab_edge_set_summary_flat", "alab_permute_within_groups", "alab_bootstrap_mean", "alab_corr_dataset",
+  "alab_pattern_value_patching", "alab_path_patching", "alab_direct_logit_attribution", "alab_value_norms",
+  "alab_component_tracing", "alab_composition_scores",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */

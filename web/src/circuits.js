@@ -1,0 +1,234 @@
+// circuits.js — where a head looks versus what it moves (docs/evidence.md § 6–11), over the wasm exports of
+// c/src/circuits.c: pattern/value patching, path patching, direct logit attribution, value norms, causal tracing
+// by component and composition scores; and each of them over a set of clean/corrupted pairs (or inputs), as
+// generators that yield after each pair (progress, cancel), with bootstrap intervals over pairs.
+//
+// Scores are the normalised logit difference of the patching measures: (ld - ld_corrupt) / (ld_clean -
+// ld_corrupt), 0 = the corrupted run, 1 = the clean run, in both directions (denoising: the corrupted input with
+// something from the clean run; noising: the clean input with something from the corrupted run).
+
+import { AttnlabError } from './core/errors.js';
+import { SET_DEFAULTS, bootstrapMean, intervalsOf } from './evidence.js';
+
+const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
+const nanToNull = (x) => (Number.isNaN(x) ? null : x);
+
+function withIds(w, ids, alloc) {
+  const p = alloc(4 * Math.max(ids.length, 1));
+  w.i32.set(ids, p >>> 2);
+  return p;
+}
+
+function checkPair(clean, corrupt) {
+  if (clean.length !== corrupt.length)
+    throw new AttnlabError('EINVAL', `the clean input has ${clean.length} tokens and the corrupted one ${corrupt.length}: patching needs equal lengths`);
+}
+
+export const DIRECTIONS = Object.freeze({ denoise: 0, noise: 1 });
+export const PATCH_KINDS = Object.freeze(['pattern', 'value', 'both']);
+export const RECEIVER_INPUTS = Object.freeze({ q: 0, k: 1, v: 2, logits: 3 });
+
+/** Pattern vs value patching: grid[direction][kind] = Float32Array (L * NH), directions denoise/noise, kinds pattern/value/both. */
+export function patternValuePatching(w, h, clean, corrupt, { answers, nLayer, nHead }) {
+  checkPair(clean, corrupt);
+  const T = clean.length, LH = nLayer * nHead;
+  return w.scoped((alloc) => {
+    const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
+    const pG = alloc(4 * 6 * LH), pLc = alloc(8), pLd = alloc(8);
+    w.check(w.fn.alab_pattern_value_patching(pG, pLc, pLd, h, pc, pd, T, answers[0], answers[1]));
+    const g = w.readF32(pG, 6 * LH);
+    const grid = {};
+    for (const [dir, di] of Object.entries(DIRECTIONS))
+      grid[dir] = Object.fromEntries(PATCH_KINDS.map((k, ki) => [k, g.slice((di * 3 + ki) * LH, (di * 3 + ki + 1) * LH)]));
+    return { T, nLayer, nHead, answers: answers.slice(), ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd), grid };
+  });
+}
+
+function receiverOf(r, nLayer, nHead) {
+  if (!r || typeof r !== 'object') throw new AttnlabError('ETYPE', 'a receiver is {layer, head, input} or {input: \'logits\'}');
+  const input = RECEIVER_INPUTS[r.input];
+  if (input === undefined) throw new AttnlabError('EINVAL', `a receiver's input is 'q', 'k', 'v' or 'logits', not ${JSON.stringify(r.input)}`);
+  if (input === RECEIVER_INPUTS.logits) return [0, 0, input];
+  for (const [name, v, n] of [['layer', r.layer, nLayer], ['head', r.head, nHead]])
+    if (!Number.isInteger(v) || v < 0 || v >= n) throw new AttnlabError('ERANGE', `receiver ${name} ${JSON.stringify(v)} outside [0, ${n})`);
+  return [r.layer, r.head, input];
+}
+
+/** Path patching: out[k] = Float32Array (L * NH) of sender scores for receivers[k] (NaN where the sender is not below). */
+export function pathPatching(w, h, clean, corrupt, { answers, receivers, direction = 'denoise', freezeMlp = false, nLayer, nHead }) {
+  checkPair(clean, corrupt);
+  if (!(direction in DIRECTIONS)) throw new AttnlabError('EINVAL', `direction is 'denoise' or 'noise', not ${JSON.stringify(direction)}`);
+  if (!Array.isArray(receivers) || receivers.length === 0) throw new AttnlabError('ETYPE', 'receivers must be a non-empty list');
+  const T = clean.length, LH = nLayer * nHead, R = receivers.map((r) => receiverOf(r, nLayer, nHead));
+  return w.scoped((alloc) => {
+    const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
+    const pR = alloc(12 * R.length), pO = alloc(4 * LH * R.length), pLc = alloc(8), pLd = alloc(8);
+    w.i32.set(R.flat(), pR >>> 2);
+    w.check(w.fn.alab_path_patching(pO, pLc, pLd, h, pc, pd, T, answers[0], answers[1], pR, R.length,
+      DIRECTIONS[direction], freezeMlp ? 1 : 0));
+    const o = w.readF32(pO, LH * R.length);
+    return { T, nLayer, nHead, answers: answers.slice(), direction, freezeMlp: !!freezeMlp, ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd),
+             receivers: receivers.map((r) => ({ ...r })), senders: R.map((_, k) => o.slice(k * LH, (k + 1) * LH)) };
+  });
+}
+
+/**
+ * Direct logit attribution at the last position: heads (L * NH), sources (L * NH * T), and the other direct
+ * terms (token embedding, position embedding, the final norm's bias, each layer's attention bias and MLP);
+ * all of them sum to ld. answers [a, b] (u = W_U[a] - W_U[b]) or [a] (u = W_U[a]).
+ */
+export function directLogitAttribution(w, h, ids, { answers, nLayer, nHead }) {
+  const T = ids.length, LH = nLayer * nHead, nt = 3 + 2 * nLayer;
+  return w.scoped((alloc) => {
+    const pI = withIds(w, ids, alloc), pH = alloc(4 * LH), pS = alloc(4 * LH * T), pT = alloc(8 * nt), pL = alloc(8);
+    w.check(w.fn.alab_direct_logit_attribution(pH, pS, pT, pL, h, pI, T, answers[0], answers.length > 1 ? answers[1] : -1));
+    const t = new Float64Array(w.memory.buffer.slice(pT, pT + 8 * nt));
+    return { T, nLayer, nHead, answers: answers.slice(), ld: f64(w, pL), heads: w.readF32(pH, LH), sources: w.readF32(pS, LH * T),
+             terms: { token: t[0], position: t[1], finalBias: t[2], attnBias: Array.from(t.slice(3, 3 + nLayer)),
+                      mlp: Array.from(t.slice(3 + nLayer, 3 + 2 * nLayer)) } };
+  });
+}
+
+/** ||v_j W_O^h|| per (layer, head, position): Float32Array (L * NH * T). */
+export function valueNorms(w, h, ids, { nLayer, nHead }) {
+  const T = ids.length, n = nLayer * nHead * T;
+  return w.scoped((alloc) => {
+    const pI = withIds(w, ids, alloc), pN = alloc(4 * n);
+    w.check(w.fn.alab_value_norms(pN, h, pI, T));
+    return w.readF32(pN, n);
+  });
+}
+
+/** Causal tracing by component: attn, mlp (L * T) — the clean run's attention / MLP output restored at (layer, position). */
+export function componentTracing(w, h, clean, corrupt, { answers, nLayer }) {
+  checkPair(clean, corrupt);
+  const T = clean.length, n = nLayer * T;
+  return w.scoped((alloc) => {
+    const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
+    const pA = alloc(4 * n), pM = alloc(4 * n), pLc = alloc(8), pLd = alloc(8);
+    w.check(w.fn.alab_component_tracing(pA, pM, pLc, pLd, h, pc, pd, T, answers[0], answers[1]));
+    return { T, nLayer, answers: answers.slice(), ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd), attn: w.readF32(pA, n), mlp: w.readF32(pM, n) };
+  });
+}
+
+/** Composition scores of adjacent layers: q, k, v each Float32Array ((L-1) * NH * NH), [layer][sender][receiver]; null per kind. */
+export function compositionScores(w, h, { nLayer, nHead, nNull = 200, seed = 1 }) {
+  const n = (nLayer - 1) * nHead * nHead;
+  return w.scoped((alloc) => {
+    const pS = alloc(4 * 3 * n), pN = alloc(8 * 9);
+    w.check(w.fn.alab_composition_scores(pS, pN, h, nNull, seed >>> 0));
+    const s = w.readF32(pS, 3 * n), z = new Float64Array(w.memory.buffer.slice(pN, pN + 72));
+    const nul = (k) => ({ mean: nanToNull(z[3 * k]), lo: nanToNull(z[3 * k + 1]), hi: nanToNull(z[3 * k + 2]) });
+    return { nLayer, nHead, nNull, seed, q: s.slice(0, n), k: s.slice(n, 2 * n), v: s.slice(2 * n, 3 * n),
+             null: { q: nul(0), k: nul(1), v: nul(2) } };
+  });
+}
+
+// ---- over a set of pairs -------------------------------------------------------------------------------------
+
+/** Runs fn on each pair; a pair whose two logit differences are less than minGap apart is skipped with its reason. */
+function* eachPair(pairs, minGap, fn, per, skipped) {
+  for (let k = 0; k < pairs.length; k++) {
+    try {
+      const r = fn(pairs[k]);
+      if (!(Math.abs(r.ldClean - r.ldCorrupt) >= minGap))
+        // the normalised score divides by this gap: below minGap it amplifies noise without bound
+        skipped.push({ index: k, reason: `the logit differences of the two runs (${r.ldClean.toFixed(3)}, ${r.ldCorrupt.toFixed(3)}) are less than minGap = ${minGap} apart` });
+      else per.push({ index: k, ...r });
+    } catch (e) {
+      if (!(e instanceof AttnlabError) || e.code !== 'EINVAL') throw e;
+      skipped.push({ index: k, reason: e.message });
+    }
+    yield { done: k + 1, total: pairs.length };
+  }
+}
+
+const statOf = ({ nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed }) => ({ nBoot, level, seed });
+
+/**
+ * The share of a head's effect that its pattern carries: pattern / both per pair, for the heads whose whole-head
+ * effect (the BOTH cell, |score| in the direction asked) is at least `minEffect` in the set's mean.
+ */
+function patternShares(w, per, dir, LH, minEffect, stat, bothMean) {
+  const out = [];
+  for (let x = 0; x < LH; x++) {
+    const m = bothMean[x].mean;
+    const effect = dir === 'denoise' ? m : 1 - m; // noising: how much of the clean behaviour the patch removes
+    if (!(Math.abs(effect) >= minEffect)) { out.push(null); continue; }
+    const ratio = (p) => {
+      const b = dir === 'denoise' ? p.grid[dir].both[x] : 1 - p.grid[dir].both[x];
+      const a = dir === 'denoise' ? p.grid[dir].pattern[x] : 1 - p.grid[dir].pattern[x];
+      return Math.abs(b) > 1e-9 ? a / b : NaN;
+    };
+    out.push(bootstrapMean(w, per.map(ratio), stat));
+  }
+  return out;
+}
+
+export function* patternValueSetSteps(w, h, pairs, { nLayer, nHead, minGap = 1, minEffect = 0.1, ...s }) {
+  const per = [], skipped = [], LH = nLayer * nHead, stat = statOf(s);
+  yield* eachPair(pairs, minGap, (p) => patternValuePatching(w, h, p.clean, p.corrupt, { answers: p.answers, nLayer, nHead }), per, skipped);
+  const grid = {}, share = {};
+  for (const dir of Object.keys(DIRECTIONS)) {
+    grid[dir] = Object.fromEntries(PATCH_KINDS.map((k) => [k, intervalsOf(w, per.map((p) => Array.from(p.grid[dir][k])), LH, stat)]));
+    share[dir] = patternShares(w, per, dir, LH, minEffect, stat, grid[dir].both);
+  }
+  return { n: per.length, skipped, minGap, minEffect, nLayer, nHead, ...stat, grid, patternShare: share,
+           perInput: per.map((p) => ({ index: p.index, T: p.T, answers: p.answers, ldClean: p.ldClean, ldCorrupt: p.ldCorrupt,
+             grid: Object.fromEntries(Object.entries(p.grid).map(([d, g]) => [d, Object.fromEntries(Object.entries(g).map(([k, v]) => [k, Array.from(v)]))])) })) };
+}
+
+export function* pathPatchingSetSteps(w, h, pairs, { nLayer, nHead, receivers, direction = 'denoise', freezeMlp = false, minGap = 1, ...s }) {
+  const per = [], skipped = [], LH = nLayer * nHead, stat = statOf(s);
+  yield* eachPair(pairs, minGap, (p) => pathPatching(w, h, p.clean, p.corrupt, { answers: p.answers, receivers, direction, freezeMlp, nLayer, nHead }), per, skipped);
+  return { n: per.length, skipped, minGap, nLayer, nHead, ...stat, direction, freezeMlp: !!freezeMlp, receivers: receivers.map((r) => ({ ...r })),
+           senders: receivers.map((_, k) => intervalsOf(w, per.map((p) => Array.from(p.senders[k], nanToNull)), LH, stat)),
+           perInput: per.map((p) => ({ index: p.index, T: p.T, answers: p.answers, ldClean: p.ldClean, ldCorrupt: p.ldCorrupt,
+             senders: p.senders.map((v) => Array.from(v, nanToNull)) })) };
+}
+
+/**
+ * Causal tracing by component over pairs of different lengths: per layer, the score at the positions where the
+ * two inputs differ (their mean), at the last position, and at the other positions (their mean), for the
+ * attention and the MLP output; each averaged over pairs with its interval.
+ */
+export function* componentTracingSetSteps(w, h, pairs, { nLayer, minGap = 1, ...s }) {
+  const per = [], skipped = [], stat = statOf(s);
+  yield* eachPair(pairs, minGap, (p) => {
+    const r = componentTracing(w, h, p.clean, p.corrupt, { answers: p.answers, nLayer });
+    const T = r.T, diff = [], rest = [];
+    for (let t = 0; t < T - 1; t++) (p.clean[t] !== p.corrupt[t] ? diff : rest).push(t);
+    const summary = (g) => {
+      const mean = (ts, l) => (ts.length ? ts.reduce((a, t) => a + g[l * T + t], 0) / ts.length : NaN);
+      const o = { corrupted: [], last: [], other: [] };
+      for (let l = 0; l < nLayer; l++) { o.corrupted.push(mean(diff, l)); o.last.push(g[l * T + T - 1]); o.other.push(mean(rest, l)); }
+      return o;
+    };
+    return { ...r, attnBy: summary(r.attn), mlpBy: summary(r.mlp), corrupted: diff };
+  }, per, skipped);
+  const agg = (key) => Object.fromEntries(['corrupted', 'last', 'other'].map((c) => [c, intervalsOf(w, per.map((p) => p[key][c]), nLayer, stat)]));
+  return { n: per.length, skipped, minGap, nLayer, ...stat, attn: agg('attnBy'), mlp: agg('mlpBy'),
+           perInput: per.map((p) => ({ index: p.index, T: p.T, answers: p.answers, ldClean: p.ldClean, ldCorrupt: p.ldCorrupt,
+             corrupted: p.corrupted, attn: Array.from(p.attn), mlp: Array.from(p.mlp) })) };
+}
+
+/**
+ * Direct logit attribution over pairs: the clean input with u = W_U[answer clean] - W_U[answer corrupted]; per
+ * head the direct term, and the share of each head's term from the source positions where the pair differs.
+ */
+export function* attributionSetSteps(w, h, pairs, { nLayer, nHead, ...s }) {
+  const per = [], stat = statOf(s), LH = nLayer * nHead;
+  for (let k = 0; k < pairs.length; k++) {
+    const p = pairs[k];
+    const r = directLogitAttribution(w, h, p.clean, { answers: p.answers, nLayer, nHead });
+    const diff = [];
+    for (let t = 0; t < r.T; t++) if (p.clean[t] !== p.corrupt[t]) diff.push(t);
+    const fromDiff = Array.from({ length: LH }, (_, x) => diff.reduce((a, j) => a + r.sources[x * r.T + j], 0));
+    per.push({ index: k, T: r.T, answers: p.answers, ld: r.ld, heads: Array.from(r.heads), fromDiff, terms: r.terms });
+    yield { done: k + 1, total: pairs.length };
+  }
+  const mlpLayers = intervalsOf(w, per.map((p) => p.terms.mlp), nLayer, stat);
+  return { n: per.length, nLayer, nHead, ...stat, heads: intervalsOf(w, per.map((p) => p.heads), LH, stat),
+           fromDiff: intervalsOf(w, per.map((p) => p.fromDiff), LH, stat), mlp: mlpLayers,
+           ld: bootstrapMean(w, per.map((p) => p.ld), stat), perInput: per };
+}
