@@ -83,6 +83,30 @@ for (const set of SETS) {
   md.push('');
 }
 
+// value-weighted attention beside the raw weights, in the knockout comparisons of docs/evidence.md § 5
+const corr = (c) => `${f3(c.mean)} [${f3(c.lo)}, ${f3(c.hi)}]` + (c.nullMean === null || c.nullMean === undefined ? '' : ` (null ${f3(c.nullMean)} [${f3(c.nullLo)}, ${f3(c.nullHi)}], p ${c.p < 0.001 ? '< 0.001' : f3(c.p)})`);
+const VW_N = 100;
+md.push(`## Value-weighted attention beside the weights (held-out set, ${VW_N} sentences)`);
+md.push('');
+md.push('Spearman ρ between a reading and the knockout effects, mean over inputs [95 % interval], with the');
+md.push('within-input permutation null (docs/evidence.md § 5 for the points, the floor and the null). The');
+md.push('value-weighted reading of edge j → i is A[i][j] ‖v_j W_O‖ (Kobayashi et al. 2020), averaged over the heads');
+md.push('of a layer where the knockout was of every head.');
+md.push('');
+md.push('| comparison | attention weights | value-weighted |');
+md.push('|---|---|---|');
+json.valueWeighted = {};
+for (const layer of [0, L - 1]) {
+  const e = m.edgeKnockoutSet('heldout', { limit: VW_N, layer, head: 'all' });
+  json.valueWeighted[`edgeLayer${layer}`] = { n: e.n, weights: { local: e.local.spearman, last: e.last.spearman }, valueWeighted: { local: e.valueWeighted.local.spearman, last: e.valueWeighted.last.spearman } };
+  md.push(`| edge knockout, layer ${layer} (all heads), effect at i | ${corr(e.local.spearman)} | ${corr(e.valueWeighted.local.spearman)} |`);
+  md.push(`| edge knockout, layer ${layer}, effect at the last position | ${corr(e.last.spearman)} | ${corr(e.valueWeighted.last.spearman)} |`);
+}
+const tk = m.tokenKnockoutSet('heldout', { limit: VW_N });
+json.valueWeighted.tokens = { n: tk.n, lastLayer: tk.readings.lastLayer, valueWeighted: tk.readings.valueWeighted };
+md.push(`| token knockout (column), last layer's row T−1 | ${corr(tk.readings.lastLayer)} | ${corr(tk.readings.valueWeighted)} |`);
+md.push('');
+
 const comp = m.compositionScores({ nNull: 1000, seed: 1 });
 json.composition = { q: Array.from(comp.q), k: Array.from(comp.k), v: Array.from(comp.v), null: comp.null, nNull: 1000, seed: 1 };
 md.push('## Composition scores (weights only)');

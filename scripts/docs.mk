@@ -16,6 +16,7 @@
 docs-numbers: web/dist/attnlab.wasm $(B)/attnlab
 	node scripts/docs-numbers.mjs
 	node scripts/evidence-sets-numbers.mjs
+	node scripts/circuits-numbers.mjs
 
 WIDGET_OUT := web/dist/widget/attnlab-widget.js
 widget: $(WIDGET_OUT)

@@ -143,6 +143,24 @@ describe('over sets of pairs, on the built-in model', () => {
     expect(codeOf(() => b.patternValueSet('induction', { limit: 5, signal: ac.signal, onProgress: () => ac.abort() }))).toBe('EABORT');
   });
 
+  it('the value-weighted reading (Kobayashi et al. 2020) beside the weights in the knockout comparisons', () => {
+    const text = 'Because the storm intensified , the ship finally sank .';
+    const { nLayer, nHead } = b.config;
+    const r = b.run(text), T = r.T, norms = b.valueNorms(text);
+    const tk = b.tokenKnockout(text);
+    for (let j = 0; j < T; j++) {
+      let want = 0;
+      for (let h = 0; h < nHead; h++) want += r.attention(nLayer - 1, h)[(T - 1) * T + j] * norms[((nLayer - 1) * nHead + h) * T + j] / nHead;
+      expect(Math.abs(tk.readings.valueWeighted[j] - want)).toBeLessThan(1e-5 * (1 + want));
+    }
+    const ts = b.tokenKnockoutSet([text, 'The ship finally sank after the storm .'], { nBoot: 50, nPerm: 50 });
+    expect(ts.readings.valueWeighted.perInput).toHaveLength(2);
+    const es = b.edgeKnockoutSet([text], { layer: 0, head: 0, nBoot: 50, nPerm: 50 });
+    for (const k of ['local', 'last']) expect(es.valueWeighted[k].spearman.mean).toBeTypeOf('number');
+    // one head: the reading is A[i][j] * ||v_j W_O||, a rescaling of each column; with equal norms it would rank as A
+    expect(es.valueWeighted.local.spearman.mean).not.toBe(es.local.spearman.mean);
+  });
+
   it('a pair whose runs agree is skipped with its reason, not scored', () => {
     const r = b.patternValueSet([['The storm sank the ship', 'The storm sank the ship', [' and', ' .']]], { nBoot: 10 });
     expect(r.n).toBe(0);

@@ -181,6 +181,10 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead, mode = 'column',
       if (j1 < T) yield { done: j1, total: T };
     }
     const effect = w.readF32(pEff, T);
+    // ||v_j W_O^h|| of the last layer, for the value-weighted reading (Kobayashi et al. 2020)
+    const pN = mem.alloc(4 * nLayer * nHead * T);
+    w.check(w.fn.alab_value_norms(pN, h, pIds, T));
+    const norms = w.readF32(pN + 4 * (nLayer - 1) * nHead * T, nHead * T);
     w.forward(h, ids);
     const att = w.fn.alab_result_attention(h);
     const pR = mem.alloc(4 * T * T), pF = mem.alloc(4 * T);
@@ -188,9 +192,13 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead, mode = 'column',
     w.check(w.fn.alab_attention_flow(pF, att, nLayer, nHead, T, T - 1));
     const R = w.readF32(pR, T * T);
     const A = w.readF32(att + 4 * (nLayer - 1) * nHead * T * T, nHead * T * T);
-    const last = new Float32Array(T);
-    for (let hh = 0; hh < nHead; hh++) for (let j = 0; j < T; j++) last[j] += A[hh * T * T + (T - 1) * T + j] / nHead;
-    const readings = { lastLayer: last, rollout: R.slice((T - 1) * T), flow: w.readF32(pF, T) };
+    const last = new Float32Array(T), vw = new Float32Array(T);
+    for (let hh = 0; hh < nHead; hh++)
+      for (let j = 0; j < T; j++) {
+        last[j] += A[hh * T * T + (T - 1) * T + j] / nHead;
+        vw[j] += (A[hh * T * T + (T - 1) * T + j] * norms[hh * T + j]) / nHead;
+      }
+    const readings = { lastLayer: last, rollout: R.slice((T - 1) * T), flow: w.readF32(pF, T), valueWeighted: vw };
     const stats = {};
     for (const [name, v] of Object.entries(readings)) stats[name] = rankStats(w, Array.from(v), Array.from(effect));
     return { T, mode, neutral: mode === 'replace' ? neutral : null, effect, readings, spearman: Object.fromEntries(Object.entries(stats).map(([k, x]) => [k, x.spearman])),
@@ -371,7 +379,7 @@ const corrOf = (v, at) => Object.fromEntries(CORR_FIELDS.map((k, i) => [k, nanTo
  * only row T-1, whose edges alone reach it), each with its Spearman and Kendall summaries and the uniform
  * and row-permuted baselines; the mean per-row rho; the top-k overlap.
  */
-export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode = 'renorm', epsilon,
+export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead, mode = 'renorm', epsilon,
   nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
   noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0;
@@ -379,13 +387,24 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode 
   const hd = head === 'all' ? -1 : head;
   const mem = arena(w);
   try {
-    const pA = mem.alloc(4 * n), pE = mem.alloc(4 * n), pL = mem.alloc(4 * n), pT = mem.alloc(4 * n);
+    const pA = mem.alloc(4 * n), pE = mem.alloc(4 * n), pL = mem.alloc(4 * n), pT = mem.alloc(4 * n), pW = mem.alloc(4 * n);
     for (let k = 0; k < n; k++) {
       const ids = inputs[k], T = ids.length, TT = T * T;
       const pIds = withIds(w, ids, mem.alloc);
-      const a = mem.alloc(4 * TT), e = mem.alloc(4 * TT), l = mem.alloc(4 * TT);
+      const a = mem.alloc(4 * TT), e = mem.alloc(4 * TT), l = mem.alloc(4 * TT), vw = mem.alloc(4 * TT);
+      // the value-weighted reading of the same edges: A_h[i][j] ||v_j W_O^h|| (the heads' mean for head 'all')
+      const pN = mem.alloc(4 * nLayer * nHead * T);
+      w.check(w.fn.alab_value_norms(pN, h, pIds, T));
+      const norms = w.readF32(pN + 4 * layer * nHead * T, nHead * T);
+      w.forward(h, ids);
+      const att = w.readF32(w.fn.alab_result_attention(h) + 4 * layer * nHead * TT, nHead * TT);
+      const heads = hd < 0 ? Array.from({ length: nHead }, (_, x) => x) : [hd];
+      const v = new Float32Array(TT);
+      for (const x of heads)
+        for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) v[i * T + j] += (att[x * TT + i * T + j] * norms[x * T + j]) / heads.length;
+      w.f32.set(v, vw >>> 2);
       w.check(w.fn.alab_edge_knockout(a, e, l, h, pIds, T, layer, hd, 0, T, KNOCKOUT_MODES[mode]));
-      w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T;
+      w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T; w.i32[(pW >>> 2) + k] = vw;
       yield { done: k + 1, total };
     }
     let noise = 0;
@@ -399,10 +418,15 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, mode 
       nBoot, nPerm, level, seed >>> 0));
     const v = new Float64Array(w.memory.buffer, pOut, 97).slice(), per = new Float64Array(w.memory.buffer, pPer, 4 * n).slice();
     const kinds = (at) => ({ spearman: corrOf(v, at), kendall: corrOf(v, at + 11), uniform: corrOf(v, at + 22), permuted: corrOf(v, at + 33) });
+    // the same summary with the value-weighted reading in place of the weights (its correlations only)
+    w.check(w.fn.alab_edge_set_summary_flat(pOut, pPer, pW, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
+      nBoot, nPerm, level, seed >>> 0));
+    const vv = new Float64Array(w.memory.buffer, pOut, 97).slice();
+    const valueWeighted = { local: { spearman: corrOf(vv, 0), kendall: corrOf(vv, 11) }, last: { spearman: corrOf(vv, 44), kendall: corrOf(vv, 55) } };
     return {
       layer, head, mode, n, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
       seed, nBoot, nPerm, level, lastRowOnly: layer === nLayer - 1,
-      local: kinds(0), last: kinds(44),
+      local: kinds(0), last: kinds(44), valueWeighted,
       rows: { mean: nanToNull(v[88]), lo: nanToNull(v[89]), hi: nanToNull(v[90]) },
       topKOverlap: { mean: nanToNull(v[91]), lo: nanToNull(v[92]), hi: nanToNull(v[93]) },
       meanEffect: { mean: nanToNull(v[94]), lo: nanToNull(v[95]), hi: nanToNull(v[96]) },
@@ -465,7 +489,7 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
   const eps = epsilon ?? noiseFactor * noise;
   const stat = { nBoot, nPerm, level, seed, eps };
   const readings = {};
-  for (const name of ['lastLayer', 'rollout', 'flow'])
+  for (const name of ['lastLayer', 'rollout', 'flow', 'valueWeighted'])
     readings[name] = corrDataset(w, per.map((r) => wholeRow(r.readings[name], r.effect)), stat);
   // Jain & Wallace's baseline: the last layer's reading shuffled once within each input (seed + 2); uniform
   // attention over one row is a constant and ranks nothing, so it has no correlation to show
@@ -474,7 +498,8 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
   return {
     n, mode, baselines, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
     seed, nBoot, nPerm, level, readings,
-    perInput: per.map((r, k) => ({ T: r.T, lastLayer: readings.lastLayer.perInput[k], rollout: readings.rollout.perInput[k], flow: readings.flow.perInput[k] })),
+    perInput: per.map((r, k) => ({ T: r.T, lastLayer: readings.lastLayer.perInput[k], rollout: readings.rollout.perInput[k], flow: readings.flow.perInput[k],
+      valueWeighted: readings.valueWeighted.perInput[k] })),
   };
 }
 

@@ -904,7 +904,7 @@ export class Model {
       throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.level must be in (0, 1)');
     if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
       throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.epsilon must be a finite number >= 0');
-    return { steps: evidence.edgeKnockoutSetSteps(w, this.#h, inputs, { layer, head, nLayer, mode, nBoot, nPerm, seed,
+    return { steps: evidence.edgeKnockoutSetSteps(w, this.#h, inputs, { layer, head, nLayer, nHead: this.config.nHead, mode, nBoot, nPerm, seed,
                level: o.level, epsilon: o.epsilon }),
              progress: this.#progressOptions('edgeKnockoutSet', o),
              finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
