@@ -256,6 +256,49 @@ static void composition_matches_the_plain_products(void **state) {
     alab_model_free(m);
 }
 
+/* Half storage (16-bit matrices converted inside each product) gives the numbers of the same weights in F32: the
+ * measures read the head's rows, W_O and the projections through the storage, not around it. */
+static void half_storage_gives_the_f32_numbers(void **state) {
+    (void)state;
+    const char *dirs[] = {"tests/fixtures/tiny-f16", "tests/fixtures/tiny-bf16"};
+    for (int d = 0; d < 2; d++) {
+        alab_model *f = NULL, *h = NULL;
+        assert_int_equal(alab_model_load_dir_ex(&f, repo_path(dirs[d]), ALAB_WEIGHTS_F32), ALAB_OK);
+        assert_int_equal(alab_model_load_dir_ex(&h, repo_path(dirs[d]), ALAB_WEIGHTS_HALF), ALAB_OK);
+        const alab_config *c = alab_model_config(f);
+        const int L = c->n_layer, NH = c->n_head;
+        test_pair p = pair_for(f);
+        const size_t n = (size_t)6 * L * NH * p.T * 4;
+        float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        double lc, ld, ta[64], tb[64], la, lb, na[9], nb[9];
+        assert_int_equal(alab_pattern_value_patching(a, &lc, &ld, f, p.clean, p.corrupt, p.T, p.a, p.b), ALAB_OK);
+        assert_int_equal(alab_pattern_value_patching(b, &lc, &ld, h, p.clean, p.corrupt, p.T, p.a, p.b), ALAB_OK);
+        assert_true(max_abs_diff(a, b, (size_t)6 * L * NH) <= 1e-4);
+        alab_path_receiver r[2] = {{L - 1, 0, ALAB_PATH_K}, {0, 0, ALAB_PATH_LOGITS}};
+        assert_int_equal(alab_path_patching(a, &lc, &ld, f, p.clean, p.corrupt, p.T, p.a, p.b, r, 2, ALAB_NOISE, 0), ALAB_OK);
+        assert_int_equal(alab_path_patching(b, &lc, &ld, h, p.clean, p.corrupt, p.T, p.a, p.b, r, 2, ALAB_NOISE, 0), ALAB_OK);
+        for (int i = 0; i < 2 * L * NH; i++) assert_true(isnan(a[i]) ? isnan(b[i]) : fabs(a[i] - b[i]) <= 1e-4);
+        assert_int_equal(alab_direct_logit_attribution(a, a + L * NH, ta, &la, f, p.clean, p.T, p.a, p.b), ALAB_OK);
+        assert_int_equal(alab_direct_logit_attribution(b, b + L * NH, tb, &lb, h, p.clean, p.T, p.a, p.b), ALAB_OK);
+        assert_true(fabs(la - lb) <= 1e-4 && max_abs_diff(a, b, (size_t)L * NH * (1 + p.T)) <= 1e-4);
+        for (int i = 0; i < 3 + 2 * L; i++) assert_true(fabs(ta[i] - tb[i]) <= 1e-4);
+        assert_int_equal(alab_value_norms(a, f, p.clean, p.T), ALAB_OK);
+        assert_int_equal(alab_value_norms(b, h, p.clean, p.T), ALAB_OK);
+        assert_true(max_abs_diff(a, b, (size_t)L * NH * p.T) <= 1e-4);
+        assert_int_equal(alab_component_tracing(a, a + L * p.T, &lc, &ld, f, p.clean, p.corrupt, p.T, p.a, p.b), ALAB_OK);
+        assert_int_equal(alab_component_tracing(b, b + L * p.T, &lc, &ld, h, p.clean, p.corrupt, p.T, p.a, p.b), ALAB_OK);
+        assert_true(max_abs_diff(a, b, (size_t)2 * L * p.T) <= 1e-4);
+        assert_int_equal(alab_composition_scores(a, na, f, 4, 1), ALAB_OK);
+        assert_int_equal(alab_composition_scores(b, nb, h, 4, 1), ALAB_OK);
+        assert_true(max_abs_diff(a, b, (size_t)3 * (L - 1) * NH * NH) <= 1e-6);
+        for (int i = 0; i < 9; i++) assert_true(na[i] == nb[i]);
+        free(a);
+        free(b);
+        alab_model_free(f);
+        alab_model_free(h);
+    }
+}
+
 static void refusals(void **state) {
     (void)state;
     alab_model *m = load_model("tests/fixtures/tiny");
@@ -429,6 +472,7 @@ int main(void) {
         cmocka_unit_test(last_layer_senders_into_the_logits_are_head_patching),
         cmocka_unit_test(last_layer_components_elsewhere_change_nothing),
         cmocka_unit_test(composition_matches_the_plain_products),
+        cmocka_unit_test(half_storage_gives_the_f32_numbers),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
