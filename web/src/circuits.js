@@ -9,6 +9,7 @@
 
 import { AttnlabError } from './core/errors.js';
 import { SET_DEFAULTS, bootstrapMean, intervalsOf } from './evidence.js';
+import { checkIndex } from './analysis.js';
 
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
 const nanToNull = (x) => (Number.isNaN(x) ? null : x);
@@ -49,9 +50,7 @@ function receiverOf(r, nLayer, nHead) {
   const input = RECEIVER_INPUTS[r.input];
   if (input === undefined) throw new AttnlabError('EINVAL', `a receiver's input is 'q', 'k', 'v' or 'logits', not ${JSON.stringify(r.input)}`);
   if (input === RECEIVER_INPUTS.logits) return [0, 0, input];
-  for (const [name, v, n] of [['layer', r.layer, nLayer], ['head', r.head, nHead]])
-    if (!Number.isInteger(v) || v < 0 || v >= n) throw new AttnlabError('ERANGE', `receiver ${name} ${JSON.stringify(v)} outside [0, ${n})`);
-  return [r.layer, r.head, input];
+  return [checkIndex('receiver layer', r.layer, 0, nLayer - 1), checkIndex('receiver head', r.head, 0, nHead - 1), input];
 }
 
 /** Path patching: out[k] = Float32Array (L * NH) of sender scores for receivers[k] (NaN where the sender is not below). */
