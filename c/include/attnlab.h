@@ -83,6 +83,13 @@ const char *alab_last_error(void);
 #define ALAB_MAX_VOCAB_BYTES (256u << 20)         /* vocab.json: 256 MiB       */
 #define ALAB_MAX_MERGES_BYTES (256u << 20)        /* merges.txt: 256 MiB       */
 #define ALAB_MAX_WEIGHTS_FILE_BYTES (16ull << 30) /* model.safetensors, native: 16 GiB (wasm: its 4 GB memory) */
+#define ALAB_MAX_INDEX_BYTES (64u << 20)          /* model.safetensors.index.json: 64 MiB */
+#define ALAB_MAX_SHARDS 4096                      /* distinct files an index may name */
+/* A shard name an index may give is a plain file name: 1 to 255 bytes of
+ * ASCII letters, digits, '.', '_', '-' and '+', not starting with '.', ending
+ * in ".safetensors" (no scheme, colon, percent escape, separator, control or
+ * NUL byte): ALAB_EFORMAT otherwise, before any file is opened. */
+int alab_shard_name_ok(const char *name, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer: byte-level BPE (GPT-2's files, Hugging Face tokenizer.json)     */

@@ -27,6 +27,13 @@ static inline int alab_add_size(size_t *out, size_t a, size_t b) {
     return 0;
 }
 
+/* FNV-1a of n bytes (the loaders' name tables). */
+static inline uint64_t alab_fnv1a(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The thread pool a model's runs split their work over (parallel.h). The wasm
  * layer attaches a pool whose helpers are Web Workers; the model does not own
  * it (alab_model_free leaves it alone). NULL detaches. */

@@ -104,12 +104,14 @@ static int read_in(char **out, size_t *len, const char *dir, const char *name, u
     return rc;
 }
 
-/* The distinct file names of the index's weight_map, in order of first use. */
+/* The distinct file names of the index's weight_map, in order of first use: each a plain shard name
+ * (alab_shard_name_ok), at most ALAB_MAX_SHARDS of them, found distinct through a hash table (linear in the
+ * entries), all checked before any shard is opened. */
 static int shard_names(char ***names, int *n, const char *index, size_t len) {
     json_doc doc;
     *names = NULL;
     *n = 0;
-    int rc = json_parse(&doc, index, len, ALAB_MAX_VOCAB_BYTES);
+    int rc = json_parse(&doc, index, len, ALAB_MAX_INDEX_BYTES);
     if (rc) {
         rc = alab_fail(rc, "model.safetensors.index.json: %s", doc.err);
         json_free(&doc);
@@ -120,19 +122,35 @@ static int shard_names(char ***names, int *n, const char *index, size_t len) {
         json_free(&doc);
         return alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: no \"weight_map\" object");
     }
-    char **out = calloc(wm->n, sizeof *out);
-    if (!out) { json_free(&doc); return alab_fail(ALAB_ENOMEM, "out of memory"); }
+    size_t cap = 16;
+    while (cap < 2 * (size_t)ALAB_MAX_SHARDS && cap < 2 * (size_t)wm->n) cap *= 2;
+    const json_value **slot = calloc(cap, sizeof *slot);
+    char **out = calloc(ALAB_MAX_SHARDS, sizeof *out);
+    if (!out || !slot) {
+        free(out);
+        free(slot);
+        json_free(&doc);
+        return alab_fail(ALAB_ENOMEM, "out of memory");
+    }
     int k = 0;
     for (uint32_t i = 0; i < wm->n && rc == ALAB_OK; i++) {
         const json_value *v = &wm->u.items[i];
-        if (v->type != JSON_STRING || strchr(v->u.str, '/') || strcmp(v->u.str, "..") == 0 || !*v->u.str) {
-            rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a file name", v->key);
+        if (v->type != JSON_STRING || !alab_shard_name_ok(v->u.str, v->n)) {
+            rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a plain shard file name "
+                           "(letters, digits, '.', '_', '-', '+', ending in .safetensors)", v->key);
             break;
         }
-        int seen = 0;
-        for (int j = 0; j < k && !seen; j++) seen = strcmp(out[j], v->u.str) == 0;
-        if (!seen && !(out[k++] = strdup(v->u.str))) rc = alab_fail(ALAB_ENOMEM, "out of memory");
+        size_t h = alab_fnv1a(v->u.str, v->n) & (cap - 1);
+        while (slot[h] && !(slot[h]->n == v->n && memcmp(slot[h]->u.str, v->u.str, v->n) == 0)) h = (h + 1) & (cap - 1);
+        if (slot[h]) continue; /* named before */
+        if (k == ALAB_MAX_SHARDS) {
+            rc = alab_fail(ALAB_ELIMIT, "model.safetensors.index.json names more than %d shard files (ALAB_MAX_SHARDS)", ALAB_MAX_SHARDS);
+            break;
+        }
+        slot[h] = v;
+        if (!(out[k++] = strdup(v->u.str))) rc = alab_fail(ALAB_ENOMEM, "out of memory");
     }
+    free(slot);
     json_free(&doc);
     *names = out;
     *n = k;
@@ -153,7 +171,7 @@ int alab_model_load_dir_ex(alab_model **out, const char *dir, int weights) {
     int rc = read_in(&cfg, &f.config_len, dir, "config.json", ALAB_MAX_CONFIG_BYTES);
     const int sharded = rc == ALAB_OK && !exists(dir, "model.safetensors") && exists(dir, "model.safetensors.index.json");
     if (rc == ALAB_OK && sharded) {
-        rc = read_in(&index, &f.index_len, dir, "model.safetensors.index.json", ALAB_MAX_VOCAB_BYTES);
+        rc = read_in(&index, &f.index_len, dir, "model.safetensors.index.json", ALAB_MAX_INDEX_BYTES);
         if (rc == ALAB_OK) rc = shard_names(&names, &n_names, index, f.index_len);
     } else if (rc == ALAB_OK) {
         static char single[] = "model.safetensors";

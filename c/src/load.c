@@ -25,7 +25,22 @@ typedef struct {
     int n;
     json_doc index;      /* model.safetensors.index.json, or index.root NULL */
     const json_value *weight_map;
+    const json_value **keys; /* the weight_map's entries sorted by tensor name (binary search) */
+    int *shard_of;           /* keys[i]'s shard, an index into st / names */
 } tensor_source;
+
+int alab_shard_name_ok(const char *name, size_t len) {
+    static const char ext[] = ".safetensors";
+    const size_t ne = sizeof ext - 1;
+    if (!name || len < 1 || len > 255 || name[0] == '.' || len <= ne || memcmp(name + len - ne, ext, ne) != 0) return 0;
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-' || c == '+'))
+            return 0;
+    }
+    return 1;
+}
 
 static const char *base_name(const char *p) {
     const char *s = p ? strrchr(p, '/') : NULL;
@@ -39,32 +54,64 @@ static int cmp_keys(const void *a, const void *b) {
     return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
 }
 
-/* The index: {"weight_map": {tensor: file, ...}}, every tensor once, every file given. */
+/* The index: {"weight_map": {tensor: file, ...}}, every tensor once, every file a plain name (alab_shard_name_ok)
+ * that was given. Sorting the entries and hashing the given names keep it O(n log n) in the entries. */
 static int parse_index(tensor_source *src, const char *text, size_t len) {
-    int rc = json_parse(&src->index, text, len, (size_t)64 << 20);
+    int rc = json_parse(&src->index, text, len, ALAB_MAX_INDEX_BYTES);
     if (rc) return alab_fail(rc, "model.safetensors.index.json: %s", src->index.err);
     const json_value *wm = json_get(src->index.root, "weight_map");
     if (!wm || wm->type != JSON_OBJECT)
         return alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: no \"weight_map\" object");
     const json_value **keys = malloc((wm->n ? wm->n : 1) * sizeof *keys);
-    if (!keys) return alab_fail(ALAB_ENOMEM, "out of memory");
+    int *shard_of = malloc((wm->n ? wm->n : 1) * sizeof *shard_of);
+    /* the given names' table: open addressing, a power of two at least twice their count */
+    size_t cap = 16;
+    while (cap < 2 * (size_t)src->n) cap *= 2;
+    int *slot = malloc(cap * sizeof *slot);
+    if (!keys || !shard_of || !slot) {
+        free(keys);
+        free(shard_of);
+        free(slot);
+        return alab_fail(ALAB_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < cap; i++) slot[i] = -1;
+    for (int s = 0; s < src->n; s++) {
+        if (!src->names[s]) continue;
+        const char *b = base_name(src->names[s]);
+        size_t h = alab_fnv1a(b, strlen(b)) & (cap - 1);
+        while (slot[h] >= 0 && strcmp(base_name(src->names[slot[h]]), b) != 0) h = (h + 1) & (cap - 1);
+        if (slot[h] < 0) slot[h] = s;
+    }
     for (uint32_t i = 0; i < wm->n; i++) keys[i] = &wm->u.items[i];
     qsort(keys, wm->n, sizeof *keys, cmp_keys);
     rc = ALAB_OK;
     for (uint32_t i = 1; i < wm->n && !rc; i++)
         if (cmp_keys(&keys[i - 1], &keys[i]) == 0)
             rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: tensor \"%.80s\" is named twice", keys[i]->key);
-    free(keys);
     for (uint32_t i = 0; i < wm->n && !rc; i++) {
-        const json_value *v = &wm->u.items[i];
+        const json_value *v = keys[i];
         if (v->type != JSON_STRING)
-            return alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a string", v->key);
-        int found = 0;
-        for (int s = 0; s < src->n && !found; s++) found = src->names[s] && strcmp(src->names[s], base_name(v->u.str)) == 0;
-        if (!found)
-            return alab_fail(ALAB_EMISSING, "shard \"%.80s\" (named by model.safetensors.index.json for \"%.80s\") was not given",
-                             v->u.str, v->key);
+            rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a string", v->key);
+        else if (!alab_shard_name_ok(v->u.str, v->n))
+            rc = alab_fail(ALAB_EFORMAT, "model.safetensors.index.json: the file of \"%.80s\" is not a plain shard file name "
+                           "(letters, digits, '.', '_', '-', '+', ending in .safetensors)", v->key);
+        else {
+            size_t h = alab_fnv1a(v->u.str, v->n) & (cap - 1);
+            while (slot[h] >= 0 && strcmp(base_name(src->names[slot[h]]), v->u.str) != 0) h = (h + 1) & (cap - 1);
+            if (slot[h] < 0)
+                rc = alab_fail(ALAB_EMISSING, "shard \"%.80s\" (named by model.safetensors.index.json for \"%.80s\") was not given",
+                               v->u.str, v->key);
+            else shard_of[i] = slot[h];
+        }
     }
+    free(slot);
+    if (rc) {
+        free(keys);
+        free(shard_of);
+        return rc;
+    }
+    src->keys = keys;
+    src->shard_of = shard_of;
     src->weight_map = wm;
     return rc;
 }
@@ -80,15 +127,17 @@ static const st_tensor *source_find(const tensor_source *src, const char *name, 
     }
     for (int k = 0; k < 2 && tries[k]; k++) {
         if (src->weight_map) {
-            const json_value *f = json_get(src->weight_map, tries[k]);
-            if (!f) continue;
-            for (int s = 0; s < src->n; s++)
-                if (src->names[s] && strcmp(src->names[s], base_name(f->u.str)) == 0) {
-                    const st_tensor *t = st_find(&src->st[s], tries[k]);
-                    if (!t) *err = alab_fail(ALAB_EMISSING, "tensor \"%s\" is not in %s, where model.safetensors.index.json puts it",
-                                             tries[k], f->u.str);
-                    return t;
-                }
+            json_value probe;
+            probe.key = tries[k];
+            probe.key_len = (uint32_t)strlen(tries[k]);
+            const json_value *pp = &probe;
+            const json_value **hit = bsearch(&pp, src->keys, src->weight_map->n, sizeof *src->keys, cmp_keys);
+            if (!hit) continue;
+            const int s = src->shard_of[hit - src->keys];
+            const st_tensor *t = st_find(&src->st[s], tries[k]);
+            if (!t) *err = alab_fail(ALAB_EMISSING, "tensor \"%s\" is not in %s, where model.safetensors.index.json puts it",
+                                     tries[k], (*hit)->u.str);
+            return t;
         } else {
             for (int s = 0; s < src->n; s++) {
                 const st_tensor *t = st_find(&src->st[s], tries[k]);
@@ -516,6 +565,8 @@ int alab_model_load_files(alab_model **out, const alab_model_files *f) {
     for (int i = 0; i < src.n; i++) st_free(&src.st[i]);
     free(src.st);
     free(src.names);
+    free(src.keys);
+    free(src.shard_of);
     json_free(&src.index);
     if (rc == ALAB_OK) rc = pack_layer_weights(m);
     if (rc != ALAB_OK) {

@@ -532,6 +532,61 @@ static void an_index_naming_a_tensor_twice_is_refused(void **state) {
     remove_dir(d, QWEN3_FILES);
 }
 
+/* Shard names are plain file names by a whitelist, checked before any file is opened (issue 36, item 1). */
+static void shard_names_are_plain_file_names(void **state) {
+    (void)state;
+    static const char *const bad[] = {"https:127.0.0.1:9.safetensors", "file:etc.safetensors", "%2e%2e.safetensors",
+                                      "..safetensors", ".hidden.safetensors", "a/b.safetensors", "a\\\\b.safetensors",
+                                      "model-1.bin", "model\\u0000x.safetensors", "mod el.safetensors", "m\\u00e9.safetensors",
+                                      "x\\u0001.safetensors", ".safetensors", ""};
+    const char *d = copy_dir("tests/fixtures/families/qwen3", QWEN3_FILES);
+    char p[512], text[1024];
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", d);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "{\"weight_map\": {\"model.norm.weight\": \"model-00001-of-00002.safetensors\", "
+                                    "\"model.embed_tokens.weight\": \"%s\"}}", bad[i]);
+        write_text(p, text);
+        assert_int_equal(load_rc(d), ALAB_EFORMAT);
+        assert_non_null(strstr(alab_last_error(), "plain shard file name"));
+    }
+    /* the whitelist itself: what it keeps */
+    assert_true(alab_shard_name_ok("model-00001-of-00002.safetensors", 32));
+    assert_true(alab_shard_name_ok("pytorch_model+v2.safetensors", 28));
+    assert_false(alab_shard_name_ok("a.safetensors\0", 14));
+    assert_false(alab_shard_name_ok(NULL, 0));
+    char longname[300];
+    memset(longname, 'a', sizeof longname);
+    memcpy(longname + 256 - 12, ".safetensors", 12);
+    assert_false(alab_shard_name_ok(longname, 256));
+    assert_true(alab_shard_name_ok(longname + 1, 255));
+    remove_dir(d, QWEN3_FILES);
+}
+
+/* More distinct shards than ALAB_MAX_SHARDS: refused from the index alone, before any shard is opened, and in
+ * time linear in the entries (80 000 entries over 80 000 names used to take seconds to de-duplicate). */
+static void an_index_of_too_many_shards_is_refused_quickly(void **state) {
+    (void)state;
+    const char *d = copy_dir("tests/fixtures/families/qwen3", QWEN3_FILES);
+    char p[512];
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", d);
+    const int n = 80000;
+    char *text = malloc((size_t)n * 64 + 64);
+    size_t o = (size_t)sprintf(text, "{\"weight_map\": {");
+    for (int i = 0; i < n; i++) o += (size_t)sprintf(text + o, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, i);
+    sprintf(text + o, "}}");
+    write_text(p, text);
+    assert_int_equal(load_rc(d), ALAB_ELIMIT);
+    assert_non_null(strstr(alab_last_error(), "ALAB_MAX_SHARDS"));
+    /* the same entries over 4 names: de-duplicated, then the first missing shard is named */
+    o = (size_t)sprintf(text, "{\"weight_map\": {");
+    for (int i = 0; i < n; i++) o += (size_t)sprintf(text + o, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, i % 4);
+    sprintf(text + o, "}}");
+    write_text(p, text);
+    assert_int_equal(load_rc(d), ALAB_EMISSING);
+    free(text);
+    remove_dir(d, QWEN3_FILES);
+}
+
 /* config.json edited: each bad value gets its code, naming the field */
 static void bad_configs_get_clear_codes(void **state) {
     (void)state;
@@ -580,6 +635,8 @@ int main(void) {
         cmocka_unit_test(rmsnorm_gelu_exact_and_swiglu_match_their_twins),
         cmocka_unit_test(a_missing_shard_is_emissing),
         cmocka_unit_test(an_index_naming_a_tensor_twice_is_refused),
+        cmocka_unit_test(shard_names_are_plain_file_names),
+        cmocka_unit_test(an_index_of_too_many_shards_is_refused_quickly),
         cmocka_unit_test(bad_configs_get_clear_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -270,6 +270,47 @@ describe('Hugging Face folders in every form', () => {
     }
   });
 
+  it('over HTTP: an index whose shard names leave the folder, or name too many shards, makes no request past the index', async () => {
+    // issue 36 item 1: a name without '/' could still be a URL of its own ("https:host:port", "file:etc") or an escape
+    const other = [];
+    const elsewhere = http.createServer((req, res) => { other.push(req.url); res.writeHead(200); res.end('x'); });
+    await new Promise((ok) => elsewhere.listen(0, '127.0.0.1', ok));
+    const served = [];
+    let index = '';
+    const srv = http.createServer((req, res) => {
+      const f = req.url.slice(1).split('/').pop();
+      served.push(decodeURIComponent(f));
+      if (f === 'model.safetensors.index.json') { res.writeHead(200); res.end(index); return; }
+      let body;
+      try { body = readFileSync(join(FAM, 'qwen3', f)); } catch { res.writeHead(404); res.end(); return; }
+      res.writeHead(200, { 'content-length': body.length });
+      res.end(body);
+    });
+    await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+    const base = `http://127.0.0.1:${srv.address().port}/qwen3/`;
+    const bads = [`https:127.0.0.1:${elsewhere.address().port}.safetensors`, `http:127.0.0.1:${elsewhere.address().port}/x.safetensors`,
+      'file:etc.safetensors', '%2e%2e.safetensors', '..safetensors', '.x.safetensors', 'a\\b.safetensors', 'x\u0000.safetensors', 'model.bin'];
+    try {
+      for (const bad of bads) {
+        index = JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00002.safetensors', 'model.embed_tokens.weight': bad } });
+        served.length = 0;
+        await expect(loadModel(base)).rejects.toMatchObject({ code: 'EFORMAT' });
+        expect(served.filter((f) => f.endsWith('.safetensors') && f !== 'model.safetensors')).toEqual([]);
+      }
+      expect(other).toEqual([]);
+      // more distinct shards than the C limit: refused from the index, before the first shard request
+      const wm = {};
+      for (let i = 0; i <= 4096; i++) wm[`t${i}`] = `s${i}.safetensors`;
+      index = JSON.stringify({ weight_map: wm });
+      served.length = 0;
+      await expect(loadModel(base)).rejects.toMatchObject({ code: 'ELIMIT' });
+      expect(served.filter((f) => /^s\d+\.safetensors$/.test(f))).toEqual([]);
+    } finally {
+      srv.close();
+      elsewhere.close();
+    }
+  });
+
   it('over HTTP: a sharded folder (no model.safetensors: 404, then the index and its shards) and a tokenizer.json folder', async () => {
     const served = [];
     const srv = http.createServer((req, res) => {

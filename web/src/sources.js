@@ -78,7 +78,7 @@ export const FILE_LIMITS = Object.freeze({
   'merges.txt': C.MAX_MERGES_BYTES,
   'tokenizer.json': 256 << 20,
   'tokenizer_config.json': 16 << 20,
-  'model.safetensors.index.json': 256 << 20,
+  'model.safetensors.index.json': C.MAX_INDEX_BYTES,
   'model.safetensors': 2 ** 32 - 1,
 });
 
@@ -262,12 +262,35 @@ export function shardNames(indexBytes) {
   } catch (e) {
     throw new AttnlabError('EJSON', `${INDEX}: ${e.message}`);
   }
-  if (!wm || typeof wm !== 'object') throw new AttnlabError('EFORMAT', `${INDEX}: no "weight_map" object`);
-  const names = [...new Set(Object.values(wm))];
-  for (const n of names)
-    if (typeof n !== 'string' || n === '' || n === '..' || /[\\/]/.test(n))
-      throw new AttnlabError('EFORMAT', `${INDEX}: ${JSON.stringify(n)} is not a file name`);
-  return names;
+  if (!wm || typeof wm !== 'object' || Array.isArray(wm)) throw new AttnlabError('EFORMAT', `${INDEX}: no "weight_map" object`);
+  const names = new Set();
+  for (const [tensor, n] of Object.entries(wm)) {
+    if (!isShardName(n))
+      throw new AttnlabError('EFORMAT', `${INDEX}: the file of ${JSON.stringify(tensor.slice(0, 80))} is not a plain shard file name ` +
+        "(letters, digits, '.', '_', '-', '+', ending in .safetensors)");
+    names.add(n);
+    // the C limit, before the first request: an index naming more shards is refused from the index alone
+    if (names.size > C.MAX_SHARDS) throw new AttnlabError('ELIMIT', `${INDEX} names more than ${C.MAX_SHARDS} shard files (ALAB_MAX_SHARDS)`);
+  }
+  return [...names];
+}
+
+/**
+ * A shard name an index may give: 1 to 255 ASCII letters, digits, '.', '_', '-', '+', not starting with '.',
+ * ending in .safetensors (alab_shard_name_ok in c/src/load.c: the same rule). No scheme, colon, percent escape,
+ * separator, control or NUL character can pass, so the name cannot leave the model's folder as a URL or a path.
+ */
+export function isShardName(n) {
+  return typeof n === 'string' && n.length > 12 && n.length <= 255 && /^[A-Za-z0-9_+-][A-Za-z0-9._+-]*\.safetensors$/.test(n);
+}
+
+/** url of file in the folder url: refused unless it is the folder's origin and path plus the name (checked after resolution). */
+export function fileInFolder(folder, file) {
+  const u = new URL(file, folder);
+  const dirPath = folder.pathname.endsWith('/') ? folder.pathname : folder.pathname.slice(0, folder.pathname.lastIndexOf('/') + 1);
+  if (u.origin !== folder.origin || u.protocol !== folder.protocol || u.pathname !== dirPath + file || u.search || u.hash)
+    throw new AttnlabError('EFORMAT', `${JSON.stringify(file)} does not resolve to a file in the model's folder ${folder.href}`);
+  return u;
 }
 
 // ---------------------------------------------------------------------------
@@ -774,14 +797,15 @@ class ModelReader {
     this.current = file;
     this.drop();
     this.guard = makeGuard(o, file, this.emit);
-    return src.kind === 'url' ? openURL(new URL(file, src.url), file, src.builtin, this.guard, o)
+    return src.kind === 'url' ? openURL(fileInFolder(src.url, file), file, src.builtin, this.guard, o)
       : openValue(shard ? src.files.shards[file] : src.files[key], file, this.guard);
   }
 
-  has(file) {
+  has(file, shard = false) {
     const { src } = this;
     if (src.kind === 'url') return true;
-    return SHARD.test(file) ? !!(src.files.shards && src.files.shards[file]) : !!src.files[KEYS[file]];
+    return shard || SHARD.test(file) ? !!(src.files.shards && Object.hasOwn(src.files.shards, file) && src.files.shards[file])
+      : !!src.files[KEYS[file]];
   }
 
   finish(file, size) {
@@ -853,7 +877,7 @@ class ModelReader {
     if (single) return this.weights(file, single);
     for (const shard of shardNames(this.out.index)) {
       this.emit({ status: 'initiate', file: shard });
-      if (!this.has(shard)) throw new AttnlabError('EMISSING', `shard ${shard} (named by ${INDEX}) is missing`);
+      if (!this.has(shard, true)) throw new AttnlabError('EMISSING', `shard ${shard} (named by ${INDEX}) is missing`);
       await this.weights(shard, await this.open(shard, null, true));
     }
   }

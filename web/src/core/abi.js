@@ -84,6 +84,8 @@ export const C = Object.freeze({
   MAX_VOCAB_BYTES: 268435456,
   MAX_MERGES_BYTES: 268435456,
   MAX_WEIGHTS_FILE_BYTES: 17179869184,
+  MAX_INDEX_BYTES: 67108864,
+  MAX_SHARDS: 4096,
   ALL_HEADS: -1,
   GLYPH_SIDE: 10,
   GLYPH_SIZE: 100,
@@ -211,7 +213,7 @@ export const EXPORTS = Object.freeze([
   "alab_activation_patching", "alab_knockout_noise", "alab_resample_draws", "alab_corr_dataset_flat",
   "alab_edge_set_summary_flat", "alab_permute_within_groups", "alab_bootstrap_mean", "alab_corr_dataset",
   "alab_pattern_value_patching", "alab_path_patching", "alab_direct_logit_attribution", "alab_value_norms",
-  "alab_component_tracing", "alab_composition_scores",
+  "alab_component_tracing", "alab_composition_scores", "alab_shard_name_ok",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */
