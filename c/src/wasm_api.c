@@ -275,6 +275,16 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_encode(int *ids, int max_ids, const alab_mode
     return rc < 0 ? rc : n;
 }
 
+/* The model's tokenizer without the BOS it adds to a run's input: what one token of text is (an answer of the
+ * evidence methods). Same returns as alab_wasm_encode. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_encode_plain(int *ids, int max_ids, const alab_model *m, const char *text, size_t text_len) {
+    if (!m) return alab_fail(ALAB_EINVAL, "encode: no model");
+    int n = 0;
+    int rc = alab_bpe_encode(ids, max_ids, &n, alab_model_bpe(m), text, text_len);
+    if (rc == ALAB_ELIMIT && n > max_ids) return n;
+    return rc < 0 ? rc : n;
+}
+
 /* Decode ids to bytes; returns the byte length needed (>= 0) or ALAB_E*.
  * The output is NUL-terminated when the length is < cap; when it is >= cap
  * the caller retries with cap = length + 1. */

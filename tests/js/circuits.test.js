@@ -188,6 +188,25 @@ describe('over sets of pairs, on the built-in model', () => {
   });
 });
 
+describe('answers are tokens of text, without the BOS a run gets (issue 36, item 6)', () => {
+  it('a Llama 3 tokenizer puts <|begin_of_text|> before a run, not before an answer', async () => {
+    const m = await loadModel(join(ROOT, 'tests/fixtures/families/llama'));
+    try {
+      expect(m.tokenize('He s').tokens[0]).toBe('<|begin_of_text|>');
+      const clean = 'He said a', corrupt = 'He saia a';
+      const byString = m.activationPatching(clean, corrupt, { answers: [' s', 'e'] });
+      const byId = m.activationPatching(clean, corrupt, { answers: [264, 68] });
+      expect(byString.answers).toEqual([264, 68]);
+      expect(Array.from(byString.heads)).toEqual(Array.from(byId.heads));
+      expect(m.patternValuePatching(clean, corrupt, { answers: [' s', 'e'] }).answers).toEqual([264, 68]);
+      expect(m.directLogitAttribution(clean, { answers: [' s'] }).answers).toEqual([264]);
+      expect(codeOf(() => m.activationPatching(clean, corrupt, { answers: [' said', 'e'] }))).toBe('EINVAL');
+    } finally {
+      m.dispose();
+    }
+  });
+});
+
 describe('through attnlab/worker', () => {
   it('gives the same numbers as in the page thread, with progress', async () => {
     const g = G.models[0];

@@ -848,7 +848,8 @@ export class Model {
 
   #oneToken(where, name, v) {
     if (typeof v !== 'string') return checkIndex(name, v, 0, this.config.vocabSize - 1);
-    const t = this.#idsOf(v);
+    // an answer is a token of text, not a run's input: without the BOS a Llama 3 tokenizer puts first
+    const t = this.#live().encodePlain(this.#h, textBytes(v));
     if (t.length !== 1) throw new AttnlabError('EINVAL', `${where}: ${name} ${JSON.stringify(v)} is ${t.length} tokens, not one`);
     return t[0];
   }
@@ -1209,13 +1210,7 @@ export class Model {
       if (!Array.isArray(o.answers) || o.answers.length !== 2)
         throw new AttnlabError('ETYPE', 'activationPatching: options.answers must be [clean answer, corrupted answer]');
       answers = o.answers.map((a, k) => {
-        if (typeof a === 'string') {
-          const t = this.#idsOf(a);
-          if (t.length !== 1)
-            throw new AttnlabError('EINVAL', `activationPatching: answer ${k} ${JSON.stringify(a)} is ${t.length} tokens, not one`);
-          return t[0];
-        }
-        return checkIndex(`answers[${k}]`, a, 0, this.config.vocabSize - 1);
+        return this.#oneToken('activationPatching', `answer ${k}`, a);
       });
     }
     const r = evidence.activationPatching(w, this.#h, c, d, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });

@@ -457,6 +457,8 @@ export class AttnlabWasm {
 
   /** BPE ids of text (a string, or raw bytes that may be invalid UTF-8). */
   encode(m, text) { return this._encodeWith(this.fn.alab_wasm_encode, m, text); }
+  /** The model's tokenizer without the BOS a run's input gets (one answer token is one token of text). */
+  encodePlain(m, text) { return this._encodeWith(this.fn.alab_wasm_encode_plain, m, text); }
 
   // f(ids, cap, handle, text, len): room for one id per byte (plus a prefix
   // space); a text that NFC lengthens is retried with the count C reports.
