@@ -220,3 +220,25 @@ describe('the CLI: attnlab evidence', () => {
     expect(far.stderr).toMatch(/ERANGE|out of range|outside/i);
   });
 });
+
+describe('dispose() inside onProgress (issue 36, item 5)', () => {
+  it('ends every stepwise computation with EDISPOSED, never a TypeError or a trap, and frees once', async () => {
+    const text = G.ids;
+    const calls = [
+      (m, cb) => m.edgeKnockout(text, { layer: 1, head: 2, onProgress: cb }),
+      (m, cb) => m.tokenKnockout(text, { onProgress: cb }),
+      (m, cb) => m.ablationSemantics(text, { reference: G.ablation.reference_mean_ids, draws: 2, onProgress: cb }),
+      (m, cb) => m.edgeKnockoutSet([text, text], { layer: 1, head: 2, nBoot: 10, nPerm: 10, onProgress: cb }),
+      (m, cb) => m.patternValueSet([[text, text.map((x, i) => (i === 3 ? (x + 7) % 1257 : x)), [5, 6]]], { onProgress: cb }),
+    ];
+    for (const call of calls) {
+      const d = await loadModel(TINY);
+      let err = null;
+      try { call(d, () => d.dispose()); } catch (e) { err = e; }
+      expect(err).toBeInstanceOf(AttnlabError);
+      expect(err.code).toBe('EDISPOSED');
+      expect(() => d.dispose()).not.toThrow(); // a second dispose is a no-op
+      expect(codeOf(() => d.run(text))).toBe('EDISPOSED');
+    }
+  });
+});

@@ -72,10 +72,11 @@ const nanToNull = (x) => (x === null || Number.isNaN(x) ? null : x);
  * part and returns the result) to its end: onProgress after each part, an
  * aborted signal stops it between parts (EABORT; its memory is freed).
  */
-export function runSteps(gen, { onProgress, signal } = {}) {
+export function runSteps(gen, { onProgress, signal, alive } = {}) {
   try {
     for (;;) {
       checkSignal(signal);
+      checkAlive(alive);
       const { value, done } = gen.next();
       if (done) return value;
       if (onProgress) onProgress(value);
@@ -85,11 +86,18 @@ export function runSteps(gen, { onProgress, signal } = {}) {
   }
 }
 
+// a model disposed between two parts (from onProgress, or a worker's dispose message) ends the computation
+// there: the next part would run on freed memory
+function checkAlive(alive) {
+  if (alive && !alive()) throw new AttnlabError('EDISPOSED', 'the model was disposed during the computation');
+}
+
 /** The same with a pause between parts, so that a worker can read a cancel message. */
-export async function runStepsAsync(gen, { onProgress, cancelled }) {
+export async function runStepsAsync(gen, { onProgress, cancelled, alive }) {
   try {
     for (;;) {
       if (cancelled()) throw new AttnlabError('EABORT', 'the computation was cancelled');
+      checkAlive(alive);
       const { value, done } = gen.next();
       if (done) return value;
       if (onProgress) onProgress(value);

@@ -788,7 +788,7 @@ export class Model {
   }
 
   #runJob(job) {
-    return job.finish(evidence.runSteps(job.steps, job.progress));
+    return job.finish(evidence.runSteps(job.steps, { ...job.progress, alive: () => this.#w !== null }));
   }
 
   #edgeJob(input, options) {

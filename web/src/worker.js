@@ -28,8 +28,8 @@ const plain = (name) => (args) => needModel()[name](...args);
 
 // The evidence computations run in parts, so progress and a cancel can come between them.
 const evidence = (name) => async (args, { progress, cancelled }) => {
-  const job = needModel()[EVIDENCE_JOB](name, ...args);
-  return job.finish(await runStepsAsync(job.steps, { onProgress: progress, cancelled }));
+  const m = needModel(), job = m[EVIDENCE_JOB](name, ...args);
+  return job.finish(await runStepsAsync(job.steps, { onProgress: progress, cancelled, alive: () => model === m }));
 };
 
 const HANDLERS = {
