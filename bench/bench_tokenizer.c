@@ -173,6 +173,85 @@ static int dump(const char *dir) {
     return 0;
 }
 
+/* Resident memory of this process in bytes (/proc/self/statm), 0 where there is none. */
+static size_t resident(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
+        fclose(f);
+    }
+    return (size_t)res * 4096;
+}
+
+/* 4. Added tokens (issue 36, items 2 and 3): a tokenizer.json with the most added-token bytes allowed (1 MiB:
+ * 1 023 tokens of 1 024 bytes), its load time and the memory it keeps; one raw and one normalized 1 024-byte
+ * token on 1 MiB of text that nearly matches both at every position. */
+static void added_tokens_bench(void) {
+    const int k = 1023;
+    size_t cap = (size_t)k * 1100 + 70000;
+    char *s = malloc(cap);
+    size_t o = (size_t)snprintf(s, cap, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": [");
+    uint32_t x = 1;
+    for (int i = 0; i < k; i++) {
+        o += (size_t)snprintf(s + o, cap - o, "%s{\"id\": %d, \"content\": \"", i ? ", " : "", 256 + i);
+        for (int j = 0; j < 1024; j++) { x = x * 1664525u + 1013904223u; s[o++] = (char)('a' + (x >> 24) % 26); }
+        o += (size_t)snprintf(s + o, cap - o, "\", \"single_word\": false, \"special\": true}");
+    }
+    o += (size_t)snprintf(s + o, cap - o, "], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
+                          "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": ");
+    o += bytes_members(s + o);
+    o += (size_t)snprintf(s + o, cap - o, "}, \"merges\": []}}");
+    double t[3];
+    size_t kept = 0, table = 0;
+    for (int r = 0; r < 3; r++) {
+        alab_bpe *b = NULL;
+        const size_t r0 = resident();
+        double t0 = now();
+        if (alab_bpe_load_hf(&b, s, o, NULL, 0)) { fprintf(stderr, "%s\n", alab_last_error()); exit(1); }
+        t[r] = now() - t0;
+        kept = resident() - r0;
+        table = alab_bpe_added_table_bytes(b);
+        alab_bpe_free(b);
+    }
+    qsort(t, 3, sizeof(double), cmp_d);
+    printf("\n### Added tokens (CPU time, median of 3)\n\n| case | time | memory |\n|---|---:|---:|\n");
+    (void)kept;
+    printf("| load 1 023 added tokens of 1 024 bytes (1 MiB, the limit) | %.0f ms | matchers keep %.1f MB (%.1f bytes per byte of the tokens) |\n",
+           t[1] * 1e3, table / 1e6, table / (1023.0 * 1024));
+    free(s);
+    /* two long tokens, 1 MiB of text */
+    cap = 80000;
+    s = malloc(cap);
+    char a[1025], c[1025];
+    memset(a, 'a', 1023); a[1023] = 'b'; a[1024] = 0;
+    memset(c, 'a', 1023); c[1023] = 'c'; c[1024] = 0;
+    o = (size_t)snprintf(s, cap, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": ["
+                         "{\"id\": 256, \"content\": \"%s\", \"single_word\": false, \"special\": true, \"normalized\": false}, "
+                         "{\"id\": 257, \"content\": \"%s\", \"single_word\": false, \"special\": false, \"normalized\": true}], "
+                         "\"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
+                         "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": ", a, c);
+    o += bytes_members(s + o);
+    o += (size_t)snprintf(s + o, cap - o, "}, \"merges\": []}}");
+    alab_bpe *b = NULL;
+    if (alab_bpe_load_hf(&b, s, o, NULL, 0)) { fprintf(stderr, "%s\n", alab_last_error()); exit(1); }
+    const size_t tl = 1u << 20;
+    char *text = malloc(tl);
+    memset(text, 'a', tl);
+    int *ids = malloc(tl * sizeof *ids), n;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now();
+        if (alab_bpe_encode(ids, (int)tl, &n, b, text, tl)) { fprintf(stderr, "%s\n", alab_last_error()); exit(1); }
+        t[r] = now() - t0;
+    }
+    qsort(t, 3, sizeof(double), cmp_d);
+    printf("| encode 1 MiB of 'a' with a raw and a normalized added token of 1 024 bytes | %.0f ms | |\n", t[1] * 1e3);
+    alab_bpe_free(b);
+    free(text);
+    free(ids);
+    free(s);
+}
+
 int main(int argc, char **argv) {
     for (int b = 0; b < 256; b++) byte_char(alpha[b], b);
     if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
@@ -243,5 +322,6 @@ int main(int argc, char **argv) {
     }
     free(text);
     free(ids);
+    added_tokens_bench();
     return 0;
 }

@@ -588,10 +588,7 @@ int alab_bpe_load(alab_bpe **out, const char *vocab, size_t vocab_len, const cha
     return ALAB_OK;
 }
 
-static void trie_free(token_trie *t) {
-    free(t->term);
-    free(t->edges);
-}
+static void matcher_free(token_matcher *t);
 
 void alab_bpe_free(alab_bpe *b) {
     if (!b) return;
@@ -600,8 +597,8 @@ void alab_bpe_free(alab_bpe *b) {
     free(b->merges);
     free(b->ix.slots);
     free(b->added);
-    trie_free(&b->trie_raw);
-    trie_free(&b->trie_norm);
+    matcher_free(&b->trie_raw);
+    matcher_free(&b->trie_norm);
     free(b);
 }
 
@@ -770,64 +767,164 @@ static size_t next_piece_split(const unsigned char *s, size_t i, size_t n, int m
 /* Added tokens: a byte trie, leftmost-longest matches                        */
 /* ------------------------------------------------------------------------ */
 
-static int trie_child(const alab_bpe *b, const token_trie *t, int32_t node, unsigned char c) {
-    uint64_t key = (((uint64_t)(uint32_t)node << 8) | c) + 1;
-    for (uint32_t i = (uint32_t)hash_u64(b, key) & t->edge_mask;; i = (i + 1) & t->edge_mask) {
-        if (t->edges[i].key == 0) return -1;
-        if (t->edges[i].key == key) return t->edges[i].child;
+/* Child of v along byte c, or -1: a binary search of v's children (sorted by label). */
+static int32_t ac_child(const token_matcher *t, int32_t v, unsigned char c) {
+    int32_t lo = t->kid_start[v], hi = t->kid_start[v + 1];
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        const unsigned char l = t->label[t->kids[mid]];
+        if (l < c) lo = mid + 1;
+        else if (l > c) hi = mid;
+        else return t->kids[mid];
     }
-}
-
-/* Room for every node and edge of tokens totalling max_bytes bytes. */
-static int trie_alloc(token_trie *t, size_t max_bytes) {
-    t->cap_nodes = (int32_t)max_bytes + 1;
-    t->term = malloc((size_t)t->cap_nodes * sizeof *t->term);
-    t->edge_mask = pow2_at_least(2 * (uint64_t)max_bytes + 2) - 1;
-    t->edges = calloc((size_t)t->edge_mask + 1, sizeof *t->edges);
-    if (!t->term || !t->edges) return -1;
-    t->n_nodes = 1;
-    t->term[0] = -1;
-    return 0;
-}
-
-/* Insert s[0..n) for added token idx; returns the idx already there, -1, or
- * -2 if the trie is full. */
-static int trie_insert(alab_bpe *b, token_trie *t, const unsigned char *s, size_t n, int32_t idx) {
-    int32_t node = 0;
-    t->first[s[0]] = 1;
-    for (size_t j = 0; j < n; j++) {
-        uint64_t key = (((uint64_t)(uint32_t)node << 8) | s[j]) + 1;
-        uint32_t i = (uint32_t)hash_u64(b, key) & t->edge_mask;
-        for (;; i = (i + 1) & t->edge_mask) {
-            b->probes++;
-            if (t->edges[i].key == 0 || t->edges[i].key == key) break;
-        }
-        if (t->edges[i].key == 0) {
-            if (t->n_nodes >= t->cap_nodes) return -2; /* cannot happen: sized for every byte */
-            t->edges[i].key = key;
-            t->edges[i].child = t->n_nodes;
-            t->term[t->n_nodes++] = -1;
-            t->n_edges++;
-        }
-        node = t->edges[i].child;
-    }
-    if (t->term[node] >= 0) return t->term[node];
-    t->term[node] = idx;
     return -1;
 }
 
-/* The longest added token starting at s[i], or -1; *end = where it ends. */
-static int trie_match(const alab_bpe *b, const token_trie *t, const unsigned char *s, size_t i, size_t n,
-                      size_t *end) {
-    if (!t->edges || !t->first[s[i]]) return -1;
-    int32_t node = 0;
-    int best = -1;
-    for (size_t j = i; j < n; j++) {
-        node = trie_child(b, t, node, s[j]);
-        if (node < 0) break;
-        if (t->term[node] >= 0) { best = t->term[node]; *end = j + 1; }
+static size_t matcher_bytes(const token_matcher *t, int n_added) {
+    if (!t->n) return 0;
+    return ((size_t)t->n + 1) * sizeof *t->kid_start + (size_t)t->n * (sizeof *t->kids + 1 + sizeof *t->fail + sizeof *t->out) +
+           ((size_t)n_added + 1) * sizeof *t->tok_len;
+}
+
+size_t alab_bpe_added_table_bytes(const alab_bpe *b) {
+    return b ? matcher_bytes(&b->trie_raw, b->n_added) + matcher_bytes(&b->trie_norm, b->n_added) : 0;
+}
+
+static void matcher_free(token_matcher *t) {
+    free(t->kid_start);
+    free(t->kids);
+    free(t->label);
+    free(t->fail);
+    free(t->out);
+    free(t->tok_len);
+    memset(t, 0, sizeof *t);
+}
+
+/* One token to build a matcher from: its bytes as matched and its index into added[]. */
+typedef struct {
+    const unsigned char *s;
+    size_t n;
+    int32_t idx;
+    unsigned char *rev; /* s reversed (built here) */
+} matcher_token;
+
+static int cmp_rev(const void *x, const void *y) {
+    const matcher_token *a = x, *c = y;
+    const size_t n = a->n < c->n ? a->n : c->n;
+    const int r = memcmp(a->rev, c->rev, n);
+    return r ? r : (a->n > c->n) - (a->n < c->n);
+}
+
+/* Build t from tok[0..k) (n_added: the size of tok_len). The trie of the reversed tokens is laid out from
+ * their sorted order (each token shares its longest common prefix with the one before it), so the children of
+ * every node come out sorted by label; failure links in breadth-first order. ALAB_OK, ALAB_ENOMEM, or
+ * ALAB_EVOCAB with *dup_a, *dup_b the indices of two tokens with the same bytes. */
+static int matcher_build(token_matcher *t, matcher_token *tok, int k, int n_added, int *dup_a, int *dup_b) {
+    memset(t, 0, sizeof *t);
+    if (k == 0) return ALAB_OK;
+    size_t total = 0;
+    for (int i = 0; i < k; i++) total += tok[i].n;
+    unsigned char *revbuf = malloc(total);
+    const int32_t cap = (int32_t)total + 1;
+    int32_t *parent = malloc((size_t)cap * sizeof *parent), *term = malloc((size_t)cap * sizeof *term);
+    t->kid_start = calloc((size_t)cap + 1, sizeof *t->kid_start);
+    t->kids = malloc((size_t)cap * sizeof *t->kids);
+    t->label = malloc((size_t)cap);
+    t->fail = malloc((size_t)cap * sizeof *t->fail);
+    t->out = malloc((size_t)cap * sizeof *t->out);
+    t->tok_len = calloc((size_t)n_added + 1, sizeof *t->tok_len);
+    size_t longest = 0;
+    for (int i = 0; i < k; i++) if (tok[i].n > longest) longest = tok[i].n;
+    int32_t *path = malloc((longest + 1) * sizeof *path);
+    int rc = ALAB_OK;
+    if (!revbuf || !parent || !term || !path || !t->kid_start || !t->kids || !t->label || !t->fail || !t->out || !t->tok_len) {
+        rc = ALAB_ENOMEM;
+        goto done;
     }
-    return best;
+    size_t o = 0;
+    for (int i = 0; i < k; i++) {
+        tok[i].rev = revbuf + o;
+        for (size_t j = 0; j < tok[i].n; j++) tok[i].rev[j] = tok[i].s[tok[i].n - 1 - j];
+        o += tok[i].n;
+        t->tok_len[tok[i].idx] = (int32_t)tok[i].n;
+    }
+    qsort(tok, (size_t)k, sizeof *tok, cmp_rev);
+    /* the trie in preorder: nodes are created in the order of the sorted tokens */
+    int32_t n = 1, depth = 0;
+    parent[0] = -1;
+    term[0] = -1;
+    t->label[0] = 0;
+    path[0] = 0;
+    for (int i = 0; i < k; i++) {
+        size_t l = 0; /* common prefix with the token before */
+        if (i > 0) {
+            const size_t m = tok[i - 1].n < tok[i].n ? tok[i - 1].n : tok[i].n;
+            while (l < m && tok[i - 1].rev[l] == tok[i].rev[l]) l++;
+            if (l == tok[i].n && l == tok[i - 1].n) {
+                *dup_a = tok[i - 1].idx;
+                *dup_b = tok[i].idx;
+                rc = ALAB_EVOCAB;
+                goto done;
+            }
+        }
+        depth = (int32_t)l;
+        for (size_t j = l; j < tok[i].n; j++) {
+            parent[n] = path[depth];
+            term[n] = -1;
+            t->label[n] = tok[i].rev[j];
+            path[++depth] = n++;
+        }
+        term[path[depth]] = tok[i].idx;
+    }
+    t->n = n;
+    /* children lists: counted, then filled in preorder (so each list is sorted by label) */
+    for (int32_t v = 1; v < n; v++) t->kid_start[parent[v] + 1]++;
+    for (int32_t v = 0; v < n; v++) t->kid_start[v + 1] += t->kid_start[v];
+    for (int32_t v = 1; v < n; v++) t->kids[t->kid_start[parent[v]]++] = v;
+    for (int32_t v = n; v > 0; v--) t->kid_start[v] = t->kid_start[v - 1]; /* back to the starts */
+    t->kid_start[0] = 0;
+    /* failure links and the longest token ending at each node, breadth first (parent[] becomes the queue) */
+    int32_t *queue = parent, head = 0, tail = 0;
+    t->fail[0] = 0;
+    t->out[0] = -1;
+    queue[tail++] = 0;
+    while (head < tail) {
+        const int32_t v = queue[head++];
+        for (int32_t e = t->kid_start[v]; e < t->kid_start[v + 1]; e++) {
+            const int32_t u = t->kids[e];
+            const unsigned char c = t->label[u];
+            int32_t f = 0;
+            if (v != 0) {
+                f = t->fail[v];
+                int32_t g;
+                while ((g = ac_child(t, f, c)) < 0 && f != 0) f = t->fail[f];
+                f = g >= 0 ? g : 0;
+            }
+            t->fail[u] = f;
+            t->out[u] = term[u] >= 0 ? term[u] : t->out[f];
+            queue[tail++] = u;
+        }
+    }
+done:
+    free(revbuf);
+    free(parent);
+    free(term);
+    free(path);
+    if (rc) matcher_free(t);
+    return rc;
+}
+
+/* at[p] (n) = the index of the longest added token of t that starts at s[p], or -1: the automaton of the
+ * reversed tokens run over the text from its end. */
+static void matcher_scan(const token_matcher *t, const unsigned char *s, size_t n, int32_t *at) {
+    int32_t v = 0;
+    for (size_t p = n; p-- > 0;) {
+        const unsigned char c = s[p];
+        int32_t g;
+        while ((g = ac_child(t, v, c)) < 0 && v != 0) v = t->fail[v];
+        v = g >= 0 ? g : 0;
+        at[p] = t->out[v];
+    }
 }
 
 /* JavaScript's trimStart / trimEnd (tokenizers.js's lstrip / rstrip): its
@@ -1002,25 +1099,29 @@ static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size
  * next to them. */
 typedef int (*section_fn)(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n);
 
-static int split_added(encoder *e, const alab_bpe *b, const token_trie *t, const unsigned char *s, size_t n,
+static int split_added(encoder *e, const alab_bpe *b, const token_matcher *t, const unsigned char *s, size_t n,
                        section_fn text_fn) {
+    if (t->n == 0) return n ? text_fn(e, b, s, n) : 0;
+    int32_t *at = malloc((n ? n : 1) * sizeof *at);
+    if (!at) return -1;
+    matcher_scan(t, s, n, at);
     size_t text_start = 0;
-    int prev_rstrip = 0;
+    int prev_rstrip = 0, rc = 0;
     for (size_t i = 0; i <= n;) {
-        size_t end = 0;
-        int idx = i < n ? trie_match(b, t, s, i, n, &end) : -1;
+        const int idx = i < n ? at[i] : -1;
         if (idx < 0 && i < n) { i++; continue; }
         /* the text before the token (or the end) */
         size_t a = text_start, z = i;
         if (prev_rstrip) a = skip_space_fwd(s, a, z);
         if (idx >= 0 && b->added[idx].lstrip) z = skip_space_back(s, a, z);
-        if (z > a && text_fn(e, b, s + a, z - a)) return -1;
+        if (z > a && text_fn(e, b, s + a, z - a)) { rc = -1; break; }
         if (idx < 0) break;
         emit(e, b->added[idx].id);
         prev_rstrip = b->added[idx].rstrip;
-        text_start = i = end;
+        text_start = i = i + (size_t)t->tok_len[idx];
     }
-    return 0;
+    free(at);
+    return rc;
 }
 
 static int hf_normalized(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
@@ -1068,47 +1169,66 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) 
                 return alab_fail(ALAB_EVOCAB, "%s: added token \"%.40s\" has the id %lld of another token", label,
                                  t->content, (long long)t->id);
         }
-        if (t->flags.normalized && b->normalizer != BPE_NORM_NONE) norm_bytes += 4 * t->len; /* NFC may grow it */
-        else raw_bytes += t->len;
     }
-    if (extra_bytes > UINT32_MAX / 2 - b->off[b->V]) return alab_fail(ALAB_ELIMIT, "%s: added tokens too long", label);
-    uint32_t *off = realloc(b->off, ((size_t)V + 1) * sizeof *off);
-    if (off) b->off = off;
-    char *bytes = off ? realloc(b->bytes, b->off[b->V] + extra_bytes) : NULL;
-    b->added = calloc((size_t)n + 1, sizeof *b->added);
-    if (!off || !bytes || !b->added) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
-    b->bytes = bytes;
-    uint32_t o = b->off[b->V];
-    for (int i = 0; i < n; i++) {
+    /* the bytes each token is matched as: its content, or its NFC for a normalized one (NFC may change the length) */
+    matcher_token *mt = calloc((size_t)n + 1, sizeof *mt);
+    if (!mt) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    int n_raw = 0, n_norm = 0, rc = ALAB_OK;
+    for (int i = 0; i < n && rc == ALAB_OK; i++) {
         const bpe_token_spec *t = &spec[i];
-        if (t->id == b->V) {
-            memcpy(b->bytes + o, t->content, t->len);
-            o += (uint32_t)t->len;
-            b->bytes[o++] = '\0';
-            b->off[++b->V] = o;
-        }
-    }
-    if ((raw_bytes && trie_alloc(&b->trie_raw, raw_bytes)) || (norm_bytes && trie_alloc(&b->trie_norm, norm_bytes)))
-        return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
-    for (int i = 0; i < n; i++) {
-        const bpe_token_spec *t = &spec[i];
-        b->added[i] = t->flags;
-        b->added[i].id = (int32_t)t->id;
-        int other;
         if (t->flags.normalized && b->normalizer != BPE_NORM_NONE) {
             size_t m = 0;
             unsigned char *c = bpe_nfc((const unsigned char *)t->content, t->len, &m);
-            if (!c) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
-            other = m > 0 ? trie_insert(b, &b->trie_norm, c, m, i) : -1;
-            free(c);
+            if (!c) rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+            else if (m == 0) free(c);
+            else {
+                mt[n - 1 - n_norm++] = (matcher_token){c, m, i, NULL}; /* normalized ones fill mt from the end */
+                norm_bytes += m;
+            }
         } else {
-            other = trie_insert(b, &b->trie_raw, (const unsigned char *)t->content, t->len, i);
+            mt[n_raw++] = (matcher_token){(const unsigned char *)t->content, t->len, i, NULL};
+            raw_bytes += t->len;
         }
-        if (other == -2) return alab_fail(ALAB_ELIMIT, "%s: added tokens too long after NFC", label);
-        if (other >= 0)
-            return alab_fail(ALAB_EVOCAB, "%s: added tokens %d and %lld have the same content \"%.40s\"", label,
-                             b->added[other].id, (long long)t->id, t->content);
     }
+    if (rc == ALAB_OK && raw_bytes + norm_bytes > BPE_MAX_ADDED_TOTAL)
+        rc = alab_fail(ALAB_ELIMIT, "%s: the added tokens hold %zu bytes together, over the limit of %u", label,
+                       raw_bytes + norm_bytes, (unsigned)BPE_MAX_ADDED_TOTAL);
+    if (rc == ALAB_OK && extra_bytes > UINT32_MAX / 2 - b->off[b->V])
+        rc = alab_fail(ALAB_ELIMIT, "%s: added tokens too long", label);
+    uint32_t *off = NULL;
+    char *bytes = NULL;
+    if (rc == ALAB_OK) {
+        off = realloc(b->off, ((size_t)V + 1) * sizeof *off);
+        if (off) b->off = off;
+        bytes = off ? realloc(b->bytes, b->off[b->V] + extra_bytes) : NULL;
+        if (bytes) b->bytes = bytes;
+        b->added = calloc((size_t)n + 1, sizeof *b->added);
+        if (!off || !bytes || !b->added) rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    }
+    if (rc == ALAB_OK) {
+        uint32_t o = b->off[b->V];
+        for (int i = 0; i < n; i++) {
+            const bpe_token_spec *t = &spec[i];
+            b->added[i] = t->flags;
+            b->added[i].id = (int32_t)t->id;
+            if (t->id == b->V) {
+                memcpy(b->bytes + o, t->content, t->len);
+                o += (uint32_t)t->len;
+                b->bytes[o++] = '\0';
+                b->off[++b->V] = o;
+            }
+        }
+        int da = -1, db = -1;
+        int r = matcher_build(&b->trie_raw, mt, n_raw, n, &da, &db);
+        if (r == ALAB_OK) r = matcher_build(&b->trie_norm, mt + n - n_norm, n_norm, n, &da, &db);
+        if (r == ALAB_EVOCAB)
+            rc = alab_fail(ALAB_EVOCAB, "%s: added tokens %d and %d have the same content \"%.40s\"", label,
+                           b->added[da < db ? da : db].id, b->added[da < db ? db : da].id, spec[da].content);
+        else if (r) rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    }
+    for (int i = 0; i < n_norm; i++) free((void *)(uintptr_t)mt[n - 1 - i].s);
+    free(mt);
+    if (rc) return rc;
     b->n_added = n;
     return ALAB_OK;
 }

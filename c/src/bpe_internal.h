@@ -34,14 +34,12 @@ typedef struct {
     uint32_t mask;
 } vocab_index;
 
-/* Added tokens ("<|begin_of_text|>", "<think>", ...) are found in text with
- * a byte trie whose edges live in a keyed hash table: (node << 8 | byte) ->
- * child. Node 0 is the root. */
-typedef struct {
-    uint64_t key;  /* ((node << 8) | byte) + 1 (< 2^40); 0: empty */
-    int32_t child;
-} trie_edge;
-
+/* Added tokens ("<|begin_of_text|>", "<think>", ...) are found in text by an
+ * Aho-Corasick automaton over the tokens' bytes REVERSED, run over the text
+ * from its end: at each position p it gives the longest added token that
+ * starts at p, for every p in one pass (leftmost-longest matching is then a
+ * forward walk). Linear in the text whatever the tokens; 17 bytes per trie
+ * node (at most one node per byte of the tokens). Node 0 is the root. */
 typedef struct {
     int32_t id;        /* token id                                            */
     uint8_t lstrip;    /* eat the whitespace before it (tokenizers.js: trimEnd) */
@@ -51,13 +49,14 @@ typedef struct {
 } added_token;
 
 typedef struct {
-    int32_t *term;       /* per node: index into added[], or -1              */
-    int32_t n_nodes, cap_nodes;
-    trie_edge *edges;    /* open addressing, keyed hash                       */
-    uint32_t edge_mask;
-    int32_t n_edges;
-    uint8_t first[256];  /* 1 if some token starts with this byte             */
-} token_trie;
+    int32_t n;           /* nodes (0: no tokens)                               */
+    int32_t *kid_start;  /* (n + 1) children of v: kids[kid_start[v] .. kid_start[v + 1]), sorted by label */
+    int32_t *kids;       /* (n)                                                 */
+    uint8_t *label;      /* (n) the byte on the edge into v                     */
+    int32_t *fail;       /* (n) the longest proper suffix of v that is a node   */
+    int32_t *out;        /* (n) the token (index into added[]) of the longest suffix of v that is one, or -1 */
+    int32_t *tok_len;    /* (n_added) each token's length as matched (after NFC for a normalized one) */
+} token_matcher;
 
 struct alab_bpe {
     int V;               /* ids 0..V-1 (model vocabulary + added tokens)        */
@@ -81,8 +80,8 @@ struct alab_bpe {
     int bos;             /* id to prepend, or -1                               */
     int n_added;
     added_token *added;
-    token_trie trie_raw; /* added tokens matched in the raw text                */
-    token_trie trie_norm;/* added tokens matched after normalization            */
+    token_matcher trie_raw; /* added tokens matched in the raw text             */
+    token_matcher trie_norm;/* added tokens matched after normalization         */
 };
 
 /* Builders used by both loaders. label names the file in error messages. */
@@ -98,6 +97,8 @@ int bpe_add_merge(alab_bpe *b, int32_t *made_at, int strict, const unsigned char
  * to a vocabulary token's must spell the same bytes; the others continue
  * the ids without gaps. Sorts spec by id. */
 #define BPE_MAX_ADDED_BYTES 1024
+/* all added tokens together, in bytes (after NFC for the normalized ones): real files hold a few KB */
+#define BPE_MAX_ADDED_TOTAL (1u << 20)
 typedef struct {
     int64_t id;
     const char *content; /* UTF-8, NUL-terminated */

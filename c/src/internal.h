@@ -44,6 +44,8 @@ struct alab_pool *alab_model_pool(const alab_model *m);
 /* Hash-table probes made while loading a tokenizer (tests check that a file
  * crafted to collide costs no more than a random one). */
 uint64_t alab_bpe_load_probes(const alab_bpe *b);
+/* Bytes the added-token matchers keep (tests and benchmarks bound it by the tokens' bytes). */
+size_t alab_bpe_added_table_bytes(const alab_bpe *b);
 
 /* Conversions of 16-bit floats to f32 (exact). */
 float alab_f16_to_f32(uint16_t h);

@@ -303,6 +303,111 @@ static void added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip(v
     alab_bpe_free(b);
 }
 
+/* Leftmost-longest matching against a naive twin (issue 36, item 3): random sets of added tokens over a small
+ * alphabet (so they share prefixes and suffixes and overlap in the text) and random texts; every byte the tokens
+ * do not take is its own byte token (no merge applies to the alphabet). Raw tokens, and the same tokens
+ * "normalized" under an NFC normalizer (the identity on ASCII), take the other of the two matchers. */
+static uint32_t lcg(uint32_t *x) { return *x = *x * 1664525u + 1013904223u; }
+
+static void added_tokens_match_the_naive_leftmost_longest_scan(void **state) {
+    (void)state;
+    static const char alpha[] = "<>|xy";
+    uint32_t seed = 36;
+    char added[16384], text[200];
+    char toks[24][12];
+    int tl[24];
+    for (int round = 0; round < 300; round++) {
+        const int k = 1 + (int)(lcg(&seed) >> 8) % 24, norm = round % 2;
+        size_t o = 0;
+        int n_tok = 0;
+        for (int i = 0; i < k; i++) {
+            const int len = 1 + (int)(lcg(&seed) >> 8) % 10;
+            for (int j = 0; j < len; j++) toks[n_tok][j] = alpha[(lcg(&seed) >> 8) % 5];
+            toks[n_tok][len] = 0;
+            int dup = 0;
+            for (int q = 0; q < n_tok; q++) dup |= strcmp(toks[q], toks[n_tok]) == 0;
+            if (dup) continue;
+            tl[n_tok] = len;
+            o += (size_t)snprintf(added + o, sizeof added - o, "%s{\"id\": %d, \"content\": \"%s\", \"single_word\": false, "
+                                  "\"special\": true, \"normalized\": %s}", n_tok ? ", " : "", 258 + n_tok, toks[n_tok],
+                                  norm ? "true" : "false");
+            n_tok++;
+        }
+        spec p = {.added = added, .normalizer = norm ? "{\"type\": \"NFC\"}" : NULL};
+        alab_bpe *b = NULL;
+        assert_int_equal(load_spec(&b, &p, NULL), ALAB_OK);
+        const int tn = (int)(lcg(&seed) >> 8) % 120;
+        for (int i = 0; i < tn; i++) text[i] = alpha[(lcg(&seed) >> 8) % 5];
+        text[tn] = 0;
+        int want[200], nw = 0;
+        for (int i = 0; i < tn;) {
+            int best = -1;
+            for (int q = 0; q < n_tok; q++)
+                if (i + tl[q] <= tn && memcmp(text + i, toks[q], (size_t)tl[q]) == 0 && (best < 0 || tl[q] > tl[best])) best = q;
+            if (best >= 0) { want[nw++] = 258 + best; i += tl[best]; }
+            else want[nw++] = (unsigned char)text[i++];
+        }
+        expect_ids(b, text, want, nw);
+        alab_bpe_free(b);
+    }
+}
+
+/* One raw and one normalized added token of 1 024 bytes, on 1 MiB of text that almost matches them everywhere:
+ * the matchers are linear in the text (the old byte trie walked up to 1 024 bytes from every position: 21 s). */
+static void long_added_tokens_on_a_long_text_cost_a_pass(void **state) {
+    (void)state;
+    char *added = malloc(4096), *text = malloc((1u << 20) + 1);
+    char a[1025], c[1025];
+    memset(a, 'a', 1023); a[1023] = 'b'; a[1024] = 0; /* "aaa...ab" */
+    memset(c, 'a', 1023); c[1023] = 'c'; c[1024] = 0; /* "aaa...ac" */
+    snprintf(added, 4096, "{\"id\": 258, \"content\": \"%s\", \"single_word\": false, \"special\": true, \"normalized\": false}, "
+                          "{\"id\": 259, \"content\": \"%s\", \"single_word\": false, \"special\": false, \"normalized\": true}", a, c);
+    spec p = {.added = added, .normalizer = "{\"type\": \"NFC\"}"};
+    alab_bpe *b = NULL;
+    assert_int_equal(load_spec(&b, &p, NULL), ALAB_OK);
+    memset(text, 'a', 1u << 20);
+    memcpy(text + (1u << 20) - 1024, a, 1024); /* the raw token at the very end */
+    text[1u << 20] = 0;
+    int n = 0;
+    int *ids = encode(b, text, 1u << 20, &n);
+    assert_true(n > 0 && ids[n - 1] == 258);
+    /* the matchers keep at most 18 bytes per byte of the tokens (17 per trie node, a node per byte at most) */
+    assert_true(alab_bpe_added_table_bytes(b) <= 18 * 2048 + 64);
+    free(ids);
+    alab_bpe_free(b);
+    free(added);
+    free(text);
+}
+
+/* The added tokens together are at most 1 MiB (after NFC): a file with more is refused before any table is built
+ * (a 22 MB file of 20 000 long added tokens once took 4.3 GB). */
+static void added_tokens_over_the_total_limit_are_refused(void **state) {
+    (void)state;
+    const int k = 1100;
+    char *added = malloc((size_t)k * 1200);
+    size_t o = 0;
+    char body[1001];
+    for (int i = 0; i < k; i++) {
+        for (int j = 0; j < 1000; j++) body[j] = (char)('a' + (i * 7 + j * 13) % 26);
+        snprintf(body + 990, 11, "%010d", i);
+        o += (size_t)sprintf(added + o, "%s{\"id\": %d, \"content\": \"%s\", \"single_word\": false, \"special\": true}",
+                             i ? ", " : "", 258 + i, body);
+    }
+    alab_bpe *b = NULL;
+    /* make_json's buffer is 64 KB: this file is built by hand */
+    size_t cap = o + 70000;
+    char *s = malloc(cap);
+    size_t q = (size_t)snprintf(s, cap, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": [%s], "
+                                "\"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
+                                "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {", added);
+    q += byte_members(s + q, cap - q);
+    snprintf(s + q, cap - q, ", \"ab\": 256, \"abc\": 257}, \"merges\": [\"a b\", \"ab c\"]}}");
+    assert_int_equal(alab_bpe_load_hf(&b, s, strlen(s), NULL, 0), ALAB_ELIMIT);
+    assert_non_null(strstr(alab_last_error(), "over the limit"));
+    free(s);
+    free(added);
+}
+
 static void the_bos_comes_from_the_config_or_the_template(void **state) {
     const char *added = ADDED(258, "<s>", "");
     const char *tmpl = "{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": "
@@ -643,6 +748,9 @@ int main(void) {
         cmocka_unit_test(merges_as_strings_and_as_pairs_give_the_same_ids),
         cmocka_unit_test(ignore_merges_takes_whole_tokens),
         cmocka_unit_test(added_tokens_are_split_out_leftmost_longest_with_lstrip_and_rstrip),
+        cmocka_unit_test(added_tokens_match_the_naive_leftmost_longest_scan),
+        cmocka_unit_test(long_added_tokens_on_a_long_text_cost_a_pass),
+        cmocka_unit_test(added_tokens_over_the_total_limit_are_refused),
         cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
         cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
         cmocka_unit_test(nfc_matches_python_on_every_decomposable_or_combining_code_point),
