@@ -77,6 +77,10 @@ const char *alab_last_error(void);
  * Beyond: ALAB_ERANGE. */
 #define ALAB_MAX_SOFT_LAMBDA 1e30f
 #define ALAB_MAX_SCALE 1e6f
+/* A sampling temperature above this samples uniformly among the top_k to
+ * float precision; larger values (and those a double loses as a float) are
+ * ALAB_ERANGE, not a NaN's ENAN. */
+#define ALAB_MAX_TEMPERATURE 1e6f
 /* The largest file of each kind a loader reads (the native directory loader
  * checks the size before reading; the JS loader stops a stream at it). */
 #define ALAB_MAX_CONFIG_BYTES (1u << 20)          /* config.json: 1 MiB        */

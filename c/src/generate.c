@@ -71,7 +71,9 @@ int alab_generate_impl(int *out, int *n_out, alab_model *m, const int *ids, int 
     if (!out || !n_out || !m || !ids || !rng_state) return alab_fail(ALAB_EINVAL, "alab_generate: NULL argument");
     *n_out = 0;
     if (max_new < 0) return alab_fail(ALAB_ERANGE, "max_new must be >= 0 (got %d)", max_new);
-    if (!isfinite(temperature) || temperature < 0) return alab_fail(ALAB_ENAN, "temperature must be a finite number >= 0");
+    if (isnan(temperature)) return alab_fail(ALAB_ENAN, "temperature must be a finite number >= 0");
+    if (temperature < 0 || temperature > ALAB_MAX_TEMPERATURE)
+        return alab_fail(ALAB_ERANGE, "temperature %g outside [0, %g]", (double)temperature, (double)ALAB_MAX_TEMPERATURE);
     if (top_k < 0) return alab_fail(ALAB_ERANGE, "top_k must be >= 0 (got %d)", top_k);
     if (T <= 0) return alab_fail(ALAB_EEMPTY, "no tokens to continue");
     if ((int64_t)T + max_new > m->cfg.n_positions) /* 64 bits: long is 32 on wasm32 */

@@ -565,6 +565,15 @@ int json_parse(json_doc *doc, const char *src, size_t len, size_t max_len) {
         rc = ALAB_ENOMEM;
         goto fail;
     }
+    /* The tree may cost at most JSON_ARENA_PER_BYTE times the text (+ 1 MiB): real files need 1.5 to 2.5 (a
+     * tokenizer.json's vocabulary and merges), a minified file of pair merges about 10; a document of bare tiny
+     * values ("0,0,0,...": 16) is refused here, before the arena is allocated (a 200 MB one once took 3.5 GB). */
+    if (total > (size_t)JSON_ARENA_PER_BYTE * len + ((size_t)1 << 20)) {
+        snprintf(doc->err, sizeof doc->err, "json: %zu values in %zu bytes would take %zu bytes to hold, over %d times "
+                 "the document", p.n_values, len, total, JSON_ARENA_PER_BYTE);
+        rc = ALAB_ELIMIT;
+        goto fail;
+    }
     char *arena = calloc(1, total);
     if (!arena) { rc = ALAB_ENOMEM; goto fail; }
     doc->arena = arena;

@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #define JSON_MAX_DEPTH 64
+/* The parsed tree holds at most this many bytes per byte of the document (+ 1 MiB): ALAB_ELIMIT beyond. */
+#define JSON_ARENA_PER_BYTE 12
 
 typedef enum { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING,
                JSON_ARRAY, JSON_OBJECT } json_type;
@@ -41,7 +43,7 @@ typedef struct {
 } json_doc;
 
 /* Returns 0 (ALAB_OK) or ALAB_EJSON / ALAB_ENOMEM / ALAB_ELIMIT (len over
- * max_len when max_len > 0) / ALAB_EINVAL (NULL src with a nonzero len). On failure doc->err says what and where;
+ * max_len when max_len > 0, or a tree over JSON_ARENA_PER_BYTE times len) / ALAB_EINVAL (NULL src with a nonzero len). On failure doc->err says what and where;
  * json_free is still safe to call. */
 int json_parse(json_doc *doc, const char *src, size_t len, size_t max_len);
 void json_free(json_doc *doc);

@@ -146,7 +146,7 @@ static int read_decoder(const json_value *d) {
 static const char *template_token(const json_value *root, const json_value *item) {
     const json_value *st = json_get(item, "SpecialToken");
     const json_value *name = json_get(st, "id");
-    if (!name || name->type != JSON_STRING) return NULL;
+    if (!name || name->type != JSON_STRING || memchr(name->u.str, 0, name->n)) return NULL; /* a NUL would cut the name */
     return name->u.str;
 }
 
@@ -320,6 +320,8 @@ static int read_config(alab_bpe *b, const char *cfg, size_t cfg_len, int *decide
             if (t && t->type == JSON_OBJECT) t = json_get(t, "content");
             if (!t || t->type != JSON_STRING)
                 rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: add_bos_token is true but bos_token is not set");
+            else if (memchr(t->u.str, 0, t->n)) /* C would cut the name at the NUL and find another token */
+                rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: bos_token contains a NUL character");
             else if ((*bos = token_id_of(b, t->u.str)) < 0)
                 rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: bos_token \"%.40s\" is not an added token",
                                t->u.str);

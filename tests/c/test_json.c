@@ -223,6 +223,34 @@ static void a_document_over_max_len_is_refused_with_elimit(void **state) {
     json_free(&doc);
 }
 
+/* The tree costs at most JSON_ARENA_PER_BYTE times the document (+ 1 MiB): 4 MB of bare zeros (32 bytes of tree
+ * per 2 bytes of text natively) is refused before the arena is allocated; 4 MB of minified merge pairs
+ * (["a","b"]: 3 values in 10 bytes) is not (issue 36 item 8). */
+static void a_tree_is_bounded_by_the_document(void **state) {
+    (void)state;
+    const size_t n = 2u << 20;
+    char *z = malloc(2 * n + 2);
+    size_t o = 0;
+    z[o++] = '[';
+    for (size_t i = 0; i < n; i++) { z[o++] = '0'; z[o++] = ','; }
+    z[o - 1] = ']';
+    json_doc doc;
+    const int want = sizeof(json_value) * 1 > 2 * JSON_ARENA_PER_BYTE ? ALAB_ELIMIT : ALAB_OK; /* wasm32: 24-byte nodes */
+    assert_int_equal(json_parse(&doc, z, o, 0), want);
+    if (want == ALAB_ELIMIT) assert_non_null(strstr(doc.err, "times the document"));
+    json_free(&doc);
+    free(z);
+    const size_t m = 400000;
+    char *pairs = malloc(m * 10 + 2);
+    o = 0;
+    pairs[o++] = '[';
+    for (size_t i = 0; i < m; i++) { memcpy(pairs + o, "[\"a\",\"b\"],", 10); o += 10; }
+    pairs[o - 1] = ']';
+    assert_int_equal(json_parse(&doc, pairs, o, 0), ALAB_OK);
+    json_free(&doc);
+    free(pairs);
+}
+
 static void the_gpt2_vocabulary_parses_into_50257_members(void **state) {
     size_t len = 0;
     char *text = slurp(repo_path("models/brown-gpt2/vocab.json"), &len);
@@ -301,6 +329,7 @@ int main(void) {
         cmocka_unit_test(nesting_of_exactly_64_levels_is_accepted),
         cmocka_unit_test(nesting_of_65_levels_is_rejected),
         cmocka_unit_test(a_document_over_max_len_is_refused_with_elimit),
+        cmocka_unit_test(a_tree_is_bounded_by_the_document),
         cmocka_unit_test(the_gpt2_vocabulary_parses_into_50257_members),
         cmocka_unit_test(a_bare_minus_at_the_end_is_rejected),
         REJECT("a trailing comma in an array", "[1,2,]", 5),

@@ -111,6 +111,12 @@ static void generation_rejects_bad_prompts_with_codes(void **state) {
     assert_int_equal(alab_generate(out, &n, m, bad, 1, 64, 0.0f, 0, &rng), ALAB_ETOOLONG);
     assert_int_equal(alab_generate(out, &n, m, bad, 1, 0, 0.0f, 0, &rng), ALAB_OK);
     assert_int_equal(n, 0);
+    /* a temperature out of range is ERANGE (an infinite one too: a huge double becomes inf as a float); NaN is ENAN */
+    assert_int_equal(alab_generate(out, &n, m, bad, 1, 1, INFINITY, 0, &rng), ALAB_ERANGE);
+    assert_int_equal(alab_generate(out, &n, m, bad, 1, 1, 2e6f, 0, &rng), ALAB_ERANGE);
+    assert_int_equal(alab_generate(out, &n, m, bad, 1, 1, -1.0f, 0, &rng), ALAB_ERANGE);
+    assert_int_equal(alab_generate(out, &n, m, bad, 1, 1, NAN, 0, &rng), ALAB_ENAN);
+    assert_int_equal(alab_generate(out, &n, m, bad, 1, 1, 1e6f, 0, &rng), ALAB_OK);
     alab_model_free(m);
 }
 

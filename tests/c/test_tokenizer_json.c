@@ -434,6 +434,18 @@ static void the_bos_comes_from_the_config_or_the_template(void **state) {
                      ALAB_OK);
     assert_int_equal(alab_bpe_bos_to_add(b), 258);
     alab_bpe_free(b);
+    b = NULL;
+    /* a NUL in the name: refused, not cut at the NUL to "<s>" (issue 36 item 8) */
+    assert_int_equal(load_spec(&b, &(spec){.added = added}, "{\"add_bos_token\": true, \"bos_token\": \"<s>\\u0000x\"}"),
+                     ALAB_EVOCAB);
+    assert_non_null(strstr(alab_last_error(), "NUL"));
+    assert_int_equal(load_spec(&b, &(spec){.added = added, .post = "{\"type\": \"TemplateProcessing\", \"single\": "
+                               "[{\"SpecialToken\": {\"id\": \"<s>\\u0000\", \"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}]}"},
+                               NULL), ALAB_EVOCAB);
+    assert_int_equal(load_spec(&b, &(spec){.added = added},
+                               "{\"add_bos_token\": true, \"bos_token\": {\"content\": \"<s>\", \"lstrip\": false}}"),
+                     ALAB_OK);
+    alab_bpe_free(b);
 }
 
 static void bad(const spec *p, const char *cfg, int want, const char *in_message) {

@@ -237,6 +237,8 @@ const MODEL_CASES = [
   ['generate: ids + maxTokens one past nPositions', 'ETOOLONG', ({ m }) => m.generate([5, 6], { maxTokens: P - 1 })],
   ...expand('generate: temperature', badFinite, ({ m }, v) => m.generate(CHAPTER, { temperature: v, maxTokens: 1 })),
   ['generate: temperature = -0.001', 'ERANGE', ({ m }) => m.generate(CHAPTER, { temperature: -0.001, maxTokens: 1 })],
+  // (issue 36 item 8: 3.5e38 is finite as a double but infinite as a float: a range error, not a NaN)
+  ...expand('generate: temperature', [['3.5e38', 3.5e38, 'ERANGE'], ['1e6 + 1', 1e6 + 1, 'ERANGE']], ({ m }, v) => m.generate(CHAPTER, { temperature: v, maxTokens: 1 })),
   ...expand('generate: topK', drop(badIndex(2 ** 31 - 1)), ({ m }, v) => m.generate(CHAPTER, { topK: v, maxTokens: 1 })),
   ...expand('generate: seed', drop(badIndex(Number.MAX_SAFE_INTEGER), '1n', '2^31'), ({ m }, v) => m.generate(CHAPTER, { seed: v, maxTokens: 1 })),
   ['generate: seed = -1n', 'ERANGE', ({ m }) => m.generate(CHAPTER, { seed: -1n, maxTokens: 1 })],

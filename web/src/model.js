@@ -517,7 +517,8 @@ export class Model {
     const ids = this.#idsOf(input);
     const maxNew = o.maxTokens === undefined ? 20 : checkIndex('maxTokens', o.maxTokens, 0, INT_MAX);
     const temperature = o.temperature === undefined ? 0 : checkFinite('temperature', o.temperature);
-    if (temperature < 0) throw new AttnlabError('ERANGE', `temperature must be >= 0, got ${temperature}`);
+    if (temperature < 0 || temperature > C.MAX_TEMPERATURE)
+      throw new AttnlabError('ERANGE', `temperature must be in [0, ${C.MAX_TEMPERATURE}], got ${temperature}`);
     const topK = o.topK === undefined ? 0 : checkIndex('topK', o.topK, 0, INT_MAX);
     let seed = 0n;
     if (typeof o.seed === 'bigint') {
