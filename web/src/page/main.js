@@ -42,12 +42,14 @@ const BIG_T_RASTER_CELLS = 512;
 // ── settings ────────────────────────────────────────────────────────────────
 
 const params = new URLSearchParams(location.search);
+const MAX_LINK_TEXT = 4000; // characters of ?text= a link may carry
 const storedLang = (() => { try { return localStorage.getItem('attnlab-lang'); } catch { return null; } })();
 
 /** Everything the reader chose. sel.text is the text the cell was chosen for. */
 const S = {
   lang: params.get('lang') === 'zh' || (params.get('lang') === null && storedLang === 'zh') ? 'zh' : 'en',
-  text: params.get('text') ?? $('text').value,
+  // a link's text is capped as readView caps it (at 4000 characters; longer is refused with a note), from the first load on
+  text: (params.has('text') && params.get('text').length <= MAX_LINK_TEXT ? params.get('text') : null) ?? $('text').value,
   layer: null,          // set when a model is loaded (default: the last layer)
   head: 'avg',          // 'avg' or a head index
   sel: null,            // {row, col, text}
@@ -95,22 +97,44 @@ function setStatus(text) { $('status').textContent = text; }
 // far below it.
 const MODEL_ERRORS = new Set(['load', 'param', 'cache']);
 
-function showError(message, from) {
-  $('error-text').textContent = message;
-  $('error').hidden = false;
-  errorFrom = from;
-  document.body.dataset.error = from;
+// The note naming refused link values stays beside any later error until the view changes (a run's error used to
+// replace it, and the reader never learned why the link did not open what it named).
+let urlNote = null;        // the refused link values, or null
+let shown = null;          // {message, from}: the error of another source, or null
+
+function paintError() {
+  const parts = [];
+  if (urlNote) parts.push(urlNote);
+  if (shown) parts.push(shown.message);
   const near = $('model-error');
-  near.hidden = !MODEL_ERRORS.has(from);
-  near.textContent = MODEL_ERRORS.has(from) ? message : '';
+  if (!parts.length) {
+    $('error').hidden = true;
+    near.hidden = true;
+    errorFrom = null;
+    delete document.body.dataset.error;
+    return;
+  }
+  $('error-text').textContent = parts.join(' · ');
+  $('error').hidden = false;
+  errorFrom = shown ? shown.from : 'url';
+  document.body.dataset.error = errorFrom;
+  const model = shown && MODEL_ERRORS.has(shown.from);
+  near.hidden = !model;
+  near.textContent = model ? shown.message : '';
+}
+
+function showError(message, from) {
+  if (from === 'url') urlNote = message;
+  else shown = { message, from };
+  paintError();
 }
 
 function clearError(from) {
-  if (from && errorFrom !== from) return;
-  $('error').hidden = true;
-  $('model-error').hidden = true;
-  errorFrom = null;
-  delete document.body.dataset.error;
+  if (!from) { urlNote = null; shown = null; }
+  else if (from === 'url') urlNote = null;
+  else if (shown && shown.from === from) shown = null;
+  else return;
+  paintError();
 }
 
 // ── loading a model ─────────────────────────────────────────────────────────
@@ -240,7 +264,7 @@ function readView(search) {
     const v = p.get(key), x = parse(v);
     if (x === null) bad.push(`${key}=${Array.from(v).slice(0, 24).join('')}`); else set(x);
   };
-  take('text', (v) => (v.length <= 4000 ? v : null), (v) => { S.text = v; $('text').value = v; });
+  take('text', (v) => (v.length <= MAX_LINK_TEXT ? v : null), (v) => { S.text = v; $('text').value = v; });
   take('layer', (v) => int(v, L), (v) => { S.layer = v; });
   take('head', (v) => (v === 'avg' ? 'avg' : int(v, H)), (v) => { S.head = v; });
   take('kind', (v) => (v === 'hard' || v === 'soft' ? v : null), (v) => { S.kind = v; });
