@@ -44,7 +44,8 @@ static const char *USAGE =
     "      --half                           keep F16/BF16 weights in 16 bits (half the memory, slower)\n"
     "  attnlab tokenize [--model DIR] --text TEXT [--json]\n"
     "  attnlab generate [--model DIR] --text TEXT [--max-new N] [--temperature T] [--top-k K] [--seed S] [--threads N] [--json]\n"
-    "  attnlab evidence --kind edge|tokens|ablation|patch [--model DIR] --text TEXT [options]\n"
+    "  attnlab evidence --kind edge|tokens|ablation|patch|pattern-value|path|dla|value-norms|trace\n"
+    "                   [--model DIR] --text TEXT [options]\n"
     "      --layer L --head H|all           edge: the head (default: last layer, all heads)\n"
     "      --knockout renorm|zero           edge/tokens: renormalise the row after a knockout (default) or not\n"
     "      --token-mode column|delete|replace  tokens: knock out token j's column (default), delete it from\n"
@@ -52,7 +53,21 @@ static const char *USAGE =
     "      --reference TEXT                 ablation: the text of the mean / resample ablation (default: the\n"
     "                                       held-out passage the JS API uses, web/src/evidence-reference.js)\n"
     "      --draws K --seed S               ablation: resample draws (default 20) and their seed (default 1)\n"
-    "      --corrupt TEXT --answers A,B     patch: the corrupted text and the two answer ids\n"
+    "      --corrupt TEXT --answers A,B     patch, pattern-value, path, trace: the corrupted text (as many tokens\n"
+    "                                       as TEXT) and the two answer ids (default: each run's top next token)\n"
+    "      --kind pattern-value             each head's attention pattern, values, or both, patched in each\n"
+    "                                       direction (denoise: into the corrupted run; noise: into the clean one)\n"
+    "      --receivers R[,R...]             path: each R is L.H.q, L.H.k, L.H.v (that input of head H of layer L)\n"
+    "                                       or logits (default); one sender grid per receiver, null below it\n"
+    "      --direction denoise|noise        path: patch into the corrupted run (default) or the clean one\n"
+    "      --freeze-mlp                     path: freeze the MLPs too (only the direct residual path is left)\n"
+    "      --answers A[,B]                  dla: the logit difference A - B, or the logit of A alone (default:\n"
+    "                                       the run's top next token and its second)\n"
+    "      --kind value-norms               ||v_j W_O^h|| of every layer, head and position j\n"
+    "      --kind trace                     each layer's attention and MLP output at each position, denoising\n"
+    "  attnlab evidence --kind composition [--model DIR] [--n-null N] [--seed S]\n"
+    "      Q-, K- and V-composition of every head pair in adjacent layers (weights only, no --text) and\n"
+    "      their Gaussian null over N draws (default 200, 0 to 100000) seeded S (default 1)\n"
     "  attnlab evidence --kind edge|tokens --set heldout|repeated|FILE [--limit N] [options]\n"
     "      over a set of inputs (FILE: one text a line): the mean per-input rank correlation with its\n"
     "      95 % bootstrap interval, a within-row permutation null and its p-value, the uniform and\n"
@@ -259,7 +274,10 @@ static void json_tokens(FILE *f, const alab_bpe *bpe, const int *ids, int n) {
 typedef struct {
     const char *cmd, *model, *text;
     const char *kind, *reference, *corrupt;  /* evidence */
-    int ev_layer, ev_head, answers[2], has_answers;
+    int ev_layer, ev_head, answers[2], has_answers; /* has_answers: how many ids --answers gave (1 or 2) */
+    const char *answers_arg;
+    alab_path_receiver recv[ALAB_MAX_INTERVENTIONS]; /* --receivers (path); none: the logits */
+    int n_recv, direction, freeze_mlp, n_null;
     int ko_mode, token_mode, neutral, draws, has_seed;
     const char *set;                         /* evidence over a set of inputs */
     int limit, n_boot, n_perm;
@@ -325,6 +343,41 @@ static int parse_ablate(cli *c, const char *arg) {
     return 0;
 }
 
+/* --receivers R[,R...]: each R is L.H.q, L.H.k, L.H.v or logits. Layers and heads are checked against the
+ * model by alab_path_patching (ALAB_ERANGE). */
+static int parse_receivers(cli *c, const char *arg) {
+    char *tmp = strdup(arg);
+    char **f = malloc(ALAB_MAX_INTERVENTIONS * sizeof *f);
+    if (!tmp || !f) { free(tmp); free(f); fprintf(stderr, "attnlab: --receivers: no memory\n"); return 2; }
+    int n = split_commas(tmp, f, ALAB_MAX_INTERVENTIONS), rc = 0;
+    if (n < 0) rc = refuse("--receivers", arg, "more than %d receivers", ALAB_MAX_INTERVENTIONS);
+    for (int i = 0; i < n && !rc; i++) {
+        alab_path_receiver *r = &c->recv[i];
+        if (strcmp(f[i], "logits") == 0) {
+            r->layer = r->head = -1;
+            r->input = ALAB_PATH_LOGITS;
+            continue;
+        }
+        char *d1 = strchr(f[i], '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+        const char *in = d2 ? d2 + 1 : "";
+        if (!d2 || strchr(in, '.') || (strcmp(in, "q") && strcmp(in, "k") && strcmp(in, "v"))) {
+            rc = refuse("--receivers", arg, "'%s' is not L.H.q, L.H.k, L.H.v or logits", f[i]);
+            break;
+        }
+        *d1 = *d2 = '\0';
+        r->input = in[0] == 'q' ? ALAB_PATH_Q : in[0] == 'k' ? ALAB_PATH_K : ALAB_PATH_V;
+        if (int_arg(&r->layer, f[i], 0, ALAB_MAX_LAYERS - 1, "--receivers", arg, "layer") ||
+            int_arg(&r->head, d1 + 1, 0, ALAB_MAX_HEADS - 1, "--receivers", arg, "head"))
+            rc = 2;
+    }
+    if (!rc) c->n_recv = n;
+    free(tmp);
+    free(f);
+    return rc;
+}
+
+static int is_kind(const cli *c, const char *kind) { return c->kind && strcmp(c->kind, kind) == 0; }
+
 static int parse_args(cli *c, int argc, char **argv) {
     memset(c, 0, sizeof *c);
     c->top = 10;
@@ -340,6 +393,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     c->n_perm = 1000;
     c->level = 0.95;
     c->epsilon = -1.0;
+    c->n_null = 200;
     alab_run_opts_init(&c->run);
     if (argc < 2) return usage_error("%s", "no command given");
     c->cmd = argv[1];
@@ -399,8 +453,13 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->has_seed = 1;
         } else if (strcmp(a, "--kind") == 0) {
             NEED_VAL();
-            if (strcmp(val, "edge") && strcmp(val, "tokens") && strcmp(val, "ablation") && strcmp(val, "patch"))
-                return refuse("--kind", val, "expects edge, tokens, ablation or patch");
+            static const char *kinds[] = {"edge", "tokens", "ablation", "patch", "pattern-value", "path", "dla",
+                                          "value-norms", "trace", "composition"};
+            size_t k = 0;
+            while (k < sizeof kinds / sizeof kinds[0] && strcmp(val, kinds[k])) k++;
+            if (k == sizeof kinds / sizeof kinds[0])
+                return refuse("--kind", val, "expects edge, tokens, ablation, patch, pattern-value, path, dla, value-norms, "
+                                             "trace or composition");
             c->kind = val;
         } else if (strcmp(a, "--layer") == 0) {
             NEED_VAL();
@@ -450,18 +509,36 @@ static int parse_args(cli *c, int argc, char **argv) {
             char tmp[64], *f[3];
             if (strlen(val) >= sizeof tmp) return refuse("--answers", val, "too long");
             strcpy(tmp, val);
-            if (split_commas(tmp, f, 3) != 2) return refuse("--answers", val, "expects A,B (two token ids)");
-            if (int_arg(&c->answers[0], f[0], 0, ALAB_MAX_VOCAB - 1, "--answers", val, "answer") ||
-                int_arg(&c->answers[1], f[1], 0, ALAB_MAX_VOCAB - 1, "--answers", val, "answer"))
-                return 2;
-            c->has_answers = 1;
+            const int n = split_commas(tmp, f, 3);
+            if (n != 1 && n != 2) return refuse("--answers", val, "expects A,B (two token ids)");
+            for (int k = 0; k < n; k++)
+                if (int_arg(&c->answers[k], f[k], 0, ALAB_MAX_VOCAB - 1, "--answers", val, "answer")) return 2;
+            c->has_answers = n;
+            c->answers_arg = val;
+        } else if (strcmp(a, "--receivers") == 0) {
+            NEED_VAL();
+            if (parse_receivers(c, val)) return 2;
+        } else if (strcmp(a, "--direction") == 0) {
+            NEED_VAL();
+            if (strcmp(val, "denoise") == 0) c->direction = ALAB_DENOISE;
+            else if (strcmp(val, "noise") == 0) c->direction = ALAB_NOISE;
+            else return refuse("--direction", val, "expects denoise or noise");
+        } else if (strcmp(a, "--freeze-mlp") == 0) c->freeze_mlp = 1;
+        else if (strcmp(a, "--n-null") == 0) {
+            NEED_VAL();
+            if (int_arg(&c->n_null, val, 0, 100000, "--n-null", val, "count")) return 2;
         } else return usage_error("unknown option %s", a);
 #undef NEED_VAL
     }
     c->run.interventions = c->interv;
     c->run.n_interventions = c->n_interv;
-    if (!c->text && !(c->set && c->cmd && strcmp(c->cmd, "evidence") == 0))
+    const int evidence = c->cmd && strcmp(c->cmd, "evidence") == 0;
+    if (evidence && is_kind(c, "composition") && (c->text || c->set))
+        return usage_error("%s", "--kind composition reads the weights alone: it takes no --text or --set");
+    if (!c->text && !(evidence && (c->set || is_kind(c, "composition"))))
         return usage_error("%s", "--text is required (or, for evidence, --set)");
+    if (c->has_answers == 1 && !(evidence && is_kind(c, "dla")))
+        return refuse("--answers", c->answers_arg, "expects A,B (two token ids; one id A is for --kind dla only)");
     if (c->set && c->text) return usage_error("%s", "give --text or --set, not both");
     if (c->set && c->kind && strcmp(c->kind, "edge") && strcmp(c->kind, "tokens"))
         return usage_error("%s", "--set works with --kind edge or tokens");
@@ -842,36 +919,61 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
     return rc;
 }
 
-static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+/* The corrupted input of a pair kind (patch, pattern-value, path, trace): --corrupt, as many tokens as the
+ * clean text, and the answers: --answers, or each run's top next token (clean, corrupted). *d is the caller's
+ * to free, whatever the result; -1000 / -2000 once the reason is on stderr. */
+static int ev_pair(int **d, int ans[2], const cli *c, alab_model *m, const int *ids, int T) {
+    *d = NULL;
     if (!c->corrupt) {
-        usage_error("%s", "--kind patch needs --corrupt TEXT");
+        usage_error("--kind %s needs --corrupt TEXT", c->kind);
         return -2000;
     }
-    int *d = NULL, Td = 0;
-    if (encode(&d, &Td, m, c->corrupt)) { free(d); return -1000; }
+    int Td = 0;
+    if (encode(d, &Td, m, c->corrupt)) return -1000;
     if (Td != T) {
         fprintf(stderr, "attnlab: the clean text has %d tokens and the corrupted one %d; patching needs equal lengths\n", T, Td);
-        free(d);
         return -2000;
     }
-    const alab_config *cfg = alab_model_config(m);
-    const int L = cfg->n_layer, NH = cfg->n_head;
-    int ans[2] = {c->answers[0], c->answers[1]}, rc = 0;
+    ans[0] = c->answers[0];
+    ans[1] = c->answers[1];
+    int rc = 0;
     if (!c->has_answers) { /* each run's top next token */
         for (int k = 0; k < 2 && !rc; k++) {
             float p;
-            rc = alab_forward(m, k ? d : ids, T, NULL);
-            if (!rc) rc = alab_result_topk(&ans[k], &p, 1, m) < 0 ? -1 : 0;
+            rc = alab_forward(m, k ? *d : ids, T, NULL);
+            if (!rc) rc = alab_result_topk(&ans[k], &p, 1, m);
         }
     }
-    float *rg = malloc((size_t)L * T * sizeof *rg), *hg = malloc((size_t)L * NH * sizeof *hg);
+    return rc;
+}
+
+/* ,"answers":[a,b],"ld_clean":x,"ld_corrupt":y */
+static void json_pair(FILE *f, const int ans[2], double ldc, double ldd) {
+    fprintf(f, ",\"answers\":[%d,%d],\"ld_clean\":", ans[0], ans[1]);
+    json_num(f, ldc);
+    fputs(",\"ld_corrupt\":", f);
+    json_num(f, ldd);
+}
+
+static void json_doubles(FILE *f, const double *x, int n) {
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputc(',', f);
+        json_num(f, x[i]);
+    }
+    fputc(']', f);
+}
+
+static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    int *d = NULL, ans[2];
+    int rc = ev_pair(&d, ans, c, m, ids, T);
+    float *rg = rc ? NULL : malloc((size_t)L * T * sizeof *rg), *hg = rc ? NULL : malloc((size_t)L * NH * sizeof *hg);
     double ldc = 0, ldd = 0;
     if (!rc) rc = rg && hg ? alab_activation_patching(rg, hg, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
     if (!rc) {
-        fprintf(f, ",\"answers\":[%d,%d],\"ld_clean\":", ans[0], ans[1]);
-        json_num(f, ldc);
-        fputs(",\"ld_corrupt\":", f);
-        json_num(f, ldd);
+        json_pair(f, ans, ldc, ldd);
         fputs(",\"resid\":", f); json_floats(f, rg, (size_t)L * T);
         fputs(",\"heads\":", f); json_floats(f, hg, (size_t)L * NH);
     }
@@ -879,6 +981,174 @@ static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T)
     return rc;
 }
 
+/* Pattern versus value patching (alab_pattern_value_patching): per direction the pattern, value and both
+ * grids, each (L, NH). */
+static int ev_pattern_value(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const size_t LH = (size_t)cfg->n_layer * cfg->n_head;
+    int *d = NULL, ans[2];
+    int rc = ev_pair(&d, ans, c, m, ids, T);
+    float *g = rc ? NULL : malloc(6 * LH * sizeof *g);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = g ? alab_pattern_value_patching(g, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        static const char *dirs[2] = {"denoise", "noise"}, *parts[3] = {"pattern", "value", "both"};
+        json_pair(f, ans, ldc, ldd);
+        for (int dir = 0; dir < 2; dir++) {
+            fprintf(f, ",\"%s\":{", dirs[dir]);
+            for (int k = 0; k < 3; k++) {
+                fprintf(f, "%s\"%s\":", k ? "," : "", parts[k]);
+                json_floats(f, g + ((size_t)dir * 3 + k) * LH, LH);
+            }
+            fputc('}', f);
+        }
+    }
+    free(d); free(g);
+    return rc;
+}
+
+/* Path patching (alab_path_patching): one sender grid (L, NH) per receiver, null where no path exists. */
+static int ev_path(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    const size_t LH = (size_t)L * NH;
+    static const alab_path_receiver logits = {-1, -1, ALAB_PATH_LOGITS};
+    const alab_path_receiver *recv = c->n_recv ? c->recv : &logits;
+    const int n_recv = c->n_recv ? c->n_recv : 1;
+    int *d = NULL, ans[2];
+    int rc = ev_pair(&d, ans, c, m, ids, T);
+    float *out = rc ? NULL : malloc((size_t)n_recv * LH * sizeof *out);
+    double ldc = 0, ldd = 0;
+    if (!rc)
+        rc = out ? alab_path_patching(out, &ldc, &ldd, m, ids, d, T, ans[0], ans[1], recv, n_recv, c->direction,
+                                      c->freeze_mlp ? ALAB_PATH_FREEZE_MLP : 0)
+                 : ALAB_ENOMEM;
+    if (rc == ALAB_ERANGE && ans[0] >= 0 && ans[0] < cfg->vocab_size && ans[1] >= 0 && ans[1] < cfg->vocab_size) {
+        /* answers in the vocabulary: the range error is a receiver's, a usage error of --receivers */
+        for (int k = 0; k < n_recv; k++)
+            if (recv[k].input != ALAB_PATH_LOGITS && (recv[k].layer >= L || recv[k].head >= NH)) {
+                fail_rc(rc, "--receivers");
+                rc = -2000;
+                break;
+            }
+    }
+    if (!rc) {
+        static const char *inputs[4] = {"q", "k", "v", "logits"};
+        json_pair(f, ans, ldc, ldd);
+        fprintf(f, ",\"direction\":\"%s\",\"freeze_mlp\":%s,\"receivers\":[", c->direction == ALAB_NOISE ? "noise" : "denoise",
+                c->freeze_mlp ? "true" : "false");
+        for (int k = 0; k < n_recv; k++) {
+            if (recv[k].input == ALAB_PATH_LOGITS)
+                fprintf(f, "%s{\"layer\":null,\"head\":null,\"input\":\"logits\"}", k ? "," : "");
+            else
+                fprintf(f, "%s{\"layer\":%d,\"head\":%d,\"input\":\"%s\"}", k ? "," : "", recv[k].layer, recv[k].head,
+                        inputs[recv[k].input]);
+        }
+        fputs("],\"senders\":[", f);
+        for (int k = 0; k < n_recv; k++) {
+            if (k) fputc(',', f);
+            json_floats(f, out + (size_t)k * LH, LH);
+        }
+        fputc(']', f);
+    }
+    free(d); free(out);
+    return rc;
+}
+
+/* Direct logit attribution (alab_direct_logit_attribution) at the last position: the answers are --answers
+ * (A alone: the logit of A), or the run's top next token and its second. */
+static int ev_dla(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer;
+    const size_t LH = (size_t)L * cfg->n_head;
+    int ans[2] = {c->answers[0], c->has_answers == 1 ? -1 : c->answers[1]}, rc = 0;
+    if (!c->has_answers) {
+        float p[2];
+        rc = alab_forward(m, ids, T, NULL);
+        if (!rc) rc = alab_result_topk(ans, p, 2, m);
+    }
+    float *heads = malloc(LH * sizeof *heads), *src = malloc(LH * T * sizeof *src);
+    double *terms = malloc((3 + 2 * (size_t)L) * sizeof *terms), ld = 0;
+    if (!rc) rc = heads && src && terms ? alab_direct_logit_attribution(heads, src, terms, &ld, m, ids, T, ans[0], ans[1])
+                                        : ALAB_ENOMEM;
+    if (!rc) {
+        if (ans[1] < 0) fprintf(f, ",\"answers\":[%d],\"ld\":", ans[0]);
+        else fprintf(f, ",\"answers\":[%d,%d],\"ld\":", ans[0], ans[1]);
+        json_num(f, ld);
+        fputs(",\"heads\":", f); json_floats(f, heads, LH);
+        fputs(",\"sources\":", f); json_floats(f, src, LH * T);
+        fputs(",\"terms\":{\"token\":", f); json_num(f, terms[0]);
+        fputs(",\"position\":", f); json_num(f, terms[1]);
+        fputs(",\"final_bias\":", f); json_num(f, terms[2]);
+        fputs(",\"attn_bias\":", f); json_doubles(f, terms + 3, L);
+        fputs(",\"mlp\":", f); json_doubles(f, terms + 3 + L, L);
+        fputc('}', f);
+    }
+    free(heads); free(src); free(terms);
+    return rc;
+}
+
+/* Value-weighted attention's norms (alab_value_norms), (L, NH, T). */
+static int ev_value_norms(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const size_t n = (size_t)cfg->n_layer * cfg->n_head * T;
+    float *norms = malloc(n * sizeof *norms);
+    int rc = norms ? alab_value_norms(norms, m, ids, T) : ALAB_ENOMEM;
+    if (!rc) {
+        fputs(",\"norms\":", f);
+        json_floats(f, norms, n);
+    }
+    free(norms);
+    return rc;
+}
+
+/* Causal tracing by component (alab_component_tracing), denoising: attn and mlp, each (L, T). */
+static int ev_trace(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const size_t LT = (size_t)alab_model_config(m)->n_layer * T;
+    int *d = NULL, ans[2];
+    int rc = ev_pair(&d, ans, c, m, ids, T);
+    float *g = rc ? NULL : malloc(2 * LT * sizeof *g);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = g ? alab_component_tracing(g, g + LT, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        json_pair(f, ans, ldc, ldd);
+        fputs(",\"attn\":", f); json_floats(f, g, LT);
+        fputs(",\"mlp\":", f); json_floats(f, g + LT, LT);
+    }
+    free(d); free(g);
+    return rc;
+}
+
+/* Composition scores of the weights (alab_composition_scores): Q, K, V, each (L - 1, NH, NH), and their
+ * Gaussian null. No text. */
+static int ev_composition(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    if (evidence_seed_bad(c)) return -2000;
+    const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
+    const size_t n = cfg->n_layer > 1 ? (size_t)(cfg->n_layer - 1) * cfg->n_head * cfg->n_head : 1;
+    float *sc = malloc(3 * n * sizeof *sc);
+    double null[9];
+    int rc = sc ? alab_composition_scores(sc, null, m, c->n_null, seed) : ALAB_ENOMEM;
+    if (!rc) {
+        static const char *names[3] = {"q", "k", "v"};
+        fprintf(f, ",\"n_null\":%d,\"seed\":%u", c->n_null, seed);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, ",\"%s\":", names[k]);
+            json_floats(f, sc + (size_t)k * n, n);
+        }
+        fputs(",\"null\":{", f);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, "%s\"%s\":{\"mean\":", k ? "," : "", names[k]);
+            json_num(f, null[3 * k]);
+            fputs(",\"lo\":", f); json_num(f, null[3 * k + 1]);
+            fputs(",\"hi\":", f); json_num(f, null[3 * k + 2]);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    free(sc);
+    return rc;
+}
 
 /* ---- evidence over a set of inputs ---------------------------------------- */
 
@@ -1216,14 +1486,17 @@ static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
 }
 
 static int cmd_evidence(const cli *c, alab_model *m) {
-    if (!c->kind) return usage_error("%s", "evidence needs --kind edge|tokens|ablation|patch");
-    if (c->set) {
+    if (!c->kind)
+        return usage_error("%s", "evidence needs --kind edge|tokens|ablation|patch|pattern-value|path|dla|value-norms|"
+                                 "trace|composition");
+    if (c->set || is_kind(c, "composition")) { /* no text: no ids or tokens */
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
         if (!f) return fail_rc(ALAB_ENOMEM, "output");
         fprintf(f, "{\"kind\":\"%s\"", c->kind);
-        int rc = strcmp(c->kind, "tokens") == 0 ? ev_tokens_set(f, c, m) : ev_edge_set(f, c, m);
+        int rc = !c->set ? ev_composition(f, c, m) : strcmp(c->kind, "tokens") == 0 ? ev_tokens_set(f, c, m)
+                                                                                   : ev_edge_set(f, c, m);
         fputs("}\n", f);
         fclose(f);
         if (rc) {
@@ -1250,7 +1523,12 @@ static int cmd_evidence(const cli *c, alab_model *m) {
     if (strcmp(c->kind, "edge") == 0) rc = ev_edge(f, c, m, ids, T);
     else if (strcmp(c->kind, "tokens") == 0) rc = ev_tokens(f, c, m, ids, T);
     else if (strcmp(c->kind, "ablation") == 0) rc = ev_ablation(f, c, m, ids, T);
-    else rc = ev_patch(f, c, m, ids, T);
+    else if (strcmp(c->kind, "patch") == 0) rc = ev_patch(f, c, m, ids, T);
+    else if (strcmp(c->kind, "pattern-value") == 0) rc = ev_pattern_value(f, c, m, ids, T);
+    else if (strcmp(c->kind, "path") == 0) rc = ev_path(f, c, m, ids, T);
+    else if (strcmp(c->kind, "dla") == 0) rc = ev_dla(f, c, m, ids, T);
+    else if (strcmp(c->kind, "value-norms") == 0) rc = ev_value_norms(f, c, m, ids, T);
+    else rc = ev_trace(f, c, m, ids, T);
     fputs("}\n", f);
     fclose(f);
     free(ids);

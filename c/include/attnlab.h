@@ -928,7 +928,7 @@ int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld
  * sorted draws) of the same score over n_null draws of Gaussian W_Q, W_K,
  * W_V (C, HS) and W_O (HS, C), sender's then receiver's, each row-major (g =
  * 1; alab_rng seeded `seed`; a normal is sqrt(-2 ln(1 - u1)) cos(2 pi u2),
- * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN. ALAB_EINVAL for a one-layer model,
+ * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN (null may be NULL). ALAB_EINVAL for a one-layer model,
  * ALAB_ERANGE for n_null outside [0, 100000]. */
 int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
 

@@ -681,7 +681,7 @@ int alab_composition_scores(float *scores, double *null, alab_model *m, int n_nu
                     scores[(((size_t)k * (d.L - 1) + (l - 1)) * NH + h1) * NH + h2] = (float)o3[k];
             }
     }
-    if (rc == ALAB_OK && n_null == 0)
+    if (rc == ALAB_OK && n_null == 0 && null)
         for (int k = 0; k < 9; k++) null[k] = NAN;
     if (rc == ALAB_OK && n_null > 0) {
         double *draws = malloc((size_t)3 * n_null * sizeof *draws);

@@ -1,6 +1,6 @@
 // cli.test.js — the native CLI honours its JSON contract (docs/c-api.md) and reproduces the PyTorch
 // reference on the golden fixtures; errors go to stderr with a non-zero exit and nothing on stdout.
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, cpSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -218,4 +218,203 @@ describe('attnlab refuses non-regular model files', () => {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+});
+
+// attnlab evidence: where a head looks versus what it moves (c/include/attnlab.h, docs/evidence.md §§ 6–11), on
+// the built-in model. The pair differs in one token and has the same length; the answers are " he" and " she"
+// (both runs' top next token is " the", so the default answers would be the same token).
+describe('attnlab evidence: pattern-value, path, dla, value-norms, trace, composition', () => {
+  const CLEAN = 'The man said that', CORRUPT = 'The woman said that', ANSWERS = '339,673';
+  const ev = (...args) => cli(['evidence', ...args]);
+  const json = (r) => {
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout);
+  };
+  let run, L, NH, T; // the plain run of CLEAN: the model's shape, its tokens, its top two next tokens
+  beforeAll(() => {
+    run = JSON.parse(cli(['run', '--text', CLEAN, '--json', '--top', '2']).stdout);
+    ({ n_layer: L, n_head: NH } = run.model);
+    T = run.ids.length;
+  });
+  const pair = ['--text', CLEAN, '--corrupt', CORRUPT, '--answers', ANSWERS];
+  const finite = (a) => a.every((x) => typeof x === 'number' && Number.isFinite(x));
+  const textFirst = (j, kind) => {
+    expect(Object.keys(j).slice(0, 3)).toEqual(['kind', 'ids', 'tokens']);
+    expect(j.kind).toBe(kind);
+    expect(j.ids).toEqual(run.ids);
+    expect(j.tokens).toEqual(run.tokens);
+  };
+  const pairFields = (j) => {
+    expect(j.answers).toEqual([339, 673]);
+    expect(Number.isFinite(j.ld_clean) && Number.isFinite(j.ld_corrupt)).toBe(true);
+    expect(j.ld_clean).not.toBe(j.ld_corrupt);
+  };
+
+  it('the pair has the same number of tokens', () => {
+    const a = JSON.parse(cli(['tokenize', '--text', CLEAN, '--json']).stdout);
+    const b = JSON.parse(cli(['tokenize', '--text', CORRUPT, '--json']).stdout);
+    expect(a.ids).toHaveLength(T);
+    expect(b.ids).toHaveLength(T);
+    expect(a.ids).not.toEqual(b.ids);
+  });
+
+  it('pattern-value: denoise and noise, each pattern, value and both (L*NH); both = the patch head grid', () => {
+    const j = json(ev('--kind', 'pattern-value', ...pair));
+    textFirst(j, 'pattern-value');
+    pairFields(j);
+    for (const dir of ['denoise', 'noise']) {
+      expect(Object.keys(j[dir])).toEqual(['pattern', 'value', 'both']);
+      for (const part of ['pattern', 'value', 'both']) {
+        expect(j[dir][part]).toHaveLength(L * NH);
+        expect(finite(j[dir][part])).toBe(true);
+      }
+    }
+    const p = json(ev('--kind', 'patch', ...pair));
+    expect(p.ld_clean).toBe(j.ld_clean);
+    expect(maxAbsDiff(j.denoise.both, p.heads)).toBeLessThanOrEqual(1e-6);
+  });
+
+  it('path: one sender grid per receiver, null where the sender is not below the receiver', () => {
+    const j = json(ev('--kind', 'path', ...pair, '--receivers', '1.0.k,logits,0.1.q,5.3.v'));
+    textFirst(j, 'path');
+    pairFields(j);
+    expect(j.direction).toBe('denoise');
+    expect(j.freeze_mlp).toBe(false);
+    expect(j.receivers).toEqual([{ layer: 1, head: 0, input: 'k' }, { layer: null, head: null, input: 'logits' },
+      { layer: 0, head: 1, input: 'q' }, { layer: 5, head: 3, input: 'v' }]);
+    expect(j.senders).toHaveLength(4);
+    for (const s of j.senders) expect(s).toHaveLength(L * NH);
+    expect(j.senders[2].every((x) => x === null)).toBe(true);            // nothing below layer 0
+    expect(j.senders[0].slice(0, NH).every((x) => x !== null)).toBe(true); // layer 0 → layer 1
+    expect(j.senders[0].slice(NH).every((x) => x === null)).toBe(true);
+    expect(finite(j.senders[1])).toBe(true);                              // every head reaches the logits
+    expect(finite(j.senders[3].slice(0, 5 * NH))).toBe(true);
+    expect(j.senders[3].slice(5 * NH).every((x) => x === null)).toBe(true);
+    // with the MLPs recomputed, a last-layer sender into the logits is its head patching
+    const p = json(ev('--kind', 'patch', ...pair));
+    expect(maxAbsDiff(j.senders[1].slice((L - 1) * NH), p.heads.slice((L - 1) * NH))).toBeLessThanOrEqual(1e-6);
+    // the default receiver is the logits; --direction and --freeze-mlp are reported
+    const d = json(ev('--kind', 'path', ...pair, '--direction', 'noise', '--freeze-mlp'));
+    expect(d.receivers).toEqual([{ layer: null, head: null, input: 'logits' }]);
+    expect(d.direction).toBe('noise');
+    expect(d.freeze_mlp).toBe(true);
+    expect(d.senders).toHaveLength(1);
+    expect(finite(d.senders[0])).toBe(true);
+  });
+
+  it.each([
+    ['1.0.x', /'1\.0\.x' is not L\.H\.q, L\.H\.k, L\.H\.v or logits/],
+    ['1.0', /'1\.0' is not L\.H\.q/],
+    ['1.0.q,', /'' is not L\.H\.q/],
+    ['', /'' is not L\.H\.q/],
+    ['1.0.q.q', /is not L\.H\.q/],
+    ['a.0.q', /layer 'a' is not an integer/],
+    ['1.-1.k', /head -1 is out of range/],
+    ['96.0.q', /layer 96 is out of range/],
+    ['50.0.q', /--receivers: .*receiver 0: head \(50, 0\) outside the model's/],      // parses; beyond the model
+    ['logits,1.100.v', /--receivers: .*receiver 1: head \(1, 100\) outside the model's/],
+  ])('path: --receivers %j is refused with exit 2 and a message', (value, msg) => {
+    const r = ev('--kind', 'path', ...pair, '--receivers', value);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--receivers');
+    expect(r.stderr).toMatch(msg);
+  });
+
+  it('dla: heads and terms sum to the logit difference; one answer is its logit; default: the top two', () => {
+    const sum = (j) => {
+      const t = j.terms;
+      const add = (a) => a.reduce((s, x) => s + x, 0);
+      return t.token + t.position + t.final_bias + add(t.attn_bias) + add(t.mlp) + add(j.heads);
+    };
+    const j = json(ev('--kind', 'dla', '--text', CLEAN, '--answers', ANSWERS));
+    textFirst(j, 'dla');
+    expect(j.answers).toEqual([339, 673]);
+    expect(j.heads).toHaveLength(L * NH);
+    expect(j.sources).toHaveLength(L * NH * T);
+    expect(Object.keys(j.terms)).toEqual(['token', 'position', 'final_bias', 'attn_bias', 'mlp']);
+    expect(j.terms.attn_bias).toHaveLength(L);
+    expect(j.terms.mlp).toHaveLength(L);
+    expect(Math.abs(sum(j) - j.ld)).toBeLessThanOrEqual(1e-4);
+    // each head's sources sum to its term
+    for (let k = 0; k < L * NH; k++) {
+      const s = j.sources.slice(k * T, (k + 1) * T).reduce((a, x) => a + x, 0);
+      expect(Math.abs(s - j.heads[k])).toBeLessThanOrEqual(1e-4);
+    }
+    const one = json(ev('--kind', 'dla', '--text', CLEAN, '--answers', '339'));
+    expect(one.answers).toEqual([339]);
+    expect(Math.abs(sum(one) - one.ld)).toBeLessThanOrEqual(1e-4);
+    const def = json(ev('--kind', 'dla', '--text', CLEAN));
+    expect(def.answers).toEqual([run.top[0].id, run.top[1].id]);
+    expect(Math.abs(sum(def) - def.ld)).toBeLessThanOrEqual(1e-4);
+    expect(Math.abs(def.ld - (run.logits[run.top[0].id] - run.logits[run.top[1].id]))).toBeLessThanOrEqual(1e-3);
+  });
+
+  it('value-norms: L*NH*T non-negative norms', () => {
+    const j = json(ev('--kind', 'value-norms', '--text', CLEAN));
+    textFirst(j, 'value-norms');
+    expect(j.norms).toHaveLength(L * NH * T);
+    expect(j.norms.every((x) => Number.isFinite(x) && x >= 0)).toBe(true);
+  });
+
+  it('trace: attn and mlp grids (L*T)', () => {
+    const j = json(ev('--kind', 'trace', ...pair));
+    textFirst(j, 'trace');
+    pairFields(j);
+    expect(j.attn).toHaveLength(L * T);
+    expect(j.mlp).toHaveLength(L * T);
+    expect(finite(j.attn) && finite(j.mlp)).toBe(true);
+  });
+
+  it('composition: Q, K, V over (L-1)*NH*NH in [0, 1] and an ordered null; no text', () => {
+    const j = json(ev('--kind', 'composition'));
+    expect(Object.keys(j)).toEqual(['kind', 'n_null', 'seed', 'q', 'k', 'v', 'null']);
+    expect(j.n_null).toBe(200);
+    expect(j.seed).toBe(1);
+    for (const k of ['q', 'k', 'v']) {
+      expect(j[k]).toHaveLength((L - 1) * NH * NH);
+      expect(j[k].every((x) => Number.isFinite(x) && x >= 0 && x <= 1)).toBe(true);
+      const n = j.null[k];
+      expect(Object.keys(n)).toEqual(['mean', 'lo', 'hi']);
+      expect(n.lo).toBeLessThanOrEqual(n.mean);
+      expect(n.mean).toBeLessThanOrEqual(n.hi);
+    }
+    const s = json(ev('--kind', 'composition', '--n-null', '20', '--seed', '7'));
+    expect([s.n_null, s.seed]).toEqual([20, 7]);
+    expect(s.q).toEqual(j.q); // the weights' scores do not depend on the null
+    const none = json(ev('--kind', 'composition', '--n-null', '0'));
+    expect(none.null.k).toEqual({ mean: null, lo: null, hi: null });
+  });
+
+  it.each([
+    ['a pair kind without --corrupt', 2, ['--kind', 'trace', '--text', CLEAN], /--kind trace needs --corrupt/],
+    ['unequal lengths', 2, ['--kind', 'pattern-value', '--text', CLEAN, '--corrupt', 'The woman said'], /4 tokens.*3/],
+    ['one answer outside dla', 2, ['--kind', 'pattern-value', ...pair.slice(0, 4), '--answers', '339'], /--answers '339'/],
+    ['a bad --direction', 2, ['--kind', 'path', ...pair, '--direction', 'sideways'], /--direction 'sideways'/],
+    ['--n-null out of range', 2, ['--kind', 'composition', '--n-null', '100001'], /--n-null '100001'.*out of range/],
+    ['a seed beyond 32 bits', 2, ['--kind', 'composition', '--seed', '4294967296'], /32-bit/],
+    ['composition with --text', 2, ['--kind', 'composition', '--text', CLEAN], /takes no --text/],
+    ['--set with a new kind', 2, ['--kind', 'dla', '--set', 'heldout'], /--set works with --kind edge or tokens/],
+    ['an unknown kind', 2, ['--kind', 'flow', '--text', CLEAN], /pattern-value, path, dla, value-norms, trace or composition/],
+    ['the same answer twice', 1, ['--kind', 'dla', '--text', CLEAN, '--answers', '339,339'], /same token 339/],
+    ['the default answers agree', 1, ['--kind', 'trace', '--text', CLEAN, '--corrupt', CORRUPT], /same token/],
+  ])('%s: message on stderr, exit %i, nothing on stdout', (_name, code, args, msg) => {
+    const r = ev(...args);
+    expect(r.code).toBe(code);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(msg);
+  });
+
+  it('the usage text and the CLI section of docs/c-api.md name every kind', () => {
+    const r = cli(['--help']);
+    const doc = readFileSync(join(root, 'docs/c-api.md'), 'utf8').split('\n## CLI')[1].split('\n## ')[0];
+    for (const k of ['pattern-value', 'path', 'dla', 'value-norms', 'trace', 'composition', '--receivers',
+      '--direction', '--freeze-mlp', '--n-null']) {
+      expect(r.stdout).toContain(k);
+      expect(doc).toContain(k);
+    }
+    for (const k of ['pattern-value', 'path', 'dla', 'value-norms', 'trace', 'composition'])
+      expect(doc).toMatch(new RegExp(`--kind [^\\n]*\\b${k}\\b`));
+  });
 });
