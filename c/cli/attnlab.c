@@ -241,8 +241,22 @@ static void json_ints(FILE *f, const int *x, int n) {
 }
 
 /* Display string of a token, in a static-free caller buffer. */
-static const char *display(char *buf, size_t cap, const alab_bpe *bpe, int id, size_t *len) {
+/* A token's display string in a buffer that grows to fit it (a token of an added-token table may have 1024
+ * bytes, and its display up to 4 bytes for each: a fixed buffer once turned such labels into ""). Valid until the
+ * next call. */
+static const char *display(const alab_bpe *bpe, int id, size_t *len) {
+    static char small[256], *buf = small;
+    static size_t cap = sizeof small;
     int rc = alab_bpe_display(buf, cap, len, bpe, id);
+    if (rc == ALAB_ELIMIT && *len + 1 > cap) {
+        char *big = malloc(*len + 1);
+        if (big) {
+            if (buf != small) free(buf);
+            buf = big;
+            cap = *len + 1;
+            rc = alab_bpe_display(buf, cap, len, bpe, id);
+        }
+    }
     if (rc == ALAB_ERANGE && id >= 0) {
         /* an id of the model's vocabulary that its tokenizer lacks (a padded
          * or short vocabulary, issue 21 item 10): a label, not "" */
@@ -258,13 +272,12 @@ static const char *display(char *buf, size_t cap, const alab_bpe *bpe, int id, s
 }
 
 static void json_tokens(FILE *f, const alab_bpe *bpe, const int *ids, int n) {
-    char buf[1024];
     size_t len;
     fputc('[', f);
     for (int i = 0; i < n; i++) {
         if (i) fputc(',', f);
-        display(buf, sizeof buf, bpe, ids[i], &len);
-        json_str(f, buf, len);
+        const char *d = display(bpe, ids[i], &len);
+        json_str(f, d, len);
     }
     fputc(']', f);
 }
@@ -440,7 +453,7 @@ static int parse_args(cli *c, int argc, char **argv) {
             if (int_arg(&c->max_new, val, 0, ALAB_MAX_POSITIONS, "--max-new", val, "count")) return 2;
         } else if (strcmp(a, "--temperature") == 0) {
             NEED_VAL();
-            if (float_arg(&c->temperature, val, 0.0, FLT_MAX, "--temperature", val, "temperature")) return 2;
+            if (float_arg(&c->temperature, val, 0.0, ALAB_MAX_TEMPERATURE, "--temperature", val, "temperature")) return 2;
         } else if (strcmp(a, "--top-k") == 0) {
             NEED_VAL();
             if (int_arg(&c->top_k, val, 0, ALAB_MAX_VOCAB, "--top-k", val, "count")) return 2;
@@ -611,10 +624,9 @@ static int cmd_tokenize(const cli *c, alab_model *m) {
         json_tokens(f, alab_model_bpe(m), ids, n);
         fputs("}\n", f);
     } else {
-        char buf[1024];
         size_t dl;
         for (int i = 0; i < n; i++)
-            fprintf(f, "%4d  %6d  '%s'\n", i, ids[i], display(buf, sizeof buf, alab_model_bpe(m), ids[i], &dl));
+            fprintf(f, "%4d  %6d  '%s'\n", i, ids[i], display(alab_model_bpe(m), ids[i], &dl));
     }
     fclose(f);
     int rc = emit(out, len);
@@ -653,7 +665,6 @@ static int cmd_run(const cli *c, alab_model *m) {
     double dag = alab_dag_score(avg, T), null_dag = alab_mask_null_dag_score(c->run.mask, c->run.window, T);
     if ((rc = alab_result_topk(top_ids, top_p, k, m))) { rc = fail_rc(rc, "top-k"); goto done; }
 
-    char buf[1024];
     size_t dl;
     if (c->json) {
         fprintf(f, "{\"model\":{\"n_layer\":%d,\"n_head\":%d,\"n_embd\":%d,\"vocab_size\":%d,\"n_positions\":%d},",
@@ -680,8 +691,8 @@ static int cmd_run(const cli *c, alab_model *m) {
         fprintf(f, "],\"null_dag_score\":%.9g,\"top\":[", null_dag);
         for (int i = 0; i < k; i++) {
             fprintf(f, "%s{\"id\":%d,\"token\":", i ? "," : "", top_ids[i]);
-            display(buf, sizeof buf, bpe, top_ids[i], &dl);
-            json_str(f, buf, dl);
+            const char *d = display(bpe, top_ids[i], &dl);
+            json_str(f, d, dl);
             fprintf(f, ",\"prob\":%.9g}", top_p[i]);
         }
         fputs("],\"logits\":", f);
@@ -698,7 +709,7 @@ static int cmd_run(const cli *c, alab_model *m) {
         fprintf(f, "model: %d layers, %d heads, d=%d, vocab %d, context %d\n", L, NH, cfg->n_embd, cfg->vocab_size,
                 cfg->n_positions);
         fprintf(f, "tokens (%d):", T);
-        for (int i = 0; i < T; i++) fprintf(f, " [%s]", display(buf, sizeof buf, bpe, ids[i], &dl));
+        for (int i = 0; i < T; i++) fprintf(f, " [%s]", display(bpe, ids[i], &dl));
         fprintf(f, "\n\nlast layer, head-averaged attention (row = effect i, column = cause j):\n");
         for (int i = 0; i < T; i++) {
             fprintf(f, "%3d ", i);
@@ -714,7 +725,7 @@ static int cmd_run(const cli *c, alab_model *m) {
         for (int h = 0; h < NH; h++) fprintf(f, " h%d=%.4f", h, head_dag[h]);
         fprintf(f, "\n\nnext token (top %d%s):\n", k, c->n_interv ? ", after the interventions" : "");
         for (int i = 0; i < k; i++)
-            fprintf(f, "  %2d. %-16s %6.2f%%  (id %d)\n", i + 1, display(buf, sizeof buf, bpe, top_ids[i], &dl),
+            fprintf(f, "  %2d. %-16s %6.2f%%  (id %d)\n", i + 1, display(bpe, top_ids[i], &dl),
                     100.0 * top_p[i], top_ids[i]);
     }
     fclose(f);
@@ -1511,6 +1522,13 @@ static int cmd_evidence(const cli *c, alab_model *m) {
     }
     int *ids = NULL, T = 0;
     if (encode(&ids, &T, m, c->text)) { free(ids); return 1; }
+    if (T > alab_model_config(m)->n_positions) { /* before any grid is sized by T (60 001 tokens once asked for 43 GB) */
+        const int P = alab_model_config(m)->n_positions;
+        free(ids);
+        fprintf(stderr, "attnlab: evidence: %s: %d tokens, but the model's context is %d (n_positions)\n",
+                alab_strerror(ALAB_ETOOLONG), T, P);
+        return 1;
+    }
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);

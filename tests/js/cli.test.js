@@ -2,7 +2,7 @@
 // reference on the golden fixtures; errors go to stderr with a non-zero exit and nothing on stdout.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, existsSync, mkdtempSync, cpSync, rmSync, mkdirSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, cpSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -416,5 +416,38 @@ describe('attnlab evidence: pattern-value, path, dla, value-norms, trace, compos
     }
     for (const k of ['pattern-value', 'path', 'dla', 'value-norms', 'trace', 'composition'])
       expect(doc).toMatch(new RegExp(`--kind [^\\n]*\\b${k}\\b`));
+  });
+});
+
+describe('hostile input, third round (issue 36, items 7 and 8)', () => {
+  it('evidence on a text longer than the context is ETOOLONG before any grid is sized, with nothing on stdout', () => {
+    const r = cli(['evidence', '--kind', 'edge', '--text', ' a'.repeat(60001)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/60001 tokens, but the model's context is \d+ \(n_positions\)/);
+  });
+
+  it('a token label of 1 024 bytes prints whole, not as ""', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnlab-longtok-'));
+    try {
+      cpSync(join(root, 'tests/fixtures/families/llama'), dir, { recursive: true });
+      const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+      const long = `<${'x'.repeat(1022)}>`; // 1 024 bytes (the most an added token may have), in the model's padded vocabulary
+      tj.added_tokens.push({ id: 278, content: long, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+      writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+      const r = cli(['tokenize', '--model', dir, '--text', long, '--json']);
+      expect(r.code).toBe(0);
+      const j = JSON.parse(r.stdout);
+      expect(j.ids).toContain(278);
+      expect(j.tokens[j.ids.indexOf(278)]).toBe(long);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a temperature a float cannot hold is a usage error, not a NaN', () => {
+    const r = cli(['generate', '--text', 'The storm', '--temperature', '3.5e38', '--max-new', '1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--temperature/);
   });
 });
