@@ -351,8 +351,8 @@ int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label
         rc = alab_fail(ALAB_EVOCAB, "%s: expected an object of token -> id", label);
         goto done;
     }
-    if (root->n < 256 || root->n > ALAB_MAX_VOCAB) {
-        rc = alab_fail(ALAB_EVOCAB, "%s: %u tokens; a byte-level vocabulary has 256 to %d",
+    if (root->n < 256 - 13 || root->n > ALAB_MAX_VOCAB) { /* 13: the bytes no UTF-8 text holds may be absent */
+        rc = alab_fail(ALAB_EVOCAB, "%s: %u tokens; a byte-level vocabulary has 256 (243 without the bytes no UTF-8 text holds) to %d",
                        label, root->n, ALAB_MAX_VOCAB);
         goto done;
     }
@@ -415,11 +415,13 @@ int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label
             goto done;
         }
     }
-    /* Every byte needs a token, or some text could not be encoded. */
+    /* Every byte that text can hold needs a token, or some text could not be encoded. Encoding replaces
+     * ill-formed UTF-8 by U+FFFD first, so 0xC0, 0xC1 and 0xF5..0xFF never reach the pieces: a vocabulary may
+     * lack them (GPT-NeoX's, Pythia's, does), and their byte_id is -1. */
     for (int c = 0; c < 256; c++) {
         unsigned char byte = (unsigned char)c;
         b->byte_id[c] = vocab_find(ix, b, &byte, 1);
-        if (b->byte_id[c] < 0) {
+        if (b->byte_id[c] < 0 && !bpe_byte_unreachable(c)) {
             rc = alab_fail(ALAB_EVOCAB, "%s: no token for the byte 0x%02X", label, c);
             goto done;
         }
@@ -474,7 +476,8 @@ int bpe_merges_begin(alab_bpe *b, size_t n, int32_t **made_at) {
     if (!b->merges || !*made_at) return alab_fail(ALAB_ENOMEM, "merges: out of memory");
     for (uint32_t i = 0; i <= b->merge_mask; i++) b->merges[i].rank = -1;
     for (int i = 0; i < b->V; i++) (*made_at)[i] = INT32_MAX; /* not made by any merge (yet) */
-    for (int c = 0; c < 256; c++) (*made_at)[b->byte_id[c]] = -1;
+    for (int c = 0; c < 256; c++)
+        if (b->byte_id[c] >= 0) (*made_at)[b->byte_id[c]] = -1;
     return ALAB_OK;
 }
 

@@ -84,6 +84,10 @@ struct alab_bpe {
     token_matcher trie_norm;/* added tokens matched after normalization         */
 };
 
+/* A byte no well-formed UTF-8 holds (0xC0, 0xC1, 0xF5..0xFF): encoding turns it into U+FFFD first, so a
+ * byte-level vocabulary may lack its token. */
+static inline int bpe_byte_unreachable(int c) { return c == 0xC0 || c == 0xC1 || c >= 0xF5; }
+
 /* Builders used by both loaders. label names the file in error messages. */
 int bpe_init(alab_bpe *b);
 int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label, const int16_t *char_to_byte);

@@ -408,6 +408,53 @@ static void added_tokens_over_the_total_limit_are_refused(void **state) {
     free(added);
 }
 
+/* A byte-level vocabulary may lack the 13 bytes no UTF-8 text holds (0xC0, 0xC1, 0xF5..0xFF): GPT-NeoX's (Pythia's)
+ * does. Encoding turns them into U+FFFD first, so every text still encodes; a missing byte that text can hold is
+ * still EVOCAB, named (issue 37, item 1). */
+static char *vocab_without(int (*leave_out)(int)) {
+    size_t cap = 65536, o = 0;
+    char *s = malloc(cap), c[4];
+    o += (size_t)snprintf(s + o, cap - o, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": [], "
+                          "\"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
+                          "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {");
+    int id = 0;
+    for (int b = 0; b < 256; b++) {
+        if (leave_out(b)) continue;
+        byte_char(c, b);
+        const char *esc = (b == '"' || b == '\\') ? "\\" : "";
+        o += (size_t)snprintf(s + o, cap - o, "%s\"%s%s\": %d", id ? ", " : "", esc, c, id);
+        id++;
+    }
+    snprintf(s + o, cap - o, "}, \"merges\": []}}");
+    return s;
+}
+static int skip_unreachable(int b) { return b == 0xC0 || b == 0xC1 || b >= 0xF5; }
+static int skip_unreachable_and_A(int b) { return (skip_unreachable(b) && b != 0xFF) || b == 'A'; } /* 243 tokens */
+
+static void a_vocabulary_may_lack_the_bytes_text_cannot_hold(void **state) {
+    (void)state;
+    char *j = vocab_without(skip_unreachable);
+    alab_bpe *b = NULL;
+    assert_int_equal(alab_bpe_load_hf(&b, j, strlen(j), NULL, 0), ALAB_OK);
+    assert_int_equal(alab_bpe_vocab_size(b), 256 - 13);
+    const char text[] = "h\xc3\xa9llo \xc0\xff\xf5 \xe2\x9c\x93";
+    int n;
+    int *ids = encode(b, text, sizeof text - 1, &n);
+    char out[64];
+    size_t len;
+    assert_int_equal(alab_bpe_decode(out, sizeof out, &len, b, ids, n), ALAB_OK);
+    const char want[] = "h\xc3\xa9llo \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xe2\x9c\x93"; /* each ill-formed byte: U+FFFD */
+    assert_int_equal(len, sizeof want - 1);
+    assert_memory_equal(out, want, len);
+    free(ids);
+    alab_bpe_free(b);
+    free(j);
+    j = vocab_without(skip_unreachable_and_A);
+    assert_int_equal(alab_bpe_load_hf(&b, j, strlen(j), NULL, 0), ALAB_EVOCAB);
+    assert_non_null(strstr(alab_last_error(), "0x41"));
+    free(j);
+}
+
 static void the_bos_comes_from_the_config_or_the_template(void **state) {
     const char *added = ADDED(258, "<s>", "");
     const char *tmpl = "{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": "
@@ -763,6 +810,7 @@ int main(void) {
         cmocka_unit_test(added_tokens_match_the_naive_leftmost_longest_scan),
         cmocka_unit_test(long_added_tokens_on_a_long_text_cost_a_pass),
         cmocka_unit_test(added_tokens_over_the_total_limit_are_refused),
+        cmocka_unit_test(a_vocabulary_may_lack_the_bytes_text_cannot_hold),
         cmocka_unit_test(the_bos_comes_from_the_config_or_the_template),
         cmocka_unit_test(unsupported_and_malformed_files_are_refused_with_a_code),
         cmocka_unit_test(nfc_matches_python_on_every_decomposable_or_combining_code_point),
