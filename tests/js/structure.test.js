@@ -77,6 +77,7 @@ describe('page, widget and lineage share code only through ui/ and figures/', ()
 const FIGURES_EXPORTS = {
   'axes.js': ['SIN45', 'Y_TITLE_MIN', 'colorbar', 'fitYTitle', 'labelNeed', 'labelStep', 'yTitleLines'],
   'charts.js': ['diffBars', 'gridMap', 'layerBars', 'lineChart', 'lossLines'],
+  'circuits.js': ['compositionStrip', 'headGrid', 'sourceBars'],
   'checks.js': ['asMatrix', 'checkLang', 'sizeOf'],
   'colour.js': ['greensD', 'luminance', 'rdBuR', 'textColorOn', 'ylOrRd'],
   'delta.js': ['deltaBars', 'deltaMaps'],

@@ -18,6 +18,7 @@ import { toElement } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
+import { CircuitsPanel } from './circuits-panel.js';
 
 export const EVIDENCE_STRINGS = {
   en: {
@@ -263,6 +264,8 @@ export class EvidencePanel {
     this.running = {};   // id -> the source of the computation under way
     this.sentence = null;
     this.#build();
+    // "where a head looks, what it moves" (circuits-panel.js): its own cards, given the model and the language from here
+    this.circuits = new CircuitsPanel({ lang: () => this.env.lang(), parseList });
   }
 
   get t() { return evidenceTranslator(this.env.lang()); }
@@ -276,11 +279,13 @@ export class EvidencePanel {
     this.#fillHeads();
     this.#fillSets();
     this.#pickPair();
+    this.circuits.setModel(model, config);
   }
 
   setLang() {
     this.#texts();
     for (const id of CARDS) if (this.data[id]) this.#draw(id);
+    this.circuits.setLang();
   }
 
   /** Called after each drawn result of the page: the cards on the sentence are cleared only when it changed. */

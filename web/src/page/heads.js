@@ -344,6 +344,25 @@ export class HeadsPanel {
     this.#addExportButtons();
     this.#observe();
     attachTooltip($('tip'), SVG_BOXES.map((id) => $(id)));
+    this.#circuitLink();
+  }
+
+  /**
+   * A link from the "Break the circuit" card to the composition scores and path patching of the same circuit
+   * (circuits-panel.js). It scrolls there itself: a followed #fragment would be a history entry, which the page
+   * reads as a change of view.
+   */
+  #circuitLink() {
+    const a = el('a', { href: '#cx-comp', id: 'hp-circ-cx', dataset: { i18n: 'hpCircToCx' } }, this.t('hpCircToCx'));
+    a.addEventListener('click', (e) => {
+      const target = document.getElementById('cx-comp');
+      if (!target) return;
+      e.preventDefault();
+      target.scrollIntoView({ block: 'start' });
+      const h = document.getElementById('cx-comp-h');
+      if (h) { h.tabIndex = -1; h.focus({ preventScroll: true }); }
+    });
+    $('hp-circ-summary').after(el('p', { class: 'hint' }, a));
   }
 
   /** One Job per card: what it computes from which inputs, and how it draws. */
