@@ -3,7 +3,9 @@
 // every sender head into the induction head's three inputs (q, k, v of L1H0), and the pattern/value grids in both
 // directions. Natively (bench/bench_circuits.c over build/libattnlab.a, 1 and 2 threads, side by side) and in
 // WebAssembly through the npm API in Node (one thread). Medians of RUNS runs (default 5).
-//   node bench/bench_circuits.mjs [RUNS]
+// With --chromium: the page's path-patching card in headless Chromium (needs `make page`), the same 20 pairs, the
+// page's default threads; the card patches into the logits too (a fourth receiver).
+//   node bench/bench_circuits.mjs [RUNS] [--chromium]
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { loadModel, inductionPrevPairs } from '../web/src/model.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const RUNS = Number(process.argv[2] || 5), N = 20;
+const RUNS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) || 5), N = 20;
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const pairs = inductionPrevPairs(50257).slice(0, N);
 mkdirSync(join(ROOT, 'build/bench'), { recursive: true });
@@ -40,9 +42,41 @@ for (let k = 0; k < RUNS; k++) {
   wv.push(performance.now() - t);
 }
 m.dispose();
+let chromium = null;
+if (process.argv.includes('--chromium')) {
+  const { setup, watchedPage, waitDrawn } = await import('../tests/e2e/helpers.js');
+  const env = await setup();
+  const cr = [];
+  let threads = '?';
+  try {
+    for (let k = 0; k < RUNS; k++) {
+      const w = await watchedPage(env);
+      await w.page.goto(env.url);
+      await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 120000 });
+      await waitDrawn(w.page, 1, 120000);
+      threads = await w.page.evaluate(() => document.body.dataset.threads);
+      await w.page.selectOption('#cx-path-set', 'induction-prev');
+      await w.page.fill('#cx-path-limit', String(N));
+      const ms = await w.page.evaluate(async () => {
+        const card = document.querySelector('#cx-path');
+        const t = performance.now();
+        document.querySelector('#cx-path-go').click();
+        await new Promise((res) => { const iv = setInterval(() => { if (['done', 'error'].includes(card.dataset.state)) { clearInterval(iv); res(); } }, 20); });
+        if (card.dataset.state !== 'done') throw new Error('the path card ended in error');
+        return performance.now() - t;
+      });
+      cr.push(ms);
+      await w.context.close();
+    }
+  } finally {
+    await env.close();
+  }
+  chromium = { threads, ms: median(cr) };
+}
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`| where (${N} induction-prev pairs, medians of ${RUNS}) | path patching, 24 senders → L1H0 q, k, v | pattern/value grids, both directions |`);
 console.log('|---|---|---|');
 for (const th of [1, 2])
   console.log(`| native, ${th} thread${th > 1 ? 's' : ''} | ${s(median(nat[th].map((x) => x.path_ms)))} | ${s(median(nat[th].map((x) => x.pattern_value_ms)))} |`);
 console.log(`| wasm (Node ${process.version}), 1 thread | ${s(median(wp))} | ${s(median(wv))} |`);
+if (chromium) console.log(`| headless Chromium, the page's path card (q, k, v and the logits), ${chromium.threads} threads | ${s(chromium.ms)} | |`);

@@ -45,7 +45,7 @@ echo
 echo "## evidence: knockout grids, ablation semantics, patching (wasm, Node, one thread; docs/evidence.md)"
 node bench/bench_evidence.mjs "$RUNS"
 node bench/bench_evidence_set.mjs "$RUNS" --chromium
-node bench/bench_circuits.mjs 5
+node bench/bench_circuits.mjs 5 --chromium
 
 echo
 echo "## figures: build and serialise the four chapter figures (1400 px), median of 25"
