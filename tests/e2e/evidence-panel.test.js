@@ -60,7 +60,8 @@ describe('the evidence panel', () => {
     expect(await page.textContent('#ev-edge-notes')).toContain('One input: no interval over inputs; the null still applies.');
     const tok = ref.tokenKnockout(CHAPTER);
     expect(await page.textContent('#ev-tok-sum')).toContain(tok.spearman.rollout.toFixed(3));
-    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(3);
+    // four readings: the last layer, its value-weighted form (issue 35 item 4), rollout and flow
+    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(4);
     expect(await page.$$eval('#ev-abl-charts svg', (s) => s.length)).toBe(3);
     const clean = await page.inputValue('#ev-pat-clean'), corrupt = await page.inputValue('#ev-pat-corrupt');
     const p = ref.activationPatching(clean, corrupt);
@@ -96,6 +97,7 @@ describe('the evidence panel', () => {
     expect(sum).toContain(`uniform ρ = ${interval(s.local.uniform)}; row-permuted ρ = ${interval(s.local.permuted)}`);
     expect(sum).toContain(`last: ρ = ${interval(s.last.spearman)}`);
     expect(sum).toContain(`Mean per-row ρ ${interval(s.rows)}; top-k overlap ${interval(s.topKOverlap)}.`);
+    expect(sum).toContain(`Value-weighted reading A‖v W_O‖ (Kobayashi et al. 2020): local ρ = ${interval(s.valueWeighted.local.spearman)}; last ρ = ${interval(s.valueWeighted.last.spearman)}.`);
     // the charts: the attention row's dot and whisker, and its null band, are the API's
     const rows = await page.$$eval('#ev-edge-charts [data-role="interval"]', (gs) => gs.map((g) => ({ ...g.dataset })));
     const att = rows.filter((r) => r.label === 'attention');
@@ -150,8 +152,8 @@ describe('the evidence panel', () => {
     const s = ref.tokenKnockoutSet(lines);
     const sum = await page.textContent('#ev-tok-sum');
     expect(sum).toContain('3 inputs: your list;');
-    for (const k of ['lastLayer', 'rollout', 'flow']) expect(sum).toContain(`ρ = ${interval(s.readings[k])}`);
-    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(3);
+    for (const k of ['lastLayer', 'valueWeighted', 'rollout', 'flow']) expect(sum).toContain(`ρ = ${interval(s.readings[k])}`);
+    expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(4);
 
     // patching: one pair a line, clean | corrupted, the second with its answers (" he" with its space)
     await source(page, 'ev-pat', 'list');

@@ -50,6 +50,8 @@ export const EVIDENCE_STRINGS = {
     tokTitle: 'Token knockout against rollout and flow',
     tokText: 'Each token is made unreadable (its column knocked out in every head of every layer) and the change of the last next-token prediction measured. Beside it three readings of attention: the last layer, rollout and flow. Bars are scaled to each series\' maximum.',
     tokEffect: 'knockout effect (KL)', tokLast: 'last layer', tokRoll: 'rollout', tokFlow: 'flow',
+    tokVW: 'last layer × ‖v W_O‖', rowValueWeighted: 'value-weighted',
+    sumValueWeighted: (a, b) => `Value-weighted reading A‖v W_O‖ (Kobayashi et al. 2020): local ${a}; last ${b}.`,
     tokSum: (r) => `Spearman ρ with the effects: last layer ${f(r.spearman.lastLayer)}, rollout ${f(r.spearman.rollout)}, flow ${f(r.spearman.flow)}.`,
     ablTitle: 'Three ways to remove a head',
     ablText: 'Head importance (loss increase when the head is removed) under zero ablation, mean ablation (its output replaced by its mean over a held-out passage) and resampling (its output taken from that passage\'s run). If the rankings disagree, "this head matters" depends on how it was removed.',
@@ -135,6 +137,8 @@ export const EVIDENCE_STRINGS = {
     tokTitle: '逐词敲除与 rollout、flow',
     tokText: '让每个词无法被读取（在每层每个头中敲除它的列），测量最后一个下一词预测的变化。旁边是三种注意力读法：最后一层、rollout 与 flow。每组条形按各自最大值缩放。',
     tokEffect: '敲除效果（KL）', tokLast: '最后一层', tokRoll: 'rollout', tokFlow: 'flow',
+    tokVW: '最后一层 × ‖v W_O‖', rowValueWeighted: '按值加权',
+    sumValueWeighted: (a, b) => `按值加权的读法 A‖v W_O‖（Kobayashi 等，2020）：局部 ${a}；最后位置 ${b}。`,
     tokSum: (r) => `与效果的 Spearman ρ：最后一层 ${f(r.spearman.lastLayer)}，rollout ${f(r.spearman.rollout)}，flow ${f(r.spearman.flow)}。`,
     ablTitle: '移除一个头的三种方式',
     ablText: '头的重要性（移除后损失的增加），分别用置零、均值替换（输出换成它在一段留出文本上的均值）与重采样（输出取自该文本的运行）。若三种排序不一致，“这个头重要”就取决于怎样移除它。',
@@ -205,7 +209,7 @@ const SETS = { 'ev-edge': ['heldout', 'repeated'], 'ev-tok': ['heldout', 'repeat
 const LIMIT = { 'ev-edge': 20, 'ev-tok': 60, 'ev-abl': 3, 'ev-pat': SET_SIZE.induction };
 const GPT2_VOCAB = 50257; // the 'repeated' set is GPT-2 token ids
 const C_ATT = '#d7301f', C_UNI = '#e08a00', C_PERM = '#4575b4';
-const C_LAST = '#e08a00', C_ROLL = '#74add1', C_FLOW = '#4575b4';
+const C_LAST = '#e08a00', C_ROLL = '#74add1', C_FLOW = '#4575b4', C_VW = '#8c510a';
 const C_ZERO = '#d7301f', C_MEAN = '#4575b4', C_RES = '#1a9850';
 
 /** "ρ = m [lo, hi]" (one input, or no interval: "ρ = m"). */
@@ -652,6 +656,7 @@ export class EvidencePanel {
     const rowsOf = (k) => [
       { label: t('rowAttention'), items: [{ ...s[k].spearman, color: C_ATT,
         points: n > 1 ? s.perInput.map((p) => (k === 'local' ? p.spearman : p.spearmanLast)) : null }] },
+      ...(s.valueWeighted ? [{ label: t('rowValueWeighted'), items: [{ ...s.valueWeighted[k].spearman, color: C_VW }] }] : []),
       { label: t('rowUniform'), items: [{ ...s[k].uniform, color: C_UNI }] },
       { label: t('rowPermuted'), items: [{ ...s[k].permuted, color: C_PERM }] }];
     for (const k of ['local', 'last'])
@@ -662,6 +667,8 @@ export class EvidencePanel {
     if (!c.d.one) c.sum.push(t('edgeHow', s.layer, s.head, s.mode));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)), line('local'), line('last'),
       t('sumRows', iv(s.rows, '', U), iv(s.topKOverlap, '', U)));
+    if (s.valueWeighted)
+      c.sum.push(t('sumValueWeighted', iv(s.valueWeighted.local.spearman, 'ρ', U), iv(s.valueWeighted.last.spearman, 'ρ', U)));
     if (n === 1) c.notes.push(t('oneInput'));
     c.notes.push(t('noteLocal'), t(s.lastRowOnly ? 'noteLastRow' : 'noteLastAll'), t('noteBase'), t('noteNull', s.nPerm));
     if (n > 1) c.notes.push(t('noteInterval', n, s.nBoot));
@@ -674,7 +681,8 @@ export class EvidencePanel {
       { name: t('tokEffect'), values: Array.from(r.effect), color: '#d7301f' },
       { name: t('tokLast'), values: Array.from(r.readings.lastLayer), color: '#fdae61' },
       { name: t('tokRoll'), values: Array.from(r.readings.rollout), color: '#74add1' },
-      { name: t('tokFlow'), values: Array.from(r.readings.flow), color: '#4575b4' }] }));
+      { name: t('tokFlow'), values: Array.from(r.readings.flow), color: '#4575b4' },
+      ...(r.readings.valueWeighted ? [{ name: t('tokVW'), values: Array.from(r.readings.valueWeighted), color: C_VW }] : [])] }));
     c.sum.push(t('tokSum', r));
     c.json.sentence = { tokens: r.tokens, mode: r.mode, effect: Array.from(r.effect),
       readings: Object.fromEntries(Object.entries(r.readings).map(([k, v]) => [k, Array.from(v)])), spearman: r.spearman, kendall: r.kendall };
@@ -683,12 +691,14 @@ export class EvidencePanel {
   #tokSet(c, s) {
     const { t, n, U } = c, R = s.readings;
     const row = (k, label, color) => ({ label, items: [{ ...R[k], color, points: n > 1 ? s.perInput.map((p) => p[k]) : null }] });
-    c.charts.push(intervalChart({ rows: [row('lastLayer', t('tokLast'), C_LAST), row('rollout', t('tokRoll'), C_ROLL), row('flow', t('tokFlow'), C_FLOW)],
+    const vw = R.valueWeighted ? [row('valueWeighted', t('tokVW'), C_VW)] : [];
+    c.charts.push(intervalChart({ rows: [row('lastLayer', t('tokLast'), C_LAST), ...vw, row('rollout', t('tokRoll'), C_ROLL), row('flow', t('tokFlow'), C_FLOW)],
       domain: [-1, 1], title: t('tokSetTitle'), xTitle: c.xRho, width: c.setW, lang: c.lang, legend: this.#setLegend(n, true),
       pText: c.pOf(s.nPerm), undefinedText: U }));
     const one = (k) => `${iv(R[k], 'ρ', U)}; ${t('nullOf', nullText(R[k]), pText(R[k].p, s.nPerm) || 'p —')}`;
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)),
-      ...[['lastLayer', 'tokLast'], ['rollout', 'tokRoll'], ['flow', 'tokFlow']].map(([k, name]) => t('sumTokOne', t(name), one(k))));
+      ...[['lastLayer', 'tokLast'], ...(R.valueWeighted ? [['valueWeighted', 'tokVW']] : []), ['rollout', 'tokRoll'], ['flow', 'tokFlow']]
+        .map(([k, name]) => t('sumTokOne', t(name), one(k))));
     if (n === 1) c.notes.push(t('oneInput'));
     c.notes.push(t('noteTok'), t('noteTokNull', s.nPerm));
     if (n > 1) c.notes.push(t('noteInterval', n, s.nBoot));
