@@ -125,6 +125,8 @@ describe('where a head looks, what it moves', () => {
     expect(dh.find((x) => x.name === 'L1H0').v).toBe(fmtValue(da.heads[L1H0].mean));
     expect(await page.$$eval('#cx-dla-charts [data-role="bars"] > g', (g) => g.length)).toBe(da.perInput[0].T);
     expect(await page.$$eval('#cx-dla-charts [data-role="bars"] > g[data-mark]', (g) => g.length)).toBe(1); // the one changed position
+    // the bars' labels are readable: a token holding part of a character shows its bytes, never U+FFFD
+    expect(await page.$eval('#cx-dla-charts [data-role="bars"]', (g) => g.textContent.includes('\uFFFD'))).toBe(false);
 
     // ── composition scores and their null ──
     const cs = ref.compositionScores({ nNull: 200, seed: 1 });

@@ -23,6 +23,7 @@ import { intervalChart } from '../figures/evidence.js';
 import { headGrid, compositionStrip, sourceBars } from '../figures/circuits.js';
 import { rdBuR } from '../figures/colour.js';
 import { tokenLabel } from '../figures/text.js';
+import { readableTokens } from './readable.js';
 import { composeSvg, exportSvgNode, exportJsonData } from './export.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
 import { inductionPairs, inductionPrevPairs } from '../model.js';
@@ -386,7 +387,9 @@ export class CircuitsPanel {
             const one = await Promise.race([model.directLogitAttribution(pair[0], { answers: p0.answers }), aborted]);
             const ids = async (x) => (typeof x === 'string' ? Array.from((await model.tokenize(x)).ids) : Array.from(x));
             const [a, b] = [await ids(pair[0]), await ids(pair[1])];
-            d.one = { ...one, changed: a.map((x, j) => x !== b[j]), pair: p0.index, answerTokens: p0.answerTokens };
+            // labels a reader can read: a token that holds part of a character is shown by its bytes, never as "\uFFFD"
+            const readable = readableTokens(await model.tokenBytes(a));
+            d.one = { ...one, changed: a.map((x, j) => x !== b[j]), pair: p0.index, answerTokens: p0.answerTokens, labels: readable.labels };
           } catch (e) {
             if (e && e.code === 'EABORT') throw e;
             d.oneError = `${e.code ? e.code + ': ' : ''}${e.message}`;
@@ -605,10 +608,10 @@ export class CircuitsPanel {
       c.sum.push(t('cxDlaSum', iv(s.ld)));
       if (d.one) {
         const o = d.one, T = o.T;
-        const items = range(T).map((j) => ({ label: `${j} ${tokenLabel(o.tokens[j], 12)}`, v: o.sources[sel * T + j], mark: !!o.changed[j] }));
+        const items = range(T).map((j) => ({ label: `${j} ${tokenLabel(o.labels ? o.labels[j] : o.tokens[j], 12)}`, v: o.sources[sel * T + j], mark: !!o.changed[j] }));
         c.charts.push(sourceBars({ items, title: t('cxDlaBars', headName(sel, H), o.pair + 1, JSON.stringify(o.answerTokens[0]), JSON.stringify(o.answerTokens[1])), width: Math.min(460, Math.max(280, c.bw - 4)),
           lang: c.lang, markText: t('cxDlaChanged'), xTitle: t('cxDlaX'),
-          barTitle: (j, it) => t('cxDlaBar', j, JSON.stringify(o.tokens[j]), fx(it.v, 4)) }));
+          barTitle: (j, it) => t('cxDlaBar', j, JSON.stringify(o.labels ? o.labels[j] : o.tokens[j]), fx(it.v, 4)) }));
         c.sum.push(t('cxDlaPair', o.pair + 1, JSON.stringify(o.answerTokens[0]), JSON.stringify(o.answerTokens[1]), fx(o.ld), fx(o.heads[sel]), headName(sel, H)));
         c.json.pair = { index: o.pair, tokens: o.tokens, answers: o.answerTokens, ld: o.ld, changed: o.changed,
           heads: Array.from(o.heads), sources: Array.from({ length: LH }, (_, x) => Array.from(o.sources.slice(x * T, (x + 1) * T))), terms: o.terms };
