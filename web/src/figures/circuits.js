@@ -14,7 +14,7 @@ import { h, SVG_NS } from './svg.js';
 import { colorbar } from './axes.js';
 import { textColorOn } from './colour.js';
 import { MISSING_FILL } from './heatmap.js';
-import { fmtValue, textWidth, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
+import { fmtValue, textWidth, wrapLines, INK, FONT_FAMILY, FONT_FAMILY_ZH } from './text.js';
 
 const family = (lang) => (lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY);
 const finite = (v) => typeof v === 'number' && Number.isFinite(v);
@@ -230,12 +230,15 @@ export function sourceBars(o) {
   const noteW = o.markText && items.some((it) => it.mark) ? textWidth(o.markText, 10.5) + 12 : 8;
   const valW = 52;
   const left = labW, right = noteW + valW;
-  const top = o.title ? 28 : 8;
+  // a long title (a pair's answers) wraps to the chart's width instead of running past it (at 360 px it was cut)
+  const titleLines = o.title ? wrapLines([o.title], 13, W - 16, true) : [];
+  const top = o.title ? 12 + 16 * titleLines.length : 8;
   const H = top + items.length * rowH + (o.xTitle ? 34 : 20);
   const m = Math.max(1e-9, ...items.map((it) => Math.abs(it.v)).filter(Number.isFinite));
   const x = scaleLinear().domain([-m, m]).nice(4).range([left, W - right]);
   const kids = [];
-  if (o.title) kids.push(h('text', { x: 8, y: 16, 'font-size': 13, 'font-weight': 'bold', fill: INK, 'data-role': 'title' }, o.title));
+  if (o.title) kids.push(h('text', { x: 8, y: 16, 'font-size': 13, 'font-weight': 'bold', fill: INK, 'data-role': 'title' },
+    titleLines.map((ln, k) => h('tspan', { x: 8, dy: k ? 16 : 0 }, ln))));
   const yEnd = top + items.length * rowH;
   for (const t of x.ticks(4)) {
     kids.push(h('line', { x1: x(t), y1: top, x2: x(t), y2: yEnd, stroke: t === 0 ? '#777' : '#ececec', 'stroke-width': t === 0 ? 1 : 0.8 }),

@@ -343,6 +343,22 @@ export class CircuitsPanel {
     return { pairs: r.inputs, list: r.inputs, name: 'list', opts: {}, minGap };
   }
 
+  /** One head's term on the first pair kept, by the position it reads from (the grids stand without it). */
+  async #firstPairSources(d, model, args, aborted) {
+    const p0 = d.set.perInput[0], pair = args.list[p0.index];
+    try {
+      const one = await Promise.race([model.directLogitAttribution(pair[0], { answers: p0.answers }), aborted]);
+      const ids = async (x) => (typeof x === 'string' ? Array.from((await model.tokenize(x)).ids) : Array.from(x));
+      const [a, b] = [await ids(pair[0]), await ids(pair[1])];
+      // labels a reader can read: a token that holds part of a character is shown by its bytes, never as "\uFFFD"
+      const readable = readableTokens(await model.tokenBytes(a));
+      d.one = { ...one, changed: a.map((x, j) => x !== b[j]), pair: p0.index, answerTokens: p0.answerTokens, labels: readable.labels };
+    } catch (e) {
+      if (e && e.code === 'EABORT') throw e;
+      d.oneError = `${e.code ? e.code + ': ' : ''}${e.message}`;
+    }
+  }
+
   async #compute(id) {
     if (!this.model) return;
     this.abort[id]?.abort();
@@ -380,21 +396,7 @@ export class CircuitsPanel {
           freezeMlp: $('cx-path-freeze').checked, onProgress, signal });
       } else if (id === 'cx-dla') {
         d.set = await model.attributionSet(args.pairs, { ...args.opts, onProgress, signal });
-        if (d.set.n > 0) {
-          // one head's term on the first pair, by the position it reads from (the grids stand without it)
-          const p0 = d.set.perInput[0], pair = args.list[p0.index];
-          try {
-            const one = await Promise.race([model.directLogitAttribution(pair[0], { answers: p0.answers }), aborted]);
-            const ids = async (x) => (typeof x === 'string' ? Array.from((await model.tokenize(x)).ids) : Array.from(x));
-            const [a, b] = [await ids(pair[0]), await ids(pair[1])];
-            // labels a reader can read: a token that holds part of a character is shown by its bytes, never as "\uFFFD"
-            const readable = readableTokens(await model.tokenBytes(a));
-            d.one = { ...one, changed: a.map((x, j) => x !== b[j]), pair: p0.index, answerTokens: p0.answerTokens, labels: readable.labels };
-          } catch (e) {
-            if (e && e.code === 'EABORT') throw e;
-            d.oneError = `${e.code ? e.code + ': ' : ''}${e.message}`;
-          }
-        }
+        if (d.set.n > 0) await this.#firstPairSources(d, model, args, aborted);
       } else if (id === 'cx-comp') {
         const v = Math.floor(Number($('cx-comp-null').value)), nNull = Number.isFinite(v) && v >= 1 ? Math.min(v, 5000) : 200;
         $('cx-comp-null').value = String(nNull);
