@@ -904,7 +904,9 @@ int alab_direct_logit_attribution(float *heads, float *sources, double *terms, d
 /* Value-weighted attention (Kobayashi et al. 2020): norms (L, NH, T)[l][h][j]
  * = || v_j W_O^h ||_2, v_j head h's value vector at position j (with its
  * bias), W_O^h its rows of the output projection; the reading of edge j -> i
- * is A[l][h][i][j] * norms[l][h][j]. */
+ * is A[l][h][i][j] * norms[l][h][j]. It runs ids once, plainly: afterwards
+ * alab_result_attention holds that run's attention (the readings beside the
+ * norms need no second run); the logits are not computed. */
 int alab_value_norms(float *norms, alab_model *m, const int *ids, int T);
 /* Causal tracing by component (Meng et al. 2022's split), denoising: attn
  * (L, T)[l][p] = the score of the corrupted run with the output of layer l's

@@ -440,9 +440,16 @@ static void circuits_match_the_reference(void **state) {
                 for (int i = 0; i < 3 + 2 * L; i++) tf[i] = (float)terms[i];
                 expect_close(name, "dla terms", tf, json_get(e, "terms"), (size_t)3 + 2 * L, tol);
             }
-            /* value norms */
+            /* value norms; the run they make leaves its attention as the result, that of a plain run */
+            assert_int_equal(alab_forward(m, dla_ids, T, NULL), ALAB_OK);
+            float *att = malloc((size_t)L * NH * T * T * sizeof *att);
+            memcpy(att, alab_result_attention(m), (size_t)L * NH * T * T * sizeof *att);
+            assert_int_equal(alab_forward(m, clean, T, NULL), ALAB_OK); /* another run in between */
             assert_int_equal(alab_value_norms(buf, m, dla_ids, T), ALAB_OK);
             expect_close(name, "value_norms", buf, json_get(g, "value_norms"), (size_t)L * NH * T, tol);
+            assert_non_null(alab_result_attention(m));
+            assert_memory_equal(alab_result_attention(m), att, (size_t)L * NH * T * T * sizeof *att);
+            free(att);
             /* causal tracing by component */
             const json_value *jt = json_get(g, "tracing");
             assert_int_equal(alab_component_tracing(buf, buf + L * T, &lc, &ld, m, clean, corrupt, T, a, b), ALAB_OK);

@@ -193,8 +193,7 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead, mode = 'column',
     const pN = mem.alloc(4 * nLayer * nHead * T);
     w.check(w.fn.alab_value_norms(pN, h, pIds, T));
     const norms = w.readF32(pN + 4 * (nLayer - 1) * nHead * T, nHead * T);
-    w.forward(h, ids);
-    const att = w.fn.alab_result_attention(h);
+    const att = w.fn.alab_result_attention(h); // the plain run alab_value_norms made
     const pR = mem.alloc(4 * T * T), pF = mem.alloc(4 * T);
     w.check(w.fn.alab_attention_rollout(pR, att, nLayer, nHead, T));
     w.check(w.fn.alab_attention_flow(pF, att, nLayer, nHead, T, T - 1));
@@ -404,8 +403,7 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       const pN = mem.alloc(4 * nLayer * nHead * T);
       w.check(w.fn.alab_value_norms(pN, h, pIds, T));
       const norms = w.readF32(pN + 4 * layer * nHead * T, nHead * T);
-      w.forward(h, ids);
-      const att = w.readF32(w.fn.alab_result_attention(h) + 4 * layer * nHead * TT, nHead * TT);
+      const att = w.readF32(w.fn.alab_result_attention(h) + 4 * layer * nHead * TT, nHead * TT); // alab_value_norms's plain run
       const heads = hd < 0 ? Array.from({ length: nHead }, (_, x) => x) : [hd];
       const v = new Float32Array(TT);
       for (const x of heads)
