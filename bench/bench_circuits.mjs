@@ -44,34 +44,11 @@ for (let k = 0; k < RUNS; k++) {
 m.dispose();
 let chromium = null;
 if (process.argv.includes('--chromium')) {
-  const { setup, watchedPage, waitDrawn } = await import('../tests/e2e/helpers.js');
-  const env = await setup();
-  const cr = [];
-  let threads = '?';
-  try {
-    for (let k = 0; k < RUNS; k++) {
-      const w = await watchedPage(env);
-      await w.page.goto(env.url);
-      await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 120000 });
-      await waitDrawn(w.page, 1, 120000);
-      threads = await w.page.evaluate(() => document.body.dataset.threads);
-      await w.page.selectOption('#cx-path-set', 'induction-prev');
-      await w.page.fill('#cx-path-limit', String(N));
-      const ms = await w.page.evaluate(async () => {
-        const card = document.querySelector('#cx-path');
-        const t = performance.now();
-        document.querySelector('#cx-path-go').click();
-        await new Promise((res) => { const iv = setInterval(() => { if (['done', 'error'].includes(card.dataset.state)) { clearInterval(iv); res(); } }, 20); });
-        if (card.dataset.state !== 'done') throw new Error('the path card ended in error');
-        return performance.now() - t;
-      });
-      cr.push(ms);
-      await w.context.close();
-    }
-  } finally {
-    await env.close();
-  }
-  chromium = { threads, ms: median(cr) };
+  const { timePageCard } = await import('./page-card.mjs');
+  chromium = await timePageCard('cx-path', RUNS, async (page) => {
+    await page.selectOption('#cx-path-set', 'induction-prev');
+    await page.fill('#cx-path-limit', String(N));
+  });
 }
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`| where (${N} induction-prev pairs, medians of ${RUNS}) | path patching, 24 senders → L1H0 q, k, v | pattern/value grids, both directions |`);

@@ -37,39 +37,17 @@ rows.push(['wasm (Node 20), 1 thread', median(ws)]);
 m.dispose();
 
 if (process.argv.includes('--chromium')) {
-  const { setup, watchedPage, waitDrawn } = await import('../tests/e2e/helpers.js');
-  const env = await setup();
-  const cr = [];
-  let threads = '?';
-  try {
-    for (let k = 0; k < RUNS; k++) {
-      const w = await watchedPage(env);
-      await w.page.goto(env.url);
-      await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 120000 });
-      await waitDrawn(w.page, 1, 120000);
-      threads = await w.page.evaluate(() => document.body.dataset.threads);
-      const ms = await w.page.evaluate(async (n) => {
-        const radio = document.querySelector('#ev-edge-src-set');
-        radio.checked = true;
-        radio.dispatchEvent(new Event('change', { bubbles: true }));
-        const lim = document.querySelector('#ev-edge-limit');
-        lim.value = String(n);
-        lim.dispatchEvent(new Event('input', { bubbles: true }));
-        lim.dispatchEvent(new Event('change', { bubbles: true }));
-        const card = document.querySelector('#ev-edge');
-        const t = performance.now();
-        document.querySelector('#ev-edge-go').click();
-        await new Promise((res) => { const iv = setInterval(() => { if (['done', 'error'].includes(card.dataset.state)) { clearInterval(iv); res(); } }, 20); });
-        if (card.dataset.state !== 'done') throw new Error('the edge card ended in error');
-        return performance.now() - t;
-      }, N);
-      cr.push(ms);
-      await w.context.close();
-    }
-  } finally {
-    await env.close();
-  }
-  rows.push([`headless Chromium, the page's panel, ${threads} threads`, median(cr)]);
+  const { timePageCard } = await import('./page-card.mjs');
+  const c = await timePageCard('ev-edge', RUNS, (page) => page.evaluate((n) => {
+    const radio = document.querySelector('#ev-edge-src-set');
+    radio.checked = true;
+    radio.dispatchEvent(new Event('change', { bubbles: true }));
+    const lim = document.querySelector('#ev-edge-limit');
+    lim.value = String(n);
+    lim.dispatchEvent(new Event('input', { bubbles: true }));
+    lim.dispatchEvent(new Event('change', { bubbles: true }));
+  }, N));
+  rows.push([`headless Chromium, the page's panel, ${c.threads} threads`, c.ms]);
 }
 
 console.log(`### Edge knockout over ${N} held-out sentences (layer 5, all heads; 1000 resamples, 1000 permutations) — ${cpus()[0].model}, medians of ${RUNS}`);
