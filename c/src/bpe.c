@@ -56,6 +56,13 @@
  * that is a whole token skips (3). The merges' order is not checked there:
  * (3) is Hugging Face's own loop (lowest rank, then leftmost) in any order.
  *
+ * SentencePiece-style files (b->sp, "SentencePiece-style BPE" below): the
+ * same cut at added tokens, then the normalizer's steps on each stretch, the
+ * normalized added tokens, Metaspace if any, and (3) over the characters of
+ * each piece instead of its bytes, with byte fallback / <unk> for a character
+ * that has no token. The whole stretch is one piece when there is no
+ * pre-tokenizer, which the heap keeps at O(n log n).
+ *
  * Files. vocab.json: a JSON object of token strings (in GPT-2's byte-to-
  * unicode alphabet, below) to ids; the ids must be exactly 0..V-1 (each once,
  * no gaps; V <= ALAB_MAX_VOCAB), every single byte must be a token, and two
@@ -130,6 +137,13 @@ static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
     }
     *cp = v;
     return need + 1;
+}
+
+static int hex_digit(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
 }
 
 /* Decode one character of text known to be well formed. */
@@ -324,6 +338,10 @@ static inline const merge_slot *merge_find(const alab_bpe *b, int left, int righ
  * is outside GPT-2's byte alphabet. */
 static long key_to_bytes(unsigned char *out, const char *key, size_t len, const int16_t *char_to_byte) {
     const unsigned char *s = (const unsigned char *)key;
+    if (!char_to_byte) { /* sp: the key's own UTF-8 */
+        if (out) memcpy(out, s, len);
+        return (long)len;
+    }
     long n = 0;
     for (size_t i = 0; i < len;) {
         size_t k;
@@ -340,6 +358,7 @@ int bpe_init(alab_bpe *b) {
     memset(b, 0, sizeof *b);
     random_key(b);
     b->bos = -1;
+    b->unk = -1;
     return ALAB_OK;
 }
 
@@ -351,7 +370,11 @@ int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label
         rc = alab_fail(ALAB_EVOCAB, "%s: expected an object of token -> id", label);
         goto done;
     }
-    if (root->n < 256 - 13 || root->n > ALAB_MAX_VOCAB) { /* 13: the bytes no UTF-8 text holds may be absent */
+    if (!char_to_byte && (root->n < 1 || root->n > ALAB_MAX_VOCAB)) {
+        rc = alab_fail(ALAB_EVOCAB, "%s: %u tokens; a vocabulary has 1 to %d", label, root->n, ALAB_MAX_VOCAB);
+        goto done;
+    }
+    if (char_to_byte && (root->n < 256 - 13 || root->n > ALAB_MAX_VOCAB)) { /* 13: the bytes no UTF-8 text holds may be absent */
         rc = alab_fail(ALAB_EVOCAB, "%s: %u tokens; a byte-level vocabulary has 256 (243 without the bytes no UTF-8 text holds) to %d",
                        label, root->n, ALAB_MAX_VOCAB);
         goto done;
@@ -418,6 +441,15 @@ int bpe_load_vocab_object(alab_bpe *b, const json_value *root, const char *label
     /* Every byte that text can hold needs a token, or some text could not be encoded. Encoding replaces
      * ill-formed UTF-8 by U+FFFD first, so 0xC0, 0xC1 and 0xF5..0xFF never reach the pieces: a vocabulary may
      * lack them (GPT-NeoX's, Pythia's, does), and their byte_id is -1. */
+    if (!char_to_byte) { /* sp: the byte tokens "<0x00>" .. "<0xFF>" (as tokenizers.js spells them), any subset */
+        for (int c = 0; c < 256; c++) {
+            char name[8];
+            snprintf(name, sizeof name, "<0x%02X>", c);
+            b->byte_id[c] = vocab_find(ix, b, (const unsigned char *)name, 6);
+        }
+        rc = ALAB_OK;
+        goto done;
+    }
     for (int c = 0; c < 256; c++) {
         unsigned char byte = (unsigned char)c;
         b->byte_id[c] = vocab_find(ix, b, &byte, 1);
@@ -457,6 +489,12 @@ static int merge_part(const alab_bpe *b, const unsigned char *s, size_t n,
         uint32_t cp;
         size_t k = utf8_next(s + i, n - i, &cp);
         if (cp == 0xFFFD && !(k == 3 && s[i] == 0xEF)) { *why = "is not valid UTF-8"; return -1; }
+        if (!char_to_byte) { /* sp: the characters themselves */
+            memcpy(scratch + m, s + i, k);
+            m += k;
+            i += k;
+            continue;
+        }
         if (cp >= N_BYTE_CHARS || char_to_byte[cp] < 0) { *why = "has a character outside GPT-2's byte alphabet"; return -1; }
         scratch[m++] = (unsigned char)char_to_byte[cp];
         i += k;
@@ -602,6 +640,16 @@ void alab_bpe_free(alab_bpe *b) {
     free(b->added);
     matcher_free(&b->trie_raw);
     matcher_free(&b->trie_norm);
+    for (int i = 0; i < b->n_norm; i++) {
+        free(b->norm[i].pat);
+        free(b->norm[i].with);
+    }
+    for (int i = 0; i < b->dec.n_replace; i++) {
+        free(b->dec.replace[i].pat);
+        free(b->dec.replace[i].with);
+    }
+    free(b->doff);
+    free(b->dbytes);
     free(b);
 }
 
@@ -952,9 +1000,12 @@ static size_t skip_space_back(const unsigned char *s, size_t lo, size_t j) {
 /* A piece is a doubly linked list of symbols: a symbol is one token, first
  * one byte, growing as its right neighbour is merged into it. */
 typedef struct {
-    int32_t id;         /* token id; -1 once merged into its left neighbour */
+    int32_t id;         /* token id; -1 once merged into its left neighbour; sp: SYM_NO_TOKEN for a character
+                         * without a token (it never merges)                */
     int32_t prev, next; /* neighbours, -1 at the ends                       */
+    int32_t pos;        /* sp: byte offset of the symbol's first character in its piece */
 } symbol;
+#define SYM_NO_TOKEN (-2)
 
 /* Output ids and scratch space of one encode call. */
 typedef struct {
@@ -964,6 +1015,8 @@ typedef struct {
     symbol *sym;              /* the symbols of the current piece         */
     uint64_t *heap;           /* (rank << 32) | index of the left symbol  */
     size_t cap_sym, cap_heap, n_heap;
+    int section0;             /* sp: the text being encoded is the input's first section (Metaspace "first") */
+    int last_unk;             /* sp, fuse_unk: the last id this model call emitted is the unknown token */
 } encoder;
 
 static inline void emit(encoder *e, int id) {
@@ -1014,7 +1067,7 @@ static uint64_t heap_pop(encoder *e) {
 /* Push the pair that starts at symbol i, if it has a merge. */
 static int push_pair(encoder *e, const alab_bpe *b, int32_t i) {
     int32_t j = e->sym[i].next;
-    if (j < 0) return 0;
+    if (j < 0 || e->sym[i].id < 0 || e->sym[j].id < 0) return 0;
     const merge_slot *m = merge_find(b, e->sym[i].id, e->sym[j].id);
     return m ? heap_push(e, ((uint64_t)(uint32_t)m->rank << 32) | (uint32_t)i) : 0;
 }
@@ -1022,15 +1075,9 @@ static int push_pair(encoder *e, const alab_bpe *b, int32_t i) {
 /* BPE on the bytes p[0..m) of one piece; emits its ids. Scratch: 12 bytes
  * of symbols and at most 24 bytes of heap per byte of the longest piece
  * (1 MiB of invalid bytes is one 3 MiB piece of U+FFFD: ~56 MB peak). */
-static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size_t m) {
-    if (m == 1) { emit(e, b->byte_id[p[0]]); return 0; }
-    if (grow((void **)&e->sym, &e->cap_sym, m, sizeof *e->sym)) return -1;
+/* The merges over the m symbols e->sym[0..m), linked in order: lowest rank first, then leftmost. */
+static int merge_symbols(encoder *e, const alab_bpe *b, size_t m) {
     symbol *sym = e->sym;
-    for (size_t i = 0; i < m; i++) {
-        sym[i].id = b->byte_id[p[i]];
-        sym[i].prev = (int32_t)i - 1;
-        sym[i].next = i + 1 < m ? (int32_t)i + 1 : -1;
-    }
     e->n_heap = 0;
     for (size_t i = 0; i + 1 < m; i++)
         if (push_pair(e, b, (int32_t)i)) return -1;
@@ -1049,6 +1096,19 @@ static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size
         if (sym[i].prev >= 0 && push_pair(e, b, sym[i].prev)) return -1;
         if (push_pair(e, b, i)) return -1;
     }
+    return 0;
+}
+
+static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size_t m) {
+    if (m == 1) { emit(e, b->byte_id[p[0]]); return 0; }
+    if (grow((void **)&e->sym, &e->cap_sym, m, sizeof *e->sym)) return -1;
+    symbol *sym = e->sym;
+    for (size_t i = 0; i < m; i++) {
+        sym[i].id = b->byte_id[p[i]];
+        sym[i].prev = (int32_t)i - 1;
+        sym[i].next = i + 1 < m ? (int32_t)i + 1 : -1;
+    }
+    if (merge_symbols(e, b, m)) return -1;
     for (int32_t i = 0; i >= 0; i = sym[i].next) emit(e, sym[i].id); /* symbol 0 never dies */
     return 0;
 }
@@ -1103,7 +1163,8 @@ static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size
 typedef int (*section_fn)(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n);
 
 static int split_added(encoder *e, const alab_bpe *b, const token_matcher *t, const unsigned char *s, size_t n,
-                       section_fn text_fn) {
+                       section_fn text_fn, int outer) {
+    if (outer) e->section0 = 1;
     if (t->n == 0) return n ? text_fn(e, b, s, n) : 0;
     int32_t *at = malloc((n ? n : 1) * sizeof *at);
     if (!at) return -1;
@@ -1120,6 +1181,7 @@ static int split_added(encoder *e, const alab_bpe *b, const token_matcher *t, co
         if (z > a && text_fn(e, b, s + a, z - a)) { rc = -1; break; }
         if (idx < 0) break;
         emit(e, b->added[idx].id);
+        if (outer) e->section0 = 0; /* tokenizers.js: the text after a token is not section 0 */
         prev_rstrip = b->added[idx].rstrip;
         text_start = i = i + (size_t)t->tok_len[idx];
     }
@@ -1132,13 +1194,216 @@ static int hf_normalized(encoder *e, const alab_bpe *b, const unsigned char *s, 
     size_t m = 0;
     unsigned char *t = bpe_nfc(s, n, &m);
     if (!t) return -1;
-    int rc = split_added(e, b, &b->trie_norm, t, m, hf_pieces);
+    int rc = split_added(e, b, &b->trie_norm, t, m, hf_pieces, 0);
     free(t);
     return rc;
 }
 
 static int hf_encode(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
-    return split_added(e, b, &b->trie_raw, s, n, hf_normalized);
+    return split_added(e, b, &b->trie_raw, s, n, hf_normalized, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* SentencePiece-style BPE (b->sp), as tokenizers.js's BPE with byte_fallback */
+/* ------------------------------------------------------------------------ */
+
+/* One id of a model call; fuse_unk: a run of unknown tokens gives one (tokenizers.js's fuse_unk, per call). */
+static inline void sp_emit(encoder *e, const alab_bpe *b, int id) {
+    if (b->unk >= 0 && id == b->unk) {
+        if (b->fuse_unk && e->last_unk) return;
+        e->last_unk = 1;
+    } else {
+        e->last_unk = 0;
+    }
+    emit(e, id);
+}
+
+/* A character with no token: its bytes' "<0xNN>" tokens if all exist (byte_fallback), else the unknown token,
+ * else nothing (tokenizers.js's BPE.encode). */
+static void sp_no_token(encoder *e, const alab_bpe *b, const unsigned char *c, size_t k) {
+    if (b->byte_fallback) {
+        size_t i = 0;
+        while (i < k && b->byte_id[c[i]] >= 0) i++;
+        if (i == k) {
+            for (i = 0; i < k; i++) sp_emit(e, b, b->byte_id[c[i]]);
+            return;
+        }
+    }
+    if (b->unk >= 0) sp_emit(e, b, b->unk);
+}
+
+/* BPE over the characters of one piece p[0..m) (valid UTF-8): each character starts as its token (or as a
+ * symbol that never merges), merged by rank then leftmost, as bpe_piece does with bytes. */
+static int sp_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size_t m) {
+    if (b->ignore_merges) {
+        int whole = vocab_find(&b->ix, b, p, m);
+        if (whole >= 0) { sp_emit(e, b, whole); return 0; }
+    }
+    size_t nc = 0, k;
+    for (size_t i = 0; i < m; i += k) { utf8_valid(p + i, &k); nc++; }
+    if (grow((void **)&e->sym, &e->cap_sym, nc, sizeof *e->sym)) return -1;
+    symbol *sym = e->sym;
+    size_t c = 0;
+    for (size_t i = 0; i < m; i += k, c++) {
+        utf8_valid(p + i, &k);
+        const int id = vocab_find(&b->ix, b, p + i, k);
+        sym[c].id = id >= 0 ? id : SYM_NO_TOKEN;
+        sym[c].pos = (int32_t)i;
+        sym[c].prev = (int32_t)c - 1;
+        sym[c].next = c + 1 < nc ? (int32_t)c + 1 : -1;
+    }
+    if (merge_symbols(e, b, nc)) return -1;
+    for (int32_t i = 0; i >= 0; i = sym[i].next) {
+        if (sym[i].id >= 0) sp_emit(e, b, sym[i].id);
+        else {
+            utf8_valid(p + sym[i].pos, &k);
+            sp_no_token(e, b, p + sym[i].pos, k);
+        }
+    }
+    return 0;
+}
+
+/* One stretch of normalized text between added tokens: the pre-tokenizer, then one model call. Metaspace:
+ * every " " becomes the replacement, which is put in front unless the text starts with it already, when the
+ * scheme is "always", or "first" and the text is in the input's first section (tokenizers.js's section_index
+ * 0, which every stretch of that section shares). */
+static int sp_text(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
+    e->last_unk = 0;
+    if (b->sp_pretok == SP_PRE_NONE) return sp_piece(e, b, s, n);
+    const size_t r = b->meta_n;
+    size_t spaces = 0;
+    for (size_t i = 0; i < n; i++) spaces += s[i] == ' ';
+    unsigned char *buf = malloc(r + n + spaces * (r - 1));
+    if (!buf) return -1;
+    size_t o = r;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ' ') { memcpy(buf + o, b->meta, r); o += r; }
+        else buf[o++] = s[i];
+    }
+    const int starts = o - r >= r && memcmp(buf + r, b->meta, r) == 0;
+    const int prepend = !starts && (b->meta_prepend == SP_PREPEND_ALWAYS ||
+                                    (b->meta_prepend == SP_PREPEND_FIRST && e->section0));
+    if (prepend) memcpy(buf, b->meta, r);
+    int rc = prepend ? sp_piece(e, b, buf, o) : sp_piece(e, b, buf + r, o - r);
+    free(buf);
+    return rc;
+}
+
+/* One section of the input between raw added tokens: normalized, then cut at the normalized added tokens. */
+static int sp_section(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
+    if (b->n_norm == 0) return sp_text(e, b, s, n);
+    size_t m = 0;
+    unsigned char *t = bpe_normalize(b, s, n, &m);
+    if (!t) return -1;
+    int rc = m ? split_added(e, b, &b->trie_norm, t, m, sp_text, 0) : 0;
+    free(t);
+    return rc;
+}
+
+/* Literal replace-all of pat by with in s[0..n), left to right without overlaps (JS replaceAll of a string). */
+static unsigned char *replace_all(const unsigned char *s, size_t n, const char *pat, size_t pn, const char *with,
+                                  size_t wn, size_t *out_len) {
+    size_t hits = 0;
+    for (size_t i = 0; i + pn <= n;) {
+        if (memcmp(s + i, pat, pn) == 0) { hits++; i += pn; }
+        else i++;
+    }
+    size_t cap = n - hits * pn + hits * wn;
+    unsigned char *out = malloc(cap ? cap : 1);
+    if (!out) return NULL;
+    size_t o = 0, i = 0;
+    while (i < n) {
+        if (i + pn <= n && memcmp(s + i, pat, pn) == 0) {
+            memcpy(out + o, with, wn);
+            o += wn;
+            i += pn;
+        } else {
+            out[o++] = s[i++];
+        }
+    }
+    *out_len = o;
+    return out;
+}
+
+unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len) {
+    if (!b->sp) {
+        if (b->normalizer == BPE_NORM_NFC) return bpe_nfc(s, n, out_len);
+        unsigned char *c = malloc(n ? n : 1);
+        if (c) { memcpy(c, s, n); *out_len = n; }
+        return c;
+    }
+    unsigned char *cur = malloc(n ? n : 1);
+    if (!cur) return NULL;
+    memcpy(cur, s, n);
+    size_t cn = n;
+    for (int i = 0; i < b->n_norm && cur; i++) {
+        const sp_norm_step *st = &b->norm[i];
+        unsigned char *next = NULL;
+        size_t nn = 0;
+        if (st->kind == SP_NORM_PREPEND) { /* tokenizers.js prepends to any text it is given */
+            next = malloc(st->with_n + cn);
+            if (next) {
+                memcpy(next, st->with, st->with_n);
+                memcpy(next + st->with_n, cur, cn);
+                nn = st->with_n + cn;
+            }
+        } else if (st->kind == SP_NORM_REPLACE) {
+            next = replace_all(cur, cn, st->pat, st->pat_n, st->with, st->with_n, &nn);
+        } else {
+            next = bpe_nfc(cur, cn, &nn);
+        }
+        free(cur);
+        cur = next;
+        cn = nn;
+    }
+    if (cur) *out_len = cn;
+    return cur;
+}
+
+/* Each token decoded alone: the decoder's replace steps in order, then a "<0xNN>" token (two hex digits)
+ * becomes the byte NN when the decoder has ByteFallback. */
+int bpe_sp_finish(alab_bpe *b, const char *label) {
+    size_t total = 0;
+    for (int id = 0; id < b->V; id++) total += b->off[id + 1] - b->off[id] - 1;
+    /* a replace step may lengthen a token: size the buffer by each step's worst growth */
+    size_t grow_num = 1;
+    for (int i = 0; i < b->dec.n_replace; i++) {
+        const sp_norm_step *st = &b->dec.replace[i];
+        grow_num *= st->with_n > st->pat_n ? (st->with_n + st->pat_n - 1) / st->pat_n : 1;
+    }
+    if (total > (UINT32_MAX / 2) / grow_num) return alab_fail(ALAB_ELIMIT, "%s: tokens too long", label);
+    b->doff = malloc(((size_t)b->V + 1) * sizeof *b->doff);
+    b->dbytes = malloc(total * grow_num + 1);
+    if (!b->doff || !b->dbytes) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+    uint32_t o = 0;
+    for (int id = 0; id < b->V; id++) {
+        const unsigned char *t = (const unsigned char *)b->bytes + b->off[id];
+        size_t n = b->off[id + 1] - b->off[id] - 1;
+        unsigned char *cur = malloc(n ? n : 1);
+        if (!cur) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+        memcpy(cur, t, n);
+        for (int i = 0; i < b->dec.n_replace && cur; i++) {
+            const sp_norm_step *st = &b->dec.replace[i];
+            size_t nn = 0;
+            unsigned char *next = replace_all(cur, n, st->pat, st->pat_n, st->with, st->with_n, &nn);
+            free(cur);
+            cur = next;
+            n = nn;
+        }
+        if (!cur) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
+        b->doff[id] = o;
+        int hi, lo;
+        if (b->dec.byte_fallback && n == 6 && memcmp(cur, "<0x", 3) == 0 && cur[5] == '>' &&
+            (hi = hex_digit(cur[3])) >= 0 && (lo = hex_digit(cur[4])) >= 0) {
+            b->dbytes[o++] = (char)(hi * 16 + lo);
+        } else {
+            memcpy(b->dbytes + o, cur, n);
+            o += (uint32_t)n;
+        }
+        free(cur);
+    }
+    b->doff[b->V] = o;
+    return ALAB_OK;
 }
 
 static int cmp_added_id(const void *x, const void *y) {
@@ -1173,15 +1438,16 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) 
                                  t->content, (long long)t->id);
         }
     }
-    /* the bytes each token is matched as: its content, or its NFC for a normalized one (NFC may change the length) */
+    /* the bytes each token is matched as: its content, or its normalized form for a normalized one (tokenizers.js
+     * normalizes the content with the whole normalizer, so a Prepend step puts its text in front of it too) */
     matcher_token *mt = calloc((size_t)n + 1, sizeof *mt);
     if (!mt) return alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
     int n_raw = 0, n_norm = 0, rc = ALAB_OK;
     for (int i = 0; i < n && rc == ALAB_OK; i++) {
         const bpe_token_spec *t = &spec[i];
-        if (t->flags.normalized && b->normalizer != BPE_NORM_NONE) {
+        if (t->flags.normalized && (b->normalizer != BPE_NORM_NONE || b->n_norm > 0)) {
             size_t m = 0;
-            unsigned char *c = bpe_nfc((const unsigned char *)t->content, t->len, &m);
+            unsigned char *c = bpe_normalize(b, (const unsigned char *)t->content, t->len, &m);
             if (!c) rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
             else if (m == 0) free(c);
             else {
@@ -1264,7 +1530,10 @@ int alab_bpe_encode(int *ids, int max_ids, int *n_ids, const alab_bpe *b, const 
     e.ids = ids;
     e.max_ids = max_ids;
     int rc = ALAB_OK;
-    if (b->hf) {
+    if (b->sp) {
+        if (split_added(&e, b, &b->trie_raw, s, n, sp_section, 1))
+            rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+    } else if (b->hf) {
         if (hf_encode(&e, b, s, n)) rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
     } else {
         for (size_t i = 0; i < n;) {
@@ -1296,6 +1565,11 @@ int alab_bpe_token_bytes(const char **bytes, size_t *len, const alab_bpe *b, int
     if (!bytes || !len || !b) return alab_fail(ALAB_EINVAL, "alab_bpe_token_bytes: bad arguments");
     int rc = check_id(b, id, "alab_bpe_token_bytes");
     if (rc) return rc;
+    if (b->sp) { /* the token decoded alone (not NUL-terminated) */
+        *bytes = b->dbytes + b->doff[id];
+        *len = b->doff[id + 1] - b->doff[id];
+        return ALAB_OK;
+    }
     *bytes = b->bytes + b->off[id]; /* NUL-terminated, the NUL not counted */
     *len = b->off[id + 1] - b->off[id] - 1;
     return ALAB_OK;
@@ -1330,6 +1604,38 @@ int alab_bpe_decode(char *out, size_t cap, size_t *len, const alab_bpe *b, const
             return alab_fail(ALAB_ERANGE, "alab_bpe_decode: token id %d at position %d is outside 0..%d",
                              ids[i], i, b->V - 1);
     sink k = {out, cap, 0};
+    if (b->sp) { /* the tokens decoded alone, joined; Strip then cuts the joined text's ends */
+        const char *d = b->dbytes;
+        const uint32_t *o = b->doff;
+        const char c = (char)b->dec.strip_char;
+        size_t lead = 0, trail = 0; /* bytes of the strip character cut at each end */
+        for (int i = 0; i < n_ids && lead < (size_t)b->dec.strip_start; i++) {
+            uint32_t j = o[ids[i]];
+            while (j < o[ids[i] + 1] && lead < (size_t)b->dec.strip_start && d[j] == c) { j++; lead++; }
+            if (j < o[ids[i] + 1]) break;
+        }
+        size_t total = 0;
+        for (int i = 0; i < n_ids; i++) total += o[ids[i] + 1] - o[ids[i]];
+        for (int i = n_ids - 1; i >= 0 && trail < (size_t)b->dec.strip_stop && lead + trail < total; i--) {
+            uint32_t j = o[ids[i] + 1];
+            while (j > o[ids[i]] && trail < (size_t)b->dec.strip_stop && lead + trail < total && d[j - 1] == c) {
+                j--;
+                trail++;
+            }
+            if (j > o[ids[i]]) break;
+        }
+        size_t skip = lead, keep = total - lead - trail;
+        for (int i = 0; i < n_ids && keep > 0; i++) {
+            size_t a = o[ids[i]], z = o[ids[i] + 1];
+            if (skip >= z - a) { skip -= z - a; continue; }
+            a += skip;
+            skip = 0;
+            size_t m = z - a < keep ? z - a : keep;
+            put(&k, d + a, m);
+            keep -= m;
+        }
+        return finish(&k, len, "alab_bpe_decode");
+    }
     for (int i = 0; i < n_ids; i++) put(&k, b->bytes + b->off[ids[i]], b->off[ids[i] + 1] - b->off[ids[i]] - 1);
     return finish(&k, len, "alab_bpe_decode");
 }
@@ -1346,6 +1652,11 @@ int alab_bpe_display(char *out, size_t cap, size_t *len, const alab_bpe *b, int 
     if (rc) return rc;
     const unsigned char *s = (const unsigned char *)b->bytes + b->off[id];
     size_t n = b->off[id + 1] - b->off[id] - 1;
+    /* sp: the token decoded alone ("\u2581" as a space), but a byte token keeps its name "<0xNN>" */
+    if (b->sp && !(n == 6 && b->doff[id + 1] - b->doff[id] == 1)) {
+        s = (const unsigned char *)b->dbytes + b->doff[id];
+        n = b->doff[id + 1] - b->doff[id];
+    }
     sink k = {out, cap, 0};
     for (size_t i = 0; i < n;) {
         uint32_t cp;

@@ -22,6 +22,31 @@ enum {
 };
 enum { BPE_NORM_NONE = 0, BPE_NORM_NFC = 1 };
 
+/* SentencePiece-style BPE (b->sp; tokenizer.json with byte_fallback, "\u2581" for spaces: Llama 2, Gemma):
+ * tokens are plain UTF-8 strings, a piece is merged character by character, a character without a token
+ * becomes its bytes' "<0xNN>" tokens (byte_fallback) or the unknown token. The normalizer is a list of steps
+ * run in order on each stretch of text between added tokens. */
+enum { SP_NORM_PREPEND = 1, SP_NORM_REPLACE = 2, SP_NORM_NFC = 3 };
+typedef struct {
+    int kind;
+    char *pat;      /* REPLACE: the literal pattern (non-empty)     */
+    size_t pat_n;
+    char *with;     /* PREPEND: the text put in front; REPLACE: the replacement */
+    size_t with_n;
+} sp_norm_step;
+#define SP_MAX_NORM_STEPS 8
+enum { SP_PRE_NONE = 0, SP_PRE_METASPACE = 1 };
+enum { SP_PREPEND_ALWAYS = 0, SP_PREPEND_FIRST = 1, SP_PREPEND_NEVER = 2 };
+/* The decoder, per token then on the joined text: replace steps, then byte tokens -> bytes, then strip. */
+#define SP_MAX_DEC_STEPS 4
+typedef struct {
+    int n_replace;
+    sp_norm_step replace[SP_MAX_DEC_STEPS]; /* literal pattern -> text, per token, in order */
+    int byte_fallback;                       /* "<0xNN>" tokens decode to the byte NN         */
+    unsigned char strip_char;                /* Strip: this ASCII character ...              */
+    int strip_start, strip_stop;             /* ... at most this many from the text's start / end */
+} sp_decoder;
+
 typedef struct {
     uint64_t key;  /* (left id << 20) | right id */
     int32_t rank;  /* 0-based order among the merges; -1: empty slot */
@@ -82,6 +107,19 @@ struct alab_bpe {
     added_token *added;
     token_matcher trie_raw; /* added tokens matched in the raw text             */
     token_matcher trie_norm;/* added tokens matched after normalization         */
+    /* SentencePiece-style (sp = 1); byte_id[] then holds the ids of the "<0xNN>" tokens (-1: none) */
+    int sp;
+    int n_norm;
+    sp_norm_step norm[SP_MAX_NORM_STEPS];
+    int sp_pretok;       /* SP_PRE_*                                            */
+    char meta[8];        /* Metaspace: the replacement (UTF-8, NUL-terminated)  */
+    size_t meta_n;
+    int meta_prepend;    /* SP_PREPEND_*                                        */
+    int byte_fallback, fuse_unk;
+    int unk;             /* id of the unknown token, or -1                     */
+    sp_decoder dec;
+    uint32_t *doff;      /* (V+1) each token decoded alone: dbytes[doff[i] .. doff[i+1]) */
+    char *dbytes;
 };
 
 /* A byte no well-formed UTF-8 holds (0xC0, 0xC1, 0xF5..0xFF): encoding turns it into U+FFFD first, so a
@@ -110,6 +148,12 @@ typedef struct {
     added_token flags;
 } bpe_token_spec;
 int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label);
+
+/* The tokenizer's normalizer over valid UTF-8 s[0..n) (NFC for a byte-level one, the steps for an sp one):
+ * malloc'd, *out_len set; NULL if out of memory. */
+unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len);
+/* sp: the decoded bytes of every token (after the added tokens are in). */
+int bpe_sp_finish(alab_bpe *b, const char *label);
 
 /* NFC of valid UTF-8 s[0..n): malloc'd, *out_len set; NULL if out of memory. */
 unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len);

@@ -14,8 +14,23 @@
  *   added_tokens   matched in the text before anything else (special or
  *                  not, leftmost then longest, as tokenizers.js and the Rust
  *                  crate do), with lstrip / rstrip; single_word is refused.
+ * SentencePiece-style BPE (b->sp: no ByteLevel step in the pre_tokenizer;
+ * Llama 2, TinyLlama, Mistral, Gemma): tokens are plain UTF-8 strings with
+ * "\u2581" for a space, merged character by character, with
+ *   normalizer     null, or Prepend / Replace (of a string) / NFC, or a
+ *                  Sequence of those (run on each stretch between added tokens);
+ *   pre_tokenizer  null, Metaspace (replacement, prepend_scheme always / first /
+ *                  never, split: false), or Split on " " after a normalizer
+ *                  that replaced every " " (Gemma: it splits nothing);
+ *   model          byte_fallback (a character without a token becomes its
+ *                  bytes' "<0xNN>" tokens), unk_token, fuse_unk, ignore_merges;
+ *   decoder        Replace steps, ByteFallback, Fuse, Strip (in that order),
+ *                  or Metaspace.
+ * Where tokenizers.js and the Rust crate differ, tokenizers.js is followed
+ * (Metaspace "first" prepends to every stretch of the text's first section);
+ * Metaspace with split: true is refused because the two differ on it.
  * Anything else (WordPiece, Unigram, WordLevel, another pattern, dropout,
- * byte_fallback, a subword prefix, truncation) is refused with a code and
+ * a subword prefix, truncation, remove_space) is refused with a code and
  * a message naming the field, never approximated.
  *
  * The token to prepend (alab_bpe_bos_to_add) is decided once here:
@@ -134,6 +149,210 @@ static int read_normalizer(alab_bpe *b, const json_value *nz) {
                      type ? type : "(no type)");
 }
 
+/* ---- SentencePiece-style files (b->sp) ---- */
+
+/* A pre_tokenizer that holds a ByteLevel step marks a byte-level BPE; the others are read as sp. */
+static int has_byte_level(const json_value *pt) {
+    if (is_str(json_get(pt, "type"), "ByteLevel")) return 1;
+    const json_value *l = json_get(pt, "pretokenizers");
+    for (uint32_t i = 0; l && l->type == JSON_ARRAY && i < l->n; i++)
+        if (has_byte_level(&l->u.items[i])) return 1;
+    return 0;
+}
+
+/* A literal string setting (at most max bytes, non-empty unless empty_ok) copied to *out. */
+static int get_text(const json_value *v, size_t max, int empty_ok, char **out, size_t *n, const char *what) {
+    if (!v || v->type != JSON_STRING || (!empty_ok && v->n == 0) || v->n > max)
+        return alab_fail(ALAB_EVOCAB, TJ ": %s must be a string of %s1 to %zu bytes", what, empty_ok ? "0 or " : "",
+                         max);
+    *out = malloc(v->n + 1);
+    if (!*out) return alab_fail(ALAB_ENOMEM, TJ ": out of memory");
+    memcpy(*out, v->u.str, v->n + 1);
+    *n = v->n;
+    return ALAB_OK;
+}
+
+/* A Replace's pattern: {"String": ...} only (a Regex is refused). */
+static const json_value *string_pattern(const json_value *step, const char *what) {
+    const json_value *p = json_get(json_get(step, "pattern"), "String");
+    if (!p) alab_fail(ALAB_EVOCAB, TJ ": %s Replace needs a pattern {\"String\": ...} (a Regex pattern is not supported)",
+                      what);
+    return p;
+}
+
+#define SP_MAX_STEP_BYTES 16
+static int read_sp_norm_step(alab_bpe *b, const json_value *st, int depth) {
+    const char *type = type_of(st);
+    if (!type) return alab_fail(ALAB_EVOCAB, TJ ": normalizer step without a type");
+    if (strcmp(type, "Sequence") == 0) {
+        const json_value *l = json_get(st, "normalizers");
+        if (!l || l->type != JSON_ARRAY || depth > 2)
+            return alab_fail(ALAB_EVOCAB, TJ ": normalizer Sequence needs a normalizers array (nested at most twice)");
+        for (uint32_t i = 0; i < l->n; i++) {
+            int rc = read_sp_norm_step(b, &l->u.items[i], depth + 1);
+            if (rc) return rc;
+        }
+        return ALAB_OK;
+    }
+    if (b->n_norm == SP_MAX_NORM_STEPS)
+        return alab_fail(ALAB_EVOCAB, TJ ": more than %d normalizer steps", SP_MAX_NORM_STEPS);
+    sp_norm_step *n = &b->norm[b->n_norm];
+    if (strcmp(type, "NFC") == 0) { n->kind = SP_NORM_NFC; b->n_norm++; return ALAB_OK; }
+    if (strcmp(type, "Prepend") == 0) {
+        n->kind = SP_NORM_PREPEND;
+        int rc = get_text(json_get(st, "prepend"), SP_MAX_STEP_BYTES, 0, &n->with, &n->with_n, "normalizer Prepend's prepend");
+        if (!rc) b->n_norm++;
+        return rc;
+    }
+    if (strcmp(type, "Replace") == 0) {
+        n->kind = SP_NORM_REPLACE;
+        const json_value *p = string_pattern(st, "normalizer");
+        if (!p) return ALAB_EVOCAB;
+        int rc = get_text(p, SP_MAX_STEP_BYTES, 0, &n->pat, &n->pat_n, "normalizer Replace's pattern");
+        if (!rc) {
+            rc = get_text(json_get(st, "content"), SP_MAX_STEP_BYTES, 1, &n->with, &n->with_n,
+                          "normalizer Replace's content");
+            b->n_norm++; /* freed with the tokenizer either way */
+        }
+        return rc;
+    }
+    return alab_fail(ALAB_EVOCAB, TJ ": normalizer \"%.40s\" is not supported in a SentencePiece-style file "
+                     "(supported: Prepend, Replace of a string, NFC, Sequence of those)", type);
+}
+
+static int read_sp_normalizer(alab_bpe *b, const json_value *nz) {
+    if (is_null(nz)) return ALAB_OK;
+    int rc = read_sp_norm_step(b, nz, 0);
+    if (rc) return rc;
+    /* the text may grow by each Replace's ratio: keep the product small (real files: " " -> "\u2581", 3x) */
+    size_t grow = 1;
+    for (int i = 0; i < b->n_norm; i++)
+        if (b->norm[i].kind == SP_NORM_REPLACE && b->norm[i].with_n > b->norm[i].pat_n)
+            grow *= (b->norm[i].with_n + b->norm[i].pat_n - 1) / b->norm[i].pat_n;
+    if (grow > 4)
+        return alab_fail(ALAB_ELIMIT, TJ ": the normalizer's Replace steps could make the text %zu times longer (at "
+                         "most 4 supported)", grow);
+    return ALAB_OK;
+}
+
+/* After the normalizer's steps, can the text still hold a " "? (a Split on " " is then not a no-op) */
+static int spaces_survive(const alab_bpe *b) {
+    int survive = 1;
+    for (int i = 0; i < b->n_norm; i++) {
+        const sp_norm_step *n = &b->norm[i];
+        if (n->kind == SP_NORM_REPLACE && n->pat_n == 1 && n->pat[0] == ' ') survive = 0;
+        if (n->with && memchr(n->with, ' ', n->with_n)) survive = 1;
+    }
+    return survive;
+}
+
+static int read_sp_pre_tokenizer(alab_bpe *b, const json_value *pt) {
+    b->sp_pretok = SP_PRE_NONE;
+    if (is_null(pt)) return ALAB_OK;
+    const char *type = type_of(pt);
+    if (type && strcmp(type, "Metaspace") == 0) {
+        const json_value *rep = json_get(pt, "replacement"), *str_rep = json_get(pt, "str_rep");
+        if (!rep || rep->type != JSON_STRING || rep->n == 0 || rep->n >= sizeof b->meta)
+            return alab_fail(ALAB_EVOCAB, TJ ": Metaspace needs a replacement of 1 to %zu bytes", sizeof b->meta - 1);
+        if (!is_null(str_rep) && !(str_rep->type == JSON_STRING && (str_rep->n == 0 || strcmp(str_rep->u.str, rep->u.str) == 0)))
+            return alab_fail(ALAB_EVOCAB, TJ ": Metaspace with a str_rep other than its replacement is not supported");
+        memcpy(b->meta, rep->u.str, rep->n + 1);
+        b->meta_n = rep->n;
+        const json_value *scheme = json_get(pt, "prepend_scheme");
+        if (is_null(scheme) || is_str(scheme, "always")) b->meta_prepend = SP_PREPEND_ALWAYS; /* tokenizers.js's default */
+        else if (is_str(scheme, "first")) b->meta_prepend = SP_PREPEND_FIRST;
+        else if (is_str(scheme, "never")) b->meta_prepend = SP_PREPEND_NEVER;
+        else return alab_fail(ALAB_EVOCAB, TJ ": Metaspace prepend_scheme must be \"always\", \"first\" or \"never\"");
+        if (get_bool(pt, "split", 1) != 0)
+            return alab_fail(ALAB_EVOCAB, TJ ": Metaspace with split: true (or no split) is not supported: the Rust "
+                             "crate cuts the text before every replacement, tokenizers.js does not, and their ids "
+                             "differ (runs of spaces)");
+        b->sp_pretok = SP_PRE_METASPACE;
+        return ALAB_OK;
+    }
+    if (type && strcmp(type, "Split") == 0) {
+        /* Gemma: Split on " " after a normalizer that replaced every " ": nothing left to split */
+        const json_value *p = json_get(json_get(pt, "pattern"), "String");
+        if (p && p->type == JSON_STRING && p->n == 1 && p->u.str[0] == ' ' && !spaces_survive(b)) return ALAB_OK;
+        return alab_fail(ALAB_EVOCAB, TJ ": a Split pre_tokenizer in a SentencePiece-style file is supported only on "
+                         "\" \" after a normalizer that replaces every \" \" (then it splits nothing)");
+    }
+    return alab_fail(ALAB_EVOCAB, TJ ": pre_tokenizer \"%.40s\" is not supported (supported: ByteLevel and its "
+                     "sequences, or for a SentencePiece-style file none, Metaspace, Split on \" \")",
+                     type ? type : "(no type)");
+}
+
+/* Decoder steps: Replace of a string (any number), then ByteFallback, then Fuse, then Strip of the joined text;
+ * or Metaspace alone (its replacement -> " ", one leading space cut). */
+static int read_sp_decoder(alab_bpe *b, const json_value *d) {
+    sp_decoder *dec = &b->dec;
+    if (is_null(d)) return ALAB_OK;
+    const char *type = type_of(d);
+    if (type && strcmp(type, "Metaspace") == 0) {
+        const json_value *rep = json_get(d, "replacement");
+        if (!rep || rep->type != JSON_STRING || rep->n == 0 || rep->n > SP_MAX_STEP_BYTES)
+            return alab_fail(ALAB_EVOCAB, TJ ": decoder Metaspace needs a replacement of 1 to %d bytes", SP_MAX_STEP_BYTES);
+        sp_norm_step *r = &dec->replace[dec->n_replace++];
+        r->pat = malloc(rep->n + 1);
+        r->with = malloc(2);
+        if (!r->pat || !r->with) return alab_fail(ALAB_ENOMEM, TJ ": out of memory");
+        memcpy(r->pat, rep->u.str, rep->n + 1);
+        r->pat_n = rep->n;
+        memcpy(r->with, " ", 2);
+        r->with_n = 1;
+        dec->strip_char = ' ';
+        dec->strip_start = 1; /* tokenizers.js cuts the first token's leading space whatever the prepend_scheme */
+        return ALAB_OK;
+    }
+    const json_value *list = json_get(d, "decoders");
+    const json_value *one = d;
+    uint32_t n = 1;
+    if (type && strcmp(type, "Sequence") == 0) {
+        if (!list || list->type != JSON_ARRAY) return alab_fail(ALAB_EVOCAB, TJ ": decoder Sequence needs decoders");
+        n = list->n;
+        one = NULL;
+    }
+    int stage = 0; /* 0: replaces, 1: after ByteFallback, 2: after Fuse, 3: after Strip */
+    for (uint32_t i = 0; i < n; i++) {
+        const json_value *st = one ? one : &list->u.items[i];
+        const char *t = type_of(st);
+        if (t && strcmp(t, "Replace") == 0 && stage == 0) {
+            if (dec->n_replace == SP_MAX_DEC_STEPS)
+                return alab_fail(ALAB_EVOCAB, TJ ": more than %d decoder Replace steps", SP_MAX_DEC_STEPS);
+            sp_norm_step *r = &dec->replace[dec->n_replace];
+            const json_value *p = string_pattern(st, "decoder");
+            if (!p) return ALAB_EVOCAB;
+            int rc = get_text(p, SP_MAX_STEP_BYTES, 0, &r->pat, &r->pat_n, "decoder Replace's pattern");
+            dec->n_replace++;
+            if (!rc) rc = get_text(json_get(st, "content"), SP_MAX_STEP_BYTES, 1, &r->with, &r->with_n,
+                                   "decoder Replace's content");
+            if (rc) return rc;
+        } else if (t && strcmp(t, "ByteFallback") == 0 && stage == 0) {
+            dec->byte_fallback = 1;
+            stage = 1;
+        } else if (t && strcmp(t, "Fuse") == 0 && stage <= 1) {
+            stage = 2;
+        } else if (t && strcmp(t, "Strip") == 0 && stage == 2) {
+            const json_value *c = json_get(st, "content");
+            int64_t a = 0, z = 0;
+            if (!c || c->type != JSON_STRING || c->n != 1 || (unsigned char)c->u.str[0] >= 0x80 ||
+                (!is_null(json_get(st, "start")) && json_int64(json_get(st, "start"), &a)) ||
+                (!is_null(json_get(st, "stop")) && json_int64(json_get(st, "stop"), &z)) || a < 0 || z < 0 ||
+                a > 64 || z > 64)
+                return alab_fail(ALAB_EVOCAB, TJ ": decoder Strip needs one ASCII character and start, stop in 0..64");
+            dec->strip_char = (unsigned char)c->u.str[0];
+            dec->strip_start = (int)a;
+            dec->strip_stop = (int)z;
+            stage = 3;
+        } else {
+            return alab_fail(ALAB_EVOCAB, TJ ": decoder step \"%.40s\" is not supported here (a SentencePiece-style "
+                             "decoder is Replace steps, then ByteFallback, Fuse, Strip, in that order; or Metaspace)",
+                             t ? t : "(no type)");
+        }
+    }
+    return ALAB_OK;
+}
+
 static int read_decoder(const json_value *d) {
     if (is_null(d)) return ALAB_OK;
     if (is_str(json_get(d, "type"), "ByteLevel")) return ALAB_OK;
@@ -203,8 +422,12 @@ static int read_model(alab_bpe *b, const json_value *model, const int16_t *char_
     const json_value *dropout = json_get(model, "dropout");
     if (!is_null(dropout) && !(dropout->type == JSON_NUMBER && dropout->u.num == 0))
         return alab_fail(ALAB_EVOCAB, TJ ": model.dropout is not supported (it makes encoding random)");
-    if (get_bool(model, "byte_fallback", 0) != 0)
-        return alab_fail(ALAB_EVOCAB, TJ ": model.byte_fallback is not supported (not a byte-level BPE)");
+    const int bf = get_bool(model, "byte_fallback", 0), fu = get_bool(model, "fuse_unk", 0);
+    if (bf < 0 || fu < 0) return alab_fail(ALAB_EVOCAB, TJ ": model.byte_fallback / fuse_unk is not a boolean");
+    if (bf && !b->sp)
+        return alab_fail(ALAB_EVOCAB, TJ ": model.byte_fallback with a ByteLevel pre_tokenizer is not supported");
+    b->byte_fallback = bf;
+    b->fuse_unk = fu;
     static const char *const affixes[] = {"continuing_subword_prefix", "end_of_word_suffix"};
     for (int i = 0; i < 2; i++) {
         const json_value *a = json_get(model, affixes[i]);
@@ -216,6 +439,18 @@ static int read_model(alab_bpe *b, const json_value *model, const int16_t *char_
     b->ignore_merges = im;
     int rc = bpe_load_vocab_object(b, vocab, TJ " model.vocab", char_to_byte);
     if (rc) return rc;
+    const json_value *unk = json_get(model, "unk_token");
+    if (!is_null(unk)) {
+        /* tokenizers.js looks it up in the model's vocabulary; a name that is not there gives no id */
+        if (unk->type != JSON_STRING || memchr(unk->u.str, 0, unk->n))
+            return alab_fail(ALAB_EVOCAB, TJ ": model.unk_token is not a string");
+        int id = -1;
+        for (int i = 0; i < b->V && id < 0; i++)
+            if (b->off[i + 1] - b->off[i] - 1 == unk->n && memcmp(b->bytes + b->off[i], unk->u.str, unk->n) == 0) id = i;
+        if (id < 0 && b->sp)
+            return alab_fail(ALAB_EVOCAB, TJ ": model.unk_token \"%.40s\" is not a token of model.vocab", unk->u.str);
+        if (b->sp) b->unk = id; /* byte-level: every text has tokens, the unknown token is never used */
+    }
 
     int32_t *made_at = NULL;
     size_t max_len = 0;
@@ -311,6 +546,11 @@ static int read_config(alab_bpe *b, const char *cfg, size_t cfg_len, int *decide
                        MAX_TOKENIZER_CONFIG_BYTES);
     else if (rc) rc = alab_fail(rc, "tokenizer_config.json: %s", doc.err);
     else if (doc.root->type != JSON_OBJECT) rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: not an object");
+    /* tokenizers.js reads these from tokenizer_config.json and changes the text with them: not supported */
+    static const char *const text_flags[] = {"remove_space", "do_lowercase_and_remove_accent"};
+    for (int i = 0; i < 2 && rc == ALAB_OK; i++)
+        if (get_bool(doc.root, text_flags[i], 0) != 0)
+            rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: %s is set, which is not supported", text_flags[i]);
     if (rc == ALAB_OK) {
         int add = get_bool(doc.root, "add_bos_token", -2);
         if (add == -1) rc = alab_fail(ALAB_EVOCAB, "tokenizer_config.json: add_bos_token is not a boolean");
@@ -349,12 +589,16 @@ static int load_hf(alab_bpe *b, const char *text, size_t len, const char *cfg, s
     if (root->type != JSON_OBJECT) rc = alab_fail(ALAB_EVOCAB, TJ ": not an object");
     if (!rc && !is_null(json_get(root, "truncation")))
         rc = alab_fail(ALAB_EVOCAB, TJ ": truncation is not supported (set it to null)");
-    if (!rc) rc = read_normalizer(b, json_get(root, "normalizer"));
-    if (!rc) rc = read_pre_tokenizer(b, json_get(root, "pre_tokenizer"));
-    if (!rc) rc = read_decoder(json_get(root, "decoder"));
+    /* byte-level (a ByteLevel pre-tokenizer: GPT-2, Llama 3, Qwen) or SentencePiece-style (Llama 2, Gemma) */
+    if (!rc) b->sp = !has_byte_level(json_get(root, "pre_tokenizer"));
+    if (!rc) rc = b->sp ? read_sp_normalizer(b, json_get(root, "normalizer")) : read_normalizer(b, json_get(root, "normalizer"));
+    if (!rc) rc = b->sp ? read_sp_pre_tokenizer(b, json_get(root, "pre_tokenizer"))
+                        : read_pre_tokenizer(b, json_get(root, "pre_tokenizer"));
+    if (!rc) rc = b->sp ? read_sp_decoder(b, json_get(root, "decoder")) : read_decoder(json_get(root, "decoder"));
     if (!rc) rc = read_post_processor(root, json_get(root, "post_processor"), &bos_name);
-    if (!rc) rc = read_model(b, json_get(root, "model"), char_to_byte);
+    if (!rc) rc = read_model(b, json_get(root, "model"), b->sp ? NULL : char_to_byte);
     if (!rc) rc = read_added_tokens(b, json_get(root, "added_tokens"));
+    if (!rc && b->sp) rc = bpe_sp_finish(b, TJ);
     int decided = 0, bos = -1;
     if (!rc) rc = read_config(b, cfg, cfg_len, &decided, &bos);
     if (!rc) {
@@ -403,7 +647,7 @@ int alab_bpe_load_hf(alab_bpe **out, const char *tokenizer_json, size_t len, con
         alab_bpe_free(b);
         return rc;
     }
-    if (!b->ignore_merges) { /* only ignore_merges looks tokens up by their bytes after loading */
+    if (!b->ignore_merges && !b->sp) { /* only ignore_merges and sp look tokens up by their bytes after loading */
         free(b->ix.slots);
         b->ix.slots = NULL;
     }

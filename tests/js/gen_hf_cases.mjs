@@ -11,7 +11,7 @@
 //
 // Each row: {name, text} or {name, bytes_hex} (input that is not valid UTF-8:
 // tokenizers.js gets the string a TextDecoder makes of it), and ids:
-// {neox, gpt2digits, llama3, qwen3, neox20b}, from encode(text, {add_special_tokens: false}).
+// {neox, gpt2digits, llama3, qwen3, neox20b, llama2, gemma3, mistral, tinyllama, gpt2}, from encode(text, {add_special_tokens: false}).
 //
 //   node tests/js/gen_hf_cases.mjs          (from the repository root)
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
 const OUT = fileURLToPath(new URL('../fixtures/hf_cases.json', import.meta.url));
 const BPE_CASES = fileURLToPath(new URL('../fixtures/bpe_cases.json', import.meta.url));
 
-export const NAMES = ['neox', 'gpt2digits', 'llama3', 'qwen3', 'neox20b'];
+export const NAMES = ['neox', 'gpt2digits', 'llama3', 'qwen3', 'neox20b', 'llama2', 'gemma3', 'mistral', 'tinyllama', 'gpt2'];
 
 /** The case table's rows without ids: [{name, text} | {name, bytes_hex}]. */
 export function hfCaseTexts() {
@@ -76,6 +76,17 @@ export function hfCaseTexts() {
   text('hf: combining marks reordered', 'a\u0323\u0302 q\u0307\u0323 a\u0302\u0323');
   text('hf: composition exclusion', '\u0958\u0959 \u2adc');
   text('hf: a mark at the start', '\u0301a');
+  // SentencePiece-style files: the "\u2581" they write for a space, byte fallback, their special tokens
+  text('sp: a leading space and runs of spaces', ' Hello  world   again    ');
+  text('sp: the metaspace character itself', '\u2581x \u2581\u2581y\u2581');
+  text('sp: characters without a token (byte fallback)', '\ue000\u{10fffd} \u{1d11e}\u0378 \u2f800');
+  text('sp: Llama 2 specials in text', '<s>[INST] hi [/INST] ok</s><unk>');
+  text('sp: a special at the start, then text', '<s> leading space after it');
+  text('sp: Gemma 3 turns in text', '<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n');
+  text('sp: Gemma 3 unused and image tokens', '<unused0><unused99> <start_of_image><image_soft_token>x');
+  text('sp: byte token names as text', '<0x41><0x0A> <0xZZ>');
+  text('sp: a 300-character word', 'pneumonoultramicroscopic'.repeat(12) + 'x'.repeat(12));
+  text('sp: code with tabs and CRLF', 'def f(x):\r\n\tif x:\r\n\t\treturn {"a": [1, 2]}\r\n');
   // long
   text('hf: three hundred a', 'a'.repeat(300));
   text('hf: fifty emoji', '😀'.repeat(50));

@@ -20,7 +20,11 @@ import { mulberry32 } from '../../web/src/core/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/hf_cases.json'), 'utf8'));
-const SIZES = { neox: 50257, gpt2digits: 50257, llama3: 128256, qwen3: 151669, neox20b: 50281 };
+const SIZES = { neox: 50257, gpt2digits: 50257, llama3: 128256, qwen3: 151669, neox20b: 50281, llama2: 32000,
+  gemma3: 262145, mistral: 32000, tinyllama: 32000, gpt2: 50257 };
+// the token each file's tokenizer_config.json (add_bos_token + bos_token) asks to put first
+const BOS = { llama2: 1, gemma3: 2, mistral: 1, tinyllama: 1 };
+const SP = new Set(['llama2', 'gemma3', 'mistral', 'tinyllama']);
 
 const rng = mulberry32;
 const PARTS = [
@@ -59,9 +63,9 @@ afterAll(() => {
 const rows = hfCaseTexts();
 
 describe.each(NAMES)('tokenizer.json of %s in wasm', (name) => {
-  it('has the vocabulary size of the file and no BOS to add', () => {
+  it('has the vocabulary size of the file and its BOS to add (none for most)', () => {
     expect(w.bpeVocabSize(handles[name])).toBe(SIZES[name]);
-    expect(w.bpeBosToAdd(handles[name])).toBe(-1);
+    expect(w.bpeBosToAdd(handles[name])).toBe(BOS[name] ?? -1);
   });
 
   it('gives tokenizers.js ids on every row of the case table', () => {
@@ -91,33 +95,45 @@ describe.each(NAMES)('tokenizer.json of %s in wasm', (name) => {
     for (const r of FIXTURE) expect(r.ids[name]).toEqual(refs[name].encode(rowText(r), { add_special_tokens: false }).ids);
   });
 
-  it('decodes its ids back to the text (NFC for Qwen3 and GPT-NeoX-20B)', () => {
-    for (const t of randomTexts(99, 100)) {
+  it('decodes its ids back to the text (NFC for Qwen3 and GPT-NeoX-20B), as tokenizers.js decodes them', () => {
+    const random = randomTexts(99, 100);
+    for (const t of [...random, ...rows.filter((r) => r.text !== undefined).map((r) => r.text)]) {
       const ids = w.bpeEncode(handles[name], t);
       const back = new TextDecoder('utf-8', { ignoreBOM: true }).decode(w.bpeDecodeBytes(handles[name], ids));
-      expect(back).toBe(name === 'qwen3' || name === 'neox20b' ? t.normalize('NFC') : t); // both normalize to NFC
+      if (ids.length) expect(back, JSON.stringify(t)).toBe(refs[name].decode(Array.from(ids), { clean_up_tokenization_spaces: false }));
+      if (!random.includes(t)) continue;
+      // the random texts come back whole, but: Qwen3 and GPT-NeoX-20B normalize to NFC; Mistral's Metaspace
+      // writes no "\u2581" before a text that starts with a space, and its decoder then cuts that space
+      if (name === 'qwen3' || name === 'neox20b') expect(back).toBe(t.normalize('NFC'));
+      else if (name === 'mistral' && t.startsWith(' ')) expect(back).toBe(t.slice(1));
+      else expect(back).toBe(t);
     }
   });
 
   it('labels tokens with their text', () => {
     const ids = w.bpeEncode(handles[name], 'Hello world\n<|endoftext|>');
     const labels = Array.from(ids, (id) => w.bpeDisplay(handles[name], id));
-    expect(labels.join('')).toBe('Hello world\\n<|endoftext|>');
+    // SentencePiece-style: "\u2581" shown as the space it stands for, a byte token by its name
+    const llama = ' Hello world<0x0A><|endoftext|>';
+    const want = { llama2: llama, mistral: llama, tinyllama: llama };
+    expect(labels.join('')).toBe(want[name] ?? 'Hello world\\n<|endoftext|>');
   });
 });
 
+/** Loading json must fail with this code and a message matching re. */
+function refused(json, code, re) {
+  let err;
+  try {
+    w.bpeFree(w.bpeLoadHf(JSON.stringify(json)));
+  } catch (e) {
+    err = e;
+  }
+  expect(err?.code).toBe(code);
+  expect(err.message).toMatch(re);
+}
+
 describe('refusals through wasm', () => {
   const base = () => loadHfTokenizer('neox').json;
-  const refused = (json, code, re) => {
-    let err;
-    try {
-      w.bpeFree(w.bpeLoadHf(JSON.stringify(json)));
-    } catch (e) {
-      err = e;
-    }
-    expect(err?.code).toBe(code);
-    expect(err.message).toMatch(re);
-  };
   it('refuses other model types, unknown patterns, bad merges, bad JSON', () => {
     refused({ ...base(), model: { ...base().model, type: 'WordPiece' } }, 'EVOCAB', /WordPiece/);
     refused({ ...base(), model: { type: 'Unigram', vocab: [] } }, 'EVOCAB', /Unigram/);
@@ -272,5 +288,130 @@ describe('added-token flags against tokenizers.js', () => {
     for (const t of json.added_tokens) if (t.content === '<think>' || t.content === '<tool_call>') t.normalized = true;
     json.added_tokens.push({ id: 151669, content: 'cafe\u0301!', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
     compare(json, config, ['<think>x</think>', 'un café! ou cafe\u0301! <think>', 'cafe\u0301!cafe\u0301!', ...randomTexts(12, 40)]);
+  });
+});
+
+// SentencePiece-style settings the real files do not all use, against tokenizers.js on variants of Llama 2's
+// file: Metaspace's three prepend schemes, the unknown token with and without fuse_unk (no byte fallback),
+// ignore_merges, an NFC step, a normalized added token under Prepend + Replace, Strip at both ends; then the
+// settings that are refused, each with its code and the field named.
+describe('SentencePiece-style BPE against tokenizers.js', () => {
+  let Tokenizer;
+  beforeAll(async () => { ({ Tokenizer } = await import('@huggingface/tokenizers')); });
+  const llama2 = () => loadHfTokenizer('llama2').json;
+  const TEXTS = ['Hello world', ' Hello', '  two', 'a <s> b', '<s>start', '<s> x</s> y', 'x</s>', ' ', '\u2581x',
+    'e\u0301 cafe\u0301', '\ue000\ue001 \ue002x', '😀 ok', 'a\tb\nc', '日本語 テキスト', ...randomTexts(21, 60)];
+  const compare = (json, config = {}, texts = TEXTS) => {
+    const ref = new Tokenizer(json, config);
+    const h = w.bpeLoadHf(JSON.stringify(json), JSON.stringify(config));
+    try {
+      for (const t of texts) {
+        const want = ref.encode(t, { add_special_tokens: false }).ids;
+        const got = [...w.bpeEncode(h, t)];
+        expect(got, JSON.stringify(t)).toEqual(want);
+        if (!want.length) continue;
+        const back = new TextDecoder('utf-8', { ignoreBOM: true }).decode(w.bpeDecodeBytes(h, got));
+        expect(back, JSON.stringify(t)).toBe(ref.decode(want, { clean_up_tokenization_spaces: false }));
+      }
+    } finally {
+      w.bpeFree(h);
+    }
+  };
+
+  for (const scheme of ['first', 'always', 'never']) {
+    it(`Metaspace with prepend_scheme "${scheme}"`, async () => {
+      const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+      compare(llama2MetaspaceJson({ prependScheme: scheme }));
+    });
+  }
+
+  it('Metaspace without a prepend_scheme prepends always (tokenizers.js\'s default)', async () => {
+    const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+    const json = llama2MetaspaceJson();
+    delete json.pre_tokenizer.prepend_scheme;
+    compare(json);
+  });
+
+  for (const fuse of [true, false]) {
+    it(`no byte fallback: the unknown token, fuse_unk ${fuse}`, () => {
+      const json = llama2();
+      Object.assign(json.model, { byte_fallback: false, fuse_unk: fuse });
+      compare(json, {}, [...TEXTS, '\ue000\ue001\ue002', 'a\ue000b\ue001\ue002c', '\ue000 \ue001']);
+    });
+  }
+
+  it('no byte fallback and no unknown token: characters without a token are dropped', () => {
+    const json = llama2();
+    Object.assign(json.model, { byte_fallback: false, unk_token: null });
+    compare(json, {}, ['a\ue000b', '\ue000', ...TEXTS]);
+  });
+
+  it('ignore_merges: a piece that is a token is that token', () => {
+    const json = llama2();
+    json.model.ignore_merges = true;
+    compare(json);
+  });
+
+  it('an NFC step in the normalizer', () => {
+    const json = llama2();
+    json.normalizer.normalizers.unshift({ type: 'NFC' });
+    compare(json);
+  });
+
+  it('a normalized added token (the normalizer runs on its content too)', () => {
+    const json = llama2();
+    json.added_tokens.push({ id: 32000, content: 'ship sank', single_word: false, lstrip: false, rstrip: false,
+      normalized: true, special: false });
+    compare(json, {}, ['the ship sank .', 'ship sank', 'a ship sank and a ship sank', 'shipsank ship  sank', ...TEXTS]);
+  });
+
+  it('Strip at both ends of the decoded text', () => {
+    const json = llama2();
+    json.decoder.decoders[3] = { type: 'Strip', content: ' ', start: 2, stop: 1 };
+    compare(json, {}, [...TEXTS, '   x   ', ' ', '  ', '<s>  </s>']);
+  });
+
+  it('Gemma 3: its Split on " " splits nothing after the normalizer replaced every space', () => {
+    const h = handles.gemma3;
+    expect(w.bpeBosToAdd(h)).toBe(2);
+    expect([...w.bpeEncode(h, 'Hello world')]).toEqual(refs.gemma3.encode('Hello world', { add_special_tokens: false }).ids);
+  });
+
+  it('refuses what it cannot run exactly', async () => {
+    const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+    const meta = llama2MetaspaceJson();
+    refused({ ...meta, pre_tokenizer: { ...meta.pre_tokenizer, split: true } }, 'EVOCAB', /split: true/);
+    const noSplit = { ...meta.pre_tokenizer };
+    delete noSplit.split;
+    refused({ ...meta, pre_tokenizer: noSplit }, 'EVOCAB', /split: true \(or no split\)/);
+    const j = llama2();
+    refused({ ...j, normalizer: { type: 'Replace', pattern: { Regex: ' +' }, content: '\u2581' } }, 'EVOCAB', /Regex/);
+    refused({ ...j, normalizer: { type: 'Lowercase' } }, 'EVOCAB', /normalizer "Lowercase"/);
+    refused({ ...j, normalizer: { type: 'Replace', pattern: { String: 'a' }, content: 'aaaaa' } }, 'ELIMIT', /5 times longer/);
+    const split = { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false };
+    refused({ ...j, normalizer: null, pre_tokenizer: split }, 'EVOCAB', /Split/); // spaces left: it would split
+    refused({ ...j, pre_tokenizer: { ...split, pattern: { String: 'x' } } }, 'EVOCAB', /Split/);
+    const [rep, bf, fuse, strip] = j.decoder.decoders;
+    refused({ ...j, decoder: { type: 'Sequence', decoders: [rep, bf, strip, fuse] } }, 'EVOCAB', /decoder step "Strip"/);
+    refused({ ...j, decoder: { type: 'Sequence', decoders: [bf, rep, fuse] } }, 'EVOCAB', /decoder step "Replace"/);
+    refused({ ...j, decoder: { type: 'WordPiece', prefix: '##' } }, 'EVOCAB', /decoder step "WordPiece"/);
+    refused({ ...j, model: { ...j.model, unk_token: '<nope>' } }, 'EVOCAB', /unk_token "<nope>"/);
+    refused({ ...j, model: { ...j.model, dropout: 0.1 } }, 'EVOCAB', /dropout/);
+    // byte_fallback belongs to SentencePiece-style files: with a ByteLevel pre-tokenizer it is refused
+    const neox = loadHfTokenizer('neox').json;
+    refused({ ...neox, model: { ...neox.model, byte_fallback: true } }, 'EVOCAB', /byte_fallback/);
+  });
+
+  it('refuses remove_space and do_lowercase_and_remove_accent in tokenizer_config.json', () => {
+    for (const flag of ['remove_space', 'do_lowercase_and_remove_accent']) {
+      let err;
+      try {
+        w.bpeFree(w.bpeLoadHf(JSON.stringify(llama2()), JSON.stringify({ [flag]: true })));
+      } catch (e) {
+        err = e;
+      }
+      expect(err?.code).toBe('EVOCAB');
+      expect(err.message).toMatch(flag);
+    }
   });
 });

@@ -443,7 +443,7 @@ export class Model {
    */
   tokenBytes(ids) {
     const w = this.#live();
-    return Array.from(checkIds(ids, this.config.vocabSize), (id) => w.decodeBytes(this.#h, [id]).slice());
+    return Array.from(checkIds(ids, this.config.vocabSize), (id) => w.tokenBytes(this.#h, id).slice());
   }
 
   /** The text of token ids (invalid UTF-8 shown as U+FFFD). */

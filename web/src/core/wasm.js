@@ -542,6 +542,11 @@ export class AttnlabWasm {
   }
   decode(m, ids) { return decodeUtf8(this.decodeBytes(m, ids)); }
 
+  /** Bytes of one token decoded alone (none for an id beyond the tokenizer). */
+  tokenBytes(m, id) {
+    return this._readGrowing((out, cap) => this.fn.alab_wasm_token_bytes(out, cap, m, id), 64);
+  }
+
   /** Display string of one token, for labels (Ġ shown as a space). */
   tokenDisplay(m, id) {
     checkInt('token id', id);
