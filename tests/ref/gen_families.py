@@ -279,14 +279,14 @@ def cases(NH, T, sliding=False):
     if sliding:  # the same kinds, with the soft do of "combined" on a key inside the windows (outside: EMASKED)
         base = [c for c in cases(NH, T) if c[0] != "combined"]
         return base + [
-            ("combined", {"interventions": [iv("soft", 1, 0, last, last - 2, lam=-1.5), iv("scaleQ", 1, 0, alpha=0.5),
-                                            iv("hard", 0, NH - 1, 3, 1), iv("ablate", 0, 0)],
-                          "capture": {"layer": 0, "head": 0}}),
             ("causal", {"mask": "causal"}),                               # the layer's own mask, as plain
             ("nowindow", {"mask": "window", "window": T}),                # the window removed: plain causal
             ("hard_outside", {"interventions": [iv("hard", 0, 1, last, 0)]}),   # onto a key the window hides
             ("soft_inside", {"interventions": [iv("soft", 0, -1, last, last - 3, lam=4.0)]}),
             ("layer_mask_causal", {"layer_mask": ["causal", "full"], "layer_window": [0, 0]}),
+            ("combined", {"interventions": [iv("soft", 1, 0, last, last - 2, lam=-1.5), iv("scaleQ", 1, 0, alpha=0.5),
+                                            iv("hard", 0, NH - 1, 3, 1), iv("ablate", 0, 0)],
+                          "capture": {"layer": 0, "head": 0}}),   # last, as for the others (the threads tests run it)
         ]
     return [
         ("plain", {}),
