@@ -123,11 +123,16 @@ export interface ModelConfig {
   /** The norm's epsilon (LayerNorm, or RMSNorm for Llama/Qwen). */
   readonly layerNormEpsilon: number;
   /** config.json's model_type. */
-  readonly family: 'gpt2' | 'gpt_neox' | 'llama' | 'qwen2' | 'qwen3';
+  readonly family: 'gpt2' | 'gpt_neox' | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'gemma3_text';
   /** Key/value heads: nHead / nKvHead query heads share one (grouped-query attention); = nHead otherwise. */
   readonly nKvHead: number;
   /** The size of one head. */
   readonly headDim: number;
+  /**
+   * The mask each layer runs under by default: 'causal', or 'window:W' (causal within a sliding window of W keys,
+   * from config.json: Mistral's sliding_window, Gemma 3's sliding layers). The run option mask 'causal' means these.
+   */
+  readonly layerMasks: readonly string[];
 }
 
 /** A head index, or 'all' for every head of the layer. */

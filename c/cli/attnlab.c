@@ -661,8 +661,11 @@ static int cmd_run(const cli *c, alab_model *m) {
     }
     alab_head_average(avg, last, NH, T);
     for (int h = 0; h < NH; h++) head_dag[h] = alab_dag_score(last + (size_t)h * TT, T);
-    /* the null of the mask this run used (the CLI sets one mask for every layer) */
-    double dag = alab_dag_score(avg, T), null_dag = alab_mask_null_dag_score(c->run.mask, c->run.window, T);
+    /* the null of the mask the last layer ran under (the CLI sets one mask for every layer; "causal" is the layer's
+       own, within its sliding window when config.json gives one: Mistral, Gemma 3) */
+    const int own_window = c->run.mask == ALAB_MASK_CAUSAL ? alab_model_layer_window(m, L - 1) : 0;
+    const int null_mode = own_window > 0 ? ALAB_MASK_WINDOW : c->run.mask, null_window = own_window > 0 ? own_window : c->run.window;
+    double dag = alab_dag_score(avg, T), null_dag = alab_mask_null_dag_score(null_mode, null_window, T);
     if ((rc = alab_result_topk(top_ids, top_p, k, m))) { rc = fail_rc(rc, "top-k"); goto done; }
 
     size_t dl;
@@ -717,8 +720,8 @@ static int cmd_run(const cli *c, alab_model *m) {
             fputc('\n', f);
         }
         char mask_name[32];
-        if (c->run.mask == ALAB_MASK_WINDOW) snprintf(mask_name, sizeof mask_name, "window:%d", c->run.window);
-        else snprintf(mask_name, sizeof mask_name, "%s", c->run.mask == ALAB_MASK_FULL ? "full" : "causal");
+        if (null_mode == ALAB_MASK_WINDOW) snprintf(mask_name, sizeof mask_name, "window:%d", null_window);
+        else snprintf(mask_name, sizeof mask_name, "%s", null_mode == ALAB_MASK_FULL ? "full" : "causal");
         fprintf(f, "\nDAG score (last layer, head average): %.4f   null (uniform attention, mask %s, T=%d): %.4f\n",
                 dag, mask_name, T, null_dag);
         fprintf(f, "per head:");

@@ -157,7 +157,8 @@ typedef struct alab_model alab_model;
 typedef struct {
     int n_layer, n_head, n_embd, vocab_size, n_positions;
     float layer_norm_epsilon;  /* the norm's epsilon (LayerNorm or RMSNorm) */
-    const char *family;        /* config.json's model_type: "gpt2", "gpt_neox", "llama", "qwen2", "qwen3" */
+    const char *family;        /* config.json's model_type: "gpt2", "gpt_neox", "llama", "qwen2", "qwen3",
+                                  "mistral", "gemma3_text" */
     int n_kv_head;             /* key/value heads (grouped-query attention: < n_head) */
     int head_dim;              /* HS; n_embd / n_head except where config.json says otherwise */
 } alab_config;
@@ -219,6 +220,13 @@ int alab_model_load_buffers(alab_model **out,
 void alab_model_free(alab_model *m);
 
 const alab_config *alab_model_config(const alab_model *m);
+/* The window of layer l's own mask: W > 0 when config.json makes the layer
+ * causal within a sliding window of W keys (query i sees key j iff
+ * 0 <= i - j < W: Mistral's sliding_window on every layer, Gemma 3's
+ * "sliding_attention" layers), 0 for the plain causal mask. This is what
+ * ALAB_MASK_CAUSAL means on that layer. ALAB_EINVAL (NULL model), ALAB_ERANGE
+ * (layer outside [0, n_layer)). */
+int alab_model_layer_window(const alab_model *m, int layer);
 
 /* Split the forward pass over n threads (1..16, the caller included; native
  * builds start n-1 pthreads, the wasm build gets its helpers from the JS
@@ -274,7 +282,10 @@ typedef struct {
 typedef struct {
     const alab_intervention *interventions; /* may be NULL                     */
     int n_interventions;
-    int mask;          /* ALAB_MASK_*, for every layer (default causal)        */
+    int mask;          /* ALAB_MASK_*, for every layer (default causal: the model's own
+                          causal mask, within its sliding window on the layers
+                          alab_model_layer_window gives one; a window W >= T
+                          removes it)                                           */
     int window;        /* W for ALAB_MASK_WINDOW: attend to the last W positions */
     const int *layer_mask;   /* optional [L] per-layer ALAB_MASK_* (overrides mask) */
     const int *layer_window; /* optional [L] per-layer W, with layer_mask       */
@@ -898,7 +909,9 @@ int alab_path_patching(float *out, double *ld_clean, double *ld_corrupt, alab_mo
  * position embedding (0 for rotary families), [2] the final norm's bias,
  * [3 + l] layer l's attention output bias, [3 + L + l] layer l's MLP output.
  * Everything sums to *ld = u . final_norm(x) (the logit difference of the
- * run). ALAB_ERANGE for an answer outside the vocabulary, ALAB_EINVAL a == b. */
+ * run). ALAB_ERANGE for an answer outside the vocabulary, ALAB_EINVAL a == b,
+ * or a family that normalises each sublayer's output before the residual add
+ * (gemma3_text: no head's output is a linear term of the residual stream). */
 int alab_direct_logit_attribution(float *heads, float *sources, double *terms, double *ld, alab_model *m,
                                   const int *ids, int T, int answer, int answer_other);
 /* Value-weighted attention (Kobayashi et al. 2020): norms (L, NH, T)[l][h][j]
@@ -930,7 +943,8 @@ int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld
  * sorted draws) of the same score over n_null draws of Gaussian W_Q, W_K,
  * W_V (C, HS) and W_O (HS, C), sender's then receiver's, each row-major (g =
  * 1; alab_rng seeded `seed`; a normal is sqrt(-2 ln(1 - u1)) cos(2 pi u2),
- * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN (null may be NULL). ALAB_EINVAL for a one-layer model,
+ * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN (null may be NULL). ALAB_EINVAL for a one-layer model
+ * or a family with norms of each sublayer's output (gemma3_text, as for direct attribution),
  * ALAB_ERANGE for n_null outside [0, 100000]. */
 int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
 

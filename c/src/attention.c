@@ -17,6 +17,7 @@
 /* ---- attention ------------------------------------------------------------------------- */
 
 float alab_attn_scale(const alab_model *m, int l) {
+    if (m->arch.attn_scale > 0) return (float)m->arch.attn_scale; /* Gemma 3: query_pre_attn_scalar^-0.5 */
     float s = m->arch.scale_attn_weights ? 1.0f / sqrtf((float)m->arch.HS) : 1.0f;
     if (m->arch.scale_by_layer) s /= (float)(l + 1);
     return s;
@@ -28,6 +29,22 @@ void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T) {
     case ALAB_MASK_FULL: *lo = 0; *hi = T; break;
     case ALAB_MASK_WINDOW: *lo = i - window + 1 > 0 ? i - window + 1 : 0; *hi = i + 1; break;
     default: *lo = 0; *hi = i + 1; break;
+    }
+}
+
+int alab_model_layer_window(const alab_model *m, int layer) {
+    if (!m) return alab_fail(ALAB_EINVAL, "alab_model_layer_window: NULL model");
+    if (layer < 0 || layer >= m->cfg.n_layer)
+        return alab_fail(ALAB_ERANGE, "alab_model_layer_window: layer %d is outside [0, %d)", layer, m->cfg.n_layer);
+    return m->arch.layer_window[layer];
+}
+
+void alab_layer_mask(const alab_model *m, const alab_run_opts *o, int l, int *mode, int *window) {
+    *mode = o->layer_mask ? o->layer_mask[l] : o->mask;
+    *window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
+    if (*mode == ALAB_MASK_CAUSAL && m->arch.layer_window[l] > 0) { /* the model's causal mask slides */
+        *mode = ALAB_MASK_WINDOW;
+        *window = m->arch.layer_window[l];
     }
 }
 
@@ -62,8 +79,8 @@ static void attention_heads(const attention_job *job, int h0, int h1) {
     const int NH = m->cfg.n_head, HS = m->arch.HS, G = NH / m->arch.NKV, DQ = NH * HS;
     activations *a = &m->acts;
     const float scale = o->scale_override ? o->scale : alab_attn_scale(m, l);
-    const int mode = o->layer_mask ? o->layer_mask[l] : o->mask;
-    const int window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
+    int mode, window;
+    alab_layer_mask(m, o, l, &mode, &window);
     float *att_l = a->att + (size_t)l * NH * T * T;
 
     for (int h = h0; h < h1; h++) {
@@ -155,11 +172,13 @@ void alab_attention_prefill(alab_model *m, const qkv_view *v, int l, int T, cons
 /* The cached step: Tn new rows at positions kv->n.., their keys and values
  * appended to layer l's cache (layout (L, NKV, cap, HS): per head the rows are
  * contiguous, so a new row's scores are one matmul_nt over the cache and its
- * output one matmul over the cached values). No interventions, no capture. */
+ * output one matmul over the cached values). No interventions, no capture; the
+ * layer's own mask (causal, or within its sliding window). */
 void alab_attention_cached(alab_model *m, const qkv_view *vw, int l, int Tn, kv_cache *kv) {
     const int NH = m->cfg.n_head, NKV = m->arch.NKV, HS = m->arch.HS, G = NH / NKV, DQ = NH * HS;
     const int P0 = kv->n;
     const float scale = alab_attn_scale(m, l);
+    const int W = m->arch.layer_window[l];
     activations *a = &m->acts;
     for (int j = 0; j < NKV; j++) {
         float *kh = kv->k + ((size_t)l * NKV + j) * kv->cap * HS, *vh = kv->v + ((size_t)l * NKV + j) * kv->cap * HS;
@@ -171,12 +190,12 @@ void alab_attention_cached(alab_model *m, const qkv_view *vw, int l, int Tn, kv_
     for (int h = 0; h < NH; h++) {
         const float *kh = kv->k + ((size_t)l * NKV + h / G) * kv->cap * HS;
         const float *vh = kv->v + ((size_t)l * NKV + h / G) * kv->cap * HS;
-        for (int t = 0; t < Tn; t++) { /* causal: position P0 + t sees 0..P0 + t */
-            const int n = P0 + t + 1;
-            matmul_nt_forward(kv->scores, vw->q + (size_t)t * vw->ldq + h * HS, kh, 1, HS, n);
+        for (int t = 0; t < Tn; t++) { /* causal: position P0 + t sees 0..P0 + t (the last W of them with a window) */
+            const int hi = P0 + t + 1, lo = W > 0 && hi > W ? hi - W : 0, n = hi - lo;
+            matmul_nt_forward(kv->scores, vw->q + (size_t)t * vw->ldq + h * HS, kh + (size_t)lo * HS, 1, HS, n);
             for (int j = 0; j < n; j++) kv->scores[j] *= scale;
             softmax_forward(kv->scores, kv->scores, n);
-            matmul_forward_ld(a->y + (size_t)t * DQ + h * HS, DQ, kv->scores, n, vh, HS, NULL, 1, n, HS);
+            matmul_forward_ld(a->y + (size_t)t * DQ + h * HS, DQ, kv->scores, n, vh + (size_t)lo * HS, HS, NULL, 1, n, HS);
         }
     }
 }

@@ -362,6 +362,17 @@ int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld
 
 /* ---- direct logit attribution and value norms ----------------------------------------------------------------- */
 
+/* Direct attribution and composition scores read a head's output as a term of the residual stream (through W_O,
+ * into the final norm or the next layer's q/k/v). A family that normalises each sublayer's output before the
+ * residual add (Gemma 3's post_attention_layernorm / post_feedforward_layernorm) has no such linear term. */
+static int check_linear_residual(const alab_model *m, const char *fn) {
+    if (m->layers[0].post_attn_norm || m->layers[0].post_mlp_norm)
+        return alab_fail(ALAB_EINVAL, "%s: %s normalises each attention and MLP output before adding it to the residual "
+                         "stream, so a head's output is not a linear term of it (use path patching instead)", fn,
+                         m->cfg.family);
+    return ALAB_OK;
+}
+
 /* g * centre(c) / s for one residual-stream term c (C), dotted with u: the term's share of u . final_norm(x). */
 static double direct_term(const alab_model *m, const double *u, const double *c, double s) {
     const int C = m->cfg.n_embd;
@@ -379,6 +390,8 @@ int alab_direct_logit_attribution(float *heads, float *sources, double *terms, d
                                   const int *ids, int T, int answer, int answer_other) {
     if (!m || !ids || !heads || !terms || !ld) return alab_fail(ALAB_EINVAL, "alab_direct_logit_attribution: NULL argument");
     if (T < 1) return alab_fail(ALAB_EEMPTY, "alab_direct_logit_attribution: no tokens");
+    int rc0 = check_linear_residual(m, "alab_direct_logit_attribution");
+    if (rc0) return rc0;
     const dims d = dims_of(m);
     if (answer < 0 || answer >= d.V || answer_other < -1 || answer_other >= d.V)
         return alab_fail(ALAB_ERANGE, "alab_direct_logit_attribution: answers %d, %d outside [0, %d)", answer, answer_other, d.V);
@@ -630,6 +643,8 @@ int alab_composition_scores(float *scores, double *null, alab_model *m, int n_nu
     if (!m || !scores || (n_null > 0 && !null)) return alab_fail(ALAB_EINVAL, "alab_composition_scores: NULL argument");
     const dims d = dims_of(m);
     if (d.L < 2) return alab_fail(ALAB_EINVAL, "alab_composition_scores: a one-layer model has no pair of layers");
+    int rc0 = check_linear_residual(m, "alab_composition_scores");
+    if (rc0) return rc0;
     if (n_null < 0 || n_null > 100000) return alab_fail(ALAB_ERANGE, "alab_composition_scores: n_null %d outside [0, 100000]", n_null);
     const int C = d.C, n = d.HS, NH = d.NH;
     /* per layer: every head's factors (two layers at a time) */

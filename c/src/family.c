@@ -4,7 +4,8 @@
  * projections and tensor names. Its sizes and remaining settings (kv heads,
  * MLP, residual, tying, rotary, biases) come from config.json, read by one
  * function per config dialect: GPT-2's (n_embd, n_layer, ...) and the
- * common one of GPT-NeoX, Llama, Qwen2 and Qwen3 (hidden_size, ...).
+ * common one of GPT-NeoX, Llama, Qwen2, Qwen3, Mistral and Gemma 3
+ * (hidden_size, ...), with Gemma 3's own settings read by parse_gemma3.
  * A value the engine cannot run exactly as Hugging Face does is refused with
  * ALAB_ECONFIG naming the field, never approximated.
  */
@@ -36,9 +37,10 @@ static const alab_family FAMILIES[] = {
       .o_w = "gpt_neox." L_ "attention.dense.weight", .o_b = "gpt_neox." L_ "attention.dense.bias",
       .up_w = "gpt_neox." L_ "mlp.dense_h_to_4h.weight", .up_b = "gpt_neox." L_ "mlp.dense_h_to_4h.bias",
       .down_w = "gpt_neox." L_ "mlp.dense_4h_to_h.weight", .down_b = "gpt_neox." L_ "mlp.dense_4h_to_h.bias"}},
-#define LLAMA_NAMES                                                                                          \
+#define LLAMA_NAMES LLAMA_COMMON_NAMES, .ln2_w = "model." L_ "post_attention_layernorm.weight"
+#define LLAMA_COMMON_NAMES                                                                                   \
     .embed = "model.embed_tokens.weight", .final_norm_w = "model.norm.weight", .lm_head = "lm_head.weight",  \
-    .ln1_w = "model." L_ "input_layernorm.weight", .ln2_w = "model." L_ "post_attention_layernorm.weight",   \
+    .ln1_w = "model." L_ "input_layernorm.weight",                                                           \
     .q_w = "model." L_ "self_attn.q_proj.weight", .q_b = "model." L_ "self_attn.q_proj.bias",               \
     .k_w = "model." L_ "self_attn.k_proj.weight", .k_b = "model." L_ "self_attn.k_proj.bias",               \
     .v_w = "model." L_ "self_attn.v_proj.weight", .v_b = "model." L_ "self_attn.v_proj.bias",               \
@@ -50,6 +52,14 @@ static const alab_family FAMILIES[] = {
     {"llama", NORM_RMSNORM, POS_ROTARY, QKV_SEPARATE, 1, {LLAMA_NAMES}},
     {"qwen2", NORM_RMSNORM, POS_ROTARY, QKV_SEPARATE, 1, {LLAMA_NAMES}},
     {"qwen3", NORM_RMSNORM, POS_ROTARY, QKV_SEPARATE, 1, {LLAMA_NAMES}},
+    /* Llama's names and block; config.json's sliding_window is every layer's own mask */
+    {"mistral", NORM_RMSNORM, POS_ROTARY, QKV_SEPARATE, 1, {LLAMA_NAMES}},
+    /* Gemma 3 (Gemma3ForCausalLM): four norms per layer, (1 + w) RMSNorms; post_attention_layernorm is the norm
+     * of the attention's output, pre_feedforward_layernorm the MLP's input norm */
+    {"gemma3_text", NORM_RMSNORM_UNIT, POS_ROTARY, QKV_SEPARATE, 1,
+     {LLAMA_COMMON_NAMES, .ln2_w = "model." L_ "pre_feedforward_layernorm.weight",
+      .post_attn_norm = "model." L_ "post_attention_layernorm.weight",
+      .post_mlp_norm = "model." L_ "post_feedforward_layernorm.weight"}},
 };
 
 const alab_family *alab_family_find(const char *model_type) {
@@ -143,7 +153,7 @@ static int parse_gpt2(alab_config *cfg, alab_arch *a, const json_value *root) {
     return ALAB_OK;
 }
 
-/* ---- GPT-NeoX, Llama, Qwen2, Qwen3 ------------------------------------------- */
+/* ---- GPT-NeoX, Llama, Qwen2, Qwen3, Mistral, Gemma 3 ----------------------------- */
 
 /* rope_scaling: null, absent, {"rope_type"|"type": "default"} or the llama3 rule. */
 static int parse_rope_scaling(alab_arch *a, const json_value *root) {
@@ -155,10 +165,16 @@ static int parse_rope_scaling(alab_arch *a, const json_value *root) {
     if (!t || t->type != JSON_STRING)
         return alab_fail(ALAB_ECONFIG, "config.json: rope_scaling has no rope_type");
     if (strcmp(t->u.str, "default") == 0) return ALAB_OK;
-    if (strcmp(t->u.str, "llama3") != 0)
-        return alab_fail(ALAB_ECONFIG, "config.json: rope_scaling.rope_type \"%.40s\" is not supported (only llama3 or none)",
-                         t->u.str);
     int rc;
+    if (strcmp(t->u.str, "linear") == 0) { /* every frequency divided by factor (Gemma 3 1B/4B: 8 on global layers) */
+        if ((rc = config_num(&a->rope_factor, rs, "factor", 0, 1e6, NAN))) return rc;
+        if (isnan(a->rope_factor)) return alab_fail(ALAB_ECONFIG, "config.json: rope_scaling (linear) needs factor");
+        a->rope_linear = 1;
+        return ALAB_OK;
+    }
+    if (strcmp(t->u.str, "llama3") != 0)
+        return alab_fail(ALAB_ECONFIG, "config.json: rope_scaling.rope_type \"%.40s\" is not supported (only llama3, linear or none)",
+                         t->u.str);
     if ((rc = config_num(&a->rope_factor, rs, "factor", 0, 1e6, NAN)) ||
         (rc = config_num(&a->rope_low, rs, "low_freq_factor", 0, 1e6, NAN)) ||
         (rc = config_num(&a->rope_high, rs, "high_freq_factor", 0, 1e6, NAN)) ||
@@ -173,9 +189,60 @@ static int parse_rope_scaling(alab_arch *a, const json_value *root) {
     return ALAB_OK;
 }
 
+/* A key that must be absent or null: a setting the engine cannot run exactly (what: why). */
+static int config_null(const json_value *root, const char *key, const char *what) {
+    const json_value *v = json_get(root, key);
+    if (v && v->type != JSON_NULL)
+        return alab_fail(ALAB_ECONFIG, "config.json: %s must be null or absent (%s)", key, what);
+    return ALAB_OK;
+}
+
+/* Gemma 3's own settings (Gemma3TextConfig's defaults where a key is absent): the layer kinds of layer_types (or of
+ * sliding_window_pattern: layer i slides unless (i + 1) % pattern == 0), their window and local rotary base, the
+ * score scale query_pre_attn_scalar^-0.5, the embedding scale sqrt(hidden_size), and the refusals. */
+static int parse_gemma3(alab_config *cfg, alab_arch *a, const json_value *root) {
+    int rc, bidir = 0;
+    double qpas = 0, local = 0;
+    if ((rc = config_null(root, "attn_logit_softcapping", "a tanh cap on the scores is not implemented")) ||
+        (rc = config_null(root, "final_logit_softcapping", "a tanh cap on the logits is not implemented")) ||
+        (rc = config_bool(&bidir, root, "use_bidirectional_attention", 0)))
+        return rc;
+    if (bidir) return alab_fail(ALAB_ECONFIG, "config.json: use_bidirectional_attention true is not supported (a causal LM is expected)");
+    if ((rc = config_num(&qpas, root, "query_pre_attn_scalar", 0, 1e12, 256.0)) ||
+        (rc = config_num(&local, root, "rope_local_base_freq", 0, 1e12, 10000.0)))
+        return rc;
+    a->attn_scale = pow(qpas, -0.5);
+    a->rope_local_theta = local;
+    a->embed_scale = (float)sqrt((double)cfg->n_embd);
+    const int L = cfg->n_layer;
+    const json_value *lt = json_get(root, "layer_types");
+    if (lt && lt->type != JSON_NULL) {
+        if (lt->type != JSON_ARRAY || (int)lt->n != L)
+            return alab_fail(ALAB_ECONFIG, "config.json: layer_types must be an array of num_hidden_layers (%d) strings", L);
+        for (int l = 0; l < L; l++) {
+            const json_value *e = &lt->u.items[l];
+            if (e->type == JSON_STRING && strcmp(e->u.str, "sliding_attention") == 0) a->rope_local[l] = 1;
+            else if (!(e->type == JSON_STRING && strcmp(e->u.str, "full_attention") == 0))
+                return alab_fail(ALAB_ECONFIG, "config.json: layer_types[%d] must be \"sliding_attention\" or \"full_attention\"", l);
+        }
+    } else {
+        int pattern = 6;
+        if ((rc = config_int_opt(&pattern, root, "sliding_window_pattern", 1, 1 << 20, 6))) return rc;
+        for (int l = 0; l < L; l++) a->rope_local[l] = (l + 1) % pattern != 0;
+    }
+    int any = 0, window = 0;
+    for (int l = 0; l < L; l++) any |= a->rope_local[l];
+    if ((rc = config_int_opt(&window, root, "sliding_window", 1, 1 << 30, 4096))) return rc;
+    if (any && json_get(root, "sliding_window") && json_get(root, "sliding_window")->type == JSON_NULL)
+        return alab_fail(ALAB_ECONFIG, "config.json: sliding_window is null but layer_types has sliding layers");
+    for (int l = 0; l < L; l++) a->layer_window[l] = a->rope_local[l] ? window : 0;
+    return ALAB_OK;
+}
+
 static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
     const alab_family *f = a->fam;
     const int neox = f->qkv == QKV_NEOX_FUSED, qwen3 = strcmp(f->model_type, "qwen3") == 0;
+    const int mistral = strcmp(f->model_type, "mistral") == 0, gemma = strcmp(f->model_type, "gemma3_text") == 0;
     int rc, maxpos = 0;
     if ((rc = config_int(&cfg->vocab_size, root, "vocab_size", 1, ALAB_MAX_VOCAB)) ||
         (rc = config_int(&cfg->n_embd, root, "hidden_size", 1, ALAB_MAX_EMBD)) ||
@@ -194,9 +261,10 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
                              cfg->n_embd, cfg->n_head);
         a->HS = cfg->n_embd / cfg->n_head;
     } else {
-        if ((rc = config_int_opt(&a->NKV, root, "num_key_value_heads", 1, ALAB_MAX_HEADS, cfg->n_head))) return rc;
-        /* Qwen3Config's default head_dim is 128; the others derive it */
-        int def_hs = qwen3 ? 128 : (cfg->n_embd % cfg->n_head ? 0 : cfg->n_embd / cfg->n_head);
+        /* Gemma3TextConfig's default num_key_value_heads is 4, the others' num_attention_heads */
+        if ((rc = config_int_opt(&a->NKV, root, "num_key_value_heads", 1, ALAB_MAX_HEADS, gemma ? 4 : cfg->n_head))) return rc;
+        /* Qwen3Config's default head_dim is 128, Gemma3TextConfig's 256; the others derive it */
+        int def_hs = qwen3 ? 128 : gemma ? 256 : (cfg->n_embd % cfg->n_head ? 0 : cfg->n_embd / cfg->n_head);
         if ((rc = config_int_opt(&a->HS, root, "head_dim", 1, 1024, def_hs))) return rc;
         if (a->HS == 0)
             return alab_fail(ALAB_ECONFIG, "config.json: hidden_size (%d) is not a multiple of num_attention_heads (%d) and no head_dim",
@@ -214,10 +282,17 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
     a->eps = (float)eps;
     cfg->layer_norm_epsilon = a->eps;
 
-    /* activation */
-    const json_value *act = json_get(root, "hidden_act");
-    const char *act_s = act && act->type == JSON_STRING ? act->u.str : (act ? "" : (neox ? "gelu" : "silu"));
-    if (neox && strcmp(act_s, "gelu") == 0) a->mlp = MLP_GELU_EXACT;
+    /* activation (Gemma 3's MLP reads hidden_activation, whatever hidden_act says) */
+    const char *act_key = gemma ? "hidden_activation" : "hidden_act";
+    const json_value *act = json_get(root, act_key);
+    const char *act_s = act && act->type == JSON_STRING ? act->u.str
+                        : (act ? "" : (neox ? "gelu" : gemma ? "gelu_pytorch_tanh" : "silu"));
+    if (gemma) {
+        if (strcmp(act_s, "gelu_pytorch_tanh") != 0)
+            return alab_fail(ALAB_ECONFIG, "config.json: hidden_activation \"%.40s\" is not supported for gemma3_text "
+                                           "(gelu_pytorch_tanh)", act_s);
+        a->mlp = MLP_GEGLU;
+    } else if (neox && strcmp(act_s, "gelu") == 0) a->mlp = MLP_GELU_EXACT;
     else if (neox && strcmp(act_s, "gelu_new") == 0) a->mlp = MLP_GELU_TANH;
     else if (!neox && strcmp(act_s, "silu") == 0) a->mlp = MLP_SWIGLU;
     else return alab_fail(ALAB_ECONFIG, "config.json: hidden_act \"%.40s\" is not supported for %s (%s)", act_s,
@@ -225,11 +300,18 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
 
     /* rotary positions */
     double theta = 0, frac = 0;
+    /* transformers 5 writes rope_theta and rope_scaling into rope_parameters; that layout is not read (yet): refused
+     * rather than run with the defaults */
+    if ((rc = config_null(root, "rope_parameters", "the transformers 5 layout of the rotary settings is not read; "
+                                                   "rope_theta and rope_scaling are")))
+        return rc;
     const char *theta_key = neox && !json_get(root, "rope_theta") ? "rotary_emb_base" : "rope_theta";
-    if ((rc = config_num(&theta, root, theta_key, 0, 1e12, 10000.0))) return rc;
+    if ((rc = config_num(&theta, root, theta_key, 0, 1e12, gemma ? 1e6 : 10000.0))) return rc;
     a->rope_theta = theta;
     const char *frac_key = neox && !json_get(root, "partial_rotary_factor") ? "rotary_pct" : "partial_rotary_factor";
-    if ((rc = config_num(&frac, root, frac_key, 0, 1, neox ? 0.25 : 1.0))) return rc;
+    /* Gemma 3 rotates every dimension of a head */
+    if (gemma) frac = 1.0;
+    else if ((rc = config_num(&frac, root, frac_key, 0, 1, neox ? 0.25 : 1.0))) return rc;
     a->rot_dims = (int)(a->HS * frac); /* int() of Python: truncation */
     if (a->rot_dims % 2)
         return alab_fail(ALAB_ECONFIG, "config.json: %s gives %d rotary dimensions of %d, an odd number", frac_key,
@@ -238,8 +320,19 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
 
     /* the rest of each family */
     int sliding;
-    if ((rc = config_bool(&a->tied, root, "tie_word_embeddings", 0))) return rc; /* every HF default here */
-    if (neox) {
+    /* HF's default: tied for Gemma 3, untied for the others here */
+    if ((rc = config_bool(&a->tied, root, "tie_word_embeddings", gemma))) return rc;
+    if (mistral) { /* no biases (MistralAttention, MistralMLP); sliding_window: every layer's window, 4096 if absent */
+        int window = 0;
+        if ((rc = config_int_opt(&window, root, "sliding_window", 1, 1 << 30, 0))) return rc;
+        if (!json_get(root, "sliding_window")) window = 4096; /* MistralConfig's default; null: no window */
+        for (int l = 0; l < cfg->n_layer; l++) a->layer_window[l] = window;
+    } else if (gemma) {
+        int bias;
+        if ((rc = config_bool(&bias, root, "attention_bias", 0))) return rc;
+        a->qkv_bias = a->o_bias = bias;
+        if ((rc = parse_gemma3(cfg, a, root))) return rc;
+    } else if (neox) {
         int bias;
         if ((rc = config_bool(&a->parallel_residual, root, "use_parallel_residual", 1)) ||
             (rc = config_bool(&bias, root, "attention_bias", 1)))
@@ -261,11 +354,11 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
             (void)tp; /* the split is the same product, only computed in slices */
         }
     }
-    if (!neox) {
+    if (!neox && !mistral && !gemma) { /* Qwen2/Qwen3's switch (with max_window_layers) */
         if ((rc = config_bool(&sliding, root, "use_sliding_window", 0))) return rc;
         if (sliding) return alab_fail(ALAB_ECONFIG, "config.json: use_sliding_window true is not supported");
     }
-    a->qk_norm = qwen3;
+    a->qk_norm = qwen3 || gemma;
     a->scale_attn_weights = 1;
     return ALAB_OK;
 }
@@ -292,7 +385,8 @@ int alab_parse_config(alab_config *cfg, alab_arch *a, const char *text, size_t l
     }
     a->fam = alab_family_find(mt ? mt->u.str : "gpt2");
     if (!a->fam) {
-        rc = alab_fail(ALAB_ECONFIG, "config.json: model_type \"%.40s\" is not supported (gpt2, gpt_neox, llama, qwen2, qwen3)",
+        rc = alab_fail(ALAB_ECONFIG, "config.json: model_type \"%.40s\" is not supported (gpt2, gpt_neox, llama, qwen2, qwen3, "
+                       "mistral, gemma3_text)",
                        mt->u.str);
         json_free(&doc);
         return rc;

@@ -12,9 +12,13 @@
  *   capture q, k of one head
  *   y = attention(q, k, v)                prefill (do, masks, ablation) | cached
  *   a = y @ W_o + b_o
- *   sequential: x += a; x += mlp(norm2(x))
+ *   a = post_attn_norm(a)                 Gemma 3
+ *   sequential: x += a; x += mlp(norm2(x))   (Gemma 3: x += post_mlp_norm(mlp(norm2(x))))
  *   parallel:   x += a + mlp(norm2(x_in)) (GPT-NeoX)
- *   mlp(h) = down(act(up h)) | down(silu(gate h) * up h)
+ *   mlp(h) = down(act(up h)) | down(silu(gate h) * up h) | down(gelu_tanh(gate h) * up h)
+ * Gemma's norms are RMSNorms with the gains 1 + w (load.c adds the 1) and its embeddings are scaled by
+ * sqrt(hidden_size); the rotary tables of Gemma 3's sliding layers have their own base (rope_local). The mask
+ * of a layer with a sliding window is applied by attention.c (alab_layer_mask). 
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,6 +72,7 @@ static void act_range(const act_job *j, int lo, int hi) {
     switch (j->kind) {
     case MLP_GELU_TANH: gelu_forward(j->out + lo, j->inp + lo, hi - lo); break;
     case MLP_GELU_EXACT: gelu_exact_forward(j->out + lo, j->inp + lo, hi - lo); break;
+    case MLP_GEGLU: geglu_forward(j->out + lo, j->inp + lo, j->up + lo, hi - lo); break;
     default: swiglu_forward(j->out + lo, j->inp + lo, j->up + lo, hi - lo); break;
     }
 }
@@ -120,7 +125,7 @@ void alab_lm_head(alab_model *m, float *out, const float *inp, int T) {
     alab_run_job(m, parts, mm_nt_part, &j);
 }
 
-/* out = act(inp) (n), or for SwiGLU out = silu(inp) * up. */
+/* out = act(inp) (n), or for SwiGLU / GeGLU out = silu(inp) * up / gelu_tanh(inp) * up. */
 static void activation(alab_model *m, float *out, const float *inp, const float *up, int n) {
     act_job j = {out, inp, up, n, m->arch.mlp};
     const int parts = alab_parts_for(m, 8.0 * n); /* a tanh is worth about 8 multiply-adds */
@@ -129,6 +134,7 @@ static void activation(alab_model *m, float *out, const float *inp, const float 
 }
 
 static void norm(const alab_model *m, float *out, const float *inp, const float *w, const float *b, int T) {
+    /* NORM_RMSNORM_UNIT is an RMSNorm too: its gains are 1 + w since the load */
     if (m->arch.fam->norm == NORM_LAYERNORM) layernorm_forward(out, inp, w, b, T, m->cfg.n_embd, m->arch.eps);
     else rmsnorm_forward(out, inp, w, T, m->cfg.n_embd, m->arch.eps);
 }
@@ -177,7 +183,7 @@ int alab_ensure_activations(alab_model *m, int T) {
     const uint64_t C = (uint64_t)m->cfg.n_embd, L = (uint64_t)m->cfg.n_layer, NH = (uint64_t)m->cfg.n_head;
     const uint64_t HS = (uint64_t)ar->HS, V = (uint64_t)m->cfg.vocab_size, t = (uint64_t)T;
     const uint64_t DQ = NH * HS, DKV = (uint64_t)ar->NKV * HS;
-    uint64_t fcw = (uint64_t)ar->F * (ar->mlp == MLP_SWIGLU ? 2 : 1);
+    uint64_t fcw = (uint64_t)ar->F * (ar->mlp == MLP_SWIGLU || ar->mlp == MLP_GEGLU ? 2 : 1);
     if (DQ > fcw) fcw = DQ; /* k^T scratch of every head */
     uint64_t sizes[12] = {t * C, t * C, t * (DQ + 2 * DKV), t * DQ, t * fcw, L * NH * t * t, t * HS, t * HS, C, V, t,
                           ar->parallel_residual ? t * C : 0};
@@ -205,10 +211,13 @@ int alab_ensure_activations(alab_model *m, int T) {
 /* ---- rotary positions --------------------------------------------------------------- */
 
 /* The frequency of pair i of the rotary dimensions (Hugging Face's inv_freq,
- * with the llama3 rope_scaling rule), in double precision. */
-static double rope_inv_freq(const alab_arch *a, int i) {
+ * with the linear or llama3 rope_scaling rule), in double precision; local:
+ * Gemma 3's sliding layers, base rope_local_theta and no scaling. */
+static double rope_inv_freq(const alab_arch *a, int i, int local) {
     const double dim = a->rot_dims;
-    double f = 1.0 / pow(a->rope_theta, (2.0 * i) / dim);
+    double f = 1.0 / pow(local ? a->rope_local_theta : a->rope_theta, (2.0 * i) / dim);
+    if (local) return f;
+    if (a->rope_linear) return f / a->rope_factor;
     if (!a->rope_llama3) return f;
     const double pi = 3.14159265358979323846;
     const double low_wavelen = a->rope_orig / a->rope_low, high_wavelen = a->rope_orig / a->rope_high;
@@ -219,7 +228,9 @@ static double rope_inv_freq(const alab_arch *a, int i) {
     return (1 - smooth) * f / a->rope_factor + smooth * f;  /* in between: interpolated */
 }
 
-/* cos and sin of positions [0, P) for every pair, grown when a longer run comes. */
+/* cos and sin of positions [0, P) for every pair, grown when a longer run comes:
+ * [cos | sin] of the global frequencies, then (rope_local_theta > 0) [cos | sin]
+ * of the local ones, each (cap, half). */
 static int ensure_rope(alab_model *m, int P) {
     const int half = m->arch.rot_dims / 2;
     if (m->arch.fam->pos != POS_ROTARY || half == 0) return ALAB_OK;
@@ -228,14 +239,18 @@ static int ensure_rope(alab_model *m, int P) {
     int cap = ((P + step - 1) / step) * step;
     if (cap > m->cfg.n_positions) cap = m->cfg.n_positions;
     if (cap < P) cap = P;
-    float *buf = malloc((size_t)cap * half * 2 * sizeof(float));
+    const int tables = m->arch.rope_local_theta > 0 ? 2 : 1;
+    float *buf = malloc((size_t)cap * half * 2 * tables * sizeof(float));
     if (!buf) return alab_fail(ALAB_ENOMEM, "out of memory for the rotary tables");
-    for (int i = 0; i < half; i++) {
-        const double f = rope_inv_freq(&m->arch, i);
-        for (int p = 0; p < cap; p++) {
-            const double ang = (double)p * f;
-            buf[(size_t)p * half + i] = (float)cos(ang);
-            buf[(size_t)cap * half + (size_t)p * half + i] = (float)sin(ang);
+    for (int k = 0; k < tables; k++) {
+        float *tab = buf + (size_t)k * 2 * cap * half;
+        for (int i = 0; i < half; i++) {
+            const double f = rope_inv_freq(&m->arch, i, k);
+            for (int p = 0; p < cap; p++) {
+                const double ang = (double)p * f;
+                tab[(size_t)p * half + i] = (float)cos(ang);
+                tab[(size_t)cap * half + (size_t)p * half + i] = (float)sin(ang);
+            }
         }
     }
     free(m->rope_cos);
@@ -244,12 +259,13 @@ static int ensure_rope(alab_model *m, int P) {
     return ALAB_OK;
 }
 
-/* x: rows rows of nh heads (row stride ld), rotated at positions P0..:
+/* x: rows rows of nh heads (row stride ld), rotated at positions P0.. with layer l's tables:
  * pairs (i, i + half) of the first rot_dims of each head (rotate_half). */
-static void rope_apply(const alab_model *m, float *x, int ld, int rows, int nh, int P0) {
+static void rope_apply(const alab_model *m, float *x, int ld, int rows, int nh, int P0, int l) {
     const int HS = m->arch.HS, half = m->arch.rot_dims / 2;
+    const ptrdiff_t table = m->arch.rope_local[l] && m->arch.rope_local_theta > 0 ? 2 * (m->rope_sin - m->rope_cos) : 0;
     for (int t = 0; t < rows; t++) {
-        const float *c = m->rope_cos + (size_t)(P0 + t) * half, *s = m->rope_sin + (size_t)(P0 + t) * half;
+        const float *c = m->rope_cos + table + (size_t)(P0 + t) * half, *s = m->rope_sin + table + (size_t)(P0 + t) * half;
         for (int h = 0; h < nh; h++) {
             float *v = x + (size_t)t * ld + h * HS;
             for (int i = 0; i < half; i++) {
@@ -276,6 +292,8 @@ void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
             add_f32(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, m->wpe + (size_t)(P0 + t) * C, C);
         else
             memcpy(a->x + (size_t)t * C, m->wte + (size_t)ids[t] * C, (size_t)C * sizeof(float));
+        if (m->arch.embed_scale != 0.0f) /* Gemma: embed * sqrt(hidden_size), in f32 */
+            for (int k = 0; k < C; k++) a->x[(size_t)t * C + k] *= m->arch.embed_scale;
     }
 }
 
@@ -298,7 +316,7 @@ static void project_qkv(alab_model *m, const layer_weights *w, int Tn, int r0, i
 }
 
 /* q/k norms and rotary positions of rows [r0, r0 + nr) of a projected qkv view. */
-static void finish_qkv(alab_model *m, const layer_weights *w, const qkv_view *v, int r0, int nr, int P0) {
+static void finish_qkv(alab_model *m, int l, const layer_weights *w, const qkv_view *v, int r0, int nr, int P0) {
     const alab_arch *ar = &m->arch;
     const int NH = m->cfg.n_head, HS = ar->HS, NKV = ar->NKV;
     if (ar->qk_norm)
@@ -313,8 +331,8 @@ static void finish_qkv(alab_model *m, const layer_weights *w, const qkv_view *v,
             }
         }
     if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
-        rope_apply(m, v->q + (size_t)r0 * v->ldq, v->ldq, nr, NH, P0 + r0);
-        rope_apply(m, v->k + (size_t)r0 * v->ldk, v->ldk, nr, NKV, P0 + r0);
+        rope_apply(m, v->q + (size_t)r0 * v->ldq, v->ldq, nr, NH, P0 + r0, l);
+        rope_apply(m, v->k + (size_t)r0 * v->ldk, v->ldk, nr, NKV, P0 + r0, l);
     }
 }
 
@@ -339,14 +357,14 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
         if (ck && ck->rcv_x && l == ck->rcv_layer) { /* the receiver's inputs, from the other residual */
             norm(m, h, ck->rcv_x, w->ln1_w, w->ln1_b, Tn);
             project_qkv(m, w, Tn, 0, Tn, &v);
-            finish_qkv(m, w, &v, 0, Tn, P0);
+            finish_qkv(m, l, w, &v, 0, Tn, P0);
             memcpy(ck->rcv_qkv, a->qkv, (size_t)Tn * DQKV * sizeof(float));
         }
         norm(m, h, x, w->ln1_w, w->ln1_b, nr);
         if (br && br->plain_qkv) memcpy(a->qkv, br->plain_qkv + (size_t)l * Tn * DQKV, (size_t)Tn * DQKV * sizeof(float));
         project_qkv(m, w, Tn, r0, nr, &v);
         if (ix && ix->has_edits) alab_apply_head_edits(m, &v, l, Tn, o);
-        finish_qkv(m, w, &v, r0, nr, P0);
+        finish_qkv(m, l, w, &v, r0, nr, P0);
         if (o && l == o->capture_layer) { /* q and k of the captured head, before scaling */
             const int hd = o->capture_head, j = hd / (NH / NKV);
             for (int t = 0; t < Tn; t++) {
@@ -362,6 +380,7 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
 
     float *attn_out = (ar->parallel_residual ? a->h2 : a->h) + (size_t)r0 * C;
     alab_layer_matmul_plan(m, attn_out, a->y + (size_t)r0 * DQ, w->o_w, w->o_b, nr, DQ, C, Tn);
+    if (w->post_attn_norm) rmsnorm_forward(attn_out, attn_out, w->post_attn_norm, nr, C, ar->eps);
     if (ck) { /* the attention block's output: replaced at one position, captured */
         if (ck->comp_layer == l && ck->comp_kind == 0)
             memcpy(attn_out + (size_t)ck->comp_pos * C, ck->comp_vec, (size_t)C * sizeof(float));
@@ -373,7 +392,7 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
     } else {
         norm(m, h, x, w->ln2_w, w->ln2_b, nr);
         alab_layer_matmul_plan(m, a->fc, h, w->up_w, w->up_b, nr, C, F, Tn);
-        if (ar->mlp == MLP_SWIGLU) {
+        if (ar->mlp == MLP_SWIGLU || ar->mlp == MLP_GEGLU) {
             float *gate = a->fc + (size_t)nr * F;
             alab_layer_matmul_plan(m, gate, h, w->gate_w, w->gate_b, nr, C, F, Tn);
             activation(m, a->fc, gate, a->fc, nr * F);
@@ -381,6 +400,7 @@ void alab_block_forward(alab_model *m, int l, int Tn, int P0, const alab_run_opt
             activation(m, a->fc, a->fc, NULL, nr * F);
         }
         alab_layer_matmul_plan(m, h, a->fc, w->down_w, w->down_b, nr, F, C, Tn);
+        if (w->post_mlp_norm) rmsnorm_forward(h, h, w->post_mlp_norm, nr, C, ar->eps);
     }
     if (ck) { /* the MLP's output: replaced at one position, captured */
         if (ck->comp_layer == l && ck->comp_kind == 1)

@@ -116,9 +116,8 @@ int alab_check_opts(const alab_model *m, const alab_run_opts *o, int T) {
     for (int i = 0; i < o->n_interventions; i++) { /* a soft do adds to a score: the mask must let it through */
         const alab_intervention *v = &o->interventions[i];
         if (v->kind != ALAB_DO_SOFT) continue;
-        const int mode = o->layer_mask ? o->layer_mask[v->layer] : o->mask;
-        const int window = o->layer_mask && o->layer_window ? o->layer_window[v->layer] : o->window;
-        int lo, hi;
+        int mode, window, lo, hi;
+        alab_layer_mask(m, o, v->layer, &mode, &window);
         alab_mask_range(&lo, &hi, mode, window, v->row, T);
         if (v->col < lo || v->col >= hi)
             return alab_fail(ALAB_EMASKED, "intervention %d: a soft do on (row %d, col %d) in layer %d, a cell its mask "

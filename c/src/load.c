@@ -150,7 +150,8 @@ static const st_tensor *source_find(const tensor_source *src, const char *name, 
 
 /* ---- weights ------------------------------------------------------------------- */
 
-enum { XF_NONE, XF_TRANSPOSE, XF_NEOX_QKV, XF_NEOX_QKV_BIAS };
+/* XF_UNIT: a Gemma norm weight w becomes 1 + w (in f32, as Gemma3RMSNorm computes 1.0 + weight.float()) */
+enum { XF_NONE, XF_TRANSPOSE, XF_NEOX_QKV, XF_NEOX_QKV_BIAS, XF_UNIT };
 
 typedef struct {
     char name[128];
@@ -190,20 +191,22 @@ static int list_weights(spec_list *l, alab_model *m) {
     const int64_t C = c->n_embd, V = c->vocab_size, P = c->n_positions, F = a->F;
     const int64_t DQ = (int64_t)c->n_head * a->HS, DKV = (int64_t)a->NKV * a->HS;
     const int lin = a->fam->linear_layout;
-    l->cap = 6 + 24 * c->n_layer;
+    const int nx = a->fam->norm == NORM_RMSNORM_UNIT ? XF_UNIT : XF_NONE; /* the norm weights' transform */
+    const int gated = a->mlp == MLP_SWIGLU || a->mlp == MLP_GEGLU;
+    l->cap = 6 + 26 * c->n_layer;
     if (!(l->s = calloc((size_t)l->cap, sizeof *l->s))) return alab_fail(ALAB_ENOMEM, "out of memory");
     add(l, &m->wte, nm->embed, 0, V, C, XF_NONE);
     if (a->fam->pos == POS_LEARNED) {
         add(l, &m->wpe, nm->pos_embed, 0, P, C, XF_NONE);
         l->s[l->n - 1].big = 0; /* small, and added in f32 */
     }
-    add(l, &m->lnf_w, nm->final_norm_w, 0, C, 0, XF_NONE);
+    add(l, &m->lnf_w, nm->final_norm_w, 0, C, 0, nx);
     if (a->fam->norm == NORM_LAYERNORM) add(l, &m->lnf_b, nm->final_norm_b, 0, C, 0, XF_NONE);
     if (!a->tied) add(l, &m->lm_head, nm->lm_head, 0, V, C, XF_NONE);
     for (int i = 0; i < c->n_layer; i++) {
         layer_weights *w = &m->layers[i];
         const int ln = a->fam->norm == NORM_LAYERNORM;
-        add(l, &w->ln1_w, nm->ln1_w, i, C, 0, XF_NONE);
+        add(l, &w->ln1_w, nm->ln1_w, i, C, 0, nx);
         if (ln) add(l, &w->ln1_b, nm->ln1_b, i, C, 0, XF_NONE);
         switch (a->fam->qkv) {
         case QKV_CONV1D_FUSED:
@@ -224,21 +227,23 @@ static int list_weights(spec_list *l, alab_model *m) {
                 add(l, &w->v_b, nm->v_b, i, DKV, 0, XF_NONE);
             }
             if (a->qk_norm) {
-                add(l, &w->q_norm, nm->q_norm, i, a->HS, 0, XF_NONE);
-                add(l, &w->k_norm, nm->k_norm, i, a->HS, 0, XF_NONE);
+                add(l, &w->q_norm, nm->q_norm, i, a->HS, 0, nx);
+                add(l, &w->k_norm, nm->k_norm, i, a->HS, 0, nx);
             }
             break;
         }
         add(l, &w->o_w, nm->o_w, i, lin ? C : DQ, lin ? DQ : C, lin ? XF_TRANSPOSE : XF_NONE);
         if (a->o_bias) add(l, &w->o_b, nm->o_b, i, C, 0, XF_NONE);
-        add(l, &w->ln2_w, nm->ln2_w, i, C, 0, XF_NONE);
+        if (nm->post_attn_norm) add(l, &w->post_attn_norm, nm->post_attn_norm, i, C, 0, nx);
+        add(l, &w->ln2_w, nm->ln2_w, i, C, 0, nx);
         if (ln) add(l, &w->ln2_b, nm->ln2_b, i, C, 0, XF_NONE);
         add(l, &w->up_w, nm->up_w, i, lin ? F : C, lin ? C : F, lin ? XF_TRANSPOSE : XF_NONE);
         if (a->mlp_bias) add(l, &w->up_b, nm->up_b, i, F, 0, XF_NONE);
-        if (a->mlp == MLP_SWIGLU) add(l, &w->gate_w, nm->gate_w, i, F, C, XF_TRANSPOSE);
-        if (a->mlp == MLP_SWIGLU && a->mlp_bias) add(l, &w->gate_b, nm->gate_b, i, F, 0, XF_NONE);
+        if (gated) add(l, &w->gate_w, nm->gate_w, i, F, C, XF_TRANSPOSE);
+        if (gated && a->mlp_bias) add(l, &w->gate_b, nm->gate_b, i, F, 0, XF_NONE);
         add(l, &w->down_w, nm->down_w, i, lin ? C : F, lin ? F : C, lin ? XF_TRANSPOSE : XF_NONE);
         if (a->mlp_bias) add(l, &w->down_b, nm->down_b, i, C, 0, XF_NONE);
+        if (nm->post_mlp_norm) add(l, &w->post_mlp_norm, nm->post_mlp_norm, i, C, 0, nx);
     }
     return ALAB_OK;
 }
@@ -431,6 +436,8 @@ static int bind_weights(alab_model *m, const tensor_source *src, int weights) {
             if (w->xf == XF_TRANSPOSE) transpose_inplace(p, w->shape[0], w->shape[1], scratch, 0);
             else if (w->xf == XF_NEOX_QKV) transpose_inplace(p, w->shape[0], w->shape[1], scratch, m->cfg.n_head);
             else if (w->xf == XF_NEOX_QKV_BIAS) neox_bias_inplace(p, w->shape[0], scratch, m->cfg.n_head);
+            else if (w->xf == XF_UNIT)
+                for (int64_t j = 0; j < w->shape[0]; j++) p[j] = 1.0f + p[j];
         }
         free(scratch);
     }

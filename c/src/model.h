@@ -20,14 +20,16 @@
 #include "safetensors.h"
 
 /* ---- the family description ---------------------------------------------- */
-typedef enum { NORM_LAYERNORM, NORM_RMSNORM } norm_kind;           /* LayerNorm has a bias */
+/* LayerNorm has a bias; RMSNORM_UNIT is Gemma's RMSNorm, x / rms(x) * (1 + w): the stored w is the offset from 1
+ * (load.c adds the 1, in f32 as Hugging Face does, so the forward pass multiplies by the stored gain) */
+typedef enum { NORM_LAYERNORM, NORM_RMSNORM, NORM_RMSNORM_UNIT } norm_kind;
 typedef enum { POS_LEARNED, POS_ROTARY } pos_kind;
 typedef enum {
     QKV_CONV1D_FUSED,   /* GPT-2: one Conv1D (C, DQ+2DKV) = [q | k | v], weights (in, out) */
     QKV_NEOX_FUSED,     /* GPT-NeoX: one Linear (3C, C), rows per head [q_h k_h v_h] */
     QKV_SEPARATE        /* Llama/Qwen: q_proj, k_proj, v_proj Linear (out, in) */
 } qkv_kind;
-typedef enum { MLP_GELU_TANH, MLP_GELU_EXACT, MLP_SWIGLU } mlp_kind;
+typedef enum { MLP_GELU_TANH, MLP_GELU_EXACT, MLP_SWIGLU, MLP_GEGLU } mlp_kind; /* GeGLU: gelu_tanh(gate h) * up h */
 
 /* Tensor names, printf formats taking the layer index; NULL = the family has none. */
 typedef struct {
@@ -38,6 +40,7 @@ typedef struct {
     const char *q_norm, *k_norm;            /* per-head RMSNorm weights (HS) */
     const char *o_w, *o_b;
     const char *up_w, *up_b, *gate_w, *gate_b, *down_w, *down_b;
+    const char *post_attn_norm, *post_mlp_norm; /* Gemma 3: norms of the attention's and the MLP's outputs (C) */
     const char *alt_prefix;                 /* a prefix a checkpoint may add to every name but lm_head */
 } alab_tensor_names;
 
@@ -65,7 +68,14 @@ typedef struct {
     int rot_dims;              /* rotary dimensions of each head (even, <= HS) */
     double rope_theta;
     int rope_llama3;           /* the llama3 rope_scaling rule */
+    int rope_linear;           /* the linear rope_scaling rule: every frequency / rope_factor */
     double rope_factor, rope_low, rope_high, rope_orig;
+    double rope_local_theta;   /* > 0: layers with rope_local[l] rotate with this base, unscaled (Gemma 3) */
+    unsigned char rope_local[ALAB_MAX_LAYERS];
+    int layer_window[ALAB_MAX_LAYERS]; /* > 0: layer l's own mask is causal within a sliding window of this many
+                                          keys (i - j < W; Mistral, Gemma 3's sliding layers); 0: plain causal */
+    double attn_scale;         /* > 0: the score scale (Gemma 3: query_pre_attn_scalar^-0.5); 0: 1/sqrt(HS) */
+    float embed_scale;         /* != 0: the embeddings are multiplied by it (Gemma: sqrt(hidden_size) in f32) */
     int scale_attn_weights;    /* GPT-2: 0 = scores are not divided by sqrt(HS) */
     int scale_by_layer;        /* GPT-2: scores also divided by layer_idx + 1 */
     int n_positions_config;    /* max_position_embeddings as written (may exceed P) */
@@ -89,6 +99,7 @@ typedef struct {
     const float *up_w, *up_b;       /* (C, F) c_fc / dense_h_to_4h / up_proj */
     const float *gate_w, *gate_b;   /* (C, F) SwiGLU */
     const float *down_w, *down_b;   /* (F, C) */
+    const float *post_attn_norm, *post_mlp_norm; /* (C), Gemma 3 */
 } layer_weights;
 
 typedef struct {
@@ -195,6 +206,9 @@ typedef struct {
 const alab_iv_kind *alab_iv_kind_of(int k);
 /* The positions row i of a T-token run may attend to under a mask mode: [*lo, *hi) (attention.c). */
 void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T);
+/* The mask layer l runs under with options o: the options' (per-layer) mask, where "causal" is the model's own
+ * causal mask, a sliding window of arch.layer_window[l] keys on the layers config.json gives one (attention.c). */
+void alab_layer_mask(const alab_model *m, const alab_run_opts *o, int l, int *mode, int *window);
 
 typedef struct {
     int *start;

@@ -1039,6 +1039,18 @@ void swiglu_forward(float *out, const float *gate, const float *up, int N) {
     }
 }
 
+void geglu_forward(float *out, const float *gate, const float *up, int N) {
+    int i = 0;
+    for (; i + W <= N; i += W)
+        alab_vf_store(out + i, alab_vf_mul(gelu_vf(alab_vf_load(gate + i)), alab_vf_load(up + i)));
+    if (i < N) {
+        float g[W] = {0}, u[W] = {0};
+        for (int k = 0; k < N - i; k++) g[k] = gate[i + k], u[k] = up[i + k];
+        alab_vf_store(g, alab_vf_mul(gelu_vf(alab_vf_load(g)), alab_vf_load(u)));
+        for (int k = 0; k < N - i; k++) out[i + k] = g[k];
+    }
+}
+
 void swiglu_forward_ref(float *out, const float *gate, const float *up, int N) {
     for (int i = 0; i < N; i++) {
         const double g = gate[i];

@@ -90,6 +90,8 @@ void gelu_exact_forward_ref(float *out, const float *inp, int N);
 /* SwiGLU's product: out = silu(gate) * up = gate / (1 + exp(-gate)) * up. out may equal gate or up. */
 void swiglu_forward(float *out, const float *gate, const float *up, int N);
 void swiglu_forward_ref(float *out, const float *gate, const float *up, int N);
+/* GeGLU (Gemma): out = gelu_new(gate) * up, gelu_new as gelu_forward (= PyTorch's gelu "tanh"). out may equal gate or up. */
+void geglu_forward(float *out, const float *gate, const float *up, int N);
 
 /* Numerically stable softmax of one row of N; entries equal to -INFINITY get 0.
  * out may equal inp. A row that is all -INFINITY becomes all zeros. */

@@ -1,5 +1,5 @@
 /* test_configs.c — the published configs of the models attnlab names (tests/fixtures/configs: Pythia-70m,
- * SmolLM2-135M/360M, Qwen2.5-0.5B, Qwen3-0.6B, Llama-3.2-1B) parse, with the sizes and settings the model cards
+ * SmolLM2-135M/360M, Qwen2.5-0.5B, Qwen3-0.6B, Llama-3.2-1B, Gemma-3-270M-it) parse, with the sizes and settings the model cards
  * publish, and the loader expects exactly the tensors (names and shapes) of each published checkpoint, as
  * tests/ref/hf_names.py derives them from Hugging Face's naming (tensors.txt, gen_config_lists.py). */
 #include <setjmp.h>
@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static const struct {
     {"qwen2.5-0.5b", "qwen2", 24, 14, 2, 64, 896, 151936, 32768, "model.embed_tokens.weight 151936,896\n"},
     {"qwen3-0.6b", "qwen3", 28, 16, 8, 128, 1024, 151936, ALAB_MAX_POSITIONS, "model.embed_tokens.weight 151936,1024\n"},
     {"llama-3.2-1b", "llama", 16, 32, 8, 64, 2048, 128256, ALAB_MAX_POSITIONS, "model.embed_tokens.weight 128256,2048\n"},
+    {"gemma-3-270m-it", "gemma3_text", 18, 4, 1, 256, 640, 262144, 32768, "model.embed_tokens.weight 262144,640\n"},
 };
 
 static void each_published_config_parses_and_expects_the_published_tensors(void **state) {
@@ -97,10 +99,76 @@ static void the_settings_are_the_published_ones(void **state) {
     }
 }
 
+/* Gemma 3 270M: five sliding layers (window 512, local rotary base 1e4) then a full one (1e6, no scaling),
+ * scores scaled by 256^-0.5, embeddings by sqrt(640), GeGLU, (1 + w) norms, q/k norms, tied. */
+static void gemma3_270m_settings(void **state) {
+    (void)state;
+    size_t clen = 0;
+    char *text = slurp(repo_path("tests/fixtures/configs/gemma-3-270m-it/config.json"), &clen);
+    alab_config c;
+    alab_arch a;
+    assert_int_equal(alab_parse_config(&c, &a, text, clen), ALAB_OK);
+    for (int l = 0; l < 18; l++) {
+        const int full = (l + 1) % 6 == 0;
+        assert_int_equal(a.layer_window[l], full ? 0 : 512);
+        assert_int_equal(a.rope_local[l], !full);
+    }
+    assert_int_equal(a.fam->norm, NORM_RMSNORM_UNIT);
+    assert_int_equal(a.mlp, MLP_GEGLU);
+    assert_true(a.attn_scale == 1.0 / 16);
+    assert_true(a.embed_scale == (float)sqrt(640.0));
+    assert_true(a.rope_theta == 1e6 && a.rope_local_theta == 1e4);
+    assert_int_equal(a.rope_linear + a.rope_llama3, 0);
+    assert_int_equal(a.rot_dims, 256);
+    assert_true(a.tied && a.qk_norm && !a.qkv_bias && !a.o_bias && !a.mlp_bias);
+    assert_true(a.eps == 1e-6f);
+    free(text);
+}
+
+/* Configs of models whose config.json could not be copied here (see tests/fixtures/README.md), written from their
+ * model cards' published values: Gemma 3 1B (no layer_types: sliding_window_pattern 6 decides; linear rope_scaling 8
+ * on its full layers) and Mistral 7B v0.1 (sliding_window 4096 on every layer, head_dim derived). */
+static void gemma3_1b_and_mistral_7b_settings(void **state) {
+    (void)state;
+    static const char g1b[] =
+        "{\"architectures\": [\"Gemma3ForCausalLM\"], \"model_type\": \"gemma3_text\", \"hidden_size\": 1152, "
+        "\"intermediate_size\": 6912, \"num_hidden_layers\": 26, \"num_attention_heads\": 4, \"num_key_value_heads\": 1, "
+        "\"head_dim\": 256, \"max_position_embeddings\": 32768, \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, "
+        "\"rope_local_base_freq\": 10000, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, "
+        "\"rope_theta\": 1000000, \"sliding_window\": 512, \"sliding_window_pattern\": 6, \"vocab_size\": 262144}";
+    alab_config c;
+    alab_arch a;
+    assert_int_equal(alab_parse_config(&c, &a, g1b, strlen(g1b)), ALAB_OK);
+    for (int l = 0; l < 26; l++) assert_int_equal(a.layer_window[l], (l + 1) % 6 == 0 ? 0 : 512);
+    assert_true(a.rope_linear && a.rope_factor == 8);
+    assert_true(a.tied); /* Gemma3TextConfig's default */
+    static const char m7b[] =
+        "{\"architectures\": [\"MistralForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2, \"hidden_act\": \"silu\", "
+        "\"hidden_size\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 14336, \"max_position_embeddings\": 32768, "
+        "\"model_type\": \"mistral\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
+        "\"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"sliding_window\": 4096, \"tie_word_embeddings\": false, "
+        "\"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 32000}";
+    assert_int_equal(alab_parse_config(&c, &a, m7b, strlen(m7b)), ALAB_OK);
+    assert_string_equal(c.family, "mistral");
+    assert_int_equal(c.head_dim, 128);
+    assert_int_equal(c.n_kv_head, 8);
+    for (int l = 0; l < 32; l++) assert_int_equal(a.layer_window[l], 4096);
+    assert_true(!a.tied && !a.qkv_bias && !a.o_bias && !a.mlp_bias && !a.qk_norm && a.mlp == MLP_SWIGLU);
+    assert_true(a.attn_scale == 0 && a.embed_scale == 0);
+    static char buf[1 << 16];
+    size_t need = 0; /* Llama's tensors: no biases, no q/k norms */
+    assert_int_equal(alab_expected_tensors(buf, sizeof buf, &need, m7b, strlen(m7b)), ALAB_OK);
+    assert_null(strstr(buf, "bias"));
+    assert_null(strstr(buf, "norm.weight 128"));
+    assert_non_null(strstr(buf, "model.layers.31.self_attn.k_proj.weight 1024,4096\n"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_published_config_parses_and_expects_the_published_tensors),
         cmocka_unit_test(the_settings_are_the_published_ones),
+        cmocka_unit_test(gemma3_270m_settings),
+        cmocka_unit_test(gemma3_1b_and_mistral_7b_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,10 @@
-/* test_families.c — every family (gpt2 variants, gpt_neox, llama, qwen2, qwen3) loaded from its synthetic
+/* test_families.c — every family (gpt2 variants, gpt_neox, llama, qwen2, qwen3, mistral, gemma3_text) loaded from its synthetic
  * Hugging Face folder (tests/fixtures/families, written by tests/ref/gen_families.py) against the independent
  * float64 reference: attentions and q/k within 1e-4, logits within 1e-3, for plain runs and each intervention
  * kind; cached generation equal to full forwards; threads bit for bit; the config's family fields; and the
  * bad folders (sizes that disagree with the tensors, a missing shard, an index naming a tensor twice,
- * unsupported config values) each with its code. */
+ * unsupported config values) each with its code; the sliding windows of mistral and gemma3_text (each layer's
+ * own mask, what a do may name inside and outside them). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,13 +178,15 @@ static void every_family_matches_the_reference(void **state) {
  * golden by more than the tolerance (else the comparison above could not tell an ignored intervention).
  * Except where the architecture says otherwise: Qwen3's q_norm/k_norm (RMSNorm per head) undo a positive
  * scale of W_Q or W_K, so there scaleQ (alpha 2.5) and scaleK of every head (alpha 1.7) change nothing
- * (docs/heads.md), while scaleK with alpha -0.5 flips the keys. */
+ * (docs/heads.md), while scaleK with alpha -0.5 flips the keys; Gemma 3's q_norm/k_norm do the same. On the
+ * sliding-window families the mask "causal" is the model's own (the plain run), and must equal it. */
 static void every_case_moves_the_goldens(void **state) {
     (void)state;
     const json_value *fams = json_get(g_doc.root, "families");
     for (uint32_t f = 0; f < fams->n; f++) {
         const json_value *fam = &fams->u.items[f], *cases = json_get(fam, "cases");
-        const size_t NA = (size_t)num_or(fam, "n_layer", 0) * (size_t)num_or(fam, "n_head", 0) * 36;
+        const size_t T = json_get(fam, "ids")->n;
+        const size_t NA = (size_t)num_or(fam, "n_layer", 0) * (size_t)num_or(fam, "n_head", 0) * T * T;
         const size_t V = (size_t)num_or(fam, "vocab_size", 0);
         const float *a0 = golden(&cases->u.items[0], "attentions", NA), *l0 = golden(&cases->u.items[0], "logits", V);
         for (uint32_t k = 1; k < cases->n; k++) {
@@ -191,8 +194,10 @@ static void every_case_moves_the_goldens(void **state) {
             if (!strcmp(json_get(cs, "name")->u.str, "capture")) continue; /* captures, changes nothing */
             const char *name = json_get(cs, "name")->u.str;
             double d = max_abs_diff(golden(cs, "attentions", NA), a0, NA) + max_abs_diff(golden(cs, "logits", V), l0, V);
-            const int invariant = !strcmp(fam->key, "qwen3") && (!strcmp(name, "scaleQ") || !strcmp(name, "scaleK_all"));
-            if (invariant && !(d < TOL_ATT)) fail_msg("%s/%s: q_norm/k_norm should undo a positive scale (%.3g)", fam->key, name, d);
+            const int qk_normed = !strcmp(fam->key, "qwen3") || !strcmp(fam->key, "gemma3");
+            const int invariant = (qk_normed && (!strcmp(name, "scaleQ") || !strcmp(name, "scaleK_all"))) ||
+                                  !strcmp(name, "causal");
+            if (invariant && !(d < TOL_ATT)) fail_msg("%s/%s: should equal the plain run (%.3g)", fam->key, name, d);
             if (!invariant && !(d > 10 * TOL_LOGITS)) fail_msg("%s/%s: the golden equals the plain run's", fam->key, name);
         }
     }
@@ -258,6 +263,7 @@ static void the_config_names_the_family(void **state) {
     static const struct { const char *dir, *family; int kv, hs; } want[] = {
         {"tests/fixtures/families/neox", "gpt_neox", 2, 16}, {"tests/fixtures/families/llama", "llama", 2, 8},
         {"tests/fixtures/families/qwen2", "qwen2", 2, 8}, {"tests/fixtures/families/qwen3", "qwen3", 2, 16},
+        {"tests/fixtures/families/mistral", "mistral", 2, 12}, {"tests/fixtures/families/gemma3", "gemma3_text", 1, 16},
         {"tests/fixtures/tiny", "gpt2", 4, 8},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -329,6 +335,14 @@ static void rmsnorm_gelu_exact_and_swiglu_match_their_twins(void **state) {
     assert_true(max_abs_diff(a, b, T * C) <= 1e-5);
     memcpy(b, x, sizeof x); /* in place, as the block uses it */
     swiglu_forward(b, b, up, T * C);
+    assert_memory_equal(a, b, sizeof a);
+    /* GeGLU: gelu_new(gate) * up, against the double twin of gelu_new */
+    geglu_forward(a, x, up, T * C);
+    gelu_forward_ref(b, x, T * C);
+    for (int i = 0; i < T * C; i++) b[i] *= up[i];
+    assert_true(max_abs_diff(a, b, T * C) <= 1e-5);
+    memcpy(b, x, sizeof x);
+    geglu_forward(b, b, up, T * C);
     assert_memory_equal(a, b, sizeof a);
 }
 
@@ -417,7 +431,7 @@ static void half_storage_matches_the_reference_and_f32_storage(void **state) {
         alab_model_free(m);
         alab_model_free(h);
     }
-    assert_int_equal(halves, 5); /* neox, llama, smollm2, qwen2, qwen3 */
+    assert_int_equal(halves, 6); /* neox, llama, smollm2, qwen2, qwen3, gemma3 */
     alab_model *t = load_model("tests/fixtures/tiny-bf16"), *th = NULL; /* GPT-2 too */
     assert_int_equal(alab_model_load_dir_ex(&th, repo_path("tests/fixtures/tiny-bf16"), ALAB_WEIGHTS_HALF), ALAB_OK);
     assert_int_equal(alab_model_half(th), 1);
@@ -596,7 +610,8 @@ static void bad_configs_get_clear_codes(void **state) {
         {"\"head_dim\": 8", "\"head_dim\": 16", "proj", ALAB_ESHAPE},
         {"\"rope_type\": \"llama3\"", "\"rope_type\": \"yarn\"", "rope_type", ALAB_ECONFIG},
         {"\"rope_type\": \"llama3\"", "\"rope_type\": \"dynamic\"", "rope_type", ALAB_ECONFIG},
-        {"\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", "model_type", ALAB_ECONFIG},
+        {"\"model_type\": \"llama\"", "\"model_type\": \"mixtral\"", "model_type", ALAB_ECONFIG},
+        {"\"rope_theta\": 10000.0", "\"rope_parameters\": {\"rope_theta\": 10000.0}", "rope_parameters", ALAB_ECONFIG},
         {"\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", "hidden_act", ALAB_ECONFIG},
         {"\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", "num_key_value_heads", ALAB_ECONFIG},
         {"\"tie_word_embeddings\": true", "\"tie_word_embeddings\": false", "lm_head.weight", ALAB_EMISSING},
@@ -621,6 +636,143 @@ static void bad_configs_get_clear_codes(void **state) {
     free(orig);
 }
 
+/* ---- sliding windows ------------------------------------------------------------------------------------ */
+
+/* Each layer's own mask comes from config.json: Mistral's sliding_window on every layer, Gemma 3's on its
+ * "sliding_attention" layers (layer_types wins over the _sliding_window_pattern 6 the real configs carry). */
+static void the_layer_windows_come_from_the_config(void **state) {
+    (void)state;
+    alab_model *m = load_model("tests/fixtures/families/mistral"), *g = load_model("tests/fixtures/families/gemma3");
+    assert_int_equal(alab_model_layer_window(m, 0), 4);
+    assert_int_equal(alab_model_layer_window(m, 1), 4);
+    assert_int_equal(alab_model_layer_window(g, 0), 4);
+    assert_int_equal(alab_model_layer_window(g, 1), 0);
+    assert_int_equal(alab_model_layer_window(g, 2), ALAB_ERANGE);
+    assert_int_equal(alab_model_layer_window(g, -1), ALAB_ERANGE);
+    assert_int_equal(alab_model_layer_window(NULL, 0), ALAB_EINVAL);
+    alab_model *q = load_model("tests/fixtures/families/qwen2"); /* sliding_window 64 with use_sliding_window false */
+    assert_int_equal(alab_model_layer_window(q, 0), 0);
+    alab_model_free(q);
+    /* the plain run: row i of a sliding layer sees keys i-3..i only, exactly 0 elsewhere */
+    int ids[10] = {40, 81, 33, 200, 17, 81, 5, 250, 99, 12};
+    const int T = 10, NH = alab_model_config(g)->n_head;
+    assert_int_equal(alab_forward(g, ids, T, NULL), ALAB_OK);
+    const float *A = alab_result_attention(g);
+    for (int h = 0; h < NH; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) {
+                const float a0 = A[((size_t)h * T + i) * T + j], a1 = A[(((size_t)NH + h) * T + i) * T + j];
+                if ((j > i || i - j >= 4) != (a0 == 0.0f)) fail_msg("layer 0 head %d (%d, %d): %g", h, i, j, a0);
+                if ((j > i) != (a1 == 0.0f)) fail_msg("layer 1 head %d (%d, %d): %g", h, i, j, a1);
+            }
+    alab_model_free(m);
+    alab_model_free(g);
+}
+
+/* A do onto a key the window hides: a soft do is refused (EMASKED, adding to a masked score changes nothing),
+ * a hard do is taken as onto a causally masked key (the row becomes one-hot there; the golden "hard_outside"
+ * checks its numbers). Removing the window (window:T) makes the soft do legal. */
+static void a_do_outside_the_window(void **state) {
+    (void)state;
+    alab_model *m = load_model("tests/fixtures/families/mistral");
+    int ids[10] = {40, 81, 33, 200, 17, 81, 5, 250, 99, 12};
+    const int T = 10, NH = alab_model_config(m)->n_head;
+    alab_intervention iv = {ALAB_DO_SOFT, 1, 0, 9, 5, 2.0f, 0.0f}; /* row 9 sees 6..9 */
+    alab_run_opts o;
+    alab_run_opts_init(&o);
+    o.interventions = &iv;
+    o.n_interventions = 1;
+    assert_int_equal(alab_forward(m, ids, T, &o), ALAB_EMASKED);
+    assert_non_null(strstr(alab_last_error(), "columns 6..9"));
+    iv.col = 6;
+    assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+    iv.col = 5;
+    o.mask = ALAB_MASK_WINDOW;
+    o.window = T;
+    assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+    alab_run_opts_init(&o);
+    o.interventions = &iv;
+    o.n_interventions = 1;
+    iv.kind = ALAB_DO_HARD;
+    iv.col = 2;
+    assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+    const float *row = alab_result_attention(m) + (((size_t)1 * NH + 0) * T + 9) * T;
+    for (int j = 0; j < T; j++) assert_true(row[j] == (j == 2 ? 1.0f : 0.0f));
+    alab_model_free(m);
+}
+
+/* Direct attribution and composition scores need a head's output to be a linear term of the residual stream;
+ * Gemma 3's norms of each sublayer's output break that, so both are refused (path patching is not). */
+static void gemma_refuses_the_linear_readings(void **state) {
+    (void)state;
+    alab_model *g = load_model("tests/fixtures/families/gemma3");
+    int ids[6] = {40, 81, 33, 200, 17, 81};
+    const alab_config *c = alab_model_config(g);
+    float heads[64], scores[3 * 64];
+    double terms[16], ld, null[3];
+    assert_int_equal(alab_direct_logit_attribution(heads, NULL, terms, &ld, g, ids, 6, 5, 7), ALAB_EINVAL);
+    assert_non_null(strstr(alab_last_error(), "gemma3_text"));
+    assert_int_equal(alab_composition_scores(scores, null, g, 0, 1), ALAB_EINVAL);
+    assert_true(c->n_layer * c->n_head <= 64);
+    alab_model_free(g);
+}
+
+/* Gemma 3 and Mistral config values the engine cannot run exactly: ECONFIG naming the field. */
+static const char *const GEMMA_FILES[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt", NULL};
+
+static void bad_sliding_configs_get_clear_codes(void **state) {
+    (void)state;
+    static const struct { const char *from, *to, *field; } edits[] = {
+        {"\"attn_logit_softcapping\": null", "\"attn_logit_softcapping\": 50.0", "attn_logit_softcapping"},
+        {"\"final_logit_softcapping\": null", "\"final_logit_softcapping\": 30.0", "final_logit_softcapping"},
+        {"\"use_bidirectional_attention\": false", "\"use_bidirectional_attention\": true", "use_bidirectional_attention"},
+        {"\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": \"gelu\"", "hidden_activation"},
+        {"\"sliding_attention\",", "\"chunked_attention\",", "layer_types[0]"},
+        {"\"sliding_attention\",", "", "layer_types"},
+        {"\"sliding_window\": 4", "\"sliding_window\": null", "sliding_window"},
+        {"\"sliding_window\": 4", "\"sliding_window\": 0", "sliding_window"},
+        {"\"rope_type\": \"linear\"", "\"rope_type\": \"yarn\"", "rope_type"},
+        {"\"factor\": 8.0,", "", "factor"},
+        {"\"query_pre_attn_scalar\": 24", "\"query_pre_attn_scalar\": -1", "query_pre_attn_scalar"},
+        {"\"rope_theta\": 1000000.0", "\"rope_parameters\": {}", "rope_parameters"},
+    };
+    size_t len = 0;
+    char *orig = slurp(repo_path("tests/fixtures/families/gemma3/config.json"), &len);
+    assert_non_null(orig);
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        const char *d = copy_dir("tests/fixtures/families/gemma3", GEMMA_FILES);
+        char *at = strstr(orig, edits[i].from), p[512], text[4096];
+        assert_non_null(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, edits[i].to, at + strlen(edits[i].from));
+        snprintf(p, sizeof p, "%s/config.json", d);
+        write_text(p, text);
+        int rc = load_rc(d);
+        if (rc != ALAB_ECONFIG || !strstr(alab_last_error(), edits[i].field))
+            fail_msg("gemma3 edit %zu (%s): rc %d (%s), expected ECONFIG naming %s", i, edits[i].to, rc, alab_last_error(),
+                     edits[i].field);
+        remove_dir(d, GEMMA_FILES);
+    }
+    free(orig);
+    /* Mistral: sliding_window null is no window (a plain causal model), absent MistralConfig's 4096 */
+    orig = slurp(repo_path("tests/fixtures/families/mistral/config.json"), &len);
+    static const char *const to[] = {"\"sliding_window\": null", "\"sliding_window_absent\": 4"};
+    static const int want[] = {0, 4096};
+    for (int i = 0; i < 2; i++) {
+        const char *d = copy_dir("tests/fixtures/families/mistral", GEMMA_FILES);
+        char *at = strstr(orig, "\"sliding_window\": 4"), p[512], text[4096];
+        assert_non_null(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, to[i], at + strlen("\"sliding_window\": 4"));
+        snprintf(p, sizeof p, "%s/config.json", d);
+        write_text(p, text);
+        alab_model *m = NULL;
+        assert_int_equal(alab_model_load_dir(&m, d), ALAB_OK);
+        assert_int_equal(alab_model_layer_window(m, 1), want[i]);
+        alab_model_free(m);
+        remove_dir(d, GEMMA_FILES);
+    }
+    free(orig);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_family_matches_the_reference),
@@ -638,6 +790,10 @@ int main(void) {
         cmocka_unit_test(shard_names_are_plain_file_names),
         cmocka_unit_test(an_index_of_too_many_shards_is_refused_quickly),
         cmocka_unit_test(bad_configs_get_clear_codes),
+        cmocka_unit_test(the_layer_windows_come_from_the_config),
+        cmocka_unit_test(a_do_outside_the_window),
+        cmocka_unit_test(gemma_refuses_the_linear_readings),
+        cmocka_unit_test(bad_sliding_configs_get_clear_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,8 @@
 // tests/ref/gen_families.py) through the npm API in wasm, against the independent float64 reference:
 // attentions and q/k within 1e-4, logits within 1e-3 for plain runs and each intervention kind; the folder
 // read from a path, from buffers (shards included) and from File objects; model.config's family fields;
-// cached generation = full runs; threads bit for bit; a missing shard and a bad config with their codes.
+// cached generation = full runs; threads bit for bit; a missing shard and a bad config with their codes;
+// the sliding windows of mistral and gemma3_text (config.layerMasks, a do outside a window, the nulls).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,6 +59,8 @@ describe('every family against the float64 reference (wasm, npm API)', () => {
       expect(m.config).toMatchObject({ nLayer: f.n_layer, nHead: f.n_head, nKvHead: f.n_kv_head, headDim: f.head_dim,
                                        headSize: f.head_dim, vocabSize: f.vocab_size });
       expect(m.config.family).toBe(f.family);
+      const own = { mistral: ['window:4', 'window:4'], gemma3: ['window:4', 'causal'] }[n] ?? Array(f.n_layer).fill('causal');
+      expect(m.config.layerMasks).toEqual(own);
       expect(f.cases.length).toBeGreaterThanOrEqual(5);
       for (const c of f.cases) {
         const r = m.run(f.ids, runOpts(c.opts));
@@ -91,11 +94,26 @@ describe('every family against the float64 reference (wasm, npm API)', () => {
     }
   });
 
+  it('sliding windows: a soft do outside one is EMASKED, a hard do there is one-hot, the nulls are the windows\'', () => {
+    const m = models.mistral, g = models.gemma3, ids = golden.families.mistral.ids, T = ids.length, NH = m.config.nHead;
+    const soft = (col, mask) => m.run(ids, { interventions: [{ kind: 'soft', layer: 1, head: 0, row: 9, col, lambda: 2 }], mask });
+    expect(() => soft(5)).toThrow(expect.objectContaining({ code: 'EMASKED' }));
+    expect(() => soft(6)).not.toThrow();
+    expect(() => soft(5, `window:${T}`)).not.toThrow(); // the window removed
+    const r = m.run(ids, { interventions: [{ kind: 'hard', layer: 1, head: 0, row: 9, col: 2 }] });
+    expect(Array.from(r.attentions.subarray(((NH + 0) * T + 9) * T, ((NH + 0) * T + 10) * T))).toEqual([0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+    // the null of each layer is that of its own mask: window 4 on gemma's layer 0, causal on its layer 1
+    const p = g.run(ids);
+    expect(p.layerNullDagScores[0]).toBeCloseTo(g.run(ids, { mask: 'window:4' }).layerNullDagScores[0], 12);
+    expect(p.layerNullDagScores[1]).toBeCloseTo(g.run(ids, { mask: `window:${T}` }).layerNullDagScores[1], 12);
+    expect(p.layerNullDagScores[0]).not.toBeCloseTo(p.layerNullDagScores[1], 3);
+  });
+
   it('generation with the cache equals greedy choice by full runs (every family)', () => {
     for (const n of names) {
       const m = models[n];
       const ids = [40, 81, 33, 200];
-      const g = m.generate(ids, { maxTokens: 8, temperature: 0 });
+      const g = m.generate(ids, { maxTokens: 8, temperature: 0 }); // 12 tokens: past the windows of 4
       const seq = [...ids];
       for (let s = 0; s < 8; s++) {
         const r = m.run(seq, { topK: 1 });

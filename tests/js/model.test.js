@@ -105,7 +105,7 @@ describe('Result', () => {
   it('carries the model info, the ids and display tokens', () => {
     expect(r).toBeInstanceOf(Result);
     expect(r.model).toEqual({ nLayer: 3, nHead: 4, nEmbd: 32, vocabSize: 1257, nPositions: 64, headSize: 8, layerNormEpsilon: 1e-5,
-                              family: 'gpt2', nKvHead: 4, headDim: 8 });
+                              family: 'gpt2', nKvHead: 4, headDim: 8, layerMasks: ['causal', 'causal', 'causal'] });
     const tok = m.tokenize(CHAPTER);
     expect(Array.from(r.ids)).toEqual(Array.from(tok.ids));
     expect(r.tokens).toEqual(tok.tokens);

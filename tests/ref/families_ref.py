@@ -1,8 +1,9 @@
 """families_ref.py — an independent float64 PyTorch forward pass of the Hugging Face families attnlab runs
-(gpt2, gpt_neox, llama, qwen2, qwen3), with attnlab's intervention contract.
+(gpt2, gpt_neox, llama, qwen2, qwen3, mistral, gemma3_text), with attnlab's intervention contract.
 
 Written from the math and from the Hugging Face modeling code's conventions (modeling_gpt2.py, modeling_gpt_neox.py,
-modeling_llama.py, modeling_qwen2.py, modeling_qwen3.py, modeling_rope_utils.py), on the tensors as they are stored
+modeling_llama.py, modeling_qwen2.py, modeling_qwen3.py, modeling_mistral.py, modeling_gemma3.py,
+configuration_gemma3.py, masking_utils.py, modeling_rope_utils.py), on the tensors as they are stored
 (nn.Linear weights (out, in): y = x W^T + b; GPT-2 Conv1D weights (in, out): y = x W + b). Nothing here reads the
 C engine's layout or code. Letters: T tokens, C hidden, NH query heads, NKV key/value heads, G = NH/NKV, HS head
 size, L layers.
@@ -26,7 +27,18 @@ size, L layers.
         sequential: x = x + a; x = x + mlp(norm2(x))
         parallel (gpt_neox use_parallel_residual): x = x + a + mlp(norm2(x_before))
         mlp: gelu_new (gpt2) | exact gelu (gpt_neox "gelu") | down(silu(gate h) * up h)
-    logits = final_norm(x[T-1]) @ head^T, head = embed when tie_word_embeddings (default true for gpt2 only)
+    logits = final_norm(x[T-1]) @ head^T, head = embed when tie_word_embeddings (default true for gpt2 and gemma3_text)
+
+Sliding windows (masking_utils.sliding_window_overlay: key j is kept for query i iff j > i - W, on top of causal j <= i):
+    mistral      every layer, W = sliding_window (MistralConfig's default 4096 when absent; null: no window)
+    gemma3_text  the "sliding_attention" layers of layer_types (absent: layer i slides unless (i + 1) % 6 == 0,
+                 6 = sliding_window_pattern), W = sliding_window
+The mask option "causal" is the model's own causal mask, so on those layers it is the sliding one.
+Gemma 3 (modeling_gemma3.py): x = embed[ids] * float32(sqrt(C)) (the embed_scale buffer, a float32 tensor); every
+norm is x / sqrt(mean(x^2) + eps) * (1 + w); q_norm/k_norm over each head before rope; sliding layers rotate with
+rope_local_base_freq and no scaling, full ones with rope_theta and rope_scaling (linear: inv_freq / factor); scores
+scaled by query_pre_attn_scalar^-0.5; x = x + post_attention_layernorm(attn), x = x + post_feedforward_layernorm(
+down(gelu_tanh(gate h) * up h)), h = pre_feedforward_layernorm(x).
 
 Weight edits are made ON THE WEIGHTS here (the C engine makes them on the activations; the two routes must agree):
     scaleQ(h, a): the rows (columns for Conv1D) of W_Q that make head h's q are multiplied by a (biases kept);
@@ -78,6 +90,7 @@ class Arch:
             self.scale_w = cfg.get("scale_attn_weights", True)
             self.scale_layer = cfg.get("scale_attn_by_inverse_layer_idx", False)
             self.parallel = False
+            self.windows, self.local = [None] * self.L, [False] * self.L
             return
         self.C, self.L, self.NH, self.V = (cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"],
                                            cfg["vocab_size"])
@@ -91,22 +104,43 @@ class Arch:
             self.parallel = cfg.get("use_parallel_residual", True)
             self.act = cfg.get("hidden_act", "gelu")
         else:
-            self.NKV = cfg.get("num_key_value_heads", self.NH)
-            self.HS = cfg.get("head_dim") or (128 if mt == "qwen3" else self.C // self.NH)
+            gemma = mt == "gemma3_text"
+            self.NKV = cfg.get("num_key_value_heads", 4 if gemma else self.NH)
+            self.HS = cfg.get("head_dim") or {"qwen3": 128, "gemma3_text": 256}.get(mt, self.C // self.NH)
             self.eps = cfg.get("rms_norm_eps", 1e-6)
-            frac = cfg.get("partial_rotary_factor", 1.0)
-            self.theta = cfg.get("rope_theta", 10000.0)
+            frac = 1.0 if gemma else cfg.get("partial_rotary_factor", 1.0)
+            self.theta = cfg.get("rope_theta", 1e6 if gemma else 10000.0)
             self.parallel = False
+            if gemma:
+                self.tied = cfg.get("tie_word_embeddings", True)
         self.rot = int(self.HS * frac)
         self.rope_scaling = cfg.get("rope_scaling")
+        # the window of each layer's own causal mask (None: none) and, for Gemma 3, which layers rotate locally
+        self.windows = [None] * self.L
+        self.local = [False] * self.L
+        if mt == "mistral":
+            w = cfg["sliding_window"] if "sliding_window" in cfg else 4096
+            self.windows = [w] * self.L
+        elif mt == "gemma3_text":
+            types = cfg.get("layer_types")
+            if types is None:
+                pattern = cfg.get("sliding_window_pattern", 6)
+                types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(self.L)]
+            self.local = [t == "sliding_attention" for t in types]
+            self.windows = [cfg.get("sliding_window", 4096) if s else None for s in self.local]
+            self.local_theta = cfg.get("rope_local_base_freq", 10000.0)
 
-    def inv_freq(self):
-        """modeling_rope_utils: default inv_freq, then the llama3 rule when rope_scaling says so."""
+    def inv_freq(self, local=False):
+        """modeling_rope_utils: default inv_freq, then the linear or llama3 rule when rope_scaling says so; Gemma 3's
+        sliding layers: base rope_local_base_freq, no scaling."""
         rot = self.rot
-        f = np.array([1.0 / (self.theta ** (i / rot)) for i in range(0, rot, 2)], dtype=np.float64)
+        theta = self.local_theta if local else self.theta
+        f = np.array([1.0 / (theta ** (i / rot)) for i in range(0, rot, 2)], dtype=np.float64)
         rs = self.rope_scaling
-        if not rs or rs.get("rope_type", rs.get("type")) in (None, "default"):
+        if local or not rs or rs.get("rope_type", rs.get("type")) in (None, "default"):
             return f
+        if rs.get("rope_type", rs.get("type")) == "linear":
+            return f / rs["factor"]
         assert rs.get("rope_type", rs.get("type")) == "llama3"
         factor, lo, hi, orig = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], \
             rs["original_max_position_embeddings"]
@@ -131,6 +165,11 @@ def rmsnorm(x, w, eps):
     return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * w
 
 
+def gemma_rmsnorm(x, w, eps):
+    """Gemma3RMSNorm: the gain is 1 + w (the weights are stored as offsets from 1)."""
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * (1.0 + w)
+
+
 def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -143,10 +182,13 @@ def silu(x):
     return x / (1.0 + torch.exp(-x))
 
 
-def allowed_mask(mode, T, window):
+def allowed_mask(mode, T, window, own_window=None):
+    """own_window: the sliding window of the layer's own causal mask (None: plain causal)."""
     i = torch.arange(T).view(T, 1)
     j = torch.arange(T).view(1, T)
     if mode == "causal":
+        if own_window is not None:
+            return (j <= i) & (j > i - int(own_window))   # masking_utils.sliding_window_overlay on causal
         return j <= i
     if mode == "full":
         return torch.ones(T, T, dtype=torch.bool)
@@ -281,9 +323,14 @@ def forward(cfg, W, ids, opts=None):
         Wg = W
         embed = W["gpt_neox.embed_in.weight" if mt == "gpt_neox" else "model.embed_tokens.weight"]
         x = embed[idx].clone()
+        if mt == "gemma3_text":  # Gemma3TextScaledWordEmbedding: embed_scale is a float32 tensor of sqrt(C)
+            x = x * float(np.float32(math.sqrt(C)))
+    gemma = mt == "gemma3_text"
     if a.rot:
-        ang = torch.arange(T, dtype=torch.float64).view(T, 1) * torch.from_numpy(a.inv_freq()).view(1, -1)
-        cos, sin = torch.cos(ang), torch.sin(ang)
+        tables = {}
+        for local in set(a.local):
+            ang = torch.arange(T, dtype=torch.float64).view(T, 1) * torch.from_numpy(a.inv_freq(local)).view(1, -1)
+            tables[local] = (torch.cos(ang), torch.sin(ang))
     attentions = torch.zeros(L, NH, T, T, dtype=torch.float64)
     q_cap = k_cap = None
     for l in range(L):
@@ -296,6 +343,10 @@ def forward(cfg, W, ids, opts=None):
             norm1 = lambda t: layernorm(t, Wg[p + "input_layernorm.weight"], Wg[p + "input_layernorm.bias"], eps)  # noqa
             norm2 = lambda t: layernorm(t, Wg[p + "post_attention_layernorm.weight"],  # noqa: E731
                                         Wg[p + "post_attention_layernorm.bias"], eps)
+        elif gemma:
+            p = "model.layers.%d." % l
+            norm1 = lambda t: gemma_rmsnorm(t, Wg[p + "input_layernorm.weight"], eps)  # noqa: E731
+            norm2 = lambda t: gemma_rmsnorm(t, Wg[p + "pre_feedforward_layernorm.weight"], eps)  # noqa: E731
         else:
             p = "model.layers.%d." % l
             norm1 = lambda t: rmsnorm(t, Wg[p + "input_layernorm.weight"], eps)  # noqa: E731
@@ -309,7 +360,11 @@ def forward(cfg, W, ids, opts=None):
         if mt == "qwen3":
             q = rmsnorm(q, Wg[p + "self_attn.q_norm.weight"], eps)
             k = rmsnorm(k, Wg[p + "self_attn.k_norm.weight"], eps)
+        if gemma:
+            q = gemma_rmsnorm(q, Wg[p + "self_attn.q_norm.weight"], eps)
+            k = gemma_rmsnorm(k, Wg[p + "self_attn.k_norm.weight"], eps)
         if a.rot:
+            cos, sin = tables[a.local[l]]
             q, k = rope(q, cos, sin, a.rot), rope(k, cos, sin, a.rot)
         if capture is not None and capture["layer"] == l:
             q_cap = q[capture["head"]].clone()
@@ -317,6 +372,8 @@ def forward(cfg, W, ids, opts=None):
         scale = opts.get("scale")
         if scale is None:
             scale = 1.0 / math.sqrt(HS) if a.scale_w else 1.0
+            if gemma:  # Gemma3Attention.scaling
+                scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5
             if a.scale_layer:
                 scale /= (l + 1)
         kk = k.repeat_interleave(G, dim=0)                      # (NH, T, HS): query head n reads key head n // G
@@ -331,7 +388,7 @@ def forward(cfg, W, ids, opts=None):
             win = (opts.get("layer_window") or [opts.get("window")] * L)[l]
         else:
             mode, win = opts.get("mask", "causal"), opts.get("window")
-        scores = scores.masked_fill(~allowed_mask(mode, T, win), float("-inf"))
+        scores = scores.masked_fill(~allowed_mask(mode, T, win, a.windows[l]), float("-inf"))
         att = torch.softmax(scores, dim=-1)
         for iv in ivs:
             if iv["kind"] == "hard" and iv["layer"] == l:
@@ -364,9 +421,13 @@ def forward(cfg, W, ids, opts=None):
                 return u @ Wg[p + "mlp.dense_4h_to_h.weight"].T + Wg[p + "mlp.dense_4h_to_h.bias"]
             g = t @ Wg[p + "mlp.gate_proj.weight"].T + Wg.get(p + "mlp.gate_proj.bias", 0)
             u = t @ Wg[p + "mlp.up_proj.weight"].T + Wg.get(p + "mlp.up_proj.bias", 0)
-            return (silu(g) * u) @ Wg[p + "mlp.down_proj.weight"].T + Wg.get(p + "mlp.down_proj.bias", 0)
+            act = gelu_new(g) if gemma else silu(g)   # Gemma: gelu_pytorch_tanh, the same tanh formula as gelu_new
+            return (act * u) @ Wg[p + "mlp.down_proj.weight"].T + Wg.get(p + "mlp.down_proj.bias", 0)
 
-        if a.parallel:
+        if gemma:
+            x = x + gemma_rmsnorm(attn, Wg[p + "post_attention_layernorm.weight"], eps)
+            x = x + gemma_rmsnorm(mlp(norm2(x)), Wg[p + "post_feedforward_layernorm.weight"], eps)
+        elif a.parallel:
             x = x + attn + mlp(norm2(x))
         else:
             x = x + attn
@@ -378,7 +439,7 @@ def forward(cfg, W, ids, opts=None):
         xf = layernorm(x, Wg["gpt_neox.final_layer_norm.weight"], Wg["gpt_neox.final_layer_norm.bias"], eps)
         head = embed if a.tied else Wg["embed_out.weight"]
     else:
-        xf = rmsnorm(x, Wg["model.norm.weight"], eps)
+        xf = (gemma_rmsnorm if gemma else rmsnorm)(x, Wg["model.norm.weight"], eps)
         head = embed if a.tied else Wg["lm_head.weight"]
     all_logits = xf @ head.T                                    # (T, V)
     logits = all_logits[T - 1]

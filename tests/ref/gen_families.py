@@ -23,6 +23,15 @@ The checkpoints (each exercising what its family has that the others do not):
                 ByteLevel, no BOS); the page's local-folder test loads it
   qwen2         Qwen2: q/k/v biases, no o_proj bias, GQA, tied (as Qwen2.5-0.5B), F16 weights
   qwen3         Qwen3: q_norm/k_norm, head_dim 16 != hidden/heads = 8, GQA, tied, BF16, two shards + index
+  mistral       Mistral: sliding_window 4 on every layer (10 tokens, so the window cuts from row 4 on), explicit
+                head_dim 12 != hidden/heads = 8, GQA, untied, F32
+  gemma3        Gemma 3 (Gemma3ForCausalLM): layer_types [sliding, full] with sliding_window 4 (and the real configs'
+                _sliding_window_pattern 6, which layer_types overrides), (1 + w) norms, four norms per layer,
+                q_norm/k_norm, GeGLU, query_pre_attn_scalar 24 != head_dim 16, one key/value head (as 270M/1B),
+                rope_local_base_freq 1e4 on the sliding layer, rope_theta 1e6 with linear rope_scaling 8 (as 1B) on
+                the full one, sqrt(hidden) embedding scale, tied, BF16; 10 tokens
+The last two add cases for their windows: causal (the layer's own window), the window removed (window:T), a hard do
+onto a key outside the window, a soft do inside it, and per-layer masks naming "causal".
 """
 import argparse
 import json
@@ -104,10 +113,30 @@ CONFIGS = {
         "vocab_size": V_TOK,
     },
 }
-DTYPE = {"llama": "BF16", "smollm2": "BF16", "qwen3": "BF16", "neox": "F16", "qwen2": "F16"}
+CONFIGS["mistral"] = {
+    "architectures": ["MistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": EOT, "eos_token_id": EOT,
+    "head_dim": 12, "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 40,
+    "max_position_embeddings": 64, "model_type": "mistral", "num_attention_heads": 4, "num_hidden_layers": 2,
+    "num_key_value_heads": 2, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 4,
+    "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True, "vocab_size": V_TOK,
+}
+CONFIGS["gemma3"] = {
+    "_sliding_window_pattern": 6, "architectures": ["Gemma3ForCausalLM"], "attention_bias": False,
+    "attention_dropout": 0.0, "attn_logit_softcapping": None, "bos_token_id": EOT, "eos_token_id": EOT,
+    "final_logit_softcapping": None, "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 32,
+    "initializer_range": 0.02, "intermediate_size": 48, "layer_types": ["sliding_attention", "full_attention"],
+    "max_position_embeddings": 64, "model_type": "gemma3_text", "num_attention_heads": 4, "num_hidden_layers": 2,
+    "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 24, "rms_norm_eps": 1e-06,
+    "rope_local_base_freq": 10000.0, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    "rope_theta": 1000000.0, "sliding_window": 4, "torch_dtype": "bfloat16", "use_bidirectional_attention": False,
+    "use_cache": True, "vocab_size": V_TOK,
+}
+DTYPE = {"llama": "BF16", "smollm2": "BF16", "qwen3": "BF16", "neox": "F16", "qwen2": "F16", "gemma3": "BF16"}
 SHARDS = {"qwen3": 2}
 
 IDS = [40, 81, 33, 200, 17, 81]
+IDS_LONG = [40, 81, 33, 200, 17, 81, 5, 250, 99, 12]  # the sliding-window families: T = 10 > 2 x the window 4
+SLIDING = ("mistral", "gemma3")
 GPT2_CASES = ("plain", "hard", "scaleK", "swapQK_all", "capture")  # the GPT-2 variants differ in their scale and head only
 
 
@@ -245,8 +274,20 @@ def iv(kind, layer, head, row=0, col=0, lam=None, alpha=None):
     return d
 
 
-def cases(NH, T):
+def cases(NH, T, sliding=False):
     last = T - 1
+    if sliding:  # the same kinds, with the soft do of "combined" on a key inside the windows (outside: EMASKED)
+        base = [c for c in cases(NH, T) if c[0] != "combined"]
+        return base + [
+            ("causal", {"mask": "causal"}),                               # the layer's own mask, as plain
+            ("nowindow", {"mask": "window", "window": T}),                # the window removed: plain causal
+            ("hard_outside", {"interventions": [iv("hard", 0, 1, last, 0)]}),   # onto a key the window hides
+            ("soft_inside", {"interventions": [iv("soft", 0, -1, last, last - 3, lam=4.0)]}),
+            ("layer_mask_causal", {"layer_mask": ["causal", "full"], "layer_window": [0, 0]}),
+            ("combined", {"interventions": [iv("soft", 1, 0, last, last - 2, lam=-1.5), iv("scaleQ", 1, 0, alpha=0.5),
+                                            iv("hard", 0, NH - 1, 3, 1), iv("ablate", 0, 0)],
+                          "capture": {"layer": 0, "head": 0}}),   # last, as for the others (the threads tests run it)
+        ]
     return [
         ("plain", {}),
         ("hard", {"interventions": [iv("hard", 1, -1, last, 1)]}),
@@ -282,10 +323,11 @@ def main(argv=None):
         c, W = families_ref.read_dir(out)
         a = families_ref.Arch(c)
         runs = []
-        for cname, o in cases(a.NH, len(IDS)):
+        ids = IDS_LONG if name in SLIDING else IDS
+        for cname, o in cases(a.NH, len(ids), name in SLIDING):
             if a.mt == "gpt2" and cname not in GPT2_CASES:
                 continue
-            r = families_ref.forward(c, W, IDS, o)
+            r = families_ref.forward(c, W, ids, o)
             run = {"name": cname, "opts": o, "nll": r["nll"]}
             for key in ("attentions", "logits", "q", "k"):
                 if r[key] is not None:
@@ -294,7 +336,7 @@ def main(argv=None):
             runs.append(run)
         fams[name] = {"dir": "tests/fixtures/families/" + name, "family": cfg["model_type"],
                       "dtype": DTYPE.get(name, "F32"), "n_layer": a.L, "n_head": a.NH, "n_kv_head": a.NKV,
-                      "head_dim": a.HS, "vocab_size": a.V, "ids": IDS, "cases": runs}
+                      "head_dim": a.HS, "vocab_size": a.V, "ids": ids, "cases": runs}
     np.asarray(blob, dtype="<f4").tofile(os.path.join(root, "golden.bin"))
     with open(os.path.join(root, "golden.json"), "w", encoding="utf-8") as f:
         f.write('{"generator":"tests/ref/gen_families.py","data":"golden.bin (float32 little-endian)","families":{\n')

@@ -1,6 +1,7 @@
 """hf_names.py — the tensors (names and shapes, as stored) of a Hugging Face checkpoint of each family attnlab
 loads, derived from config.json the way the Hugging Face modeling code names its parameters
-(GPT2LMHeadModel, GPTNeoXForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; state_dict order).
+(GPT2LMHeadModel, GPTNeoXForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MistralForCausalLM,
+Gemma3ForCausalLM; state_dict order).
 
 Written from the HF naming, not from the C loader: the tests compare the loader's list with this one.
 Only parameters are listed (no non-persistent buffers such as rotary inv_freq or GPT-2's attn.bias masks).
@@ -68,11 +69,13 @@ def expected_tensors(cfg):
         if not cfg.get("tie_word_embeddings", False):
             t["embed_out.weight"] = (V, C)
         return t
-    NKV = cfg.get("num_key_value_heads") or NH
-    HS = cfg.get("head_dim") or (128 if mt == "qwen3" else C // NH)
-    qkv_bias = True if mt == "qwen2" else cfg.get("attention_bias", False)
-    o_bias = False if mt == "qwen2" else cfg.get("attention_bias", False)
-    mlp_bias = False if mt in ("qwen2", "qwen3") else cfg.get("mlp_bias", False)
+    gemma = mt == "gemma3_text"
+    NKV = cfg.get("num_key_value_heads") or (4 if gemma else NH)        # Gemma3TextConfig's default is 4
+    HS = cfg.get("head_dim") or {"qwen3": 128, "gemma3_text": 256}.get(mt, C // NH)
+    # MistralAttention / MistralMLP have no biases; Gemma 3's q/k/v/o follow attention_bias, its MLP has none
+    qkv_bias = True if mt == "qwen2" else (False if mt == "mistral" else cfg.get("attention_bias", False))
+    o_bias = False if mt in ("qwen2", "mistral") else cfg.get("attention_bias", False)
+    mlp_bias = False if mt in ("qwen2", "qwen3", "mistral", "gemma3_text") else cfg.get("mlp_bias", False)
     t["model.embed_tokens.weight"] = (V, C)
     for i in range(L):
         p = "model.layers.%d." % i
@@ -88,7 +91,7 @@ def expected_tensors(cfg):
         t[p + "self_attn.o_proj.weight"] = (C, NH * HS)
         if o_bias:
             t[p + "self_attn.o_proj.bias"] = (C,)
-        if mt == "qwen3":
+        if mt in ("qwen3", "gemma3_text"):
             t[p + "self_attn.q_norm.weight"] = (HS,)
             t[p + "self_attn.k_norm.weight"] = (HS,)
         t[p + "mlp.gate_proj.weight"] = (F, C)
@@ -102,8 +105,11 @@ def expected_tensors(cfg):
             t[p + "mlp.down_proj.bias"] = (C,)
         t[p + "input_layernorm.weight"] = (C,)
         t[p + "post_attention_layernorm.weight"] = (C,)
+        if gemma:
+            t[p + "pre_feedforward_layernorm.weight"] = (C,)
+            t[p + "post_feedforward_layernorm.weight"] = (C,)
     t["model.norm.weight"] = (C,)
-    if not cfg.get("tie_word_embeddings", False):
+    if not cfg.get("tie_word_embeddings", gemma):                    # Gemma 3 ties by default
         t["lm_head.weight"] = (V, C)
     return t
 

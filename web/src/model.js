@@ -373,6 +373,14 @@ export class Model {
   #h;        // the alab_model handle
   #display = new Map(); // token id -> display string
 
+  #windows; // each layer's own sliding window (0: none), what MASK_CAUSAL means on it
+
+  /** The null DAG score of layer l under a mask mode and window: the model's own mask where the mode is causal. */
+  #layerNull(l, mode, window, T) {
+    const own = mode === MASK_CAUSAL && this.#windows[l] > 0;
+    return this.#w.maskNullDagScore(own ? MASK_WINDOW : mode, own ? this.#windows[l] : window, T);
+  }
+
   /** @private use loadModel() */
   constructor(token, w, handle, source, engine = { threads: 1, asked: 1, build: 'attnlab.wasm', note: null }) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() to create a Model');
@@ -383,16 +391,22 @@ export class Model {
     /** How the weights are held: 'f32', or 'half' (16-bit, converted inside the products; loadModel's weights option). */
     this.weights = w.modelHalf(handle) ? 'half' : 'f32';
     const c = w.config(handle);
+    const windows = Array.from({ length: c.n_layer }, (_, l) => w.layerWindow(handle, l));
     /**
-     * {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim}:
+     * {nLayer, nHead, nEmbd, vocabSize, nPositions, headSize, layerNormEpsilon, family, nKvHead, headDim, layerMasks}:
      * family is config.json's model_type; nKvHead the key/value heads (< nHead with grouped-query
-     * attention); headDim = headSize, the size of one head (not always nEmbd / nHead: Qwen3).
+     * attention); headDim = headSize, the size of one head (not always nEmbd / nHead: Qwen3);
+     * layerMasks the mask each layer runs under by default, 'causal' or 'window:W' (a causal mask within a
+     * sliding window of W keys, from config.json: Mistral's sliding_window, Gemma 3's sliding layers). The
+     * run option mask 'causal' means these; 'window:W' with W >= T removes a window.
      */
     this.config = Object.freeze({
       nLayer: c.n_layer, nHead: c.n_head, nEmbd: c.n_embd, vocabSize: c.vocab_size,
       nPositions: c.n_positions, headSize: c.head_dim, layerNormEpsilon: c.layer_norm_epsilon,
       family: w.modelFamily(handle), nKvHead: c.n_kv_head, headDim: c.head_dim,
+      layerMasks: Object.freeze(windows.map((W) => (W > 0 ? `window:${W}` : 'causal'))),
     });
+    this.#windows = windows;
     /** Where the model came from: its directory URL, or 'buffers'. */
     this.source = source;
   }
@@ -484,8 +498,9 @@ export class Model {
     const { dagScores, headAverages, layerDagScores } = w.resultSummary(this.#h);
     const top = topK > 0 ? w.resultTopk(this.#h, topK) : { ids: [], probs: [] };
     // the null of the mask each layer ran under (uniform attention over what it lets a row see)
+    // (causal: the layer's own mask, within its sliding window if config.json gives one)
     const layerNullDagScores = Array.from({ length: L }, (_, l) => (mask.layerMask
-      ? w.maskNullDagScore(mask.layerMask[l], mask.layerWindow[l], T) : w.maskNullDagScore(mask.mask, mask.window, T)));
+      ? this.#layerNull(l, mask.layerMask[l], mask.layerWindow[l], T) : this.#layerNull(l, mask.mask, mask.window, T)));
     return new Result({
       model: cfg,
       T,
@@ -684,7 +699,8 @@ export class Model {
       w.forward(this.#h, ids, { mask: MASK[maskName] });
       const p = w.dagProfile(w.resultAttention(this.#h), nLayer, nHead, T);
       const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
-      const nul = w.maskNullDagScore(MASK[maskName], 0, T);
+      let nul = 0; // the layers' mean, as overall: each layer's own mask under 'causal'
+      for (let l = 0; l < nLayer; l++) nul += this.#layerNull(l, MASK[maskName], 0, T) / nLayer;
       p.head.forEach((x, i) => { mean.head[i] += x / idsList.length; });
       p.layer.forEach((x, i) => { mean.layer[i] += x / idsList.length; });
       mean.overall += overall / idsList.length;

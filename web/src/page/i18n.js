@@ -9,7 +9,8 @@
 import { makeTranslator, applyStatic } from '../ui/i18n.js';
 
 // The families' names as their authors write them.
-const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
+const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3', mistral: 'Mistral',
+                 gemma3_text: 'Gemma 3' };
 // A download size: 141 MB, 1.2 GB.
 const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
 // Grouped-query attention: the key-value heads, when fewer than the query heads.
