@@ -2,7 +2,8 @@
 // wasm: llama2.c's stories260K converted to the Hugging Face layout (tests/fixtures/trained/stories260K/hf,
 // scripts/convert_llama2c.py) against the outputs of llama2.c's run.c (reference.json,
 // scripts/gen_llama2c_reference.py). Logits at 26 positions (up to the context's last, 511) within 1e-4 of
-X; greedy continuations equal id for id; and the
+// run.c's (measured: 1.1e-5 at most in wasm, 1.3e-5 natively, on logits up to 19); greedy continuations
+// equal id for id; and the
 // same weights with llama2.c's interleaved q/k rows left unpermuted fail both checks by far.
 // The engine reads only byte-level BPE, so the model is given the stand-in bytes-tokenizer.json (ids 0..258
 // with their true bytes) instead of the folder's SentencePiece-style tokenizer.json; the checks use token ids.
