@@ -167,6 +167,13 @@ fixtures:
 	/usr/bin/python3 tests/ref/gen_fixtures.py
 	/usr/bin/python3 tests/ref/selfcheck.py
 
+# The llama2.c fixture (tests/fixtures/trained/stories260K) from Python: the converter reproduces it byte for
+# byte, an independent float64 Hugging Face forward of it matches run.c's logits, its tokenizer.json encodes as
+# run.c does (Debian's python3-numpy; not part of `make test`, whose C and JS tests read the committed files).
+.PHONY: test-trained-py
+test-trained-py:
+	/usr/bin/python3 tests/ref/check_llama2c.py
+
 model:
 	bash models/train/make_model.sh
 
