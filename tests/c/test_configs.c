@@ -29,6 +29,8 @@ static const struct {
     {"qwen3-0.6b", "qwen3", 28, 16, 8, 128, 1024, 151936, ALAB_MAX_POSITIONS, "model.embed_tokens.weight 151936,1024\n"},
     {"llama-3.2-1b", "llama", 16, 32, 8, 64, 2048, 128256, ALAB_MAX_POSITIONS, "model.embed_tokens.weight 128256,2048\n"},
     {"gemma-3-270m-it", "gemma3_text", 18, 4, 1, 256, 640, 262144, 32768, "model.embed_tokens.weight 262144,640\n"},
+    {"mistral-7b-v0.1", "mistral", 32, 32, 8, 128, 4096, 32000, 32768, "lm_head.weight 32000,4096\n"},
+    {"tinyllama-1.1b-chat-v0.6", "llama", 22, 32, 4, 64, 2048, 32000, 2048, "lm_head.weight 32000,2048\n"},
 };
 
 static void each_published_config_parses_and_expects_the_published_tensors(void **state) {
@@ -125,9 +127,9 @@ static void gemma3_270m_settings(void **state) {
     free(text);
 }
 
-/* Configs of models whose config.json could not be copied here (see tests/fixtures/README.md), written from their
- * model cards' published values: Gemma 3 1B (no layer_types: sliding_window_pattern 6 decides; linear rope_scaling 8
- * on its full layers) and Mistral 7B v0.1 (sliding_window 4096 on every layer, head_dim derived). */
+/* Gemma 3 1B, whose config.json could not be copied here (see tests/fixtures/README.md), written from its model
+ * card's published values (no layer_types: sliding_window_pattern 6 decides; linear rope_scaling 8 on its full
+ * layers), and Mistral 7B v0.1's own config.json (sliding_window 4096 on every layer, head_dim derived). */
 static void gemma3_1b_and_mistral_7b_settings(void **state) {
     (void)state;
     static const char g1b[] =
@@ -142,13 +144,10 @@ static void gemma3_1b_and_mistral_7b_settings(void **state) {
     for (int l = 0; l < 26; l++) assert_int_equal(a.layer_window[l], (l + 1) % 6 == 0 ? 0 : 512);
     assert_true(a.rope_linear && a.rope_factor == 8);
     assert_true(a.tied); /* Gemma3TextConfig's default */
-    static const char m7b[] =
-        "{\"architectures\": [\"MistralForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2, \"hidden_act\": \"silu\", "
-        "\"hidden_size\": 4096, \"initializer_range\": 0.02, \"intermediate_size\": 14336, \"max_position_embeddings\": 32768, "
-        "\"model_type\": \"mistral\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
-        "\"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"sliding_window\": 4096, \"tie_word_embeddings\": false, "
-        "\"torch_dtype\": \"bfloat16\", \"use_cache\": true, \"vocab_size\": 32000}";
-    assert_int_equal(alab_parse_config(&c, &a, m7b, strlen(m7b)), ALAB_OK);
+    size_t m7b_len = 0; /* Mistral 7B v0.1's own config.json */
+    char *m7b = slurp(repo_path("tests/fixtures/configs/mistral-7b-v0.1/config.json"), &m7b_len);
+    assert_non_null(m7b);
+    assert_int_equal(alab_parse_config(&c, &a, m7b, m7b_len), ALAB_OK);
     assert_string_equal(c.family, "mistral");
     assert_int_equal(c.head_dim, 128);
     assert_int_equal(c.n_kv_head, 8);
@@ -157,10 +156,11 @@ static void gemma3_1b_and_mistral_7b_settings(void **state) {
     assert_true(a.attn_scale == 0 && a.embed_scale == 0);
     static char buf[1 << 16];
     size_t need = 0; /* Llama's tensors: no biases, no q/k norms */
-    assert_int_equal(alab_expected_tensors(buf, sizeof buf, &need, m7b, strlen(m7b)), ALAB_OK);
+    assert_int_equal(alab_expected_tensors(buf, sizeof buf, &need, m7b, m7b_len), ALAB_OK);
     assert_null(strstr(buf, "bias"));
     assert_null(strstr(buf, "norm.weight 128"));
     assert_non_null(strstr(buf, "model.layers.31.self_attn.k_proj.weight 1024,4096\n"));
+    free(m7b);
 }
 
 int main(void) {

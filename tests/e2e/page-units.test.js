@@ -205,6 +205,8 @@ describe('models.js', () => {
     expect(HUB_MODELS['qwen2.5-0.5b'].base).toBe('https://huggingface.co/Qwen/Qwen2.5-0.5B/resolve/main/');
     expect(HUB_MODELS['qwen3-0.6b'].base).toBe('https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/');
     expect(HUB_MODELS['llama-3.2-1b'].base).toBe('https://huggingface.co/unsloth/Llama-3.2-1B/resolve/main/');
+    expect(HUB_MODELS['tinyllama-1.1b'].base).toBe('https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0/resolve/main/');
+    expect(HUB_MODELS['gemma-3-270m'].base).toBe('https://huggingface.co/unsloth/gemma-3-270m/resolve/main/');
     for (const m of Object.values(HUB_MODELS)) {
       const names = m.files.map((x) => x[0]);
       expect(names).toEqual(m.family === 'gpt2' ? MODEL_FILES : ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']);
@@ -214,7 +216,8 @@ describe('models.js', () => {
 
   it('states each hub model\'s size as its published tensors times the bytes of its dtype', () => {
     const dirs = { 'pythia-70m': 'pythia-70m', 'smollm2-135m': 'smollm2-135m', 'qwen2.5-0.5b': 'qwen2.5-0.5b',
-                   'qwen3-0.6b': 'qwen3-0.6b', 'llama-3.2-1b': 'llama-3.2-1b' };
+                   'qwen3-0.6b': 'qwen3-0.6b', 'llama-3.2-1b': 'llama-3.2-1b',
+                   'tinyllama-1.1b': 'tinyllama-1.1b-chat-v0.6', 'gemma-3-270m': 'gemma-3-270m-it' };
     for (const [key, d] of Object.entries(dirs)) {
       const base = join(ROOT, 'tests/fixtures/configs', d);
       const cfg = JSON.parse(readFileSync(join(base, 'config.json'), 'utf8'));

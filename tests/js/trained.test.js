@@ -5,8 +5,9 @@
 // run.c's (measured: 1.1e-5 at most in wasm, 1.3e-5 natively, on logits up to 19); greedy continuations
 // equal id for id; and the
 // same weights with llama2.c's interleaved q/k rows left unpermuted fail both checks by far.
-// The engine reads only byte-level BPE, so the model is given the stand-in bytes-tokenizer.json (ids 0..258
-// with their true bytes) instead of the folder's SentencePiece-style tokenizer.json; the checks use token ids.
+// The checks of logits and continuations use token ids and the stand-in bytes-tokenizer.json (ids 0..258 with
+// their true bytes); the last block loads the folder's own SentencePiece-style tokenizer.json and checks that it
+// tokenizes as run.c's encode() does.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -109,5 +110,36 @@ describe('a wrong convention is caught', () => {
     } finally {
       bad.dispose();
     }
+  });
+});
+
+// The folder as converted, with its own SentencePiece-style tokenizer.json (Llama 2's layout over llama2.c's
+// 512-token vocabulary, scripts/convert_llama2c.py): the model's tokenization equals run.c's encode() on every
+// text of reference.json (BOS included, from the file's template), and tokenizers.js agrees.
+describe('stories260K with its own tokenizer.json', () => {
+  let m;
+  const tokJson = readFileSync(join(DIR, 'hf/tokenizer.json'), 'utf8');
+  beforeAll(async () => { m = await loadModel({ config, safetensors: safetensors(), tokenizer: tokJson }); });
+  afterAll(() => m?.dispose());
+
+  it("tokenizes every reference text as run.c's encode() does", async () => {
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    const hf = new Tokenizer(JSON.parse(tokJson), {});
+    expect(ref.encodings.length).toBeGreaterThanOrEqual(6);
+    for (const e of ref.encodings) {
+      // an empty text is no tokens at all for the engine (alab_model_encode adds no BOS to nothing); run.c gives [BOS]
+      expect(Array.from(m.tokenize(e.text).ids), e.text).toEqual(e.text === '' ? [] : e.ids);
+      expect(hf.encode(e.text).ids, e.text).toEqual(e.ids);
+    }
+  });
+
+  it('a run on the text equals the run on run.c\'s ids, and the story decodes as tokenizers.js decodes it', async () => {
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    const hf = new Tokenizer(JSON.parse(tokJson), {});
+    const e = ref.encodings[1];
+    expect(maxAbsDiff(m.run(e.text, { topK: 0 }).logits, m.run(e.ids, { topK: 0 }).logits)).toBe(0);
+    const g = ref.generations[0];
+    expect(m.decode(g.ids)).toBe(hf.decode(g.ids, { clean_up_tokenization_spaces: false }));
+    expect(m.decode(g.ids)).toMatch(/Lily/);
   });
 });

@@ -44,6 +44,10 @@ export const HUB_MODELS = Object.freeze({
   'qwen2.5-0.5b': hub('Qwen2.5-0.5B', 'Qwen/Qwen2.5-0.5B', 'qwen2', 988e6),
   'qwen3-0.6b': hub('Qwen3-0.6B', 'Qwen/Qwen3-0.6B', 'qwen3', 1192e6),
   'llama-3.2-1b': hub('Llama-3.2-1B', 'unsloth/Llama-3.2-1B', 'llama', 2472e6),
+  // SentencePiece-style tokenizers (Llama 2's; Gemma 3's 262 144 tokens). Gemma 3: Google's repository is gated
+  // like Meta's, so unsloth's ungated copy; TinyLlama's size is v0.6's published tensors, the same shapes as v1.0's.
+  'tinyllama-1.1b': hub('TinyLlama-1.1B-Chat', 'TinyLlama/TinyLlama-1.1B-Chat-v1.0', 'llama', 2200e6),
+  'gemma-3-270m': hub('Gemma-3-270M', 'unsloth/gemma-3-270m', 'gemma3_text', 536e6),
 });
 
 export const CACHE_NAME = 'attnlab-models-v1';
