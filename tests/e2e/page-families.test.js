@@ -167,6 +167,56 @@ describe('another family from the hub', () => {
   });
 });
 
+// Gemma 3 (gemma3_text): its sliding-window layers are the model's own mask. The status line says how many
+// layers slide, and Fig. 1 on a sliding layer says "window" where a full layer says "causal". The generated
+// checkpoint (tests/fixtures/families/gemma3: layer 0 slides with W = 4, layer 1 is full) is served as the hub
+// model, with its GPT-2 vocabulary as a tokenizer.json.
+describe('a sliding-window family from the hub', () => {
+  it('Gemma-3-270M: the status names the sliding layers and Fig. 1 shows the window on them', async () => {
+    const P = await watchedPage(env, { allowHosts: ['huggingface.co'] });
+    const { page, context } = P;
+    const GEMMA_HUB = HUB_MODELS['gemma-3-270m'].base;
+    const dir = join(FAM, 'gemma3');
+    const vocab = JSON.parse(readFileSync(join(dir, 'vocab.json'), 'utf8'));
+    const merges = readFileSync(join(dir, 'merges.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#version'));
+    const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+    const tokenizer = JSON.stringify({ version: '1.0', truncation: null, padding: null, added_tokens: [], normalizer: null,
+      pre_tokenizer: byteLevel, post_processor: null, decoder: byteLevel,
+      model: { type: 'BPE', dropout: null, unk_token: null, fuse_unk: false, byte_fallback: false, vocab, merges } });
+    try {
+      const hits = [];
+      await context.route(`${GEMMA_HUB}**`, (route) => {
+        const file = route.request().url().slice(GEMMA_HUB.length);
+        hits.push(file);
+        const cors = { 'access-control-allow-origin': '*' };
+        if (file === 'tokenizer_config.json') return route.fulfill({ status: 404, headers: cors, body: 'Entry not found' });
+        const body = file === 'tokenizer.json' ? Buffer.from(tokenizer) : readFileSync(join(dir, file));
+        return route.fulfill({ status: 200, headers: { ...cors, 'content-length': String(body.length) }, body });
+      });
+      await page.goto(`${env.url}?model=${TINY}`);
+      await waitDrawn(page);
+      const n0 = Number(await page.evaluate(() => document.body.dataset.renders));
+      await page.selectOption('#model-select', 'gemma-3-270m');
+      await page.click('#model-load');
+      await page.waitForFunction(() => document.body.dataset.model === 'Gemma-3-270M');
+      await waitDrawn(page, n0 + 1);
+      expect(await page.textContent('#model-status')).toContain('1 of 2 layers see only the last 4 tokens (sliding window)');
+      const sub = () => page.textContent('#fig1 svg');
+      expect(await sub()).toContain('causal mask: red below = the mask'); // layer 1, full attention
+      const n1 = Number(await page.evaluate(() => document.body.dataset.renders));
+      await page.selectOption('#layer', '0');
+      await waitDrawn(page, n1 + 1);
+      expect(await sub()).toContain('window mask: red below = the mask');
+      await page.click('#lang');
+      expect(await page.textContent('#model-status')).toContain('2 层中有 1 层只看最近 4 个词元（滑动窗口）');
+      await page.locator('#fig1').screenshot({ path: join(ARTIFACTS, 'family-gemma3-fig1-window.png') });
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('a local folder of another family', () => {
   const dir = join(FAM, 'smollm2');
   const files = readdirSync(dir).map((n) => join(dir, n));

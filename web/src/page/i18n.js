@@ -15,6 +15,11 @@ const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qw
 const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
 // Grouped-query attention: the key-value heads, when fewer than the query heads.
 const kv = (c, form) => (c.nKvHead && c.nKvHead < c.nHead ? form.replace('{n}', c.nKvHead) : '');
+// Sliding-window layers (Mistral, Gemma 3): how many of the layers see only the last W tokens.
+const slide = (c, form) => {
+  const w = (c.layerMasks ?? []).filter((m) => m.startsWith('window:'));
+  return w.length ? form.replace('{n}', w.length).replace('{L}', c.nLayer).replace('{W}', w[0].slice(7)) : '';
+};
 
 export const STRINGS = {
   en: {
@@ -41,7 +46,7 @@ export const STRINGS = {
     modelFiles: 'Choose the files',
     modelDir: 'or a folder',
     modelFilesHint: 'A Hugging Face model folder: config.json, model.safetensors (or its index and shards), and tokenizer.json (GPT-2: vocab.json + merges.txt). Or drop the files anywhere on the page.',
-    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads${kv(c, ' ({n} key-value)')}, d = ${c.nEmbd}, ${c.vocabSize.toLocaleString('en')} tokens`,
+    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads${kv(c, ' ({n} key-value)')}, d = ${c.nEmbd}, ${c.vocabSize.toLocaleString('en')} tokens${slide(c, '; {n} of {L} layers see only the last {W} tokens (sliding window)')}`,
     engineThreads: (n) => (n === 1 ? 'wasm SIMD, 1 thread' : `wasm SIMD, ${n} threads`),
     engineNote: (why) => `One thread: ${why}`,
     modelLoading: (name) => `Loading ${name}…`,
@@ -417,7 +422,7 @@ export const STRINGS = {
     modelFiles: '选择文件',
     modelDir: '或选择文件夹',
     modelFilesHint: 'Hugging Face 模型文件夹：config.json、model.safetensors（或其索引与分片）以及 tokenizer.json（GPT-2 为 vocab.json + merges.txt）。也可以直接拖放到页面上。',
-    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头${kv(c, '（{n} 个键值头）')}，d = ${c.nEmbd}，词表 ${c.vocabSize.toLocaleString('en')}`,
+    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头${kv(c, '（{n} 个键值头）')}，d = ${c.nEmbd}，词表 ${c.vocabSize.toLocaleString('en')}${slide(c, '；{L} 层中有 {n} 层只看最近 {W} 个词元（滑动窗口）')}`,
     engineThreads: (n) => `wasm SIMD，${n} 个线程`,
     engineNote: (why) => `单线程：${why}`,
     modelLoading: (name) => `正在加载 ${name}…`,

@@ -565,18 +565,26 @@ function fullMaskView(r) {
   return null;
 }
 
+/** The mask the chosen layer ran under: the page's choice, but "causal" is the model's own causal mask, which on
+ * a sliding-window layer (Mistral, Gemma 3) sees only the last W tokens: the figures then say "window:W". */
+function layerMask(spec) {
+  const m = maskOption(spec);
+  const own = config?.layerMasks?.[S.layer];
+  return m === 'causal' && own ? own : m;
+}
+
 /** The page's view of run r, for figureArgs. */
 function pageView(r) {
   return {
     tokens: labelsOf(last).labels, layer: S.layer, head: S.head, row: S.sel.row, col: S.sel.col,
-    lambda: S.lambda, mask: maskOption(last.spec),
+    lambda: S.lambda, mask: layerMask(last.spec),
   };
 }
 
 async function drawFig1() {
   const r = last.base;
   const compare = fullMaskView(r);
-  if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, maskOption(last.spec), compare !== null])) return;
+  if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, layerMask(last.spec), compare !== null])) return;
   const svg = await mount('fig1', figAttentionAsymmetry, figureArgs('fig1', r, {
     ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined,
   }));
@@ -602,13 +610,13 @@ async function drawFig2() {
 
 async function drawFig3() {
   const r = last.base;
-  if (!changed('fig3', [baseId(r), S.layer, S.head, maskOption(last.spec)])) return;
+  if (!changed('fig3', [baseId(r), S.layer, S.head, layerMask(last.spec)])) return;
   await mount('fig3', figDag, figureArgs('fig3', r, pageView(r)));
 }
 
 async function drawFig4() {
   const r = last.base;
-  if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, maskOption(last.spec)])) return;
+  if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, layerMask(last.spec)])) return;
   const svg = await mount('fig4', figDoIntervention, figureArgs('fig4', r, pageView(r)));
   if (!svg) return;
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
