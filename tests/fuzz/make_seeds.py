@@ -155,6 +155,37 @@ def hf_tokenizer(pre="gpt2", pairs=False, added=(), post=None, normalizer=None, 
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
+SP_SPACE = "\u2581"
+
+
+def sp_tokenizer(variant="llama2"):
+    """A small SentencePiece-style tokenizer.json (Llama 2's / Mistral's / Gemma 3's layouts): "\u2581" for a space,
+    byte fallback to a few <0xNN> tokens, <unk> with fuse_unk."""
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "<0x41>": 3, "<0xC3>": 4, "<0xA9>": 5, "<0x0A>": 6, SP_SPACE: 7}
+    for w in ("a", "b", "e", "h", "t", SP_SPACE + "a", "ab", SP_SPACE + "ab", "th", SP_SPACE + "th", "the",
+              SP_SPACE + "the", SP_SPACE + SP_SPACE):
+        vocab[w] = len(vocab)
+    merges = [SP_SPACE + " a", "a b", SP_SPACE + "a b", "t h", SP_SPACE + " th", "th e", SP_SPACE + "th e",
+              SP_SPACE + " " + SP_SPACE]
+    rep = {"type": "Replace", "pattern": {"String": " "}, "content": SP_SPACE}
+    dec = {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": SP_SPACE}, "content": " "},
+                                            {"type": "ByteFallback"}, {"type": "Fuse"},
+                                            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    norm, pre = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": SP_SPACE}, rep]}, None
+    if variant == "mistral":
+        norm, pre = None, {"type": "Metaspace", "replacement": SP_SPACE, "prepend_scheme": "first", "split": False}
+    elif variant == "gemma":
+        norm, pre = rep, {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious", "invert": False}
+        dec = {"type": "Sequence", "decoders": dec["decoders"][:3]}
+    toks = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for i, c in enumerate(("<unk>", "<s>", "</s>"))]
+    model = {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "vocab": vocab, "merges": merges}
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": toks, "normalizer": norm,
+           "pre_tokenizer": pre, "post_processor": None, "decoder": dec, "model": model}
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
 def vocab_slice(vocab_bytes, n_extra, rng):
     """A valid vocabulary: the 256 byte tokens of a real vocab.json plus n_extra of
     its multi-byte tokens, renumbered 0..V-1 in the file's order."""
@@ -264,6 +295,8 @@ def main():
                                                                .update(single_word=True)))
     put("fuzz_tokenizer_json", "bad_added_too_long", hf_tokenizer(added=(("<" + "x" * 1100 + ">", False, False),)))
     put("fuzz_tokenizer_json", "bad_normalizer", hf_tokenizer(normalizer={"type": "Lowercase"}))
+    for v in ("llama2", "mistral", "gemma"):
+        put("fuzz_tokenizer_json", "sp_" + v, sp_tokenizer(v))
 
     # ---- fuzz_model_load: selector byte + one file of the mini model, or all four
     for k, data in enumerate((cfg, st, vocab, merges)):
