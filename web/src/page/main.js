@@ -142,9 +142,11 @@ function clearError(from) {
 let loadToken = 0;
 let modelChoice = 'builtin';   // the picker's value for the model in use (the picker returns to it after a failure)
 let loadAbort = null;    // aborts a hub download that a newer choice replaced
+let loading = null;      // {name}: the model being loaded, while its download or reading runs (Cancel stops it)
 let builtin = null;
 
 const mb = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0);
+const mbDecimal = (n) => (n / 1e6).toFixed(n < 1e7 ? 1 : 0);   // as the picker states sizes (1 MB = 10⁶ bytes)
 
 function progressUI(file, loaded, total) {
   const bar = $('model-progress');
@@ -153,6 +155,49 @@ function progressUI(file, loaded, total) {
   const pct = total ? Math.min(100, Math.floor((100 * loaded) / total)) : null;
   const text = t('progressFile', file, pct, mb(loaded));
   if ($('model-status').textContent !== text) $('model-status').textContent = text;
+}
+
+/**
+ * A hub download's progress as one figure in bytes over all its files: done = what has arrived of every file so
+ * far, total = the finished files plus the current one's size, or the published weights' size while it is not
+ * known yet (then marked "about").
+ */
+function hubProgress(name, hub) {
+  const got = new Map();
+  return (p) => {
+    got.set(p.file, p.loaded);
+    let done = 0;
+    for (const v of got.values()) done += v;
+    const weights = p.file.endsWith('.safetensors') && p.total !== null;
+    const total = weights ? done + (p.total - p.loaded) : Math.max(hub.bytes, done);
+    const bar = $('model-progress');
+    bar.hidden = false;
+    bar.max = total;
+    bar.value = Math.min(done, total);
+    const text = t('progressTotal', name, p.file, mbDecimal(done), mbDecimal(total), !weights, Math.min(100, Math.floor((100 * done) / total)));
+    if ($('model-status').textContent !== text) $('model-status').textContent = text;
+  };
+}
+
+/** Stop the model being loaded (its download at once): the page keeps the model it has, the picker returns to it. */
+function cancelLoad() {
+  if (!loading || !loading.cancellable) return;
+  const name = loading.name;
+  loadToken++;             // whatever the stopped load still delivers is dropped
+  if (loadAbort) loadAbort.abort();
+  loadAbort = null;
+  loading = null;
+  $('model-progress').hidden = true;
+  $('model-cancel').hidden = true;
+  $('model-load').disabled = false;
+  if (model) {
+    modelStatus();
+    $('model-status').textContent = t('loadCancelled', name, modelName);
+    setState(runner.busy ? 'busy' : 'ready');
+  } else {
+    $('model-status').textContent = t('loadCancelledNone', name);
+    setState('error');
+  }
 }
 
 /**
@@ -167,6 +212,9 @@ async function switchModel(what) {
   const signal = loadAbort.signal;
   const loadBtn = $('model-load');
   loadBtn.disabled = true;
+  loading = { name: what === 'builtin' ? builtin.name : typeof what === 'string' ? HUB_MODELS[what].name : t('localName'),
+              cancellable: what !== 'builtin' };
+  $('model-cancel').hidden = what === 'builtin';   // the built-in model is served with the page: nothing to stop
   setState(model ? 'busy' : 'loading');
   try {
     let source, name, cached = false;
@@ -177,7 +225,9 @@ async function switchModel(what) {
       const hub = HUB_MODELS[what];
       name = hub.name;
       $('model-status').textContent = t('modelLoading', name);
-      const got = await fetchHubModel(hub.base, { signal, files: hub.files, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
+      if (!model) setStatus(t('statusDownloading', name));
+      const progress = hubProgress(name, hub);
+      const got = await fetchHubModel(hub.base, { signal, files: hub.files, onProgress: (p) => { if (token === loadToken) progress(p); } });
       if (got.cacheFailed) showError(t('errCache'), 'cache');
       source = got.files;
       cached = got.cached;
@@ -186,7 +236,9 @@ async function switchModel(what) {
       name = t('localName');
     }
     $('model-status').textContent = t('modelLoading', name);
+    if (!model) setStatus(t('statusLoadingWasm'));
     const m = await loadModel(source, {
+      signal,
       onProgress: (e) => {
         if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total);
         if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
@@ -211,7 +263,21 @@ async function switchModel(what) {
     modelCached = cached;
     clearError('load');
     setupModelControls();
-    if (firstModel) { firstModel = false; applyView(location.search, { fromLink: true }); }
+    if (firstModel) {
+      firstModel = false;
+      if (readLinkModel(location.search)) {
+        // the view belongs to the hub model the link names: keep it for that model, show only its sentence now
+        linkView = location.search;
+        const text = new URLSearchParams(location.search).get('text');
+        applyView(text !== null ? `?${new URLSearchParams({ text })}` : '', { fromLink: true });
+      } else applyView(location.search, { fromLink: true });
+    } else if (linkView && linkModel && what === linkModel.hub) {
+      const v = linkView;
+      linkView = null;
+      linkModel = null;
+      paintLinkModel();
+      applyView(v, { fromLink: true });
+    }
     heads.setModel(m, config, modelName);
     evidence.setModel(m, config);
     modelStatus();
@@ -232,6 +298,8 @@ async function switchModel(what) {
     setState(model ? 'ready' : 'error');
   } finally {
     if (token === loadToken) {
+      loading = null;
+      $('model-cancel').hidden = true;
       $('model-progress').hidden = true;
       loadBtn.disabled = false;
       if (model && !runner.busy) setState('ready');
@@ -250,7 +318,40 @@ let modelCached = false;
 
 let firstModel = true;
 let linkSel = null;        // {row, col, text}: a cell asked for by the URL, checked when the sentence is tokenized
-const VIEW_KEYS = ['layer', 'head', 'row', 'col', 'kind', 'lambda', 'mask', 'w', 'ablate'];
+const VIEW_KEYS = ['layer', 'head', 'row', 'col', 'kind', 'lambda', 'mask', 'w', 'ablate', 'hub', 'local'];
+let linkModel = null;      // {hub: key} | {local: true}: the model a link was made with, when it is not the built-in one
+let linkView = null;       // the link's view, applied once the model it names is loaded
+
+/**
+ * The model a link names (?hub=key, or ?local=1 for a folder of the reader's own): a hub model is loaded only when
+ * the reader says so (it may be gigabytes); a local folder cannot travel in a link, so the note says to choose it
+ * again. Returns true when the view must wait for that model.
+ */
+function readLinkModel(search) {
+  const p = new URLSearchParams(search);
+  const key = p.get('hub');
+  linkModel = null;
+  if (key !== null) {
+    if (!Object.hasOwn(HUB_MODELS, key)) { showError(t('urlRefused', `hub=${Array.from(key).slice(0, 24).join('')}`), 'url'); return false; }
+    linkModel = { hub: key };
+  } else if (p.get('local') === '1') linkModel = { local: true };
+  paintLinkModel();
+  return linkModel !== null && linkModel.hub !== undefined;
+}
+
+function paintLinkModel() {
+  const box = $('model-link'), btn = $('model-link-load');
+  box.hidden = !linkModel;
+  if (!linkModel) return;
+  if (linkModel.hub) {
+    const hub = HUB_MODELS[linkModel.hub];
+    $('model-link-text').textContent = t('linkHub', hub.name, hub.bytes) + ' ';
+    btn.hidden = false;
+  } else {
+    $('model-link-text').textContent = t('linkLocal');
+    btn.hidden = true;
+  }
+}
 
 /** Read the view of a query string into S (only valid values); returns the refused "name=value"s. */
 function readView(search) {
@@ -325,6 +426,9 @@ function viewSearch() {
   p.set('mask', S.mask);
   if (S.mask === 'window') p.set('w', String(S.window));
   if (S.ablate.size) p.set('ablate', [...S.ablate].sort().join(','));
+  // the model, when it is not the built-in one: a hub model by its key, a local folder as a mark
+  if (modelChoice === 'local') p.set('local', '1');
+  else if (Object.hasOwn(HUB_MODELS, modelChoice)) p.set('hub', modelChoice);
   return `?${p.toString()}`;
 }
 
@@ -505,6 +609,8 @@ async function mount(key, fn, args) {
   }
   figBox(key).replaceChildren(svg);
   performance.measure(`attnlab:dom:${key}`, { start: t1 });
+  // the figure's export and compare buttons work once it holds a live figure
+  for (const b of document.querySelectorAll(`.fig-actions[data-fig="${key}"] button`)) b.disabled = false;
   for (const [g, rest] of later) {
     if (!await appendInFrames(g, rest, GROUP_BATCH, () => figArgs[key] !== mine)) return null;
   }
@@ -910,13 +1016,13 @@ function wireFigures() {
     const actions = document.querySelector(`.fig-actions[data-fig="${key}"]`);
     if (key === 'fig1') {
       actions.appendChild(el('button', {
-        type: 'button', class: 'btn btn-small', id: 'fig1-compare', 'aria-pressed': 'false', dataset: { i18n: 'fig1Compare' },
+        type: 'button', class: 'btn btn-small', id: 'fig1-compare', 'aria-pressed': 'false', dataset: { i18n: 'fig1Compare' }, disabled: true,
         on: { click: () => { S.compareFull = !S.compareFull; if (last && config) drawFig1(); } },
       }, t('fig1Compare')));
     }
     for (const kind of ['svg', 'png']) {
       actions.appendChild(el('button', {
-        type: 'button', class: 'btn btn-small', dataset: { export: kind, fig: key },
+        type: 'button', class: 'btn btn-small', dataset: { export: kind, fig: key }, disabled: true,
         on: { click: () => exportOne(key, kind) },
       }, kind.toUpperCase()));
     }
@@ -961,6 +1067,7 @@ function setLang(lang) {
   applyStatic(document, t);
   document.title = t('docTitle');
   fillModelSelect();
+  paintLinkModel();
   if (document.querySelector('.prerender')) openingView();   // still the static pictures: in the new language
   if (config) {
     setupModelControls();
@@ -995,7 +1102,15 @@ function wireControls() {
 }
 
 function wireModelControls() {
-  $('model-select').addEventListener('change', syncLocal);
+  // another choice while a model loads stops that load (Load then fetches the new one)
+  $('model-select').addEventListener('change', () => { if (loading) cancelLoad(); syncLocal(); });
+  $('model-cancel').addEventListener('click', cancelLoad);
+  $('model-link-load').addEventListener('click', () => {
+    if (!linkModel || !linkModel.hub) return;
+    $('model-select').value = linkModel.hub;
+    syncLocal();
+    switchModel(linkModel.hub);
+  });
   $('model-load').addEventListener('click', () => {
     const v = $('model-select').value;
     if (v !== 'local') switchModel(v);
