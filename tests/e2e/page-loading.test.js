@@ -192,3 +192,37 @@ describe('a permalink names its model', () => {
     }
   });
 });
+
+describe('errors name the family chosen and the files it needs', () => {
+  it('a Llama folder: a missing tokenizer and a corrupt weights file are told in Llama\'s terms (en, zh)', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    const dir = join(ROOT, 'tests/fixtures/families/smollm2');
+    const file = (name, buffer) => ({ name, mimeType: 'application/octet-stream', buffer });
+    try {
+      await page.goto(`${env.url}?model=${TINY}`);
+      await waitDrawn(page);
+      await page.selectOption('#model-select', 'local');
+      await page.setInputFiles('#model-files', [file('config.json', readFileSync(join(dir, 'config.json'))),
+        file('model.safetensors', readFileSync(join(dir, 'model.safetensors')))]);
+      await page.waitForSelector('#error:not([hidden])');
+      let msg = await page.textContent('#error-text');
+      expect(msg).toMatch(/These files are missing: .*tokenizer\.json/);
+      expect(msg).toMatch(/A Llama model needs config\.json, model\.safetensors \(or its index and shards\) and tokenizer\.json/);
+      expect(msg).not.toMatch(/GPT-2/);
+      await page.setInputFiles('#model-files', [file('config.json', readFileSync(join(dir, 'config.json'))),
+        file('tokenizer.json', readFileSync(join(dir, 'tokenizer.json'))), file('model.safetensors', Buffer.alloc(4096, 0x5a))]);
+      await page.waitForFunction(() => /EFORMAT/.test(document.getElementById('error-text').textContent));
+      msg = await page.textContent('#error-text');
+      expect(msg).toMatch(/not the files of a Llama model \(EFORMAT\)/);
+      await page.click('#lang');
+      await page.setInputFiles('#model-files', [file('config.json', readFileSync(join(dir, 'config.json'))),
+        file('model.safetensors', readFileSync(join(dir, 'model.safetensors')))]);
+      await page.waitForFunction(() => /缺少这些文件/.test(document.getElementById('error-text').textContent));
+      expect(await page.textContent('#error-text')).toMatch(/Llama 模型需要 config\.json/);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

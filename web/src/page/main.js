@@ -21,7 +21,7 @@ import { outlineCell } from '../ui/selection.js';
 import { fitWidth } from '../ui/fit.js';
 import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
-import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain } from './models.js';
+import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain, familyOfFiles } from './models.js';
 import { Runner, maskOption } from './runner.js';
 import { klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from '../figures/delta.js';
@@ -288,7 +288,10 @@ async function switchModel(what) {
     if (token !== loadToken) return;
     const keep = model ? ' ' + t('errKeepPrevious', modelName) : '';
     const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
-    const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions });
+    // the family chosen (a hub entry's, a local folder's config.json's) names the files it needs in the message
+    const family = what === 'builtin' ? 'gpt2' : typeof what === 'string' ? HUB_MODELS[what].family : await familyOfFiles(what.files);
+    if (token !== loadToken) return;
+    const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions, family });
     showError(msg + keep, 'load');
     // the picker and the status line say which model the page uses (not the one that failed)
     $('model-select').value = model ? modelChoice : (typeof what === 'string' ? what : 'local');

@@ -195,28 +195,40 @@ export async function fetchHubModel(base, { onProgress = () => {}, signal, files
 
 const WRONG_FILES = new Set(['EJSON', 'ECONFIG', 'EFORMAT', 'EDTYPE', 'EMISSING', 'ESHAPE', 'EVOCAB', 'EMERGES']);
 
+/** The family (config.json's model_type) of a set of local files, when their config.json says one; else null. */
+export async function familyOfFiles(fileList) {
+  try {
+    const cfg = Array.from(fileList || []).find((f) => f.name === 'config.json');
+    const type = cfg ? JSON.parse(await cfg.text()).model_type : null;
+    return typeof type === 'string' && type.length < 40 ? type : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A readable message for any error of loading or running, in the page's language.
- * ctx: {nPositions} for ETOOLONG.
+ * ctx: {nPositions} for ETOOLONG; {family} (model_type) of the model being loaded, when known, so that the
+ * message names that family and the files it needs.
  */
 export function explain(e, t, ctx = {}) {
   if (e instanceof PageError) {
     switch (e.kind) {
       case 'network': return t('errNetwork', e.host);
       case 'http': return t('errHttp', e.status, e.file);
-      case 'missing': return t('errMissing', e.missing.join(', '));
+      case 'missing': return t('errMissing', e.missing.join(', '), ctx.family ?? null);
       case 'param': return t('errParam', e.param);
       default: return t('errOther', '', e.message);
     }
   }
   if (e instanceof AttnlabError || (e && typeof e.code === 'string')) {
     const code = e.code;
-    if (WRONG_FILES.has(code)) return t('errWrongFiles', code, e.message);
+    if (WRONG_FILES.has(code)) return t('errWrongFiles', code, e.message, ctx.family ?? null);
     if (code === 'ENOMEM') return t('errMemory');
     if (code === 'ETOOLONG') return t('errTooLong', ctx.nPositions ?? '?');
     if (code === 'EEMPTY') return t('errEmpty');
     if (code === 'EWASM') return t('errWasm', e.message);
-    if (code === 'EIO' && /the files given lack/.test(e.message)) return t('errMissing', e.message.replace(/^.*lack (.*?) \(.*$/, '$1'));
+    if (code === 'EIO' && /the files given lack/.test(e.message)) return t('errMissing', e.message.replace(/^.*lack (.*?) \(.*$/, '$1'), ctx.family ?? null);
     if (code === 'EIO' && /Failed to fetch|NetworkError|network/i.test(e.message)) {
       return t('errNetwork', (/https?:\/\/([^/]+)/.exec(e.message) || [])[1] || 'the server');
     }
