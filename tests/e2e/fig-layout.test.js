@@ -1,7 +1,7 @@
 // fig-layout.test.js — the chapter's figures keep their text apart at phone width.
 // At a 360 px viewport Fig. 2's outer-product panel is a small square (the page and
 // the <attnlab-figure figure="2"> widget stack the panels), shorter than its y title
-// "Effect dimension (Q space)"; the title must then wrap (or shrink) to the plot's
+// "Query dimension (Q space)"; the title must then wrap (or shrink) to the plot's
 // height instead of running into the panel title and the x tick labels. At 1400 px
 // the title stays one line at the label size. Checked on the rendered SVG in
 // Chromium: the bounding boxes of every axis title line against every tick label,
@@ -97,7 +97,7 @@ describe('Fig. 2 (and Figs. 1, 4) on the page keep axis titles off the tick labe
       const outer = f2.ytitles.filter((y) => y.panel === 0);
       expect(outer.length).toBeGreaterThanOrEqual(1);
       expect(outer.length > 1 || outer[0].size < 14).toBe(true);
-      expect(outer.map((y) => y.text).join(' ').replace(/\u200b/g, '')).toBe('Effect dimension (Q space)');
+      expect(outer.map((y) => y.text).join(' ').replace(/\u200b/g, '')).toBe('Query dimension (Q space)');
       for (const [f, lay] of Object.entries(figs)) {
         expect(lay.overlaps, `${f} at 360 px`).toEqual([]);
         expectWithinPlots(lay.ytitles);

@@ -212,18 +212,18 @@ describe('fig1 attention and asymmetry', () => {
     expect(yl.children.map(textOf)).toEqual(trimmed);
     const titles = byRole(fig, 'panel-title').map(textOf).join('|');
     expect(titles).toContain('Avg Attention (last layer)');
-    expect(titles).toContain('Effect i → Cause j');
+    expect(titles).toContain('Query i → key j (read as effect → cause)');
     expect(titles).toContain('Asymmetry A − A⊤');
     expect(textOf(one(fig, 'suptitle'))).toContain('GPT-2 Attention on Causal Sentence');
     expect(textOf(one(fig, 'suptitle'))).toContain('"Because the storm intensified , the ship finally sank ."');
-    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Cause candidate j', 'j']);
-    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Effect position i', 'i']);
+    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Key j (candidate cause)', 'j']);
+    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Query i (effect)', 'i']);
   });
 
   it('has Chinese labels with lang zh and a CJK-first font stack', () => {
     const zh = figAttentionAsymmetry({ tokens: TOKENS, A, lang: 'zh', layer: 2, nLayer: 12 });
     expect(byRole(zh, 'panel-title').map(textOf).join('|')).toContain('平均注意力（第 2 层）');
-    expect(byRole(zh, 'xtitle').map(textOf)).toContain('候选原因 j');
+    expect(byRole(zh, 'xtitle').map(textOf)).toContain('键 j（候选原因）');
     expect(zh.attrs['font-family']).toMatch(/^'Noto Sans CJK SC'/);
     expect(fig.attrs['font-family']).toMatch(/^'DejaVu Sans'/);
   });

@@ -22,8 +22,8 @@ const TEXT = {
     softMasked: 'masked cell: display only (the model: EMASKED)',
     soft: (j, i, l) => [`Soft do(j=${j}→i=${i}), λ = ${l}`, '(boost path, keep others)'],
     hard: (j, i) => [`Hard do(j=${j}→i=${i})`, "(one-hot, Pearl's original)"],
-    x: 'Cause j',
-    y: 'Effect i',
+    x: 'Key j (candidate cause)',
+    y: 'Query i (effect)',
     cell: (i, j, v) => `effect i=${i}, cause j=${j}: ${v}`,
   },
   zh: {
@@ -33,8 +33,8 @@ const TEXT = {
     softMasked: '被掩码的单元：仅为图示（模型：EMASKED）',
     soft: (j, i, l) => [`软 do(j=${j}→i=${i})，λ = ${l}`, '（增强该路径，保留其余路径）'],
     hard: (j, i) => [`硬 do(j=${j}→i=${i})`, '（one-hot，Pearl 的原始定义）'],
-    x: '因 j',
-    y: '果 i',
+    x: '键 j（候选原因）',
+    y: '查询 i（果）',
     cell: (i, j, v) => `果 i=${i}，因 j=${j}：${v}`,
   },
 };

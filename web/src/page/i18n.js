@@ -80,8 +80,8 @@ export const STRINGS = {
 
     // do
     doTitle: 'Intervention do(j → i)',
-    rowLabel: 'Effect i (row)',
-    colLabel: 'Cause j (column)',
+    rowLabel: 'Row i (query, read as effect)',
+    colLabel: 'Column j (key, read as cause)',
     cellHint: 'Click a cell of a heatmap, or focus a figure and use the arrow keys.',
     doKind: 'Kind',
     hard: 'Hard (one-hot)',
@@ -461,8 +461,8 @@ export const STRINGS = {
     headOpt: (h) => `头 ${h}`,
 
     doTitle: '干预 do(j → i)',
-    rowLabel: '果 i（行）',
-    colLabel: '因 j（列）',
+    rowLabel: '行 i（查询，读作果）',
+    colLabel: '列 j（键，读作因）',
     cellHint: '点击热图中的格子，或聚焦某幅图后用方向键移动。',
     doKind: '类型',
     hard: '硬干预（one-hot）',

@@ -200,9 +200,83 @@ function cancelLoad() {
   }
 }
 
+/** The files of a model choice: the built-in URL, a hub model's downloaded files, or local files. */
+async function sourceOf(what, token, signal) {
+  if (what === 'builtin') return { source: builtin.url.href, name: builtin.name, cached: false };
+  if (typeof what !== 'string') return { source: pickModelFiles(what.files), name: t('localName'), cached: false };
+  const hub = HUB_MODELS[what];
+  $('model-status').textContent = t('modelLoading', hub.name);
+  if (!model) setStatus(t('statusDownloading', hub.name));
+  const progress = hubProgress(hub.name, hub);
+  const got = await fetchHubModel(hub.base, { signal, files: hub.files, onProgress: (p) => { if (token === loadToken) progress(p); } });
+  if (got.cacheFailed) showError(t('errCache'), 'cache');
+  return { source: got.files, name: hub.name, cached: got.cached };
+}
+
+/** After the first model: the link's view (or the view a link's hub model was waiting for). */
+function viewAfterLoad(what) {
+  if (firstModel) {
+    firstModel = false;
+    if (readLinkModel(location.search)) {
+      // the view belongs to the hub model the link names: keep it for that model, show only its sentence now
+      linkView = location.search;
+      const text = new URLSearchParams(location.search).get('text');
+      applyView(text !== null ? `?${new URLSearchParams({ text })}` : '', { fromLink: true });
+    } else applyView(location.search, { fromLink: true });
+  } else if (linkView && linkModel && what === linkModel.hub) {
+    const v = linkView;
+    linkView = null;
+    linkModel = null;
+    paintLinkModel();
+    applyView(v, { fromLink: true });
+  }
+}
+
+/** Make m (loaded for choice what, named name) the page's model. */
+function adoptModel(m, what, name, cached) {
+  const old = model;
+  model = m;
+  modelName = name;
+  config = m.config;
+  const ref = {};
+  runner = new Runner(m, runHandlers(ref));
+  ref.runner = runner;
+  if (old) old.dispose();
+  modelChoice = typeof what === 'string' ? what : 'local';
+  last = null;
+  S.sel = null;   // the chapter's default cell in the new model's tokens
+  modelCached = cached;
+  clearError('load');
+  setupModelControls();
+  viewAfterLoad(what);
+  heads.setModel(m, config, modelName);
+  evidence.setModel(m, config);
+  modelStatus();
+  document.body.dataset.model = modelName;
+  document.body.dataset.threads = String(m.engine.threads);
+  schedule();
+}
+
+/** A failed load: the message (naming the family chosen and its files), and the page back on its model. */
+async function loadFailed(e, what, token) {
+  const keep = model ? ' ' + t('errKeepPrevious', modelName) : '';
+  const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
+  // the family chosen (a hub entry's, a local folder's config.json's) names the files it needs in the message
+  const family = what === 'builtin' ? 'gpt2' : typeof what === 'string' ? HUB_MODELS[what].family : await familyOfFiles(what.files);
+  if (token !== loadToken) return;
+  const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions, family });
+  showError(msg + keep, 'load');
+  // the picker and the status line say which model the page uses (not the one that failed)
+  $('model-select').value = model ? modelChoice : (typeof what === 'string' ? what : 'local');
+  syncLocal();
+  if (model) modelStatus(); else $('model-status').textContent = t('errNoModel');
+  if (!model) setStatus('');
+  setState(model ? 'ready' : 'error');
+}
+
 /**
- * Load a model and make it the page's model. what: 'builtin' | 'distilgpt2' |
- * 'gpt2' | {files: FileList|File[]}. On failure the previous model stays.
+ * Load a model and make it the page's model. what: 'builtin' | a HUB_MODELS key | {files: FileList|File[]}.
+ * On failure the previous model stays; Cancel (or another choice) stops it.
  */
 async function switchModel(what) {
   const token = ++loadToken;
@@ -217,24 +291,7 @@ async function switchModel(what) {
   $('model-cancel').hidden = what === 'builtin';   // the built-in model is served with the page: nothing to stop
   setState(model ? 'busy' : 'loading');
   try {
-    let source, name, cached = false;
-    if (what === 'builtin') {
-      source = builtin.url.href;
-      name = builtin.name;
-    } else if (typeof what === 'string') {
-      const hub = HUB_MODELS[what];
-      name = hub.name;
-      $('model-status').textContent = t('modelLoading', name);
-      if (!model) setStatus(t('statusDownloading', name));
-      const progress = hubProgress(name, hub);
-      const got = await fetchHubModel(hub.base, { signal, files: hub.files, onProgress: (p) => { if (token === loadToken) progress(p); } });
-      if (got.cacheFailed) showError(t('errCache'), 'cache');
-      source = got.files;
-      cached = got.cached;
-    } else {
-      source = pickModelFiles(what.files);
-      name = t('localName');
-    }
+    const { source, name, cached } = await sourceOf(what, token, signal);
     $('model-status').textContent = t('modelLoading', name);
     if (!model) setStatus(t('statusLoadingWasm'));
     const m = await loadModel(source, {
@@ -248,57 +305,9 @@ async function switchModel(what) {
     await uiReady;   // the controls and the panels exist (boot sets them up after the first frame)
     if (token !== loadToken) { m.dispose(); return; }
     // local files have no model name: the folder they came from, else the shape ("local files" read as a model name in the titles)
-    if (typeof what !== 'string') name = localModelName(what.files, m.config);
-    const old = model;
-    model = m;
-    modelName = name;
-    config = m.config;
-    const ref = {};
-    runner = new Runner(m, runHandlers(ref));
-    ref.runner = runner;
-    if (old) old.dispose();
-    modelChoice = typeof what === 'string' ? what : 'local';
-    last = null;
-    S.sel = null;   // the chapter's default cell in the new model's tokens
-    modelCached = cached;
-    clearError('load');
-    setupModelControls();
-    if (firstModel) {
-      firstModel = false;
-      if (readLinkModel(location.search)) {
-        // the view belongs to the hub model the link names: keep it for that model, show only its sentence now
-        linkView = location.search;
-        const text = new URLSearchParams(location.search).get('text');
-        applyView(text !== null ? `?${new URLSearchParams({ text })}` : '', { fromLink: true });
-      } else applyView(location.search, { fromLink: true });
-    } else if (linkView && linkModel && what === linkModel.hub) {
-      const v = linkView;
-      linkView = null;
-      linkModel = null;
-      paintLinkModel();
-      applyView(v, { fromLink: true });
-    }
-    heads.setModel(m, config, modelName);
-    evidence.setModel(m, config);
-    modelStatus();
-    document.body.dataset.model = modelName;
-    document.body.dataset.threads = String(m.engine.threads);
-    schedule();
+    adoptModel(m, what, typeof what !== 'string' ? localModelName(what.files, m.config) : name, cached);
   } catch (e) {
-    if (token !== loadToken) return;
-    const keep = model ? ' ' + t('errKeepPrevious', modelName) : '';
-    const missing = what === 'builtin' && e && e.code === 'EIO' && /built-in model missing|HTTP 404/.test(e.message);
-    // the family chosen (a hub entry's, a local folder's config.json's) names the files it needs in the message
-    const family = what === 'builtin' ? 'gpt2' : typeof what === 'string' ? HUB_MODELS[what].family : await familyOfFiles(what.files);
-    if (token !== loadToken) return;
-    const msg = missing ? t('errBuiltinMissing', builtin.url.pathname) : explain(e, t, { nPositions: config?.nPositions, family });
-    showError(msg + keep, 'load');
-    // the picker and the status line say which model the page uses (not the one that failed)
-    $('model-select').value = model ? modelChoice : (typeof what === 'string' ? what : 'local');
-    syncLocal();
-    if (model) modelStatus(); else $('model-status').textContent = t('errNoModel');
-    if (!model) setStatus('');
-    setState(model ? 'ready' : 'error');
+    if (token === loadToken) await loadFailed(e, what, token);
   } finally {
     if (token === loadToken) {
       loading = null;
