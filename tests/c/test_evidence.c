@@ -547,6 +547,135 @@ static void windowed_rows_equal_the_full_run(void **state) {
     }
 }
 
+/* ---- the sliding-window families against the float64 reference ------------ */
+
+/* evidence_golden.json's "families" (tests/ref/gen_evidence.py over circuits_ref.run): Mistral (a window of 4 keys
+ * on both layers) and Gemma 3 (window 4 on layer 0, post-normed sublayers), T = 10 so the window cuts rows 4..9.
+ * Edge knockouts (renorm in two row parts, and zero), token knockouts in the four modes, the three ablation
+ * semantics with their pruning curves and activation patching, each within the golden's 1e-4; the largest
+ * difference met is printed. */
+static double fam_max;
+
+static void fam_close(const char *name, const char *what, double d) {
+    if (!(d < 1e-4)) fprintf(stderr, "%s %s: max diff %g\n", name, what, d);
+    assert_true(d < 1e-4);
+    if (d > fam_max) fam_max = d;
+}
+
+static void sliding_window_families_match_the_reference(void **state) {
+    (void)state;
+    golden_env g;
+    golden_open(&g);
+    const json_value *fams = json_get(g.doc.root, "families");
+    assert_non_null(fams);
+    assert_int_equal(fams->n, 2);
+    for (uint32_t f = 0; f < fams->n; f++) {
+        const json_value *e = &fams->u.items[f];
+        const char *name = json_get(e, "name")->u.str;
+        alab_model *m = load_model(json_get(e, "dir")->u.str);
+        const alab_config *c = alab_model_config(m);
+        const int L = c->n_layer, NH = c->n_head, D = NH * c->head_dim;
+        assert_string_equal(c->family, json_get(e, "model_type")->u.str);
+        int ids[64];
+        const int T = ids_of(ids, json_get(e, "ids"));
+        const json_value *jw = json_get(e, "windows");
+        for (int l = 0; l < L; l++) assert_int_equal(alab_model_layer_window(m, l), (int)jw->u.items[l].u.num);
+        size_t n;
+        /* edge knockouts, renormalised: the rows in two parts */
+        const json_value *edges = json_get(e, "edge");
+        for (uint32_t k = 0; k < edges->n; k++) {
+            const json_value *ce = &edges->u.items[k];
+            const int layer = (int)json_get(ce, "layer")->u.num, head = (int)json_get(ce, "head")->u.num;
+            float A[64 * 64], E[64 * 64], EL[64 * 64];
+            assert_int_equal(alab_edge_knockout(A, E, EL, m, ids, T, layer, head, 0, 5, ALAB_KO_RENORM), ALAB_OK);
+            assert_int_equal(alab_edge_knockout(A, E, EL, m, ids, T, layer, head, 5, T, ALAB_KO_RENORM), ALAB_OK);
+            float *wa = json_floats_of(json_get(ce, "A"), &n), *we = json_floats_of(json_get(ce, "E"), &n),
+                  *wl = json_floats_of(json_get(ce, "E_last"), &n);
+            assert_int_equal((int)n, T * T);
+            fam_close(name, "edge A", max_abs_diff(A, wa, n));
+            fam_close(name, "edge E", max_diff_pairs(E, we, n));
+            fam_close(name, "edge E_last", max_diff_pairs(EL, wl, n));
+            /* a key outside a sliding row's window has no weight, and knocking it out moves nothing beyond
+               rounding (the row is divided by its sum, 1 within float32 rounding). The rank statistics are not
+               compared here: their many pairs at that rounding level rank by rounding noise, in float32 and in
+               float64 alike (the statistics themselves are checked in test_stats.c) */
+            const int W = alab_model_layer_window(m, layer);
+            for (int i = 0; i < T; i++)
+                for (int j = 0; W > 0 && j <= i - W; j++) {
+                    assert_true(A[i * T + j] == 0.0f);
+                    assert_true(E[i * T + j] >= 0.0f && E[i * T + j] < 1e-9f && EL[i * T + j] < 1e-9f);
+                }
+            free(wa); free(we); free(wl);
+        }
+        /* without renormalisation */
+        const json_value *ez = json_get(e, "edge_zero");
+        {
+            float A[64 * 64], E[64 * 64], EL[64 * 64];
+            assert_int_equal(alab_edge_knockout(A, E, EL, m, ids, T, (int)json_get(ez, "layer")->u.num,
+                                                (int)json_get(ez, "head")->u.num, 0, T, ALAB_KO_ZERO), ALAB_OK);
+            float *we = json_floats_of(json_get(ez, "E"), &n), *wl = json_floats_of(json_get(ez, "E_last"), &n);
+            fam_close(name, "edge zero E", max_diff_pairs(E, we, n));
+            fam_close(name, "edge zero E_last", max_diff_pairs(EL, wl, n));
+            free(we); free(wl);
+        }
+        /* token knockouts: column, column without renormalisation, deleted, replaced */
+        const json_value *tm = json_get(e, "token_modes");
+        const int neutral = (int)json_get(tm, "neutral")->u.num;
+        static const char *tnames[4] = {NULL, "column_zero", "delete", "replace"};
+        static const int tmodes[4] = {ALAB_TOKEN_COLUMN, ALAB_TOKEN_COLUMN_ZERO, ALAB_TOKEN_DELETE, ALAB_TOKEN_REPLACE};
+        for (int k = 0; k < 4; k++) {
+            float eff[64];
+            assert_int_equal(alab_token_knockout(eff, m, ids, T, 0, T, tmodes[k], neutral), ALAB_OK);
+            float *want = json_floats_of(k ? json_get(tm, tnames[k]) : json_get(json_get(e, "token"), "effect"), &n);
+            assert_int_equal((int)n, T);
+            fam_close(name, "token knockout", max_abs_diff(eff, want, n));
+            free(want);
+        }
+        /* three ablation semantics and their pruning curves */
+        const json_value *ab = json_get(e, "ablation");
+        int rmean[128], rres[128];
+        const int Tm = ids_of(rmean, json_get(ab, "reference_mean_ids")), Tr = ids_of(rres, json_get(ab, "reference_resample_ids"));
+        float *hm = malloc((size_t)L * Tm * D * sizeof *hm), *hr = malloc((size_t)L * Tr * D * sizeof *hr);
+        assert_int_equal(alab_capture_head_outputs(hm, m, rmean, Tm), ALAB_OK);
+        assert_int_equal(alab_capture_head_outputs(hr, m, rres, Tr), ALAB_OK);
+        static const char *anames[3] = {"zero", "mean", "resample"};
+        const float *refs[3] = {NULL, hm, hr};
+        const int Trefs[3] = {0, Tm, Tr};
+        for (int mode = 0; mode < 3; mode++) {
+            float delta[64], loss[65];
+            int order[64];
+            double base = 0.0;
+            assert_int_equal(alab_head_importance_mode(delta, &base, m, ids, T, mode, refs[mode], Trefs[mode]), ALAB_OK);
+            fam_close(name, "ablation base loss", fabs(base - json_get(ab, "base_loss")->u.num));
+            const json_value *w = json_get(ab, anames[mode]);
+            float *wd = json_floats_of(json_get(w, "delta"), &n), *wp = json_floats_of(json_get(w, "pruning"), &n);
+            fam_close(name, "ablation delta", max_abs_diff(delta, wd, (size_t)L * NH));
+            assert_int_equal(alab_pruning_curve_mode(loss, order, m, ids, T, delta, mode, refs[mode], Trefs[mode]), ALAB_OK);
+            fam_close(name, "pruning", max_abs_diff(loss, wp, (size_t)L * NH + 1));
+            free(wd); free(wp);
+        }
+        free(hm); free(hr);
+        /* activation patching: the residual stream at each (layer, position) and each head's output */
+        const json_value *p = json_get(e, "patching");
+        int clean[64], corrupt[64];
+        const int Tp = ids_of(clean, json_get(p, "clean_ids"));
+        assert_int_equal(ids_of(corrupt, json_get(p, "corrupt_ids")), Tp);
+        float rg[64 * 64], hg[64];
+        double ldc, ldd;
+        assert_int_equal(alab_activation_patching(rg, hg, &ldc, &ldd, m, clean, corrupt, Tp, (int)json_get(p, "answer_clean")->u.num,
+                                                  (int)json_get(p, "answer_corrupt")->u.num), ALAB_OK);
+        fam_close(name, "ld clean", fabs(ldc - json_get(p, "ld_clean")->u.num));
+        fam_close(name, "ld corrupt", fabs(ldd - json_get(p, "ld_corrupt")->u.num));
+        float *wr = json_floats_of(json_get(p, "resid"), &n), *wh = json_floats_of(json_get(p, "heads"), &n);
+        fam_close(name, "patching resid", max_abs_diff(rg, wr, (size_t)L * Tp));
+        fam_close(name, "patching heads", max_abs_diff(hg, wh, (size_t)L * NH));
+        free(wr); free(wh);
+        alab_model_free(m);
+    }
+    fprintf(stderr, "evidence: mistral and gemma3, largest difference from the float64 reference %.3g\n", fam_max);
+    golden_close(&g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edge_knockouts_match_the_reference),
@@ -560,6 +689,7 @@ int main(void) {
         cmocka_unit_test(resample_draws_match_the_reference),
         cmocka_unit_test(edge_set_summary_matches_the_reference),
         cmocka_unit_test(windowed_rows_equal_the_full_run),
+        cmocka_unit_test(sliding_window_families_match_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 // evidence.test.js — does attention explain? Model#edgeKnockout, #tokenKnockout,
 // #ablationSemantics and #activationPatching (web/src/evidence.js over
 // c/src/evidence.c) against the float64 reference's numbers in
-// tests/fixtures/evidence_golden.json, in Node and through attnlab/worker, with
+// tests/fixtures/evidence_golden.json (the tiny GPT-2, and Mistral and Gemma 3 with their sliding windows), in
+// Node and through attnlab/worker, with
 // progress, cancellation and every refused input.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -103,6 +104,71 @@ describe('activation patching', () => {
     expect(Math.abs(r.ldCorrupt - p.ld_corrupt)).toBeLessThan(1e-3);
     expect(maxAbsDiff(r.resid, p.resid)).toBeLessThan(TOL);
     expect(maxAbsDiff(r.heads, p.heads)).toBeLessThan(TOL);
+  });
+});
+
+// The sliding-window families (tests/ref/gen_evidence.py over circuits_ref.run): Mistral (window 4 on both
+// layers) and Gemma 3 (window 4 on layer 0, post-normed sublayers), T = 10. The rank statistics are not compared:
+// a key outside a sliding row's window has no weight and a knockout effect at rounding level (about 1e-13), so
+// those pairs rank by rounding noise in float32 and in float64 alike.
+describe.each((G.families ?? []).map((f) => [f.name, f]))('the float64 reference on %s', (name, f) => {
+  let fm;
+  const seen = { max: 0 };
+  const check = (d) => { expect(d).toBeLessThan(TOL); seen.max = Math.max(seen.max, d); };
+  beforeAll(async () => { fm = await loadModel(join(ROOT, f.dir)); });
+  afterAll(() => {
+    console.log(`evidence in wasm, ${name}: max diff from the float64 reference ${seen.max.toExponential(2)}`);
+    fm.dispose();
+  });
+
+  it('its own masks, as config.json gives them', () => {
+    expect(fm.config.family).toBe(f.model_type);
+    expect(fm.config.layerMasks).toEqual(f.windows.map((W) => (W ? `window:${W}` : 'causal')));
+  });
+
+  it('edge knockouts, renormalised and not', () => {
+    const T = f.ids.length;
+    for (const c of f.edge) {
+      const r = fm.edgeKnockout(f.ids, { layer: c.layer, head: c.head === -1 ? 'all' : c.head });
+      check(maxAbsDiff(r.A, c.A));
+      check(pairsDiff(r.E, c.E));
+      check(pairsDiff(r.ELast, c.E_last));
+      const W = f.windows[c.layer];
+      for (let i = 0; i < T; i++)
+        for (let j = 0; W && j <= i - W; j++) { expect(r.A[i * T + j]).toBe(0); expect(r.E[i * T + j]).toBeLessThan(1e-9); }
+    }
+    const z = f.edge_zero;
+    const r = fm.edgeKnockout(f.ids, { layer: z.layer, head: z.head, knockout: 'zero' });
+    check(pairsDiff(r.E, z.E));
+    check(pairsDiff(r.ELast, z.E_last));
+  });
+
+  it('token knockouts in the four modes, and the three readings', () => {
+    const r = fm.tokenKnockout(f.ids);
+    check(maxAbsDiff(r.effect, f.token.effect));
+    for (const [mine, theirs] of [['lastLayer', 'last_layer'], ['rollout', 'rollout'], ['flow', 'flow']])
+      check(maxAbsDiff(r.readings[mine], f.token.readings[theirs]));
+    const modes = { column_zero: { knockout: 'zero' }, delete: { mode: 'delete' }, replace: { mode: 'replace', neutral: f.token_modes.neutral } };
+    for (const [k, opts] of Object.entries(modes)) check(maxAbsDiff(fm.tokenKnockout(f.ids, opts).effect, f.token_modes[k]));
+  });
+
+  it('zero, mean and resample ablation with their pruning curves', () => {
+    const a = f.ablation;
+    const r = fm.ablationSemantics(f.ids, { reference: a.reference_mean_ids, resample: a.reference_resample_ids });
+    for (const mode of ['zero', 'mean', 'resample']) {
+      check(Math.abs(r[mode].baseLoss - a.base_loss));
+      check(maxAbsDiff(r[mode].delta, a[mode].delta));
+      check(maxAbsDiff(r[mode].pruning, a[mode].pruning));
+    }
+  });
+
+  it('activation patching: the residual and head grids', () => {
+    const p = f.patching;
+    const r = fm.activationPatching(p.clean_ids, p.corrupt_ids, { answers: [p.answer_clean, p.answer_corrupt] });
+    check(Math.abs(r.ldClean - p.ld_clean));
+    check(Math.abs(r.ldCorrupt - p.ld_corrupt));
+    check(maxAbsDiff(r.resid, p.resid));
+    check(maxAbsDiff(r.heads, p.heads));
   });
 });
 

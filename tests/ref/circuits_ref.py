@@ -5,9 +5,20 @@ composition scores (alab_pattern_value_patching, alab_path_patching, alab_direct
 alab_value_norms, alab_component_tracing, alab_composition_scores).
 
 Written from the definitions in c/include/attnlab.h (the block "where a head looks versus what it moves"), not from
-the C sources, on the Hugging Face tensors as families_ref.py reads them (gpt2, gpt_neox, llama, qwen2, qwen3).
-Everything is plain, slow float64 torch: every patched run is a full forward pass from the embeddings, the
-composition scores form the full C x C matrices.
+the C sources, on the Hugging Face tensors as families_ref.py reads them (gpt2, gpt_neox, llama, qwen2, qwen3,
+mistral, gemma3_text). Everything is plain, slow float64 torch: every patched run is a full forward pass from the
+embeddings, the composition scores form the full C x C matrices.
+
+Mistral and Gemma 3 (modeling_mistral.py, modeling_gemma3.py, masking_utils.py): every run, patched or not, uses
+each layer's own causal mask, so a sliding layer's query i sees keys i - W < j <= i (mistral: every layer; Gemma 3:
+its "sliding_attention" layers, which also rotate with rope_local_base_freq). Gemma 3 adds
+post_attention_layernorm(attention output) and post_feedforward_layernorm(MLP output) to the residual stream;
+"the attention block's output" and "the MLP's output" below are those normalised sublayer outputs (what the
+sublayer adds to the residual), so tracing replaces them and freeze_mlp freezes them. The heads' own outputs
+y_h (before W_O and the norm) are what pattern/value/head-output patching and path patching's freezing act on.
+Direct logit attribution and composition scores need each head's y_h W_O^h to be a term of the residual stream;
+Gemma 3's post-norm makes the attention block's contribution RMSNorm(sum_h y_h W_O^h), not a sum of head terms,
+so both refuse it (NotLinear); value norms stay ||v_j W_O^h||, before the norm.
 
 Conventions (the header's): row vectors, x W with W of shape (in, out). Head h's pieces:
     W_Q^h, W_K^h, W_V^h (C, HS), their biases (HS), W_O^h (HS, C) = rows h*HS..(h+1)*HS of the output projection;
@@ -17,8 +28,9 @@ Conventions (the header's): row vectors, x W with W of shape (in, out). Head h's
 
 The forward pass (run) captures, per layer l: x_in[l] the residual entering the layer, A[l] (NH, T, T) the
 attention probabilities used, q[l] (NH, T, HS) after q-norm and rotary, k[l], v[l] (NKV, T, HS), y[l] (NH, T, HS)
-each head's output before the output projection, attn[l] (T, C) the attention block's output (projection + bias),
-mlp[l] (T, C) the MLP's output; x_out (T, C) the residual leaving the last layer; logits (V) at T-1.
+each head's output before the output projection, attn[l] (T, C) the attention block's output (projection + bias,
+then Gemma's post_attention_layernorm), mlp[l] (T, C) the MLP's output (then Gemma's post_feedforward_layernorm);
+x_out (T, C) the residual leaving the last layer; logits (V) at T-1; all_logits (T, V) with hooks["all_logits"].
 
 Hooks (dict, every key optional):
     "pattern":     {(l, h): A (T, T)}       y_h = A @ V_h (V_h the run's values of head h's key/value head)
@@ -31,6 +43,13 @@ Hooks (dict, every key optional):
     "receiver":    (lr, hr, input, x_alt)   head hr of layer lr computes its query (input 0), key (1) or value (2)
                                             from norm1(x_alt) (its own projection, bias, q/k norm, rotary); its key/
                                             value is its own (the other heads of its group keep theirs)
+  evidence_ref's hooks (its family forward, evidence_ref.FamilyModel):
+    "resid":       {(l, p): x (C)}          the residual entering layer l at position p replaced (before capture)
+    "knockouts":   [{"layer", "head" (-1 all), "row", "col", "mode": "renorm"|"zero"}]  A[row][col] := 0 after
+                                            the softmax, the row renormalised (renorm; a row with no mass left is 0)
+    "knockout_tokens": [j], "knockout_tokens_zero": bool   column j in every head and layer, every row renormalised
+                                            unless zero
+    "ablate":      {(l, h)}                 y_h = 0 (before "head_out")
 
     /usr/bin/python3 tests/ref/circuits_ref.py      # the self-check: no hooks == families_ref.forward
 """
@@ -62,6 +81,9 @@ class Model:
         self.mt = mt = a.mt
         self.L, self.NH, self.NKV, self.HS, self.C, self.eps = a.L, a.NH, a.NKV, a.HS, a.C, a.eps
         self.G = a.NH // a.NKV
+        self.gemma = mt == "gemma3_text"
+        # Gemma3TextScaledWordEmbedding: the embedding times a float32 tensor holding sqrt(hidden_size)
+        self.embed_scale = float(np.float32(math.sqrt(a.C))) if self.gemma else 1.0
         L, NH, NKV, HS, C = self.L, self.NH, self.NKV, self.HS, self.C
         zHS = torch.zeros(HS, dtype=torch.float64)
         zC = torch.zeros(C, dtype=torch.float64)
@@ -81,7 +103,7 @@ class Model:
             self.embed = W["model.embed_tokens.weight"]
             self.wpe = None
             self.unembed = self.embed if a.tied else W["lm_head.weight"]
-            self.lnf = (W["model.norm.weight"], None)
+            self.lnf = ((1.0 + W["model.norm.weight"]) if self.gemma else W["model.norm.weight"], None)
         self.layers = []
         for l in range(L):
             d = {}
@@ -114,8 +136,16 @@ class Model:
                 d["bO"] = W.get(p + "attention.dense.bias", zC)
             else:
                 p = "model.layers.%d." % l
-                d["ln1"] = (W[p + "input_layernorm.weight"], None)
-                d["ln2"] = (W[p + "post_attention_layernorm.weight"], None)
+                if self.gemma:
+                    # Gemma3RMSNorm's gain is 1 + w; post_attention_layernorm and post_feedforward_layernorm
+                    # normalise the sublayers' outputs, pre_feedforward_layernorm is the MLP's input norm
+                    d["ln1"] = (1.0 + W[p + "input_layernorm.weight"], None)
+                    d["ln2"] = (1.0 + W[p + "pre_feedforward_layernorm.weight"], None)
+                    d["post_attn"] = (1.0 + W[p + "post_attention_layernorm.weight"], None)
+                    d["post_mlp"] = (1.0 + W[p + "post_feedforward_layernorm.weight"], None)
+                else:
+                    d["ln1"] = (W[p + "input_layernorm.weight"], None)
+                    d["ln2"] = (W[p + "post_attention_layernorm.weight"], None)
                 s = p + "self_attn."
                 for n, cnt in (("q", NH), ("k", NKV), ("v", NKV)):
                     w = W[s + n + "_proj.weight"]                                       # (cnt*HS, C)
@@ -127,6 +157,8 @@ class Model:
                 d["bO"] = W.get(s + "o_proj.bias", zC)
                 if mt == "qwen3":
                     d["qnorm"], d["knorm"] = W[s + "q_norm.weight"], W[s + "k_norm.weight"]
+                if self.gemma:
+                    d["qnorm"], d["knorm"] = 1.0 + W[s + "q_norm.weight"], 1.0 + W[s + "k_norm.weight"]
             d["p"] = p
             self.layers.append(d)
         self.W = W
@@ -153,9 +185,12 @@ class Model:
             return u @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
         g = t @ W[p + "mlp.gate_proj.weight"].T + W.get(p + "mlp.gate_proj.bias", 0)
         u = t @ W[p + "mlp.up_proj.weight"].T + W.get(p + "mlp.up_proj.bias", 0)
-        return (silu(g) * u) @ W[p + "mlp.down_proj.weight"].T + W.get(p + "mlp.down_proj.bias", 0)
+        act = gelu_new(g) if self.gemma else silu(g)      # Gemma: gelu_pytorch_tanh (GeGLU)
+        return (act * u) @ W[p + "mlp.down_proj.weight"].T + W.get(p + "mlp.down_proj.bias", 0)
 
     def scale(self, l):
+        if self.gemma:                                    # Gemma3Attention.scaling
+            return self.a.cfg.get("query_pre_attn_scalar", 256) ** -0.5
         s = 1.0 / math.sqrt(self.HS) if self.a.scale_w else 1.0
         if self.a.scale_layer:
             s /= (l + 1)
@@ -171,10 +206,25 @@ class Model:
             q = rmsnorm(q, d["qnorm"], self.eps)
             k = rmsnorm(k, d["knorm"], self.eps)
         if self.a.rot:
-            ang = torch.arange(T, dtype=torch.float64).view(T, 1) * torch.from_numpy(self.a.inv_freq()).view(1, -1)
+            # Gemma 3's sliding layers rotate with their own base (rope_local_base_freq, no scaling)
+            inv = self.a.inv_freq(self.a.local[l])
+            ang = torch.arange(T, dtype=torch.float64).view(T, 1) * torch.from_numpy(inv).view(1, -1)
             cos, sin = torch.cos(ang), torch.sin(ang)
             q, k = rope(q, cos, sin, self.a.rot), rope(k, cos, sin, self.a.rot)
         return q, k, v
+
+    def allowed(self, l, T):
+        """(T, T) bool: the keys layer l's own causal mask lets each query see (a sliding window on the layers
+        config.json gives one: key j kept for query i iff i - W < j <= i, masking_utils.sliding_window_overlay)."""
+        i = torch.arange(T).view(T, 1)
+        j = torch.arange(T).view(1, T)
+        w = self.a.windows[l]
+        return (j <= i) if w is None else (j <= i) & (j > i - int(w))
+
+    def post(self, l, key, t):
+        """Gemma 3's norm of a sublayer's output before the residual add (identity for the other families)."""
+        d = self.layers[l]
+        return self.norm(d[key], t) if key in d else t
 
     def final(self, x):
         """final_norm(x) @ unembed^T for x (C) or (T, C)."""
@@ -195,16 +245,24 @@ def run(M, ids, hooks=None):
     T = len(ids)
     idx = torch.tensor(ids, dtype=torch.long)
     x = M.embed[idx].clone()
+    if M.embed_scale != 1.0:
+        x = x * M.embed_scale
     if M.wpe is not None:
         x = x + M.wpe[:T]
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
     cap = {k: [] for k in ("x_in", "A", "q", "k", "v", "y", "attn", "mlp")}
     pat, val, hout = hooks.get("pattern", {}), hooks.get("value", {}), hooks.get("head_out", {})
     frz, fmlp = hooks.get("freeze", {}), hooks.get("freeze_mlp", {})
     attn_at, mlp_at = hooks.get("attn_at", {}), hooks.get("mlp_at", {})
     recv = hooks.get("receiver")
+    resid = hooks.get("resid", {})
+    kos, ko_tokens = hooks.get("knockouts", []), hooks.get("knockout_tokens", [])
+    ablate = hooks.get("ablate", set())
     for l in range(L):
         d = M.layers[l]
+        for (rl, rp), vec in resid.items():
+            if rl == l:
+                x = x.clone()
+                x[rp] = vec
         cap["x_in"].append(x.clone())
         hn = M.norm(d["ln1"], x)
         q, k, v = M.qkv(l, hn, T)
@@ -226,12 +284,28 @@ def run(M, ids, hooks=None):
                 vh[hr] = va[hr // G]
             else:
                 raise ValueError("receiver input")
+        allowed = M.allowed(l, T)
         A = torch.zeros(NH, T, T, dtype=torch.float64)
         y = torch.zeros(NH, T, HS, dtype=torch.float64)
         for h in range(NH):
             s = (qh[h] @ kh[h].T) * M.scale(l)
-            s = s.masked_fill(~causal, float("-inf"))
+            s = s.masked_fill(~allowed, float("-inf"))
             Ah = torch.softmax(s, dim=-1)
+            # knockouts (evidence_ref's contract): entries set to 0, each touched row renormalised (a row left
+            # with no mass is 0) unless mode "zero"; a token's column in every head and layer
+            touched = set()
+            for ko in kos:
+                if ko["layer"] == l and ko["head"] in (h, -1):
+                    Ah[ko["row"], ko["col"]] = 0.0
+                    if ko.get("mode", "renorm") == "renorm":
+                        touched.add(ko["row"])
+            for j in ko_tokens:
+                Ah[:, j] = 0.0
+                if not hooks.get("knockout_tokens_zero"):
+                    touched.update(range(T))
+            for i in touched:
+                s_ = Ah[i].sum()
+                Ah[i] = Ah[i] / s_ if s_ > 0 else Ah[i] * 0.0
             if (l, h) in pat:
                 Ah = pat[(l, h)].clone()
             Vh = vh[h]
@@ -239,20 +313,27 @@ def run(M, ids, hooks=None):
                 Vh = val[(l, h)].clone()
             A[h] = Ah
             y[h] = Ah @ Vh
+            if (l, h) in ablate:
+                y[h] = 0.0
             if (l, h) in hout:
                 y[h] = hout[(l, h)].clone()
         if l in frz:
             y = frz[l].clone()
         cap["A"].append(A)
         cap["y"].append(y.clone())
+        # the attention sublayer's contribution to the residual stream: projection + bias, then (Gemma 3)
+        # post_attention_layernorm; that is what "attn" captures and attn_at replaces
         attn = torch.cat([y[h] for h in range(NH)], dim=1) @ torch.cat(d["WO"], dim=0) + d["bO"]
+        attn = M.post(l, "post_attn", attn)
         for (ll, p), vec in attn_at.items():
             if ll == l:
                 attn[p] = vec
+        # the MLP sublayer's contribution: its output, then (Gemma 3) post_feedforward_layernorm
         if M.a.parallel:
             m = M.mlp(l, M.norm(d["ln2"], x))
         else:
             m = M.mlp(l, M.norm(d["ln2"], x + attn))
+        m = M.post(l, "post_mlp", m)
         if l in fmlp:
             m = fmlp[l].clone()
         for (ll, p), vec in mlp_at.items():
@@ -268,6 +349,8 @@ def run(M, ids, hooks=None):
     out = {k: torch.stack(v) for k, v in cap.items()}
     out["x_out"] = x
     out["logits"] = M.final(x[T - 1])
+    if hooks.get("all_logits"):
+        out["all_logits"] = M.final(x)
     return out
 
 
@@ -351,9 +434,23 @@ def path_patching(cfg, W, clean, corrupt, a, b, receivers, direction, freeze_mlp
     return {"out": out, "ld_clean": lc, "ld_corrupt": ldd}
 
 
+class NotLinear(ValueError):
+    """The measure needs each head's output to be a linear term of the residual stream."""
+
+
+def _linear_residual(M, what):
+    """Gemma 3 normalises each sublayer's output (post_attention_layernorm, post_feedforward_layernorm) before
+    adding it to the residual: the attention block adds RMSNorm(sum_h y_h W_O^h), which is not a sum of per-head
+    terms, so a head has no direct term in the logits and no W_OV that writes into the next layer's input."""
+    if M.gemma:
+        raise NotLinear("%s: %s adds RMSNorm(attention output) to the residual stream, not a sum of head terms"
+                        % (what, M.mt))
+
+
 def direct_logit_attribution(cfg, W, ids, a, b):
     """heads (L, NH), sources (L, NH, T), terms (3 + 2L), ld; b = -1: u = W_U[a]."""
     M = Model(cfg, W)
+    _linear_residual(M, "direct logit attribution")
     V = M.unembed.shape[0]
     if not (0 <= a < V and (b == -1 or 0 <= b < V)):
         raise ValueError("answer outside the vocabulary")
@@ -483,6 +580,7 @@ def composition_null(C, HS, n_null, seed):
 def composition_scores(cfg, W, n_null, seed):
     """scores (3, L-1, NH, NH) [Q, K, V][l][h1][h2], null (3, 3)."""
     M = Model(cfg, W)
+    _linear_residual(M, "composition scores")
     L, NH, G = M.L, M.NH, M.G
     if L < 2:
         raise ValueError("a one-layer model has no composition")
@@ -521,6 +619,7 @@ def selfcheck(model_dir, ids):
 if __name__ == "__main__":
     REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
     for d in ("tiny", "families/llama", "families/neox", "families/qwen3", "families/qwen2", "families/gpt2-untied",
-              "families/gpt2-noscale", "families/smollm2"):
+              "families/gpt2-noscale", "families/smollm2", "families/mistral", "families/gemma3"):
         path = os.path.join(REPO, "tests", "fixtures", d)
-        print(d, "logits/attentions max diff vs families_ref: %.3g %.3g" % selfcheck(path, [5, 17, 3, 99, 42, 8, 1]))
+        print(d, "logits/attentions max diff vs families_ref: %.3g %.3g"
+              % selfcheck(path, [5, 17, 3, 99, 42, 8, 1, 77, 200, 13]))

@@ -2,6 +2,10 @@
 gpt2_ref.forward (float64) with plain loops: every effect is a full forward pass, nothing is reused or
 approximated, so the engine's faster paths (layers below l reused, batched knockouts) are checked against it.
 
+The other families (FamilyModel: mistral, gemma3_text, and every family circuits_ref.Model reads) run through
+circuits_ref.run, the float64 forward pass written from Hugging Face's modeling code with each layer's own
+(sliding-window) causal mask, under the same contract of hooks as gpt2_ref.forward's options.
+
 Letters: L layers, NH heads, T tokens, V vocabulary. KL(p || q) = sum_v p_v (log p_v - log q_v), in nats.
 """
 import math
@@ -9,8 +13,48 @@ import math
 import numpy as np
 import torch
 
-from gpt2_ref import forward
+from gpt2_ref import forward as gpt2_forward
 from stats_ref import SplitMix64, average_ranks  # the generator of c/src/stats.c and the average ranks, written once
+
+
+class FamilyModel:
+    """A Hugging Face folder of any family circuits_ref.Model reads, with gpt2_ref.forward's options."""
+
+    def __init__(self, model_dir):
+        import circuits_ref
+        from families_ref import read_dir
+        self._run = circuits_ref.run
+        cfg, W = read_dir(model_dir)
+        self.M = circuits_ref.Model(cfg, W)
+        self.L, self.NH = self.M.L, self.M.NH
+
+    def forward(self, ids, opts=None):
+        """gpt2_ref.forward's options: interventions (ablate only), knockouts, knockout_tokens(_zero), head_out,
+        resid, capture_resid, capture_head_out, all_logits."""
+        opts = dict(opts or {})
+        hooks = {"all_logits": True}
+        for iv in opts.get("interventions") or []:
+            if iv["kind"] != "ablate":
+                raise ValueError("FamilyModel.forward takes the ablate intervention only")
+            hooks.setdefault("ablate", set()).add((iv["layer"], iv["head"]))
+        for k in ("knockouts", "knockout_tokens", "knockout_tokens_zero", "head_out", "resid"):
+            if opts.get(k):
+                hooks[k] = opts[k]
+        r = self._run(self.M, ids, hooks)
+        out = {"logits64": r["logits"].numpy(), "logits": r["logits"].numpy().astype(np.float32),
+               "attentions": r["A"].numpy().astype(np.float32), "all_logits64": r["all_logits"].numpy()}
+        if opts.get("capture_resid"):
+            out["resid"] = r["x_in"]                                   # (L, T, C)
+        if opts.get("capture_head_out"):
+            out["head_out"] = r["y"]                                   # (L, NH, T, HS)
+        return out
+
+
+def forward(model, ids, opts=None):
+    """gpt2_ref.forward for its GPT-2 model, FamilyModel.forward for the other families."""
+    if isinstance(model, FamilyModel):
+        return model.forward(ids, opts)
+    return gpt2_forward(model, ids, opts)
 
 
 def log_softmax64(z):

@@ -47,6 +47,13 @@ MODELS = [
      [{4: 100}, {4: 109}, {1: 72, 4: 100}, {3: 44}], [72, 105, 32, 116, 104, 101, 114]),
     ("qwen3", "families/qwen3", 277, [84, 104, 101, 32, 99, 97, 116],
      [{4: 100}, {4: 109}, {1: 72, 4: 100}, {3: 44}], [72, 105, 32, 116, 104, 101, 114]),
+    # sliding windows of 4 keys (mistral: both layers; gemma3: layer 0, layer 1 full): T = 9 so that the window
+    # cuts every row from 4 on; in mistral positions 0 and 1 cannot reach the last one at all, and the corrupted
+    # token (at 2 or 3) changes layer 0 at positions 2..4 that layer 1's window hides from the last one
+    ("mistral", "families/mistral", 277, [84, 104, 101, 32, 99, 97, 116, 32, 115],
+     [{2: 72}, {3: 44}, {2: 100}, {3: 109}], [72, 105, 32, 116, 104, 101, 114, 101, 46]),
+    ("gemma3", "families/gemma3", 277, [84, 104, 101, 32, 99, 97, 116, 32, 115],
+     [{2: 72}, {3: 44}, {1: 72, 4: 100}, {4: 100}], [72, 105, 32, 116, 104, 101, 114, 101, 46]),
 ]
 INPUT_NAMES = {cr.PATH_Q: "Q", cr.PATH_K: "K", cr.PATH_V: "V", cr.PATH_LOGITS: "LOGITS"}
 
@@ -121,7 +128,7 @@ def one_model(name, rel, limit, clean, candidates, dla_ids, fixtures):
     M = cr.Model(cfg, W)
     L, NH, T = M.L, M.NH, len(clean)
     V = M.unembed.shape[0]
-    assert T == 7 and len(dla_ids) == T and max(clean + dla_ids) < limit <= V
+    assert T >= 7 and len(dla_ids) == T and max(clean + dla_ids) < limit <= V
     for c in candidates:
         assert all(0 <= t < limit for t in c.values())
     cr.selfcheck(os.path.join(fixtures, rel), clean)
@@ -183,9 +190,17 @@ def one_model(name, rel, limit, clean, candidates, dla_ids, fixtures):
     for p in path:
         del p["out64"]
 
-    # DLA
+    # DLA (refused where a head's output is not a linear term of the residual stream: Gemma 3's post-norms)
+    refused = []
+    for what, f in (("dla", lambda: cr.direct_logit_attribution(cfg, W, dla_ids, a, b)),
+                    ("composition", lambda: cr.composition_scores(cfg, W, N_NULL, SEED))):
+        try:
+            f()
+        except cr.NotLinear:
+            refused.append(what)
+    assert refused == ([] if not M.gemma else ["dla", "composition"])
     dla = []
-    for bb in (b, -1):
+    for bb in ((b, -1) if not refused else ()):
         r = cr.direct_logit_attribution(cfg, W, dla_ids, a, bb)
         close(r["terms"].sum() + r["heads"].sum(), r["ld"], "%s: DLA sums to ld (b = %d)" % (name, bb))
         close(r["sources"].sum(axis=2), r["heads"], "%s: DLA sources sum to the head's term" % name)
@@ -205,13 +220,36 @@ def one_model(name, rel, limit, clean, candidates, dla_ids, fixtures):
     close(tr["mlp"][:, :first_diff], np.zeros((L, first_diff)), "%s: tracing before the first difference" % name)
     close(tr["attn"][L - 1, :T - 1], np.zeros(T - 1), "%s: tracing, last layer before T-1" % name)
     close(tr["mlp"][L - 1, :T - 1], np.zeros(T - 1), "%s: tracing, last layer before T-1" % name)
+    # sliding windows: what layer l adds at position p reaches position T-1 only through the layers above, each
+    # moving it at most W - 1 positions (a full layer: any distance); beyond that reach the score is 0
+    for l in range(L):
+        above = [M.a.windows[k] for k in range(l + 1, L)]
+        if any(w is None for w in above):
+            continue
+        reach = sum(w - 1 for w in above)
+        far = [p for p in range(T) if T - 1 - p > reach]
+        if l == 0:  # not only the positions before the first difference: the window hides some that differ
+            hidden = [p for p in far if p >= first_diff]
+            assert hidden and all(float((rc["attn"][0, p] - rd["attn"][0, p]).abs().max()) > 1e-6 for p in hidden)
+        close(tr["attn"][l, far], np.zeros(len(far)), "%s: tracing beyond the windows' reach" % name)
+        close(tr["mlp"][l, far], np.zeros(len(far)), "%s: tracing beyond the windows' reach" % name)
+    if all(w is not None for w in M.a.windows):
+        # a token beyond every window's reach cannot change the last position's logits at all
+        reach = sum(w - 1 for w in M.a.windows)
+        assert T - 1 - reach > 0
+        far_ids = list(clean)
+        far_ids[0] = corrupt[first_diff]
+        assert far_ids != clean
+        close(cr.run(M, far_ids)["logits"].numpy(), rc["logits"].numpy(), "%s: a token beyond the windows" % name)
 
-    comp = cr.composition_scores(cfg, W, N_NULL, SEED)
-    s = comp["scores"]
-    assert np.all(s >= 0) and np.all(s <= 1 + TOL) and np.all(comp["null"] >= 0) and np.all(comp["null"] <= 1)
+    comp = None
+    if not refused:
+        comp = cr.composition_scores(cfg, W, N_NULL, SEED)
+        s = comp["scores"]
+        assert np.all(s >= 0) and np.all(s <= 1 + TOL) and np.all(comp["null"] >= 0) and np.all(comp["null"] <= 1)
 
     print("%-6s corrupt %s  a %d b %d  ld_clean %.4f ld_corrupt %.4f" % (name, corrupt, a, b, lc, ldd))
-    return {
+    entry = {
         "name": name, "dir": "tests/fixtures/" + rel, "model_type": cfg.get("model_type", "gpt2"),
         "L": L, "NH": NH, "NKV": M.NKV, "HS": M.HS, "C": M.C, "V": V, "T": T,
         "clean": clean, "corrupt": corrupt, "answer_clean": a, "answer_corrupt": b,
@@ -223,9 +261,16 @@ def one_model(name, rel, limit, clean, candidates, dla_ids, fixtures):
         "dla": dla,
         "value_norms": norms.astype(np.float32),
         "tracing": {"attn": tr["attn"].astype(np.float32), "mlp": tr["mlp"].astype(np.float32)},
-        "composition": {"n_null": N_NULL, "seed": SEED, "scores": s.astype(np.float32),
-                        "null": comp["null"].astype(np.float32)},
+        "composition": None if comp is None else {"n_null": N_NULL, "seed": SEED, "scores": s.astype(np.float32),
+                                                  "null": comp["null"].astype(np.float32)},
     }
+    if refused:
+        # the measures the family refuses (ALAB_EINVAL in the engine), with no numbers
+        del entry["dla"], entry["composition"]
+        entry["refused"] = refused
+    if any(w is not None for w in M.a.windows):
+        entry["windows"] = [0 if w is None else w for w in M.a.windows]
+    return entry
 
 
 def main(argv=None):
