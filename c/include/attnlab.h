@@ -782,8 +782,8 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
  * For each kind, four readings through alab_corr_dataset (groups = query
  * rows, min_points 4, the floor eps, st's resampling; the bootstrap and the
  * null seeded st->seed): attention (Spearman, Kendall), uniform attention
- * under the causal mask (1/(i+1) in row i: a reading that knows only each
- * row's length) and attention permuted within each row (one Fisher–Yates
+ * under the causal mask (1/(i+1) in row i, 1/W in a row a sliding window of
+ * W keys cuts: a reading that knows only each row's length) and attention permuted within each row (one Fisher–Yates
  * draw per row, inputs then rows in order, a generator seeded st->seed + 2
  * for local and st->seed + 3 for last). Per input: the mean per-row Spearman
  * over rows with at least 4 keys, and the top-k overlap of all local points
@@ -791,7 +791,9 @@ int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, in
  * interval (st->n_boot resamples; 0: the mean alone, lo = hi = NaN). per_input (4, n_inputs), may be NULL:
  * local rho, last rho, row mean, top-k overlap of each input (NaN where
  * undefined). The mean local effect: each input's mean of E over its causal
- * pairs, averaged over inputs with its bootstrap interval. */
+ * pairs, averaged over inputs with its bootstrap interval. The points are the
+ * pairs that exist: those alab_edge_knockout leaves NaN (j > i, or outside a
+ * sliding-window layer's window) are none, never a structural zero. */
 typedef struct {
     int n_boot, n_perm; /* resamples of the bootstrap and of the null       */
     double level;       /* the interval's level, e.g. 0.95                   */

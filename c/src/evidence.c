@@ -274,10 +274,13 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
     o.start_layer = layer;
     o.start_x = layer > 0 ? xs + (size_t)layer * T * C : NULL;
     o.no_logits = 1;
+    /* the layer's own mask decides which pairs exist: j <= i, and i - j < W on a sliding-window layer (Mistral,
+     * Gemma 3). A pair outside it has weight 0 by construction and no effect but rounding: no pair, NaN. */
+    const int W = alab_model_layer_window(m, layer);
     for (int i = row0; i < row1; i++)
         for (int j = 0; j < T; j++) {
             const size_t x = (size_t)i * T + j;
-            if (j > i) {
+            if (j > i || (W > 0 && i - j >= W)) {
                 E[x] = E_last[x] = NAN;
                 continue;
             }

@@ -13,7 +13,9 @@
 #include "internal.h"
 
 /* The points of one correlation: reading, effect and group (query row) of
- * every causal pair j <= i of rows i >= row0. */
+ * every pair of rows i >= row0 that exists: j <= i and not outside a sliding
+ * window (alab_edge_knockout marks those NaN, like j > i). The uniform
+ * baseline spreads 1 over the keys a row can see. */
 typedef struct {
     double *reading, *effect;
     int *group, *offset;
@@ -28,12 +30,17 @@ static void fill_points(point_set *p, const float *const *A, const float *const 
     for (int k = 0; k < n_inputs; k++) {
         const int t = T[k], row0 = last_row_only ? t - 1 : 0;
         p->offset[k] = o;
-        for (int i = row0; i < t; i++)
-            for (int j = 0; j <= i; j++, o++) {
-                p->reading[o] = reading == READ_UNIFORM ? 1.0 / (i + 1) : A[k][(size_t)i * t + j];
+        for (int i = row0; i < t; i++) {
+            int keys = 0;
+            for (int j = 0; j <= i; j++) keys += !isnan(E[k][(size_t)i * t + j]);
+            for (int j = 0; j <= i; j++) {
+                if (isnan(E[k][(size_t)i * t + j])) continue;
+                p->reading[o] = reading == READ_UNIFORM ? 1.0 / keys : A[k][(size_t)i * t + j];
                 p->effect[o] = E[k][(size_t)i * t + j];
                 p->group[o] = i;
+                o++;
             }
+        }
     }
     p->offset[n_inputs] = o;
     p->n = o;
@@ -102,13 +109,16 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
         double s = 0.0;
         int cnt = 0;
         for (int i = 3; i < t && rc == ALAB_OK; i++) {
+            int keys = 0;
             for (int j = 0; j <= i; j++) {
-                a[j] = A[k][(size_t)i * t + j];
                 const double x = E[k][(size_t)i * t + j];
-                e[j] = fabs(x) < eps ? 0.0 : x;
+                if (isnan(x)) continue; /* outside the layer's window: no pair */
+                a[keys] = A[k][(size_t)i * t + j];
+                e[keys++] = fabs(x) < eps ? 0.0 : x;
             }
             double r;
-            if ((rc = alab_spearman(&r, a, e, i + 1)) == ALAB_OK && isfinite(r)) {
+            if (keys < 4) continue; /* rows with >= 4 keys, as for the causal mask */
+            if ((rc = alab_spearman(&r, a, e, keys)) == ALAB_OK && isfinite(r)) {
                 s += r;
                 cnt++;
             }

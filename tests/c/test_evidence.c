@@ -595,16 +595,23 @@ static void sliding_window_families_match_the_reference(void **state) {
             fam_close(name, "edge A", max_abs_diff(A, wa, n));
             fam_close(name, "edge E", max_diff_pairs(E, we, n));
             fam_close(name, "edge E_last", max_diff_pairs(EL, wl, n));
-            /* a key outside a sliding row's window has no weight, and knocking it out moves nothing beyond
-               rounding (the row is divided by its sum, 1 within float32 rounding). The rank statistics are not
-               compared here: their many pairs at that rounding level rank by rounding noise, in float32 and in
-               float64 alike (the statistics themselves are checked in test_stats.c) */
+            /* a key outside a sliding row's window has no weight by construction: no pair (NaN, like j > i), so
+               no statistic pools those structural zeros and their rounding-level effects */
             const int W = alab_model_layer_window(m, layer);
+            int outside = 0;
             for (int i = 0; i < T; i++)
-                for (int j = 0; W > 0 && j <= i - W; j++) {
+                for (int j = 0; W > 0 && j <= i - W; j++, outside++) {
                     assert_true(A[i * T + j] == 0.0f);
-                    assert_true(E[i * T + j] >= 0.0f && E[i * T + j] < 1e-9f && EL[i * T + j] < 1e-9f);
+                    assert_true(isnan(E[i * T + j]) && isnan(EL[i * T + j]));
                 }
+            assert_true(W == 0 || outside > 0);
+            /* the set summary's points are the pairs inside the window: T(T+1)/2 minus those outside */
+            const float *pa[1] = {A}, *pe[1] = {E}, *pl[1] = {EL};
+            const int tt[1] = {T};
+            const alab_set_stats st0 = {0, 0, 0.95, 1u};
+            alab_edge_set set;
+            assert_int_equal(alab_edge_set_summary(&set, NULL, pa, pe, pl, tt, 1, layer == L - 1, 0.0, &st0), ALAB_OK);
+            assert_int_equal(set.local.n_points, T * (T + 1) / 2 - outside);
             free(wa); free(we); free(wl);
         }
         /* without renormalisation */

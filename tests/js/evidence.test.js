@@ -135,7 +135,14 @@ describe.each((G.families ?? []).map((f) => [f.name, f]))('the float64 reference
       check(pairsDiff(r.ELast, c.E_last));
       const W = f.windows[c.layer];
       for (let i = 0; i < T; i++)
-        for (let j = 0; W && j <= i - W; j++) { expect(r.A[i * T + j]).toBe(0); expect(r.E[i * T + j]).toBeLessThan(1e-9); }
+        for (let j = 0; W && j <= i - W; j++) { expect(r.A[i * T + j]).toBe(0); expect(r.E[i * T + j]).toBeNaN(); }
+      // outside the window is no pair, so the statistics rank real effects only, and equal the reference's
+      const outside = W ? ((T - W) * (T - W + 1)) / 2 : 0;
+      expect(r.pairs).toBe((T * (T + 1)) / 2 - outside);
+      expect(Math.abs(r.spearman - c.spearman)).toBeLessThan(1e-4);
+      expect(Math.abs(r.kendall - c.kendall)).toBeLessThan(1e-4);
+      expect(Math.abs(r.topKOverlap - c.top_k_overlap)).toBeLessThan(1e-9);
+      r.rows.forEach((x, i) => (c.row_spearman[i] === null ? expect(x).toBeNull() : expect(Math.abs(x - c.row_spearman[i])).toBeLessThan(1e-4)));
     }
     const z = f.edge_zero;
     const r = fm.edgeKnockout(f.ids, { layer: z.layer, head: z.head, knockout: 'zero' });

@@ -117,11 +117,21 @@ def top_k_overlap(a, e, k):
 # ---------------------------------------------------------------------------------------------------------------
 # 1. edge knockout against attention weight
 
+def layer_window(model, layer):
+    """The sliding window of the layer's own causal mask (Mistral, Gemma 3), 0 for none."""
+    M = getattr(model, "M", None)
+    w = M.a.windows[layer] if M is not None and hasattr(M, "a") and hasattr(M.a, "windows") else None
+    return w or 0
+
+
 def edge_knockout(model, ids, layer, head, k=None, mode="renorm"):
     """head = -1: the edge knocked out in every head of the layer, A = the heads' mean.
-    Pairs: every (i, j) with j <= i (causal). E[i][j] = KL(plain || knocked) of the next-token distribution
-    at position i; E_last at position T - 1."""
+    Pairs: every (i, j) the layer's own mask lets row i see: j <= i, and i - j < W under a sliding window W
+    (a pair outside it has weight 0 by construction and no effect: it is no pair, NaN, like j > i).
+    E[i][j] = KL(plain || knocked) of the next-token distribution at position i; E_last at position T - 1."""
     T = len(ids)
+    W = layer_window(model, layer)
+    lo = (lambda i: max(0, i - W + 1)) if W else (lambda i: 0)
     base = forward(model, ids, {"all_logits": True})
     lp = log_softmax64(base["all_logits64"])
     att = base["attentions"][layer].astype(np.float64)
@@ -129,17 +139,17 @@ def edge_knockout(model, ids, layer, head, k=None, mode="renorm"):
     E = np.full((T, T), np.nan)
     E_last = np.full((T, T), np.nan)
     for i in range(T):
-        for j in range(i + 1):
+        for j in range(lo(i), i + 1):
             r = forward(model, ids, {"all_logits": True,
                                      "knockouts": [{"layer": layer, "head": head, "row": i, "col": j,
                                                     "mode": mode}]})
             lq = log_softmax64(r["all_logits64"])
             E[i, j] = kl(lp[i], lq[i])
             E_last[i, j] = kl(lp[T - 1], lq[T - 1])
-    pairs = [(i, j) for i in range(T) for j in range(i + 1)]
+    pairs = [(i, j) for i in range(T) for j in range(lo(i), i + 1)]
     a = [A[i, j] for i, j in pairs]
     e = [E[i, j] for i, j in pairs]
-    rows = [spearman(A[i, :i + 1], E[i, :i + 1]) for i in range(T)]
+    rows = [spearman(A[i, lo(i):i + 1], E[i, lo(i):i + 1]) for i in range(T)]
     k = T if k is None else k
     return {"A": A, "E": E, "E_last": E_last, "spearman": spearman(a, e), "kendall": kendall(a, e),
             "spearman_last": spearman(a, [E_last[i, j] for i, j in pairs]),

@@ -145,8 +145,11 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, nLayer, mode 
   const a = [], e = [], al = [], el = [];
   // E_last only where it can be non-zero: in the last layer an edge of row i < T-1 cannot reach T-1
   const lastRow0 = nLayer !== undefined && layer === nLayer - 1 ? T - 1 : 0;
+  // the pairs that exist: j <= i, and inside the layer's window on a sliding-window layer (the C side marks the
+  // others NaN: weight 0 by construction, no effect but rounding)
   for (let i = 0; i < T; i++)
     for (let j = 0; j <= i; j++) {
+      if (Number.isNaN(out.E[i * T + j])) continue;
       a.push(out.A[i * T + j]);
       e.push(out.E[i * T + j]);
       if (i >= lastRow0) {
@@ -159,7 +162,9 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, nLayer, mode 
   const last = rankStats(w, al, el);
   const rows = [], rowsKendall = [];
   for (let i = 0; i < T; i++) {
-    const ra = Array.from(out.A.subarray(i * T, i * T + i + 1)), re = Array.from(out.E.subarray(i * T, i * T + i + 1));
+    const keys = [];
+    for (let j = 0; j <= i; j++) if (!Number.isNaN(out.E[i * T + j])) keys.push(j);
+    const ra = keys.map((j) => out.A[i * T + j]), re = keys.map((j) => out.E[i * T + j]);
     const st = rankStats(w, ra, re);
     rows.push(st.spearman);
     rowsKendall.push(st.kendall);

@@ -643,7 +643,7 @@ export class EvidencePanel {
     };
     const pts = [];
     for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++)
-      pts.push({ x: r.A[i * T + j], y: r.E[i * T + j], title: `${tl[j]} → ${tl[i]}: A ${r.A[i * T + j].toFixed(3)}, KL ${r.E[i * T + j].toFixed(4)}` });
+      if (!Number.isNaN(r.E[i * T + j])) pts.push({ x: r.A[i * T + j], y: r.E[i * T + j], title: `${tl[j]} → ${tl[i]}: A ${r.A[i * T + j].toFixed(3)}, KL ${r.E[i * T + j].toFixed(4)}` });
     c.charts.push(grid(r.A, t('edgeA'), vmaxA), grid(r.E, t('edgeE'), vmaxE),
       scatter({ points: pts, xTitle: t('scatterX'), yTitle: t('scatterY'), width: maxW, height: maxW * 0.8, lang }));
     c.sum.push(t('edgeSum', r));
