@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpe_internal.h"
 #include "json.h"
 #include "model.h"
 #include "ops.h"
@@ -516,10 +517,12 @@ static int load_tokenizer(alab_model *m, const alab_model_files *f) {
     } else {
         return alab_fail(ALAB_EINVAL, "no tokenizer: vocab.json + merges.txt or tokenizer.json is needed");
     }
-    if (rc == ALAB_OK && alab_bpe_vocab_size(m->bpe) > m->cfg.vocab_size)
+    /* The tokenizer's model vocabulary must fit the embedding. Added tokens beyond it are allowed: Gemma 3's
+     * text checkpoints (vocab_size 262144) ship the multimodal tokenizer, whose <image_soft_token> is id 262144;
+     * a text that holds such a token is refused when it is encoded (alab_model_encode). */
+    if (rc == ALAB_OK && m->bpe->V_model > m->cfg.vocab_size)
         rc = alab_fail(ALAB_EVOCAB, "%s has ids up to %d but config.json says vocab_size %d",
-                       use_hf ? "tokenizer.json" : "vocab.json", alab_bpe_vocab_size(m->bpe) - 1,
-                       m->cfg.vocab_size);
+                       use_hf ? "tokenizer.json" : "vocab.json", m->bpe->V_model - 1, m->cfg.vocab_size);
     return rc;
 }
 
@@ -645,16 +648,33 @@ int alab_model_load_buffers(alab_model **out, const char *config_json, size_t co
 
 /* ---- text to ids ------------------------------------------------------------------- */
 
+/* An added token of the tokenizer that the model's embedding lacks (Gemma 3's <image_soft_token> in a text-only
+ * checkpoint): refused by name, not run. */
+static int beyond_model(const alab_model *m, const int *ids, int n) {
+    for (int i = 0; ids && i < n; i++)
+        if (ids[i] >= m->cfg.vocab_size) {
+            const char *s;
+            size_t len;
+            alab_bpe_token_bytes(&s, &len, m->bpe, ids[i]);
+            return alab_fail(ALAB_ERANGE, "the text holds the token \"%.*s\" (id %d), which the tokenizer has but this "
+                             "model does not (vocab_size %d)", (int)(len < 60 ? len : 60), s, ids[i], m->cfg.vocab_size);
+        }
+    return ALAB_OK;
+}
+
 int alab_model_encode(int *ids, int max_ids, int *n_ids, const alab_model *m, const char *text, size_t text_len) {
     if (!m || !n_ids) return alab_fail(ALAB_EINVAL, "alab_model_encode: NULL argument");
     const int bos = alab_bpe_bos_to_add(m->bpe);
-    if (bos < 0 || text_len == 0) return alab_bpe_encode(ids, max_ids, n_ids, m->bpe, text, text_len);
+    if (bos < 0 || text_len == 0) {
+        int rc = alab_bpe_encode(ids, max_ids, n_ids, m->bpe, text, text_len);
+        return rc == ALAB_OK ? beyond_model(m, ids, *n_ids) : rc;
+    }
     int n = 0, room = max_ids > 0 ? max_ids - 1 : 0;
     int rc = alab_bpe_encode(max_ids > 0 ? ids + 1 : ids, room, &n, m->bpe, text, text_len);
     *n_ids = n + 1;
     if (max_ids > 0) ids[0] = bos;
     if (rc == ALAB_OK && max_ids < n + 1) rc = alab_fail(ALAB_ELIMIT, "%d ids do not fit in %d", n + 1, max_ids);
-    return rc;
+    return rc == ALAB_OK ? beyond_model(m, ids, *n_ids) : rc;
 }
 
 /* ---- the expected tensors, for the tests ------------------------------------------ */
