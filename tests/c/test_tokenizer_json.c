@@ -882,7 +882,7 @@ static void sentencepiece_style_bpe_by_hand(void **state) {
     expect_ids(b, "\xc3\xa7\xc3\xa7", (const int[]){6, 0}, 2); /* fuse_unk: one <unk> for the run */
     expect_ids(b, "\xc3\xa7" "a\xc3\xa7", (const int[]){6, 0, 7, 0}, 4);
     expect_ids(b, "a<s>b", (const int[]){9, 1, 6, 8}, 4); /* each stretch gets its own "▁" */
-    expect_ids(b, "", NULL, 0);
+    expect_ids(b, "", (const int[]){0}, 0);
     expect_decode(b, (const int[]){11}, 1, "ab");                 /* Strip: the first space goes */
     expect_decode(b, (const int[]){9, 1, 6, 8}, 4, "a<s> b");
     expect_decode(b, (const int[]){6, 4, 5, 6, 3}, 5, "\xc3\xa9 A"); /* byte tokens joined into one character */
