@@ -9,13 +9,31 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadModel, AttnlabError } from '../../web/src/index.js';
 import { Runner, defaultSelection, doIntervention, maskOption, defaultCandidates, DEFAULT_CANDIDATES } from '../../web/src/page/runner.js';
-import { klDivergence, logSoftmax, attentionChange, attentionChangeSliced, rankMoves } from '../../web/src/page/compare.js';
+import { klDivergence, logSoftmax, attentionChange, attentionChangeSliced, rankMoves, describeTrend } from '../../web/src/page/compare.js';
 import { builtinSource, pickModelFiles, explain, PageError, HUB_MODELS, MODEL_FILES } from '../../web/src/page/models.js';
 import { STRINGS, translator } from '../../web/src/page/i18n.js';
 import { ROOT, CHAPTER, TINY } from './helpers.js';
 
 const spec = (over = {}) => ({
   text: CHAPTER, layer: 2, head: 'avg', sel: null, kind: 'hard', lambda: 3, mask: 'causal', window: 4, ablate: [], ...over,
+});
+
+describe("the ΔA caption from its own numbers (issue 38 item 3)", () => {
+  const f = (x) => x.toFixed(3);
+  const say = (vals, l0, lang = 'en') => translator(lang)('deltaTrend', describeTrend(vals, l0), f);
+  it('says a rise when the numbers rise (the case the old fixed caption contradicted)', () => {
+    expect(describeTrend([0.024, 0.034, 0.021], 0).kind).toBe('peak');
+    expect(say([0.024, 0.034, 0.021], 0)).toBe('In this run the change first grows, from 0.024 in layer 0 to 0.034 in layer 1, then falls to 0.021 in layer 2.');
+    expect(say([0.024, 0.034, 0.021], 0, 'zh')).toContain('先增强');
+  });
+  it('fades, grows, one layer, and up-and-down', () => {
+    expect(describeTrend([0.5, 0.2, 0.2, 0.1], 2)).toMatchObject({ kind: 'fades', firstLayer: 2, lastLayer: 5, first: 0.5, last: 0.1 });
+    expect(say([0.5, 0.2, 0.1], 3)).toMatch(/fades .* 0\.500 in layer 3 to 0\.100 in layer 5/);
+    expect(describeTrend([0.1, 0.2, 0.3], 0).kind).toBe('grows');
+    expect(describeTrend([0.1], 5)).toMatchObject({ kind: 'one', firstLayer: 5 });
+    expect(describeTrend([0.3, 0.1, 0.4, 0.2], 0)).toMatchObject({ kind: 'mixed', peak: 0.4, peakLayer: 2 });
+    expect(describeTrend([0.3, 0.3, 0.3], 0).kind).toBe('fades'); // never rises
+  });
 });
 
 describe('runner.js', () => {

@@ -31,6 +31,33 @@ export function klDivergence(logitsP, logitsQ) {
  * difference ΔĀ = after − before (T×T) for the small multiples.
  * @returns {{mean: number[], max: number[], avgDelta: Float64Array[]}}
  */
+/**
+ * How the largest |ΔA| of each layer changes from the intervened layer up, in words the caption can say without
+ * contradicting its own numbers: 'one' (only the intervened layer), 'fades' (never rises), 'grows' (never falls),
+ * or 'peak' (rises to a maximum above the first layer, then falls). values: max |ΔA| of layers first..first+n-1.
+ * @returns {{kind: 'one'|'fades'|'grows'|'peak'|'mixed', first: number, last: number, peak: number, peakLayer: number,
+ *   firstLayer: number, lastLayer: number}}
+ */
+export function describeTrend(values, firstLayer) {
+  const n = values.length;
+  const out = { first: values[0], last: values[n - 1], firstLayer, lastLayer: firstLayer + n - 1, peak: values[0], peakLayer: firstLayer };
+  if (n === 1) return { kind: 'one', ...out };
+  let k = 0;
+  for (let i = 1; i < n; i++) if (values[i] > values[k]) k = i;
+  out.peak = values[k];
+  out.peakLayer = firstLayer + k;
+  const up = (a, b) => values[b] > values[a], down = (a, b) => values[b] < values[a];
+  let rises = false, falls = false;
+  for (let i = 1; i < n; i++) { rises ||= up(i - 1, i); falls ||= down(i - 1, i); }
+  if (!rises) return { kind: 'fades', ...out };
+  if (!falls) return { kind: 'grows', ...out };
+  // one rise then one fall around the maximum: a peak; else say only the ends and the maximum
+  let ok = true;
+  for (let i = 1; i <= k; i++) ok &&= !down(i - 1, i);
+  for (let i = k + 1; i < n; i++) ok &&= !up(i - 1, i);
+  return { kind: ok && k > 0 && k < n - 1 ? 'peak' : 'mixed', ...out };
+}
+
 export function attentionChange(before, after) {
   const out = { mean: [], max: [], avgDelta: [] };
   const L = checkRuns(before, after);

@@ -23,7 +23,7 @@ import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain, familyOfFiles } from './models.js';
 import { Runner, maskOption } from './runner.js';
-import { klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
+import { describeTrend, klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from '../figures/delta.js';
 import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
@@ -801,6 +801,8 @@ async function drawInModel() {
   replace($('delta-maps'), maps.map(({ layer, node, scaleMax }) => el('figure', { class: 'dmap' }, toElement(node, document),
     el('figcaption', {}, layer === iv.layer ? `${t('deltaLayer', layer)} · ${t('deltaDoHere')}` : t('deltaLayer', layer),
       el('br'), el('span', { class: 'dmap-scale' }, t('deltaScale', fmtScale(scaleMax)))))));
+  // the caption says what these maps' own scales show (a rise is said as a rise)
+  $('delta-trend').textContent = t('deltaTrend', describeTrend(maps.map((x) => x.scaleMax), maps[0].layer), fmtScale);
 }
 
 /** ±max of a ΔA map's colour scale, short. */
