@@ -52,6 +52,8 @@ describe('the evidence panel', () => {
     const edge = ref.edgeKnockout(CHAPTER, { layer: L - 1, head: 'all' });
     const sum = await page.textContent('#ev-edge-sum');
     expect(sum).toContain(`ρ(A, E) = ${edge.spearman.toFixed(3)}`);
+    // the card's finding in one line, from the same numbers (findings.js), naming the sign's meaning
+    expect(sum).toMatch(new RegExp(`^Found in this sentence: .*ρ = ${edge.spearman.toFixed(3).replace('.', '\\.')}`));
     expect(await page.$$eval('#ev-edge-charts [data-role="points"] circle', (c) => c.length)).toBe(edge.pairs);
     // on one sentence: the permutation null of its correlation, and no interval over inputs
     const one = ref.edgeKnockoutSet([CHAPTER], { layer: L - 1, head: 'all' });
@@ -92,6 +94,7 @@ describe('the evidence panel', () => {
     expect(await page.$eval('#ev-edge', (n) => n.dataset.n)).toBe('6');
     const sum = await page.textContent('#ev-edge-sum');
     expect(sum).toContain('6 inputs: held-out sentences; 1000 bootstrap resamples, 1000 permutations, seed 1.');
+    expect(sum).toMatch(/^Found on this set: (the weights rank the local effects (better|worse) than shuffled attention|no evidence that the weights rank)/);
     expect(sum).toContain(`local: ρ = ${interval(s.local.spearman)}, τ = ${interval(s.local.kendall)}; null ${interval({
       mean: s.local.spearman.nullMean, lo: s.local.spearman.nullLo, hi: s.local.spearman.nullHi })}`);
     expect(sum).toContain(`uniform ρ = ${interval(s.local.uniform)}; row-permuted ρ = ${interval(s.local.permuted)}`);

@@ -19,6 +19,7 @@ import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
 import { CircuitsPanel } from './circuits-panel.js';
+import { oneInputFinding, setFinding } from './findings.js';
 
 export const EVIDENCE_STRINGS = {
   en: {
@@ -94,6 +95,29 @@ export const EVIDENCE_STRINGS = {
     floorHow: (factor, n) => `ε is ${factor} × the largest KL that a knockout changing nothing leaves by rounding alone, measured on ${n === 1 ? '1 input' : `${n} inputs`}.`,
     // over a set: what a number means and what it does not
     oneInput: 'One input: no interval over inputs; the null still applies.',
+    // what the card found, in one line (findings.js)
+    findEdgeOne: (d) => `Found in this sentence: ${d.sign > 0 ? `a ${d.size} positive relation (ρ = ${f(d.rho)}): heavier edges go with larger local effects`
+      : d.sign < 0 ? `a ${d.size} negative relation (ρ = ${f(d.rho)}): heavier edges go with smaller local effects, so the weights rank these effects backwards`
+      : d.size === 'undefined' ? 'no defined correlation' : `no monotone relation between weight and local effect (ρ = ${f(d.rho)})`}. One sentence gives no interval; the set card says whether it holds.`,
+    findEdgeSet: (d) => ({
+      above: `Found on this set: the weights rank the local effects better than shuffled attention does (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}], above the null's band, which ends at ${f(d.nullHi)}).`,
+      below: `Found on this set: the weights rank the local effects worse than shuffled attention does (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}], below the null's band, which starts at ${f(d.nullLo)}): heavier edges go with smaller effects.`,
+      inside: `Found on this set: no evidence that the weights rank the local effects (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}] meets the null's band [${f(d.nullLo)}, ${f(d.nullHi)}]).`,
+      one: `Found on one input: ρ = ${f(d.rho)} (${d.size === 'none' ? 'no monotone relation' : `${d.size}, ${d.sign > 0 ? 'heavier edges, larger effects' : 'heavier edges, smaller effects'}`}); one input gives no interval.`,
+      nonull: `Found on this set: mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}] (no permutation null was drawn).`,
+      undefined: 'No correlation is defined on this set.',
+    })[d.verdict],
+    findTokOne: (d, name) => `Found in this sentence: the ${name} reading ${d.sign > 0 ? `ranks the tokens' knockout effects with a ${d.size} positive ρ = ${f(d.rho)}`
+      : d.sign < 0 ? `ranks them backwards (ρ = ${f(d.rho)}): the tokens it weighs most change the prediction least when removed`
+      : d.size === 'undefined' ? 'has no defined correlation with the effects' : `does not rank the knockout effects (ρ = ${f(d.rho)})`}. One sentence gives no interval.`,
+    findTokSet: (d, name) => ({
+      above: `Found on this set: the ${name} reading ranks the knockout effects better than chance (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}], above the null's band).`,
+      below: `Found on this set: the ${name} reading ranks the knockout effects backwards (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}], below the null's band).`,
+      inside: `Found on this set: no evidence that the ${name} reading ranks the knockout effects (mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}] meets the null's band).`,
+      one: `Found on one input: the ${name} reading, ρ = ${f(d.rho)}; one input gives no interval.`,
+      nonull: `Found on this set: the ${name} reading, mean ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}].`,
+      undefined: `The ${name} reading has no defined correlation on this set.`,
+    })[d.verdict],
     noteLocal: 'local: the weight ranks the effect at the query\'s own position — for each edge j → i, the change of the next-token prediction at i. It does not say that the edge matters for the output.',
     noteLastRow: 'last: in the last layer only row T−1 can reach the output; other rows are structural zeros and are left out.',
     noteLastAll: 'last: the change of the prediction at the last position, for every edge; an edge of row i < T−1 acts on it only through the layers above.',
@@ -178,6 +202,28 @@ export const EVIDENCE_STRINGS = {
     floorLast: (above, total) => `最后位置（末位）：${total} 个中有 ${above} 个。`,
     floorHow: (factor, n) => `ε 取一次什么也不改变的敲除仅因舍入误差留下的最大 KL 的 ${factor} 倍，在 ${n} 条输入上测得。`,
     oneInput: '只有一条输入：没有对输入的区间；置换零分布仍然适用。',
+    findEdgeOne: (d) => `本句结果：${d.sign > 0 ? `${({ weak: '弱', moderate: '中等', strong: '强' })[d.size]}正相关（ρ = ${f(d.rho)}）：权重越大的边，局部效果越大`
+      : d.sign < 0 ? `${({ weak: '弱', moderate: '中等', strong: '强' })[d.size]}负相关（ρ = ${f(d.rho)}）：权重越大的边，局部效果反而越小，即权重把这些效果排反了`
+      : d.size === 'undefined' ? '相关系数无定义' : `权重与局部效果之间没有单调关系（ρ = ${f(d.rho)}）`}。单个句子没有区间；是否成立请看数据集卡片。`,
+    findEdgeSet: (d) => ({
+      above: `数据集结果：权重对局部效果的排序优于打乱后的注意力（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]，高于零假设区间的上端 ${f(d.nullHi)}）。`,
+      below: `数据集结果：权重对局部效果的排序比打乱后的注意力更差（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]，低于零假设区间的下端 ${f(d.nullLo)}）：权重越大的边效果越小。`,
+      inside: `数据集结果：没有证据表明权重能排对局部效果（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}] 与零假设区间 [${f(d.nullLo)}, ${f(d.nullHi)}] 相交）。`,
+      one: `单个输入的结果：ρ = ${f(d.rho)}；单个输入没有区间。`,
+      nonull: `数据集结果：平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]（未抽取置换零假设）。`,
+      undefined: '此数据集上相关系数无定义。',
+    })[d.verdict],
+    findTokOne: (d, name) => `本句结果：${name}读数${d.sign > 0 ? `与词元敲除效果正相关（ρ = ${f(d.rho)}）`
+      : d.sign < 0 ? `把效果排反了（ρ = ${f(d.rho)}）：它最看重的词元被移除时预测变化最小`
+      : d.size === 'undefined' ? '与效果的相关系数无定义' : `不能排出敲除效果（ρ = ${f(d.rho)}）`}。单个句子没有区间。`,
+    findTokSet: (d, name) => ({
+      above: `数据集结果：${name}读数对敲除效果的排序优于随机（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]，高于零假设区间）。`,
+      below: `数据集结果：${name}读数把敲除效果排反了（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]，低于零假设区间）。`,
+      inside: `数据集结果：没有证据表明${name}读数能排出敲除效果（平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}] 与零假设区间相交）。`,
+      one: `单个输入的结果：${name}读数，ρ = ${f(d.rho)}；单个输入没有区间。`,
+      nonull: `数据集结果：${name}读数，平均 ρ = ${f(d.rho)} [${f(d.lo)}, ${f(d.hi)}]。`,
+      undefined: `此数据集上${name}读数的相关系数无定义。`,
+    })[d.verdict],
     noteLocal: '局部：权重是否排对了查询自身位置上的效果——对每条边 j → i，看位置 i 的下一词预测变了多少。它并不说明这条边对输出重要。',
     noteLastRow: '末位：在最后一层，只有第 T−1 行能影响输出；其余各行的效果在结构上为零，不计入。',
     noteLastAll: '末位：每条边对最后位置预测的改变；第 i < T−1 行的边只能经由上面的层影响它。',
@@ -646,7 +692,7 @@ export class EvidencePanel {
       if (!Number.isNaN(r.E[i * T + j])) pts.push({ x: r.A[i * T + j], y: r.E[i * T + j], title: `${tl[j]} → ${tl[i]}: A ${r.A[i * T + j].toFixed(3)}, KL ${r.E[i * T + j].toFixed(4)}` });
     c.charts.push(grid(r.A, t('edgeA'), vmaxA), grid(r.E, t('edgeE'), vmaxE),
       scatter({ points: pts, xTitle: t('scatterX'), yTitle: t('scatterY'), width: maxW, height: maxW * 0.8, lang }));
-    c.sum.push(t('edgeSum', r));
+    c.sum.push(t('findEdgeOne', oneInputFinding(r.spearman)), t('edgeSum', r));
     c.json.sentence = { layer: r.layer, head: r.head, mode: r.mode, tokens: r.tokens, A: rows(r.A, T), E: rows(r.E, T), E_last: rows(r.ELast, T),
       spearman: r.spearman, kendall: r.kendall, spearmanLast: r.spearmanLast, topK: r.topK, topKOverlap: r.topKOverlap, rows: r.rows };
   }
@@ -664,6 +710,7 @@ export class EvidencePanel {
         width: c.pairW, lang: c.lang, legend: this.#setLegend(n, true), pText: c.pOf(s.nPerm), undefinedText: U }));
     const line = (k) => t(k === 'local' ? 'sumLocal' : 'sumLast', iv(s[k].spearman, 'ρ', U), iv(s[k].kendall, 'τ', U),
       t('nullOf', nullText(s[k].spearman), pText(s[k].spearman.p, s.nPerm) || 'p —'), iv(s[k].uniform, 'ρ', U), iv(s[k].permuted, 'ρ', U));
+    c.sum.push(t('findEdgeSet', setFinding(s.local.spearman)));
     if (!c.d.one) c.sum.push(t('edgeHow', s.layer, s.head, s.mode));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)), line('local'), line('last'),
       t('sumRows', iv(s.rows, '', U), iv(s.topKOverlap, '', U)));
@@ -683,7 +730,7 @@ export class EvidencePanel {
       { name: t('tokRoll'), values: Array.from(r.readings.rollout), color: '#74add1' },
       { name: t('tokFlow'), values: Array.from(r.readings.flow), color: '#4575b4' },
       ...(r.readings.valueWeighted ? [{ name: t('tokVW'), values: Array.from(r.readings.valueWeighted), color: C_VW }] : [])] }));
-    c.sum.push(t('tokSum', r));
+    c.sum.push(t('findTokOne', oneInputFinding(r.spearman.lastLayer), t('tokLast')), t('tokSum', r));
     c.json.sentence = { tokens: r.tokens, mode: r.mode, effect: Array.from(r.effect),
       readings: Object.fromEntries(Object.entries(r.readings).map(([k, v]) => [k, Array.from(v)])), spearman: r.spearman, kendall: r.kendall };
   }
@@ -696,6 +743,7 @@ export class EvidencePanel {
       domain: [-1, 1], title: t('tokSetTitle'), xTitle: c.xRho, width: c.setW, lang: c.lang, legend: this.#setLegend(n, true),
       pText: c.pOf(s.nPerm), undefinedText: U }));
     const one = (k) => `${iv(R[k], 'ρ', U)}; ${t('nullOf', nullText(R[k]), pText(R[k].p, s.nPerm) || 'p —')}`;
+    c.sum.push(t('findTokSet', setFinding(R.lastLayer), t('tokLast')));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)),
       ...[['lastLayer', 'tokLast'], ...(R.valueWeighted ? [['valueWeighted', 'tokVW']] : []), ['rollout', 'tokRoll'], ['flow', 'tokFlow']]
         .map(([k, name]) => t('sumTokOne', t(name), one(k))));

@@ -1,0 +1,33 @@
+// findings.test.js — the one-line findings of the evidence cards (web/src/page/findings.js): a correlation's size
+// and sign in words, a negative one said as what it means, and a set's verdict from its interval and the null's band.
+import { describe, it, expect } from 'vitest';
+import { strength, oneInputFinding, setFinding } from '../../web/src/page/findings.js';
+import { EVIDENCE_STRINGS as STRINGS } from '../../web/src/page/evidence-panel.js';
+
+describe('findings', () => {
+  it('names the size of |ρ| and keeps its sign', () => {
+    expect([0.05, -0.2, 0.45, -0.9, null, NaN].map(strength)).toEqual(['none', 'weak', 'moderate', 'strong', 'undefined', 'undefined']);
+    expect(oneInputFinding(-0.345)).toEqual({ size: 'moderate', sign: -1, rho: -0.345 });
+    expect(oneInputFinding(0.05).sign).toBe(0);
+  });
+
+  it('a set: above, below or inside the null band; one input; no interval', () => {
+    const s = (mean, lo, hi, nullLo = -0.1, nullHi = 0.1) => ({ mean, lo, hi, nullLo, nullHi });
+    expect(setFinding(s(0.4, 0.3, 0.5)).verdict).toBe('above');
+    expect(setFinding(s(-0.4, -0.5, -0.3)).verdict).toBe('below');
+    expect(setFinding(s(0.08, -0.02, 0.2)).verdict).toBe('inside');
+    expect(setFinding({ mean: 0.3, lo: null, hi: null, nullLo: -0.1, nullHi: 0.1 }).verdict).toBe('one');
+    expect(setFinding({ mean: null }).verdict).toBe('undefined');
+  });
+
+  it('says what a negative ρ means, in both languages', () => {
+    const en = STRINGS.en.findEdgeOne(oneInputFinding(-0.345));
+    expect(en).toMatch(/^Found in this sentence: a moderate negative relation \(ρ = -0\.345\): heavier edges go with smaller local effects/);
+    expect(en).toMatch(/One sentence gives no interval/);
+    expect(STRINGS.zh.findEdgeOne(oneInputFinding(-0.345))).toMatch(/负相关.*排反/);
+    expect(STRINGS.en.findEdgeSet(setFinding({ mean: 0.41, lo: 0.33, hi: 0.49, nullLo: -0.05, nullHi: 0.06 })))
+      .toBe("Found on this set: the weights rank the local effects better than shuffled attention does (mean ρ = 0.410 [0.330, 0.490], above the null's band, which ends at 0.060).");
+    expect(STRINGS.en.findTokSet(setFinding({ mean: 0.02, lo: -0.1, hi: 0.14, nullLo: -0.12, nullHi: 0.12 }), 'last layer'))
+      .toMatch(/no evidence that the last layer reading ranks/);
+  });
+});
