@@ -17,6 +17,7 @@ import { loadModel, displayDo, outerProduct, dagScore } from '../../web/src/inde
 import { klDivergence, attentionChange } from '../../web/src/page/compare.js';
 import { pngSize } from '../../web/src/figures/export.js';
 import { FIGURE_FILES } from '../../web/src/figures/names.js';
+import { pngMeta } from '../../web/src/figures/png-meta.js';
 import {
   ROOT, CHAPTER, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender,
   expectedDefaultCell,
@@ -273,20 +274,30 @@ describe('the page on the tiny model', () => {
 
   it('exports every figure as SVG and PNG and the run as JSON', async () => {
     const { page } = W;
+    const modelName = await page.evaluate(() => document.body.dataset.model);
     for (const f of ['fig1', 'fig2', 'fig3', 'fig4']) {
       const svg = await downloadOf(page, () => page.click(`#${f} button[data-export="svg"]`));
-      expect(svg.name).toBe(`${FIGURE_FILES[f]}.svg`);
+      // the chapter's name, then what the figure shows: model, layer, head (Fig. 2 one head, Fig. 3 all), mask
+      const head = { fig1: 'avg', fig2: 'H\\d+', fig3: 'all', fig4: 'avg' }[f];
+      const base = new RegExp(`^${FIGURE_FILES[f]}_${modelName.replace(/[^A-Za-z0-9.]+/g, '-')}_L${L - 1}${head}_causal$`);
+      expect(svg.name.replace(/\.svg$/, '')).toMatch(base);
       const text = svg.bytes.toString('utf8');
       const parsed = await page.evaluate((s) => {
         const d = new DOMParser().parseFromString(s, 'image/svg+xml');
-        return { root: d.documentElement.nodeName, error: d.getElementsByTagName('parsererror').length, fig: d.documentElement.getAttribute('data-figure') };
+        const desc = d.documentElement.querySelector(':scope > desc');
+        return { root: d.documentElement.nodeName, error: d.getElementsByTagName('parsererror').length, fig: d.documentElement.getAttribute('data-figure'), desc: desc && desc.textContent };
       }, text);
-      expect(parsed).toEqual({ root: 'svg', error: 0, fig: f });
+      expect(parsed).toMatchObject({ root: 'svg', error: 0, fig: f });
+      expect(parsed.desc).toMatch(new RegExp(`^attnlab · model ${modelName} · layer ${L - 1} · (average of heads|head \\d+|all heads) · mask causal · text "`));
       const png = await downloadOf(page, () => page.click(`#${f} button[data-export="png"]`));
-      expect(png.name).toBe(`${FIGURE_FILES[f]}.png`);
+      expect(png.name.replace(/\.png$/, '')).toBe(svg.name.replace(/\.svg$/, ''));
       const { width, height } = pngSize(png.bytes);   // throws unless the PNG signature and IHDR are there
       expect(width).toBeGreaterThan(400);
       expect(height).toBeGreaterThan(200);
+      // the PNG states its 150 dpi and the same view as the SVG
+      const meta = pngMeta(png.bytes);
+      expect(Math.abs(meta.dpi - 150)).toBeLessThanOrEqual(0.0127);   // whole pixels per metre: 5906 = 150.012 dpi
+      expect(meta.text).toEqual({ Description: parsed.desc, Software: 'attnlab' });
     }
     const json = await downloadOf(page, () => page.click('#export-json'));
     expect(json.name).toBe('attnlab-run.json');

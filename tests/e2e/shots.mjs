@@ -1,7 +1,7 @@
 // shots.mjs — screenshots for looking at the page by eye (not a test):
 //   node tests/e2e/shots.mjs <outdir> <width> <lang> [query] [selector ...]
 // Builds the page when stale, serves it, and saves <outdir>/<width>-<lang>-<selector>.png
-// (the whole page when no selector is given).
+// (the whole page when no selector is given; '@screen' is the first screen).
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { setup, watchedPage, waitDrawn } from './helpers.js';
@@ -10,13 +10,18 @@ const [out, width = '1400', lang = 'en', query = '', ...sels] = process.argv.sli
 mkdirSync(out, { recursive: true });
 const env = await setup();
 try {
-  const W = await watchedPage(env, { viewport: { width: Number(width), height: 900 } });
+  const W = await watchedPage(env, { viewport: { width: Number(width), height: Number(width) < 600 ? 740 : 900 } });
   const { page } = W;
   await page.goto(`${env.url}?lang=${lang}${query ? '&' + query : ''}`);
   await waitDrawn(page, 1, 120_000);
   await page.waitForTimeout(300);
   if (!sels.length) await page.screenshot({ path: join(out, `${width}-${lang}-page.png`), fullPage: true });
   for (const s of sels) {
+    if (s === '@screen') {   // the first screen only, as a reader sees it on arrival
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: join(out, `${width}-${lang}-screen.png`) });
+      continue;
+    }
     const loc = page.locator(s).first();
     await loc.scrollIntoViewIfNeeded();
     await page.waitForTimeout(200);

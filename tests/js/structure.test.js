@@ -95,6 +95,7 @@ const FIGURES_EXPORTS = {
   'layout.js': ['FIGSIZE', 'PAD', 'figSize', 'layoutFigure', 'titleRoom'],
   'lineage.js': ['LINEAGE_COLORS', 'crossover', 'figGrid', 'figHistogram', 'figLines', 'figModern2D', 'toElement', 'toString'],
   'names.js': ['CHAPTER_SCALE', 'FIGURE_FILES'],
+  'png-meta.js': ['crc32', 'pngChunks', 'pngMeta', 'pngWithMeta'],
   'raster.js': ['rasterImage', 'rasterize', 'setRasterThreshold', 'vectorOnly'],
   'svg.js': ['SVG_NS', 'TAGS', 'escapeAttr', 'escapeText', 'h', 'num', 'rasterNode', 'textOf', 'toElement', 'toString', 'walk'],
   'text.js': ['FONT', 'FONT_FAMILY', 'FONT_FAMILY_ZH', 'INK', 'blockHeight', 'fmt2', 'fmt3', 'fmtValue', 'lineWidth',

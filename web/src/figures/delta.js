@@ -67,7 +67,7 @@ function deltaMap({ D, T, tokens, scale, layer, size, t, lang }) {
     xmlns: SVG_NS, width: size, height: size, viewBox: `0 0 ${size} ${size}`, class: 'delta-map', role: 'img',
     'data-layer': layer, 'aria-label': t('deltaLayer', layer), 'font-family': lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY,
   },
-  h('text', { x: lab, y: 10, 'font-size': 10, class: 'd-label' }, 'i ↓  j →'),
+  h('text', { x: lab, y: lab - 2, 'font-size': 10, class: 'd-label' }, 'i ↓  j →'),   // its baseline in the margin: in a CJK font the arrows rise above y = 10 − 10
   h('g', { 'shape-rendering': 'crispEdges', 'data-role': 'delta' }, cells),
   h('rect', { x: lab, y: lab, width: size - lab, height: size - lab, fill: 'none', class: 'd-frame' }));
 }

@@ -10,6 +10,7 @@
 
 import { AttnlabError } from '../core/errors.js';
 import { FIGURE_FILES, CHAPTER_SCALE } from './names.js';
+import { pngWithMeta } from './png-meta.js';
 
 export { FIGURE_FILES, CHAPTER_SCALE };
 
@@ -24,9 +25,10 @@ const RESVG = '@resvg/resvg-js';
  * @param {string[]} [o.fontDirs]  extra font directories
  * @param {boolean} [o.loadSystemFonts=true]
  * @param {string} [o.background='white']
+ * @param {object} [o.text]  PNG text entries ({keyword: value}); the file also states its dpi (96 × scale)
  * @returns {Promise<{png: Buffer, width: number, height: number}>}
  */
-export async function svgToPng(svg, { scale = CHAPTER_SCALE, fontFiles = [], fontDirs = [], loadSystemFonts = true, background = 'white' } = {}) {
+export async function svgToPng(svg, { scale = CHAPTER_SCALE, fontFiles = [], fontDirs = [], loadSystemFonts = true, background = 'white', text = {} } = {}) {
   if (typeof svg !== 'string' || !svg.includes('<svg')) throw new AttnlabError('ETYPE', 'svgToPng: expected an SVG string');
   if (typeof scale !== 'number' || !(scale > 0) || scale > 16) throw new AttnlabError('ERANGE', `svgToPng: scale must be in (0, 16], got ${scale}`);
   const { Resvg } = await import(/* @vite-ignore */ RESVG);
@@ -37,7 +39,7 @@ export async function svgToPng(svg, { scale = CHAPTER_SCALE, fontFiles = [], fon
     logLevel: 'off',
   });
   const img = r.render();
-  return { png: img.asPng(), width: img.width, height: img.height };
+  return { png: Buffer.from(pngWithMeta(new Uint8Array(img.asPng()), { dpi: 96 * scale, text })), width: img.width, height: img.height };
 }
 
 /** Width and height from a PNG's IHDR chunk; throws EFORMAT if the bytes are not a PNG. */

@@ -6,9 +6,33 @@ import { downloadBlob, downloadSvg } from '../ui/download.js';
 
 export { downloadBlob };
 
-/** Download figure `key` ('fig1'…'fig4', an SVG node tree) as 'svg' or 'png'. */
-export function exportFigure(key, node, kind) {
-  return downloadSvg(toString(node), FIGURE_FILES[key], kind);
+/** A file-name part from free text: ASCII letters, digits and dots, other runs as one '-'. */
+export function fileSlug(s) {
+  return String(s).normalize('NFKD').replace(/[^A-Za-z0-9.]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'model';
+}
+
+/**
+ * What an exported figure shows, as a file-name suffix and one line of text. view: {model, layer, head
+ * ('avg', 'all' or a number), mask ('causal', 'full', 'window:W'), more (text added to the line)}.
+ */
+export function viewLabel({ model, layer, head, mask, more = '' }) {
+  const hs = head === 'avg' ? 'avg' : head === 'all' ? 'all' : `H${head}`;
+  const hw = head === 'avg' ? 'average of heads' : head === 'all' ? 'all heads' : `head ${head}`;
+  return {
+    suffix: `${fileSlug(model)}_L${layer}${hs}_${String(mask).replace(':', '')}`,
+    text: `attnlab · model ${model} · layer ${layer} · ${hw} · mask ${mask}${more ? ` · ${more}` : ''}`,
+  };
+}
+
+/**
+ * Download figure `key` ('fig1'…'fig4', an SVG node tree) as 'svg' or 'png'. The file is named by the
+ * chapter's name and the view (model, layer, head, mask), and says the view inside: a <desc> in the SVG, a
+ * Description entry in the PNG (which also states its 150 dpi).
+ */
+export function exportFigure(key, node, kind, view) {
+  const v = viewLabel(view);
+  const tree = { ...node, children: [h('desc', null, v.text), ...node.children] };
+  return downloadSvg(toString(tree), `${FIGURE_FILES[key]}_${v.suffix}`, kind, { Description: v.text, Software: 'attnlab' });
 }
 
 const arr = (a) => (a ? Array.from(a, (v) => Number(v.toPrecision(7))) : null);

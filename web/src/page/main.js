@@ -32,6 +32,8 @@ import { EvidencePanel } from './evidence-panel.js';
 import { readableTokens, readableToken } from './readable.js';
 import { setRasterThreshold, vectorOnly } from '../figures/raster.js';
 import { FIGURE_FILES } from '../figures/names.js';
+import { wireFold, setControlsOpen, foldSummary } from './fold.js';
+import { rovingGrid } from '../ui/roving.js';
 
 // Heatmaps of more than this many cells are drawn as one bitmap each (figures/raster.js):
 // T > 32. The exports still write every cell as a vector rect.
@@ -121,6 +123,7 @@ function paintError() {
   const model = shown && MODEL_ERRORS.has(shown.from);
   near.hidden = !model;
   near.textContent = model ? shown.message : '';
+  if (model) setControlsOpen(true);   // on a phone the error sits beside the Load button: unfold it
 }
 
 function showError(message, from) {
@@ -355,6 +358,7 @@ function paintLinkModel() {
   const box = $('model-link'), btn = $('model-link-load');
   box.hidden = !linkModel;
   if (!linkModel) return;
+  setControlsOpen(true);
   if (linkModel.hub) {
     const hub = HUB_MODELS[linkModel.hub];
     $('model-link-text').textContent = t('linkHub', hub.name, hub.bytes) + ' ';
@@ -444,9 +448,16 @@ function viewSearch() {
   return `?${p.toString()}`;
 }
 
+/** The folded controls' one-line summary (fold.js): the model, layer and head in use. */
+function summarize() {
+  if (!config) return;
+  foldSummary(t('controlsSummary', modelName, S.layer, S.head === 'avg' ? t('headAvg') : `H${S.head}`));
+}
+
 let viewFromHistory = false;
 /** After a drawn result: a new view gets a history entry (a λ change replaces the last one). */
 function writeView() {
+  summarize();
   if (viewFromHistory) { viewFromHistory = false; return; }
   const next = viewSearch();
   if (next === location.search) return;
@@ -976,6 +987,7 @@ function buildAblationGrid() {
       dataset: { layer: String(l), head: String(h) },
     })))));
   replace($('ablation'), el('table', { class: 'ablation-grid' }, el('thead', {}, head), el('tbody', {}, rows)));
+  rovingGrid($('ablation'));   // one Tab stop, arrows inside: the figures are not 512 stops away on a 1 B model
 }
 
 function setSelection(row, col, { focusFig } = {}) {
@@ -987,6 +999,17 @@ function setSelection(row, col, { focusFig } = {}) {
   renderLocal({ fig1: true, fig2: true, fig4: true });
   schedule();
   if (focusFig) document.querySelector(`#${focusFig} .fig-svg`)?.focus();
+}
+
+/** Say the chosen cell to a screen reader (#cell-live, polite): its row and column tokens and the attention. */
+function announceCell() {
+  if (!last || !S.sel) return;
+  const { row, col } = S.sel;
+  const { labels } = labelsOf(last);
+  const A = viewMatrix(last.base), T = last.base.T;
+  const v = A[row * T + col];
+  $('cell-live').textContent = t('cellLive', row, tokenLabel(labels[row], 24), col, tokenLabel(labels[col], 24),
+    Number.isFinite(v) ? v.toFixed(3) : t('cellNoPair'));
 }
 
 const CLICKABLE = new Set(['attention', 'asymmetry', 'asymmetry-full', 'posterior', 'original', 'soft-do', 'hard-do']);
@@ -1025,6 +1048,7 @@ function wireFigures() {
       if (!d) return;
       e.preventDefault();
       setSelection(S.sel.row + d[0], S.sel.col + d[1]);
+      announceCell();
     });
     // the figure's actions: SVG and PNG downloads (Fig. 1 also: compare with full attention)
     const actions = document.querySelector(`.fig-actions[data-fig="${key}"]`);
@@ -1048,11 +1072,28 @@ function wireFigures() {
   });
 }
 
+/** What figure `key` shows, for its export's name and text (page/export.js viewLabel). */
+function exportView(key) {
+  const r = last.base;
+  const view = { model: modelName, layer: S.layer, head: S.head, mask: layerMask(last.spec) };
+  const ablated = (last.spec.ablate || []).map(([l, h]) => `L${l}H${h}`).join(' ');
+  const more = [`text "${titleSentence(last.spec.text)}"`, ablated ? `ablated ${ablated}` : ''];
+  if (key === 'fig2') {
+    if (S.demo) return { ...view, layer: '-', head: 'all', mask: 'none', more: 'a random demo, not the model' };
+    view.layer = r.captureQK.layer;
+    view.head = r.captureQK.head;
+    more.push(`cell (${S.sel.row}, ${S.sel.col})`);
+  }
+  if (key === 'fig3') view.head = 'all';
+  if (key === 'fig4') more.push(`do on cell (${S.sel.row}, ${S.sel.col}), soft λ = ${S.lambda}`);
+  return { ...view, more: more.filter(Boolean).join(' · ') };
+}
+
 async function exportOne(key, kind) {
-  if (!figArgs[key]) return;
+  if (!figArgs[key] || !last) return;
   const [fn, args] = figArgs[key];
   try {
-    await exportFigure(key, vectorOnly(() => fn({ ...args, lang: S.lang, tight: true })), kind);
+    await exportFigure(key, vectorOnly(() => fn({ ...args, lang: S.lang, tight: true })), kind, exportView(key));
   } catch (e) {
     showError(explain(e, t), 'export');
   }
@@ -1073,6 +1114,22 @@ function exportJson() {
   downloadBlob(new Blob([JSON.stringify(data)], { type: 'application/json' }), 'attnlab-run.json');
 }
 
+/** Copy the view's permalink; where the browser refuses, show it selected in a field to copy by hand. */
+async function copyLink() {
+  writeView();
+  const url = location.href, field = $('copy-link-field');
+  try {
+    await navigator.clipboard.writeText(url);
+    field.hidden = true;
+    $('copy-link-note').textContent = t('copyLinkDone');
+  } catch {
+    field.value = url;
+    field.hidden = false;
+    field.select();
+    $('copy-link-note').textContent = t('copyLinkManual');
+  }
+}
+
 function setLang(lang) {
   S.lang = lang;
   t = translator(lang);
@@ -1086,6 +1143,7 @@ function setLang(lang) {
   if (config) {
     setupModelControls();
     modelStatus();
+    summarize();
   }
   renderAll();
   heads.setLang();
@@ -1106,12 +1164,14 @@ function fillModelSelect() {
 function wireControls() {
   $('lang').addEventListener('click', () => setLang(S.lang === 'en' ? 'zh' : 'en'));
   $('error-dismiss').addEventListener('click', () => clearError());
+  wireFold();
   wireModelControls();
   wireFileDrop();
   wireTextControls();
   wireViewControls();
   wireMaskControls();
   $('export-json').addEventListener('click', exportJson);
+  $('copy-link').addEventListener('click', copyLink);
   wireResize();
 }
 

@@ -1,9 +1,11 @@
 // download.js — files offered for download by the page, the widget's host pages and the
 // lineage page. Files are Blobs handed to an <a download> through a Blob URL (revoked
 // after the click). PNG: the SVG string is drawn on a canvas through an <img> of a
-// Blob URL (CSP img-src blob:), at the chapter's 150 dpi, on white.
+// Blob URL (CSP img-src blob:), at the chapter's 150 dpi, on white; the file then says so (a pHYs chunk) and
+// carries the caller's text entries (what the figure shows: model, layer, head, mask), figures/png-meta.js.
 
 import { CHAPTER_SCALE } from '../figures/names.js';
+import { pngWithMeta } from '../figures/png-meta.js';
 
 /** Offer `blob` as a download named `name`. */
 export function downloadBlob(blob, name) {
@@ -18,8 +20,14 @@ export function downloadBlob(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** An SVG string as PNG bytes (Blob), scale pixels per SVG unit. */
-export function svgToPngBlob(svg, scale = CHAPTER_SCALE) {
+/** An SVG string as PNG bytes (Blob), scale pixels per SVG unit (96 × scale dpi), with `text` entries. */
+export async function svgToPngBlob(svg, scale = CHAPTER_SCALE, text = {}) {
+  const plain = await drawPng(svg, scale);
+  const bytes = new Uint8Array(await plain.arrayBuffer());
+  return new Blob([pngWithMeta(bytes, { dpi: 96 * scale, text })], { type: 'image/png' });
+}
+
+function drawPng(svg, scale) {
   const m = /<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"/.exec(svg);
   if (!m) return Promise.reject(new Error('the SVG has no width/height'));
   const w = Math.round(Number(m[1]) * scale), hgt = Math.round(Number(m[2]) * scale);
@@ -47,8 +55,11 @@ export function svgToPngBlob(svg, scale = CHAPTER_SCALE) {
   });
 }
 
-/** Download an SVG string as `${base}.svg`, or as `${base}.png` at the chapter's scale. */
-export async function downloadSvg(svg, base, kind) {
+/**
+ * Download an SVG string as `${base}.svg`, or as `${base}.png` at the chapter's scale; `text` ({keyword: value})
+ * goes into the PNG as text entries (the SVG carries its own <desc>).
+ */
+export async function downloadSvg(svg, base, kind, text = {}) {
   if (kind === 'svg') downloadBlob(new Blob([svg], { type: 'image/svg+xml' }), `${base}.svg`);
-  else downloadBlob(await svgToPngBlob(svg), `${base}.png`);
+  else downloadBlob(await svgToPngBlob(svg, CHAPTER_SCALE, text), `${base}.png`);
 }
