@@ -27,6 +27,9 @@ import { tokenLabel, fmt3, fmtValue, textWidth, lineWidth, titleBlock, richText,
 import { dagScore, nullDagScore } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
 
+/** A mask's name in Chinese, before 掩码: causal → 因果, full → 完全, window:W → 窗口 W (others as given). */
+const zhMask = (m) => (m === 'causal' ? '因果' : m === 'full' ? '完全' : /^window:\d+$/.test(m) ? `窗口 ${m.slice(7)} ` : `${m} `);
+
 const TEXT = {
   en: {
     sup: 'How much attention looks back, head by head',
@@ -48,7 +51,7 @@ const TEXT = {
     barsX: '注意力头',
     barsY: { lines: ['DAG 得分', '（对角线以下的质量）'] },
     random: '原章的 0.5（无掩码的均匀注意力，T → ∞）',
-    null: (T, v, m) => `零假设：均匀注意力，掩码 ${m}，T = ${T} (${v})`,
+    null: (T, v, m) => `零假设：均匀注意力，${zhMask(m)}掩码，T = ${T} (${v})`,
     graph: (v) => `由注意力读出的边（DAG 得分 = ${v}）`,
     graphSub: '边宽 ∝ 注意力权重',
     bar: (hd, v) => `注意力头 ${hd}：DAG 得分 ${v}`,

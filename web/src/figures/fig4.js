@@ -32,7 +32,7 @@ const TEXT = {
     orig: ['原始注意力', '（原章将其解读为软因果后验）'],
     softMasked: '被掩码的单元：仅为图示（模型：EMASKED）',
     soft: (j, i, l) => [`软 do(j=${j}→i=${i})，λ = ${l}`, '（增强该路径，保留其余路径）'],
-    hard: (j, i) => [`硬 do(j=${j}→i=${i})`, '（one-hot，Pearl 的原始定义）'],
+    hard: (j, i) => [`硬 do(j=${j}→i=${i})`, '（独热，Pearl 的原始定义）'],
     x: '键 j（候选原因）',
     y: '查询 i（果）',
     cell: (i, j, v) => `果 i=${i}，因 j=${j}：${v}`,
