@@ -35,3 +35,37 @@ describe('the ΔA caption', () => {
     }
   });
 });
+
+describe('each figure\'s finding line', () => {
+  it('states the numbers its figure draws, follows a new cell, and says what it cannot show (en, zh)', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    try {
+      await page.goto(`${env.url}?row=8&col=2`);
+      await waitDrawn(page);
+      const line = (k) => page.textContent(`#${k}-finding`);
+      // Fig. 1: the row's largest weight as the heatmap draws it
+      const peak = await page.$$eval('#fig1 g[data-role="attention"] rect[data-i="8"]', (rs) => Math.max(...rs.map((r) => Number(r.dataset.v))));
+      expect(await line('fig1')).toContain(`largest weight, ${peak.toFixed(3)},`);
+      expect(await line('fig1')).toMatch(/Cannot show: that “.+” is a cause of “sank”/);
+      // Fig. 4: the soft do's new weight is the middle panel's cell
+      const soft = await page.$eval('#fig4 g[data-role="soft-do"] rect[data-i="8"][data-j="2"]', (r) => Number(r.dataset.v));
+      expect(await line('fig4')).toContain(`to ${soft.toFixed(3)};`);
+      expect(await line('fig4')).toMatch(/\(KL = [0-9.e-]+ nats\)\.$/);
+      // Fig. 3: the score and the null are the legend's
+      expect(await line('fig3')).toMatch(/^Found: DAG score \d\.\d{3} against 0\.707 for uniform attention under the causal mask/);
+      // a new cell: the lines follow it
+      const before = await page.evaluate(() => Number(document.body.dataset.renders));
+      await page.selectOption('#row', '5');
+      await waitDrawn(page, before + 1);
+      expect(await line('fig1')).toMatch(/^Found: row 5 “the” /);
+      expect(await line('fig2')).toMatch(/rank \d+ of the 6 keys it may weigh\./);
+      await page.click('#lang');
+      expect(await line('fig1')).toMatch(/^本次结果：第 5 行 “the” /);
+      expect(await line('fig3')).toMatch(/不能说明：这种顺序是因果的。/);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -11,6 +11,12 @@ import { makeTranslator, applyStatic } from '../ui/i18n.js';
 // The families' names as their authors write them.
 const FAMILY = { gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX', llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3', mistral: 'Mistral',
                  gemma3_text: 'Gemma 3' };
+// The figures' findings (fig-findings.js): a weight with 3 decimals, a token quoted, a mask named.
+const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : '—');
+const fmtKl = (v) => (v === 0 ? '0' : v < 1e-4 ? v.toExponential(1) : v.toFixed(4));
+const qt = (s) => `“${Array.from(String(s).trim() || String(s)).slice(0, 24).join('')}”`;
+const maskEn = (m) => (m === 'full' ? 'the full mask' : m.startsWith('window:') ? `a window of ${m.slice(7)}` : 'the causal mask');
+const maskZh = (m) => (m === 'full' ? '完全掩码' : m.startsWith('window:') ? `窗口为 ${m.slice(7)} 的掩码` : '因果掩码');
 // A download size: 141 MB, 1.2 GB.
 const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
 // Grouped-query attention: the key-value heads, when fewer than the query heads.
@@ -32,6 +38,15 @@ export const STRINGS = {
     figKeys: 'Figure: click a cell, or use the arrow keys, to choose the effect row i and the cause column j',
     controls: 'Controls',
     controlsToggle: 'Model and controls',
+    figFind1: (d) => `Found: row ${d.i} ${qt(d.ti)} puts its largest weight, ${f3(d.w)}, on ${qt(d.tj)} (column ${d.j}): ${d.ratio.toFixed(1)} × the uniform share 1/${Math.round(1 / d.uniform)} of its row.${d.oneSided ? ' A − Aᵀ is one-sided because of the mask, not the model.' : ''}`,
+    figCannot1: (d) => `Cannot show: that ${qt(d.tj)} is a cause of ${qt(d.ti)}. A weight is a reading (rung 1); Fig. 4 and the panel below intervene.`,
+    figFind2: (d) => `Found: q${d.i} · k${d.j} = tr(q${d.i} ⊗ k${d.j}) = ${d.dot.toFixed(2)}; after scaling and softmax, key ${qt(d.tj)} gets ${f3(d.p)} of row ${qt(d.ti)}, rank ${d.rank} of the ${d.n} keys it may weigh.`,
+    figCannot2: () => 'Cannot show: a probability that the key caused the query. The softmax shares one row among the keys this head may see in this sentence, whatever their role.',
+    figFind3: (d) => `Found: DAG score ${f3(d.s)} against ${f3(d.null)} for uniform attention under ${maskEn(d.mask)} (heads ${f3(d.lo)}–${f3(d.hi)}): ${d.above ? 'more weight off the diagonal, on earlier tokens, than uniform' : 'no more weight on earlier tokens than uniform attention gives'}.`,
+    figCannot3: (d) => (d.mask === 'full' ? 'Cannot show: that the order is causal. The score counts weight below the diagonal; it does not test an intervention.'
+      : 'Cannot show: that the order is causal. Under this mask no weight can sit above the diagonal, so the order is the mask\'s; compare with full attention in Fig. 1.'),
+    figFind4: (d) => `Found: the soft do (λ = ${d.lambda.toFixed(1)}) moves A[${d.i}, ${d.j}] from ${f3(d.before)} to ${f3(d.soft)}; the hard do sets it to 1 and the rest of row ${qt(d.ti)} to 0.`,
+    figCannot4: (d) => `Cannot show: what the model does after the do. This figure edits a picture; the panel below runs the do inside the forward pass${d.kl === null ? '' : ` (KL = ${fmtKl(d.kl)} nats)`}.`,
     cellLive: (i, a, j, b, v) => `Row ${i} “${a}”, column ${j} “${b}”: attention ${v}`,
     cellNoPair: 'no pair (masked)',
     copyLink: 'Copy link to this view',
@@ -433,6 +448,15 @@ export const STRINGS = {
     figKeys: '图：点击格子或用方向键选择果（行 i）和因（列 j）',
     controls: '控制面板',
     controlsToggle: '模型与控制',
+    figFind1: (d) => `本次结果：第 ${d.i} 行 ${qt(d.ti)} 的最大权重 ${f3(d.w)} 落在 ${qt(d.tj)}（第 ${d.j} 列），是该行均匀份额 1/${Math.round(1 / d.uniform)} 的 ${d.ratio.toFixed(1)} 倍。${d.oneSided ? 'A − Aᵀ 只有一侧有值，这是掩码造成的，不是模型。' : ''}`,
+    figCannot1: (d) => `不能说明：${qt(d.tj)} 是 ${qt(d.ti)} 的原因。权重只是一种读法（第一阶）；图 4 与下方面板才做干预。`,
+    figFind2: (d) => `本次结果：q${d.i} · k${d.j} = tr(q${d.i} ⊗ k${d.j}) = ${d.dot.toFixed(2)}；缩放并经 softmax 后，键 ${qt(d.tj)} 在 ${qt(d.ti)} 这一行得到 ${f3(d.p)}，在它可看的 ${d.n} 个键中排第 ${d.rank}。`,
+    figCannot2: () => '不能说明：键是查询之因的概率。softmax 只是把一行的权重分给这个头在本句中能看到的键，不论它们的角色。',
+    figFind3: (d) => `本次结果：在${maskZh(d.mask)}下 DAG 得分 ${f3(d.s)}，均匀注意力为 ${f3(d.null)}（各头 ${f3(d.lo)}–${f3(d.hi)}）：${d.above ? '比均匀注意力更多地离开对角线、落在更早的词上' : '落在更早词上的权重不比均匀注意力多'}。`,
+    figCannot3: (d) => (d.mask === 'full' ? '不能说明：这种顺序是因果的。得分只统计对角线以下的权重，并没有做干预。'
+      : '不能说明：这种顺序是因果的。在此掩码下权重不可能出现在对角线以上，顺序来自掩码；可在图 1 中与完全注意力对比。'),
+    figFind4: (d) => `本次结果：软干预（λ = ${d.lambda.toFixed(1)}）把 A[${d.i}, ${d.j}] 从 ${f3(d.before)} 变为 ${f3(d.soft)}；硬干预把它设为 1，${qt(d.ti)} 这一行其余为 0。`,
+    figCannot4: (d) => `不能说明：do 之后模型会怎样。此图只改图像；下方面板在前向传播中执行同一个 do${d.kl === null ? '' : `（KL = ${fmtKl(d.kl)} 奈特）`}。`,
     cellLive: (i, a, j, b, v) => `第 ${i} 行“${a}”，第 ${j} 列“${b}”：注意力 ${v}`,
     cellNoPair: '无此对（被掩码）',
     copyLink: '复制本视图的链接',

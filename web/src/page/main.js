@@ -34,6 +34,7 @@ import { setRasterThreshold, vectorOnly } from '../figures/raster.js';
 import { FIGURE_FILES } from '../figures/names.js';
 import { wireFold, setControlsOpen, foldSummary } from './fold.js';
 import { rovingGrid } from '../ui/roving.js';
+import { fig1Finding, fig2Finding, fig3Finding, fig4Finding } from './fig-findings.js';
 
 // Heatmaps of more than this many cells are drawn as one bitmap each (figures/raster.js):
 // T > 32. The exports still write every cell as a vector rect.
@@ -872,6 +873,27 @@ async function drawTokens() {
   markChips();   // the selection may have moved while the chips went in
 }
 
+/** Each figure's finding and what it cannot show (fig-findings.js), from the arguments it was drawn with. */
+function writeFindings() {
+  if (!last || !S.sel) return;
+  const line = (key, r) => {
+    const p = $(`${key}-finding`);
+    p.hidden = !r;
+    if (!r) return;
+    p.querySelector('.found').textContent = r.found;
+    p.querySelector('.cannot').textContent = r.cannot;
+  };
+  const drawn = (key) => (figArgs[key] ? figArgs[key][1] : null);
+  const [a1, a2, a3, a4] = ['fig1', 'fig2', 'fig3', 'fig4'].map(drawn);
+  line('fig1', a1 && a1.A ? fig1Finding(a1, { row: S.sel.row }, t) : null);
+  line('fig2', a2 && !S.demo && a2.q ? fig2Finding({ ...a2, mask: layerMask(last.spec) }, t) : null);
+  line('fig3', a3 ? fig3Finding(a3, t) : null);
+  // the in-model KL belongs to this line only when the run's do is the drawn cell's
+  const iv = last.intervention;
+  const kl = a4 && iv && iv.row === a4.row && iv.col === a4.col && Number.isFinite(last.kl) ? last.kl : null;
+  line('fig4', a4 ? fig4Finding(a4, { kl }, t) : null);
+}
+
 // A result waiting to be counted as drawn ({t0}); renderAll counts it when it finishes.
 let resultToDraw = null;
 let renderGen = 0, localGen = 0;
@@ -926,6 +948,7 @@ async function renderAll() {
     if (slice && (gen !== renderGen || !last)) return false;
     prof[name] = +(performance.now() - t0).toFixed(1);
   }
+  writeFindings();
   document.body.dataset.prof = JSON.stringify(prof);
   if (resultToDraw) {
     document.body.dataset.drawMs = (performance.now() - resultToDraw.t0).toFixed(1);
@@ -962,6 +985,7 @@ async function renderLocal({ fig1 = false, fig2 = false, fig4 = true } = {}) {
     }
     await f();
   }
+  if (gen === localGen) writeFindings();
 }
 
 // ── controls ────────────────────────────────────────────────────────────────
