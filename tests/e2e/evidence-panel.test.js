@@ -65,6 +65,17 @@ describe('the evidence panel', () => {
     // four readings: the last layer, its value-weighted form (issue 35 item 4), rollout and flow
     expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(4);
     expect(await page.$$eval('#ev-abl-charts svg', (s) => s.length)).toBe(3);
+    // the ablation card's finding names the head its zero-ablation grid draws as the largest loss increase
+    const peak = await page.$$eval('#ev-abl-charts svg', (ss) => {
+      const zero = ss.find((x) => x.querySelector('[data-role="title"]')?.textContent === 'zero');
+      let b = null;
+      for (const r of zero.querySelectorAll('rect[data-i][data-j]')) { const v = Number(r.dataset.v); if (!b || v > b.v) b = { l: r.dataset.i, h: r.dataset.j, v }; }
+      return b;
+    });
+    const ablSum = await page.textContent('#ev-abl-sum');
+    expect(ablSum).toMatch(new RegExp(`^Found: removing L${peak.l} H${peak.h} raises the loss most \\(by ${peak.v.toFixed(3)} nats, zeroed\\); `));
+    expect(ablSum).toContain('Cannot show: which way of removing a head is right');
+    expect(await page.textContent('#ev-pat-sum')).toMatch(/^Found: the clean residual entering layer \d+ at “.+” brings back -?\d\.\d{3} of the answer's logit difference, the most of any layer; of the heads, L\d+ H\d+ the most/);
     const clean = await page.inputValue('#ev-pat-clean'), corrupt = await page.inputValue('#ev-pat-corrupt');
     const p = ref.activationPatching(clean, corrupt);
     expect(await page.textContent('#ev-pat-sum')).toContain(p.ldClean.toFixed(3));
@@ -206,7 +217,7 @@ describe('the evidence panel', () => {
     const sum = await page.textContent('#ev-tok-sum');
     expect(sum).toContain('4 条输入：留出句子；自助重采样 1000 次，置换 1000 次，种子 1。');
     const s = ref.tokenKnockoutSet('heldout', { limit: 4 });
-    expect(sum).toContain(`读法「rollout」与效果：ρ = ${interval(s.readings.rollout)}`);
+    expect(sum).toContain(`读法「注意力展开」与效果：ρ = ${interval(s.readings.rollout)}`);
     const notes = await page.textContent('#ev-tok-notes');
     expect(notes).toContain('灰色带：置换零分布');
     expect(notes).toContain('高于噪声底线的效果');

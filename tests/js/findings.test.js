@@ -31,3 +31,19 @@ describe('findings', () => {
       .toMatch(/no evidence that the last layer reading ranks/);
   });
 });
+
+describe('topCell and weakestAgreement (the ablation and patching cards\' findings)', async () => {
+  const { topCell, weakestAgreement } = await import('../../web/src/page/findings.js');
+  it('finds the largest cell of a grid of numbers or intervals, skipping what is not finite', () => {
+    expect(topCell([0.1, NaN, 0.5, 0.2, -1, 0.4], 3)).toEqual({ l: 0, h: 2, v: 0.5, lo: undefined, hi: undefined });
+    expect(topCell([{ mean: 0.1, lo: 0, hi: 0.2 }, { mean: null }, { mean: 0.3, lo: 0.1, hi: 0.5 }, { mean: 0.2 }], 2))
+      .toEqual({ l: 1, h: 0, v: 0.3, lo: 0.1, hi: 0.5 });
+    expect(topCell([NaN, { mean: null }], 1)).toBe(null);
+  });
+  it('names the pair of removals that agree least', () => {
+    expect(weakestAgreement({ 'zero-mean': { spearman: 0.9 }, 'zero-resample': { spearman: 0.2 }, 'mean-resample': { spearman: 0.5 } }))
+      .toEqual({ pair: 'zero-resample', rho: 0.2 });
+    expect(weakestAgreement({ 'zero-mean': { mean: 0.7, lo: 0.6, hi: 0.8 }, 'zero-resample': { mean: null } })).toEqual({ pair: 'zero-mean', rho: 0.7 });
+    expect(weakestAgreement({})).toBe(null);
+  });
+});

@@ -19,7 +19,7 @@ import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
 import { CircuitsPanel } from './circuits-panel.js';
-import { oneInputFinding, setFinding } from './findings.js';
+import { oneInputFinding, setFinding, topCell, weakestAgreement } from './findings.js';
 
 export const EVIDENCE_STRINGS = {
   en: {
@@ -94,6 +94,12 @@ export const EVIDENCE_STRINGS = {
     floorLast: (above, total) => `On the last position (last): ${above} of ${total}.`,
     floorHow: (factor, n) => `ε is ${factor} × the largest KL that a knockout changing nothing leaves by rounding alone, measured on ${n === 1 ? '1 input' : `${n} inputs`}.`,
     // over a set: what a number means and what it does not
+    findAbl: (top, weak, names) => `Found: removing L${top.l} H${top.h} raises the loss most (by ${f(top.v)} nats${top.lo !== undefined && top.lo !== null ? `, 95 % interval ${f(top.lo)} to ${f(top.hi)}` : ''}, zeroed); ${weak ? (weak.rho >= 0.6 ? `the three removals rank the heads alike (lowest ρ ${f(weak.rho)}, ${pairName(weak.pair, names)})` : `the removals disagree on the order (ρ ${f(weak.rho)} for ${pairName(weak.pair, names)}): which heads matter depends on how they are removed`) : 'no agreement could be measured'}.`,
+    findPat: (resid, head) => `Found: ${resid ? `the clean residual entering layer ${resid.l}${resid.pos !== undefined ? ` at “${resid.pos}”` : ''} brings back ${f(resid.v)} of the answer's logit difference, the most of any layer${resid.lo !== undefined && resid.lo !== null ? ` (95 % interval ${f(resid.lo)} to ${f(resid.hi)})` : ''}` : 'no layer could be scored'}; ${head ? `of the heads, L${head.l} H${head.h} the most (${f(head.v)})` : 'no head could be scored'}.`,
+    cannotEdge: 'Cannot show: that a heavy edge matters for the output, or what the head moves along it (the patching cards below separate where a head looks from what it moves).',
+    cannotTok: 'Cannot show: how much a token matters, or anything about positions other than the last.',
+    cannotAbl: 'Cannot show: which way of removing a head is right, or why a head matters (where it looks or what it moves).',
+    cannotPat: 'Cannot show: the share of the effect that flows through one piece: pieces overlap and their scores need not add to 1.',
     oneInput: 'One input: no interval over inputs; the null still applies.',
     // what the card found, in one line (findings.js)
     findEdgeOne: (d) => `Found in this sentence: ${d.sign > 0 ? `a ${d.size} positive relation (ρ = ${f(d.rho)}): heavier edges go with larger local effects`
@@ -201,6 +207,12 @@ export const EVIDENCE_STRINGS = {
     floor: (above, total, eps) => `高于噪声底线的效果：${total} 个中有 ${above} 个（ε = ${eps} nats）；低于 ε 的效果按并列处理。`,
     floorLast: (above, total) => `最后位置（末位）：${total} 个中有 ${above} 个。`,
     floorHow: (factor, n) => `ε 取一次什么也不改变的敲除仅因舍入误差留下的最大 KL 的 ${factor} 倍，在 ${n} 条输入上测得。`,
+    findAbl: (top, weak, names) => `本次结果：移除 L${top.l} H${top.h} 使损失增加最多（置零，${f(top.v)} 奈特${top.lo !== undefined && top.lo !== null ? `，95% 区间 ${f(top.lo)} 至 ${f(top.hi)}` : ''}）；${weak ? (weak.rho >= 0.6 ? `三种移除方式给出的头排序相近（最低 ρ ${f(weak.rho)}，${pairName(weak.pair, names)}）` : `不同移除方式的排序不一致（${pairName(weak.pair, names)} 的 ρ 为 ${f(weak.rho)}）：哪些头重要取决于怎样移除`) : '无法计算一致性'}。`,
+    findPat: (resid, head) => `本次结果：${resid ? `把干净运行进入第 ${resid.l} 层的残差${resid.pos !== undefined ? `（“${resid.pos}”处）` : ''}复制进来，答案的 logit 差恢复 ${f(resid.v)}，为各层之最${resid.lo !== undefined && resid.lo !== null ? `（95% 区间 ${f(resid.lo)} 至 ${f(resid.hi)}）` : ''}` : '没有可计分的层'}；${head ? `各头中 L${head.l} H${head.h} 最多（${f(head.v)}）` : '没有可计分的头'}。`,
+    cannotEdge: '不能说明：权重大的边对输出重要，或这个头沿它搬运了什么（下方的修补卡片把“看向哪里”与“搬运什么”分开）。',
+    cannotTok: '不能说明：一个词重要多少，也不涉及最后位置以外的位置。',
+    cannotAbl: '不能说明：哪种移除方式是对的，或一个头为什么重要（看向哪里还是搬运了什么）。',
+    cannotPat: '不能说明：效果经由某一部分传递的份额：各部分相互重叠，分数之和不必为 1。',
     oneInput: '只有一条输入：没有对输入的区间；置换零分布仍然适用。',
     findEdgeOne: (d) => `本句结果：${d.sign > 0 ? `${({ weak: '弱', moderate: '中等', strong: '强' })[d.size]}正相关（ρ = ${f(d.rho)}）：权重越大的边，局部效果越大`
       : d.sign < 0 ? `${({ weak: '弱', moderate: '中等', strong: '强' })[d.size]}负相关（ρ = ${f(d.rho)}）：权重越大的边，局部效果反而越小，即权重把这些效果排反了`
@@ -243,6 +255,7 @@ export const EVIDENCE_STRINGS = {
 const evidenceTranslator = makeTranslator(EVIDENCE_STRINGS, 'evidence panel');
 
 const f = (x) => (x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3));
+const pairName = (pair, names) => pair.split('-').map((x) => names[x] ?? x).join('–');
 const fint = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
 const fexp = (x) => (x === 0 ? '0' : x.toExponential(2).replace('-', '−'));
 const CARDS = ['ev-edge', 'ev-tok', 'ev-abl', 'ev-pat'];
@@ -692,7 +705,7 @@ export class EvidencePanel {
       if (!Number.isNaN(r.E[i * T + j])) pts.push({ x: r.A[i * T + j], y: r.E[i * T + j], title: `${tl[j]} → ${tl[i]}: A ${r.A[i * T + j].toFixed(3)}, KL ${r.E[i * T + j].toFixed(4)}` });
     c.charts.push(grid(r.A, t('edgeA'), vmaxA), grid(r.E, t('edgeE'), vmaxE),
       scatter({ points: pts, xTitle: t('scatterX'), yTitle: t('scatterY'), width: maxW, height: maxW * 0.8, lang }));
-    c.sum.push(t('findEdgeOne', oneInputFinding(r.spearman)), t('edgeSum', r));
+    c.sum.push(t('findEdgeOne', oneInputFinding(r.spearman)), t('cannotEdge'), t('edgeSum', r));
     c.json.sentence = { layer: r.layer, head: r.head, mode: r.mode, tokens: r.tokens, A: rows(r.A, T), E: rows(r.E, T), E_last: rows(r.ELast, T),
       spearman: r.spearman, kendall: r.kendall, spearmanLast: r.spearmanLast, topK: r.topK, topKOverlap: r.topKOverlap, rows: r.rows };
   }
@@ -710,7 +723,8 @@ export class EvidencePanel {
         width: c.pairW, lang: c.lang, legend: this.#setLegend(n, true), pText: c.pOf(s.nPerm), undefinedText: U }));
     const line = (k) => t(k === 'local' ? 'sumLocal' : 'sumLast', iv(s[k].spearman, 'ρ', U), iv(s[k].kendall, 'τ', U),
       t('nullOf', nullText(s[k].spearman), pText(s[k].spearman.p, s.nPerm) || 'p —'), iv(s[k].uniform, 'ρ', U), iv(s[k].permuted, 'ρ', U));
-    c.sum.push(t('findEdgeSet', setFinding(s.local.spearman)));
+    // on this sentence the one-input finding is already there: the set of one adds its numbers, not a second finding
+    if (c.n > 1 || !c.sum.includes(t('cannotEdge'))) c.sum.push(t('findEdgeSet', setFinding(s.local.spearman)), t('cannotEdge'));
     if (!c.d.one) c.sum.push(t('edgeHow', s.layer, s.head, s.mode));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)), line('local'), line('last'),
       t('sumRows', iv(s.rows, '', U), iv(s.topKOverlap, '', U)));
@@ -730,7 +744,7 @@ export class EvidencePanel {
       { name: t('tokRoll'), values: Array.from(r.readings.rollout), color: '#74add1' },
       { name: t('tokFlow'), values: Array.from(r.readings.flow), color: '#4575b4' },
       ...(r.readings.valueWeighted ? [{ name: t('tokVW'), values: Array.from(r.readings.valueWeighted), color: C_VW }] : [])] }));
-    c.sum.push(t('findTokOne', oneInputFinding(r.spearman.lastLayer), t('tokLast')), t('tokSum', r));
+    c.sum.push(t('findTokOne', oneInputFinding(r.spearman.lastLayer), t('tokLast')), t('cannotTok'), t('tokSum', r));
     c.json.sentence = { tokens: r.tokens, mode: r.mode, effect: Array.from(r.effect),
       readings: Object.fromEntries(Object.entries(r.readings).map(([k, v]) => [k, Array.from(v)])), spearman: r.spearman, kendall: r.kendall };
   }
@@ -743,7 +757,7 @@ export class EvidencePanel {
       domain: [-1, 1], title: t('tokSetTitle'), xTitle: c.xRho, width: c.setW, lang: c.lang, legend: this.#setLegend(n, true),
       pText: c.pOf(s.nPerm), undefinedText: U }));
     const one = (k) => `${iv(R[k], 'ρ', U)}; ${t('nullOf', nullText(R[k]), pText(R[k].p, s.nPerm) || 'p —')}`;
-    c.sum.push(t('findTokSet', setFinding(R.lastLayer), t('tokLast')));
+    if (c.n > 1 || !c.sum.includes(t('cannotTok'))) c.sum.push(t('findTokSet', setFinding(R.lastLayer), t('tokLast')), t('cannotTok'));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, s.nPerm, s.seed)),
       ...[['lastLayer', 'tokLast'], ...(R.valueWeighted ? [['valueWeighted', 'tokVW']] : []), ['rollout', 'tokRoll'], ['flow', 'tokFlow']]
         .map(([k, name]) => t('sumTokOne', t(name), one(k))));
@@ -763,7 +777,9 @@ export class EvidencePanel {
     const all = ['zero', 'mean', 'resample'].flatMap((k) => Array.from(r[k].delta));
     const color = rdBuR(Math.max(1e-6, ...all.map(Math.abs)));
     for (const k of ['zero', 'mean', 'resample']) c.charts.push(gridMap({ values: r[k].delta, R: L, C: H, color, title: names[k], ...this.#ablAxes(c, L, H) }));
-    c.sum.push(t('ablSum', r));
+    const top = topCell(Array.from(r.zero.delta), H);
+    if (top) c.sum.push(t('findAbl', top, weakestAgreement(r.agreement), names));
+    c.sum.push(t('cannotAbl'), t('ablSum', r));
     c.json.sentence = { nLayer: L, nHead: H, agreement: r.agreement, ...Object.fromEntries(['zero', 'mean', 'resample'].map((k) =>
       [k, { baseLoss: r[k].baseLoss, delta: rows(r[k].delta, H), pruning: Array.from(r[k].pruning) }])) };
   }
@@ -785,6 +801,9 @@ export class EvidencePanel {
       items: [{ ...s.agreement[k], color: '#555', points: n > 1 ? s.perInput.map((p) => p.agreement[k]) : null }] }));
     c.charts.push(intervalChart({ rows: agreeRows, domain: [-1, 1], title: t('ablAgreeTitle'), xTitle: t('xAgree'), width: w, lang: c.lang,
       legend: this.#setLegend(n, false), undefinedText: none }));
+    const top = topCell(s.delta.zero, H);
+    if (top) c.sum.push(t('findAbl', top, weakestAgreement(s.agreement), names));
+    c.sum.push(t('cannotAbl'));
     c.sum.push(t('setHead', n, this.#setName(c.d), t('how', s.nBoot, 0, s.seed)), t('sumAblSet', ...keys.map((k) => iv(s.agreement[k], 'ρ', none))));
     if (n === 1) c.notes.push(t('oneInput'));
     c.notes.push(t('noteAblSet', n, s.draws), t('noteAblAgree'));
@@ -798,7 +817,9 @@ export class EvidencePanel {
         rowTitle: t('layerAxis'), title: t('patResid'), annotate: T <= 16 ? (v) => v.toFixed(2) : null, lang }),
       gridMap({ values: r.heads, R: L, C: H, color: PATCH_COLOR, cell: 30, rowLabels: lab, colLabels: Array.from({ length: H }, (_, h) => String(h)),
         rowTitle: t('layerAxis'), colTitle: t('headAxis'), title: t('patHeads'), annotate: (v) => v.toFixed(2), lang }));
-    c.sum.push(t('patSum', r));
+    const resid = topCell(Array.from(r.resid), T);
+    c.sum.push(t('findPat', resid && { l: resid.l, v: resid.v, pos: tokenLabels(r.tokens)[resid.h] }, topCell(Array.from(r.heads), H)),
+      t('cannotPat'), t('patSum', r));
     c.json.sentence = { tokens: r.tokens, corruptTokens: r.corruptTokens, answers: r.answerTokens, ldClean: r.ldClean, ldCorrupt: r.ldCorrupt,
       resid: rows(r.resid, T), heads: rows(r.heads, H) };
   }
@@ -818,6 +839,7 @@ export class EvidencePanel {
       c.charts.push(intervalChart({ rows: heads, title: t('patHeadsTitle'), xTitle: t('xScore'), width: w, lang,
         legend: { ...this.#setLegend(s.n, false), points: null }, undefinedText: none }));
     }
+    if (s.n > 0) c.sum.push(t('findPat', topCell(s.residLast, 1), topCell(s.heads, H)), t('cannotPat'));
     c.sum.push(t('pairHead', s.n, this.#setName(c.d), t('how', s.nBoot, 0, s.seed)));
     if (s.n > 0 && s.ldClean && s.ldCorrupt) c.sum.push(t('sumPatSet', iv(s.ldClean, '', none), iv(s.ldCorrupt, '', none)));
     if (s.skipped && s.skipped.length) {

@@ -32,3 +32,29 @@ export function setFinding(s) {
   const verdict = s.lo > s.nullHi ? 'above' : s.hi < s.nullLo ? 'below' : 'inside';
   return { verdict, ...base, lo: s.lo, hi: s.hi, nullLo: s.nullLo, nullHi: s.nullHi };
 }
+
+/**
+ * The largest of `values` (a flat layer × head grid of H columns, numbers or {mean, lo, hi}), as {l, h, v, lo,
+ * hi}; null when none is finite.
+ */
+export function topCell(values, H) {
+  let best = null;
+  for (let k = 0; k < values.length; k++) {
+    const x = values[k];
+    const v = typeof x === 'number' ? x : x && x.mean;
+    if (v === null || v === undefined || !Number.isFinite(v)) continue;
+    if (!best || v > best.v) best = { l: Math.floor(k / H), h: k % H, v, lo: x && x.lo, hi: x && x.hi };
+  }
+  return best;
+}
+
+/** The weakest agreement of the removals (the smallest ρ among {pair: ρ or {mean}}): {pair, rho}, or null. */
+export function weakestAgreement(agreement) {
+  let out = null;
+  for (const [pair, x] of Object.entries(agreement || {})) {
+    const rho = typeof x === 'number' ? x : x && (x.mean ?? x.spearman);
+    if (rho === null || rho === undefined || !Number.isFinite(rho)) continue;
+    if (!out || rho < out.rho) out = { pair, rho };
+  }
+  return out;
+}
