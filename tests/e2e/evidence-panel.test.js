@@ -5,8 +5,9 @@
 // or a typed list) the aggregates, their intervals and the permutation null
 // are the API's, a set can be cancelled mid-way; English and Chinese.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pngMeta } from '../../web/src/figures/png-meta.js';
 import { setup, watchedPage, waitDrawn, ARTIFACTS, CHAPTER } from './helpers.js';
 import { loadModel } from '../../web/src/index.js';
 
@@ -86,6 +87,12 @@ describe('the evidence panel', () => {
     expect(dl.suggestedFilename()).toBe('attnlab_evidence_edge_knockout.json');
     const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#ev-abl-x-svg')]);
     expect(svg.suggestedFilename()).toBe('attnlab_evidence_ablation.svg');
+    // the file says what it was computed on: the model, the card, the source and the mask
+    expect(readFileSync(await svg.path(), 'utf8')).toMatch(/<desc>attnlab · model brown-gpt2 · Three ways to remove a head · source sentence · mask: the model(&#39;|&apos;|')s own \(causal\)<\/desc>/);
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('#ev-edge-x-png')]);
+    const meta = pngMeta(readFileSync(await png.path()));
+    expect(meta.text.Description).toBe(`attnlab · model brown-gpt2 · ${await page.textContent('#ev-edge-h')} · layer ${L - 1} · head all · knockout renorm · source sentence · mask: the model's own (causal)`);
+    expect(Math.abs(meta.dpi - 150)).toBeLessThanOrEqual(0.0127);
     expect(w.issues.pageErrors).toEqual([]);
     await w.context.close();
   }, 300000);

@@ -24,7 +24,7 @@ import { headGrid, compositionStrip, sourceBars } from '../figures/circuits.js';
 import { rdBuR } from '../figures/colour.js';
 import { tokenLabel } from '../figures/text.js';
 import { readableTokens } from './readable.js';
-import { composeSvg, exportSvgNode, exportJsonData } from './export.js';
+import { composeSvg, exportSvgNode, exportJsonData, cardDesc } from './export.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
 import { inductionPairs, inductionPrevPairs } from '../model.js';
 
@@ -686,6 +686,7 @@ export class CircuitsPanel {
     if (kind === 'json') return this.json[id] && exportJsonData(this.json[id], FILES[id]);
     const charts = this.charts[id];
     if (!charts || !charts.length) return;
-    await exportSvgNode(composeSvg(charts, { title: $(`${id}-h`).textContent, lang: this.env.lang() }), FILES[id], kind);
+    const title = $(`${id}-h`).textContent;
+    await exportSvgNode(composeSvg(charts, { title, lang: this.env.lang() }), FILES[id], kind, cardDesc(title, 'mask: the model\'s own (causal)'));
   }
 }

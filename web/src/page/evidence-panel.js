@@ -13,7 +13,7 @@ import { $, el, replace, setOptions } from '../ui/dom.js';
 import { makeTranslator } from '../ui/i18n.js';
 import { gridMap } from '../figures/charts.js';
 import { scatter, groupedBars, intervalChart } from '../figures/evidence.js';
-import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
+import { composeSvg, exportSvgNode, exportJsonData, rows, cardDesc } from './export.js';
 import { toElement } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
 import { PATCHING_PAIRS } from '../evidence.js';
@@ -598,7 +598,7 @@ export class EvidencePanel {
     };
     const signal = ac.signal;
     try {
-      const d = { source: src };
+      const d = { source: src, view: this.#exportView(id) };   // what it runs on, for its exports (read now)
       if (id === 'ev-edge') {
         const hv = $('ev-edge-head').value;
         const o = { layer: Number($('ev-edge-layer').value), head: hv === 'all' ? 'all' : Number(hv), knockout: $('ev-edge-ko').value };
@@ -862,11 +862,18 @@ export class EvidencePanel {
       (s.noise ? sep + t('floorHow', s.noise.factor, s.noise.inputs) : '');
   }
 
+  /** What a card's export computed on, for its <desc>: the source, and the edge card's layer, head and knockout. */
+  #exportView(id) {
+    const out = [`source ${this.#source(id)}`, 'mask: the model\'s own (causal)'];
+    if (id === 'ev-edge') out.unshift(`layer ${$('ev-edge-layer').value}`, `head ${$('ev-edge-head').value}`, `knockout ${$('ev-edge-ko').value}`);
+    return out;
+  }
+
   async #export(id, kind) {
     const charts = this.charts[id];
     if (!charts) return;
     if (kind === 'json') return exportJsonData(this.data[`${id}:json`], FILES[id]);
     const title = $(`${id}-h`).textContent;
-    await exportSvgNode(composeSvg(charts, { title, lang: this.env.lang() }), FILES[id], kind);
+    await exportSvgNode(composeSvg(charts, { title, lang: this.env.lang() }), FILES[id], kind, cardDesc(title, ...(this.data[id]?.view || [])));
   }
 }

@@ -130,9 +130,20 @@ export function composeSvg(nodes, { title = '', lang = 'en', maxWidth = 1200, ga
   placed);
 }
 
-/** Download an SVG node tree as `${base}.svg` or `${base}.png` (the chapter's 150 dpi). */
-export function exportSvgNode(node, base, kind) {
-  return downloadSvg(toString(node), base, kind);
+/**
+ * Download an SVG node tree as `${base}.svg` or `${base}.png` (the chapter's 150 dpi). With `desc` (one line:
+ * the model and what the card computed on), the SVG carries it as a <desc> and the PNG as its Description.
+ */
+export function exportSvgNode(node, base, kind, desc = '') {
+  if (!desc) return downloadSvg(toString(node), base, kind);
+  const tree = { ...node, children: [h('desc', null, desc), ...node.children] };
+  return downloadSvg(toString(tree), base, kind, { Description: desc, Software: 'attnlab' });
+}
+
+/** The <desc> line of a panel card's export: the model in use (the page's body data-model), the card, and more. */
+export function cardDesc(title, ...more) {
+  const model = typeof document !== 'undefined' ? document.body.dataset.model || '' : '';
+  return ['attnlab', model && `model ${model}`, title, ...more].filter(Boolean).join(' · ');
 }
 
 /** Download a JSON-able object as `${base}.json`. */
