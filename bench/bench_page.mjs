@@ -114,11 +114,13 @@ async function main() {
           loadStart: performance.getEntriesByName('attnlab:load-start')[0].startTime,
           ready: performance.getEntriesByName('attnlab:model-ready')[0].startTime,
           model: document.body.dataset.model, tokens: document.querySelectorAll('#tokens li').length,
-          // the first draw: from the result (drawn − drawMs) to the 'attnlab:drawn' mark; the longest
+          // the first draw: from its first step (or the result) to the 'attnlab:drawn' mark; the longest
           // task overlapping it, and the page's per-figure steps of it
           drawLong: (() => {
             const end = performance.getEntriesByName('attnlab:drawn')[0].startTime;
-            const start = end - Number(document.body.dataset.drawMs);
+            // the draw that ended there began with its token step (or, before issue 38, in the result's task)
+            const tok = performance.getEntriesByName('attnlab:tokens').filter((m) => m.startTime < end).pop();
+            const start = Math.min(tok ? tok.startTime : end, end - Number(document.body.dataset.drawMs));
             const over = window.__long.filter((x) => x.start < end && x.start + x.ms > start);
             return over.length ? Math.max(...over.map((x) => x.ms)) : 0;
           })(),
