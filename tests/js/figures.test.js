@@ -149,6 +149,20 @@ describe('fig1 attention and asymmetry', () => {
     expect(() => figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'diagonal' })).toThrow(/mask/);
   });
 
+  it('names the mask the attention was computed under in its title, never "causal" under another (issue 38)', () => {
+    const first = (f) => textOf(one(f, 'suptitle').children[0]);
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm' }))).toBe('m Attention, causal mask');
+    const full = first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'full' }));
+    expect(full).toBe('m Attention, no mask (full attention)');
+    const win = first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:3' }));
+    expect(win).toBe('m Attention, window mask, W = 3');
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:512', maskFromModel: true })))
+      .toBe("m Attention, the model's sliding window, W = 512");
+    for (const t of [full, win]) expect(t).not.toMatch(/causal/i);
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'full', lang: 'zh' }))).toBe('m 注意力（无掩码，完全注意力）');
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:3', lang: 'zh' }))).not.toMatch(/因果/);
+  });
+
   it('draws A − Aᵀ of the full-mask attention beside it when given, on the same colour scale', () => {
     const F = Array.from({ length: 100 }, (_, k) => ((k * 37) % 11) / 110);
     const f = figAttentionAsymmetry({ tokens: TOKENS, A, compare: F });
@@ -214,10 +228,10 @@ describe('fig1 attention and asymmetry', () => {
     expect(titles).toContain('Avg Attention (last layer)');
     expect(titles).toContain('Query i → key j (read as effect → cause)');
     expect(titles).toContain('Asymmetry A − A⊤');
-    expect(textOf(one(fig, 'suptitle'))).toContain('GPT-2 Attention on Causal Sentence');
+    expect(textOf(one(fig, 'suptitle'))).toContain('GPT-2 Attention, causal mask');
     expect(textOf(one(fig, 'suptitle'))).toContain('"Because the storm intensified , the ship finally sank ."');
-    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Key j (candidate cause)', 'j']);
-    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Query i (effect)', 'i']);
+    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Key j (candidate cause)', 'Key j']);
+    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Query i (effect)', 'Query i']);
   });
 
   it('has Chinese labels with lang zh and a CJK-first font stack', () => {
