@@ -38,6 +38,9 @@ import { FIGURE_FILES } from '../figures/names.js';
 export const RASTER_CELLS = 1024;
 setRasterThreshold(RASTER_CELLS);
 const BIG_T_RASTER_CELLS = 512;
+// Fig. 1's and Fig. 4's heatmaps never get cells under this (px): a long text makes the figure
+// wider than its box, which then scrolls (issue 38 item 2: at T = 256 the cells were under 1 px)
+const MIN_CELL = 3;
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -649,7 +652,10 @@ async function mount(key, fn, args, { split = false } = {}) {
     }
     for (const [, rest] of later) for (const c of rest) c.remove();
   }
-  figBox(key).replaceChildren(svg);
+  const box = figBox(key);
+  box.replaceChildren(svg);
+  // a long text: the figure is wider than its box (MIN_CELL), which scrolls
+  box.classList.toggle('fig-scroll', Number(node.attrs.width) > sizes[key] + 2);
   performance.measure(`attnlab:dom:${key}`, { start: t1 });
   // the figure's export and compare buttons work once it holds a live figure
   for (const b of document.querySelectorAll(`.fig-actions[data-fig="${key}"] button`)) b.disabled = false;
@@ -733,11 +739,13 @@ async function drawFig1({ split = false } = {}) {
   const r = last.base;
   const compare = fullMaskView(r);
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, layerMask(last.spec), compare !== null])) return;
-  const svg = await mount('fig1', figAttentionAsymmetry, figureArgs('fig1', r, {
-    ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined,
-  }), { split });
+  const svg = await mount('fig1', figAttentionAsymmetry, {
+    ...figureArgs('fig1', r, { ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined }),
+    mark: { row: S.sel.row, col: S.sel.col }, minCell: MIN_CELL, maskFromModel: layerMask(last.spec) !== maskOption(last.spec),
+  }, { split });
   if (!svg) return;
   outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
+  scrollToCell('fig1', svg);
   const btn = $('fig1-compare');
   if (btn) btn.setAttribute('aria-pressed', String(S.compareFull));
 }
@@ -765,9 +773,27 @@ async function drawFig3({ split = false } = {}) {
 async function drawFig4({ split = false } = {}) {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, layerMask(last.spec)])) return;
-  const svg = await mount('fig4', figDoIntervention, figureArgs('fig4', r, pageView(r)), { split });
+  const svg = await mount('fig4', figDoIntervention, { ...figureArgs('fig4', r, pageView(r)), minCell: MIN_CELL }, { split });
   if (!svg) return;
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
+  scrollToCell('fig4', svg);
+}
+
+/**
+ * A figure wider than its box (a long text): scroll the box so that the chosen cell of its first
+ * heatmap is in view, in the next frame (when the browser lays the figure out anyway).
+ */
+function scrollToCell(key, svg) {
+  const box = figBox(key);
+  if (!box.classList.contains('fig-scroll')) return;
+  const o = svg.querySelector('rect[data-role="selection"]');
+  if (!o) return;
+  const x = Number(o.getAttribute('x')) + Number(o.getAttribute('width')) / 2;
+  requestAnimationFrame(() => {
+    if (!svg.isConnected) return;
+    const w = box.clientWidth;
+    if (x < box.scrollLeft + 40 || x > box.scrollLeft + w - 40) box.scrollLeft = Math.max(0, x - w / 2);
+  });
 }
 
 async function drawInModel() {
@@ -1077,7 +1103,7 @@ function wireFigures() {
   // hover: the cell's value in a tooltip (the <title> text; a bitmap cell's from its values)
   attachTooltip($('tip'), document.querySelectorAll('.fig-svg, #delta-bars, #delta-maps'), (e) => {
     const hit = rasterHit(e.target, e);
-    return hit ? hit.img.__raster.title(hit.i, hit.j) : titleText(e.target, '[data-v], g[data-role="edge"]');
+    return hit ? hit.img.__raster.title(hit.i, hit.j) : titleText(e.target, '[data-v], g[data-role="edge"], g[data-role="node"]');
   });
 }
 
