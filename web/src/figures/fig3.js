@@ -37,7 +37,7 @@ const TEXT = {
     null: (T, v, m) => `null: uniform attention, mask ${m}, T = ${T} (${v})`,
     graph: (v) => `Edges read off the attention (DAG score = ${v})`,
     graphSub: 'edges ∝ attention weight',
-    graphSubTop: (k, n) => `the ${k} strongest of ${n} edges, ∝ weight; hover a node for its token`,
+    graphSubTop: (k, n) => [`the ${k} strongest of ${n} edges, ∝ weight`, '(hover a node for its token)'],
     bar: (hd, v) => `head ${hd}: DAG score ${v}`,
     edge: (j, i, v) => `${j} → ${i}: attention ${v}`,
   },
@@ -51,7 +51,7 @@ const TEXT = {
     null: (T, v, m) => `零假设：均匀注意力，掩码 ${m}，T = ${T} (${v})`,
     graph: (v) => `由注意力读出的边（DAG 得分 = ${v}）`,
     graphSub: '边宽 ∝ 注意力权重',
-    graphSubTop: (k, n) => `${n} 条边中最强的 ${k} 条，边宽 ∝ 权重；悬停节点可见其词元`,
+    graphSubTop: (k, n) => [`${n} 条边中最强的 ${k} 条，边宽 ∝ 权重`, '（悬停节点可见其词元）'],
     bar: (hd, v) => `注意力头 ${hd}：DAG 得分 ${v}`,
     edge: (j, i, v) => `${j} → ${i}：注意力 ${v}`,
   },
@@ -201,7 +201,7 @@ function graphPanel({ tokens, A, T, threshold, overall, t }) {
   const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
   const half = long ? 8 : Math.max(...boxSize(FONT.node).boxW) / 2;
   const right = long ? Math.max(8, ...[...ends].map((k) => textWidth(labels[k], DOT_LABEL) + 12)) : half;
-  const titleLines = [t.graph(fmt3(overall)), long ? t.graphSubTop(edges.length, nAll) : t.graphSub];
+  const titleLines = [t.graph(fmt3(overall)), ...(long ? t.graphSubTop(edges.length, nAll) : [t.graphSub])];
   const top = blockHeight(titleLines, FONT.title) + 8;
 
   function render(x0, y0, s) {

@@ -33,7 +33,7 @@ export function heatmapPanel(o, yFit = { lines: yTitleLines(o.yTitle), size: FON
   const { left, right, top, bottom, aw, ah, hang } = m;
   const panel = {
     left: left + hang, right, top, bottom, aw, ah, titleW, withScale,
-    render: (x0, y0, s) => renderPanel(o, m, yFit, x0 + hang, y0, s),
+    render: (x0, y0, s, vis) => renderPanel(o, m, yFit, x0 + hang, y0, s, vis),
   };
   return panel;
 }
@@ -58,14 +58,19 @@ function margins(o, yFit) {
   return { left, right, top, bottom, aw, ah, hang, xLabW, xLabH };
 }
 
-/** The panel's nodes with its plot's top left corner at (x0, y0), at scale s. */
-function renderPanel(o, m, yFit, x0, y0, s) {
+/**
+ * The panel's nodes with its plot's top left corner at (x0, y0), at scale s. vis: how much of
+ * the plot a scrolled box shows first (a stacked figure wider than its box): the titles are
+ * centred in that part.
+ */
+function renderPanel(o, m, yFit, x0, y0, s, vis) {
   const cell = (m.aw * s) / o.C;
   const g = { x0, y0, cell, pw: cell * o.C, ph: cell * o.R };
   const raster = rasterize(o.R, o.C);
+  const cw = vis > 0 ? Math.min(g.pw, vis) : g.pw;
   const kids = [
-    titleBlock(x0 + g.pw / 2, y0 - m.top + FONT.title, o.title,
-      { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(g.pw, m.left, m.right) }),
+    titleBlock(x0 + cw / 2, y0 - m.top + FONT.title, o.title,
+      { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(cw, m.left, m.right) }),
     raster ? bitmapCells(o, g) : vectorCells(o, g),
   ];
   // values printed in the cells (not on a bitmap: its cells are too small to print in)
@@ -73,7 +78,7 @@ function renderPanel(o, m, yFit, x0, y0, s) {
   if (o.box) kids.push(outline(o, g));
   if (o.yLabels) kids.push(yTicks(o, g));
   if (o.xLabels) kids.push(xTicks(o, g, m.xLabW));
-  if (o.xTitle) kids.push(richText(x0 + g.pw / 2, y0 + g.ph + m.xLabH + FONT.label + 2, o.xTitle, { size: FONT.label, role: 'xtitle' }));
+  if (o.xTitle) kids.push(richText(x0 + cw / 2, y0 + g.ph + m.xLabH + FONT.label + 2, o.xTitle, { size: FONT.label, role: 'xtitle' }));
   kids.push(...yTitle(yFit, x0 - m.left, y0 + g.ph / 2, g.ph));
   if (o.cbar) kids.push(colorbar(x0 + g.pw + 16, y0 + g.ph * 0.1, 14, g.ph * 0.8, o.cbar.scale, o.cbar.format));
   return h('g', { 'data-role': 'panel' }, kids);

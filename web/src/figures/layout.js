@@ -144,7 +144,8 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
     let y = PAD + supH;
     for (const p of panels) {
       const pw = p.left + p.aw * s + p.right;
-      kids.push(p.render((grown ? PAD : (width - pw) / 2) + p.left, y + p.top, s));
+      // (grown: its titles centred in the part of the plot the box shows first, `vis` px)
+      kids.push(p.render((grown ? PAD : (width - pw) / 2) + p.left, y + p.top, s, grown ? view - 2 * PAD - p.left : undefined));
       y += p.top + p.ah * s + p.bottom + 16;
     }
     H = y - 16 + PAD;
