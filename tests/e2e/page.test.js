@@ -380,8 +380,17 @@ describe('the page on the tiny model', () => {
     await page.click('#run');
     await page.waitForFunction(() => /too long/.test(document.getElementById('error-text').textContent));
     expect(await page.textContent('#error-text')).toContain(`at most ${local.config.nPositions} tokens`);
+    // how many tokens the text has, by the tokenizer (issue 38 item 2)
+    const n = local.tokenize('word '.repeat(200)).tokens.length;
+    expect(n).toBeGreaterThan(local.config.nPositions);
+    expect(await page.textContent('#error-text')).toContain(`it has ${n} tokens`);
+    // the figures on screen are the previous text's: dimmed, with a note
+    expect(await page.getAttribute('#figures', 'class')).toMatch(/\bis-stale\b/);
+    expect(await page.isVisible('#stale-note')).toBe(true);
     await afterRender(page, async () => { await page.fill('#text', CHAPTER); await page.click('#run'); });
     expect(await page.isHidden('#error')).toBe(true);
+    expect(await page.getAttribute('#figures', 'class')).not.toMatch(/\bis-stale\b/);
+    expect(await page.isHidden('#stale-note')).toBe(true);
   });
 
   it('a corrupt model file gives a readable error and the page keeps the previous model', async () => {

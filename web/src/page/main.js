@@ -515,9 +515,36 @@ function runHandlers(ref) {
     },
     onError(e) {
       if (!mine()) return;
-      showError(explain(e, t, { nPositions: config?.nPositions }), 'run');
+      showError(runErrorMessage(e), 'run');
+      // the figures on screen are not of the text that failed: say so (dimmed, a note)
+      if (last && last.spec.text !== S.text) markStale(true);
     },
   };
+}
+
+/**
+ * A run's error for the reader. Too long: how many tokens the text has (the tokenizer's count, which the model's
+ * ETOOLONG message carries: "312 tokens exceed n_positions = 256") and the model's limit.
+ */
+function runErrorMessage(e) {
+  const count = e && e.code === 'ETOOLONG' ? /(\d+) tokens\b/.exec(String(e.message)) : null;
+  if (count && config) return t('errTooLongCount', Number(count[1]), config.nPositions);
+  return explain(e, t, { nPositions: config?.nPositions });
+}
+
+/** Dim the figures and the token list with a note while they are of an older text than the one typed. */
+function markStale(on) {
+  const box = $('figures');
+  box.classList.toggle('is-stale', on);
+  let note = document.getElementById('stale-note');
+  if (on && !note) {
+    note = el('p', { id: 'stale-note', class: 'stale-note' });
+    box.querySelector('.tokens-wrap').after(note);
+  }
+  if (note) {
+    note.hidden = !on;
+    note.textContent = on ? t('figsStale') : '';
+  }
 }
 
 function schedule() {
@@ -870,6 +897,9 @@ let chipsFor = null;   // [base id, lang] of the token chips and options on scre
 const CHIPS_PER_FRAME = 64;
 
 let tokensGen = 0;
+// The token list is collapsed for a new text longer than this (a <details>): 250 chips pushed Fig. 1 a screen down
+const TOKENS_OPEN_MAX = 40;
+let tokensText = null;   // the text the list's open state was set for (a cell or language change keeps the reader's)
 
 /** Mark the chips of the selected row and column, and set the two selects to them. */
 function markChips() {
@@ -882,10 +912,18 @@ function markChips() {
   $('col').value = String(S.sel.col);
 }
 
+/** The token list's summary: the count, and (new text) open for a short text, closed for a long one. */
+function tokensSummary(T, fresh) {
+  $('tokens-count').textContent = `(${t('tokensCount', T)})`;
+  if (fresh) $('tokens-box').open = T <= TOKENS_OPEN_MAX;
+}
+
 async function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
   const key = `${baseId(r)}|${S.lang}`;
+  tokensSummary(r.T, chipsFor !== key && tokensText !== last.spec.text);
+  tokensText = last.spec.text;
   // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
   if (chipsFor === key) return markChips();
   const mine = ++tokensGen;
@@ -957,6 +995,7 @@ async function renderAll() {
   const gen = ++renderGen;
   const slice = bigT();
   const prof = {};
+  markStale(false);
   const steps = [['tokens', drawTokens], ['fig1', drawFig1], ['fig2', drawFig2], ['fig3', drawFig3], ['fig4', drawFig4],
     ['inmodel', drawInModel]];
   // the result arrives in the worker's message task: the drawing starts in a task of its own
