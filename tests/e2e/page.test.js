@@ -340,11 +340,14 @@ describe('the page on the tiny model', () => {
     expect(await page.getAttribute('html', 'lang')).toBe('zh-Hans');
     expect(await page.textContent('#fig1-h')).toContain('注意力与不对称性');
     expect(await page.textContent('#h-model')).toBe('模型');
+    // the figures are redrawn a step a task (issue 38 item 5), no longer within the click
+    await page.waitForFunction(() => ['fig1', 'fig2', 'fig3', 'fig4'].every((f) => document.querySelector(`#${f} svg`)?.getAttribute('lang') === 'zh-Hans'));
     expect(await page.locator('#fig1 svg').getAttribute('lang')).toBe('zh-Hans');
     expect(await page.locator('#fig3 svg').textContent()).toContain('DAG 得分');
     expect(await page.textContent('#lang')).toBe('English');
     await page.click('#lang');
     expect(await page.textContent('#fig1-h')).toContain('Attention and asymmetry');
+    await page.waitForFunction(() => ['fig1', 'fig2', 'fig3', 'fig4'].every((f) => document.querySelector(`#${f} svg`)?.getAttribute('lang') === 'en'));
     expect(await page.locator('#fig1 svg').getAttribute('lang')).toBe('en');
   });
 
