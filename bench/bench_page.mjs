@@ -171,7 +171,7 @@ async function main() {
     ['  of which: the worker\'s runs for the view (base, default-do search, do)', median(nav.run)],
     ['  of which: result → figures in the DOM', median(nav.draw)],
     ['  longest main-thread task during that draw (wall clock; 0 = none over 50 ms)', median(nav.drawLong)],
-    ...Object.keys(steps).sort().map((k) => [`    ${k.replace('attnlab:', '')} (one figure's step, User Timing)`, median(steps[k])]),
+    ...Object.keys(steps).sort().map((k) => [`    ${k.replace('attnlab:', '')} (one figure's step, User Timing: from its start to its end, over several tasks since issue 38)`, median(steps[k])]),
     ['λ change → Fig. 4 redrawn (display-level do)', median(lam.fig4)],
     ['λ change → in-model run + all figures redrawn, painted', median(lam.all)],
   ];
