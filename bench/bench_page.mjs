@@ -14,6 +14,12 @@
 //   λ change → Fig. 4 redrawn        the display-level do, drawn synchronously
 //   λ change → all redrawn           soft do: the worker's run and the redraw of the
 //                                     figures and the in-model panel, to the next frame
+//   longest main-thread task of the   a PerformanceObserver('longtask') from navigation
+//     first draw (wall clock)         on: the longest task that overlaps the first draw
+//                                     (the run's result → 'attnlab:drawn'), and the
+//                                     page's per-figure User Timing (attnlab:build:figN,
+//                                     attnlab:dom:figN) of that draw; a task under 50 ms
+//                                     is not reported by the browser (then "none > 50 ms")
 // Prints a markdown table (for docs/BENCHMARKS.md) and the raw numbers as JSON.
 
 import { execSync } from 'node:child_process';
@@ -47,6 +53,11 @@ function initScript() {
       }
     }
   }).observe({ type: 'mark', buffered: true });
+  // main-thread tasks over 50 ms (wall clock), from navigation on
+  window.__long = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__long.push({ start: e.startTime, ms: e.duration });
+  }).observe({ type: 'longtask', buffered: true });
   // the opening view's pictures (index.html, elementtiming="prerender"): when the first one is painted
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
@@ -83,8 +94,9 @@ async function main() {
   const model = o.model ?? (existsSync(BUILTIN_WEIGHTS) ? null : TINY);
   const query = model ? `?model=${model}` : '';
   const env = await setup();
-  const nav = { drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], boot: [], loadStart: [], ready: [] };
+  const nav = { drawLong: [], drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], boot: [], loadStart: [], ready: [] };
   const lam = { fig4: [], all: [] };
+  const steps = {};   // attnlab:build:figN / attnlab:dom:figN of the first draw, ms
   let info = null;
   try {
     for (let k = 0; k < o.runs; k++) {
@@ -102,6 +114,18 @@ async function main() {
           loadStart: performance.getEntriesByName('attnlab:load-start')[0].startTime,
           ready: performance.getEntriesByName('attnlab:model-ready')[0].startTime,
           model: document.body.dataset.model, tokens: document.querySelectorAll('#tokens li').length,
+          // the first draw: from its first step (or the result) to the 'attnlab:drawn' mark; the longest
+          // task overlapping it, and the page's per-figure steps of it
+          drawLong: (() => {
+            const end = performance.getEntriesByName('attnlab:drawn')[0].startTime;
+            // the draw that ended there began with its token step (or, before issue 38, in the result's task)
+            const tok = performance.getEntriesByName('attnlab:tokens').filter((m) => m.startTime < end).pop();
+            const start = Math.min(tok ? tok.startTime : end, end - Number(document.body.dataset.drawMs));
+            const over = window.__long.filter((x) => x.start < end && x.start + x.ms > start);
+            return over.length ? Math.max(...over.map((x) => x.ms)) : 0;
+          })(),
+          steps: Object.fromEntries(performance.getEntriesByType('measure').filter((m) => /^attnlab:(build|dom):/.test(m.name))
+            .map((m) => [m.name, m.duration])),
         }));
         nav.drawn.push(t.drawn);
         nav.painted.push(t.painted);
@@ -112,6 +136,8 @@ async function main() {
         nav.loadStart.push(t.loadStart);
         nav.ready.push(t.ready);
         nav.draw.push(t.draw);
+        nav.drawLong.push(t.drawLong);
+        for (const [k, v] of Object.entries(t.steps)) (steps[k] ??= []).push(v);
         info = t;
         if (k === 0) {
           // λ changes on this page: soft do, so every change runs the model
@@ -144,6 +170,8 @@ async function main() {
     ['  of which: the model built (checks, F16 → F32, packing)', median(nav.build)],
     ['  of which: the worker\'s runs for the view (base, default-do search, do)', median(nav.run)],
     ['  of which: result → figures in the DOM', median(nav.draw)],
+    ['  longest main-thread task during that draw (wall clock; 0 = none over 50 ms)', median(nav.drawLong)],
+    ...Object.keys(steps).sort().map((k) => [`    ${k.replace('attnlab:', '')} (one figure's step, User Timing: from its start to its end, over several tasks since issue 38)`, median(steps[k])]),
     ['λ change → Fig. 4 redrawn (display-level do)', median(lam.fig4)],
     ['λ change → in-model run + all figures redrawn, painted', median(lam.all)],
   ];
@@ -152,7 +180,7 @@ async function main() {
   console.log('| measurement | median |');
   console.log('|---|---|');
   for (const [name, v] of rows) console.log(`| ${name} | ${fmt(v)} |`);
-  console.log('\n' + JSON.stringify({ model: info.model, tokens: info.tokens, runs: o.runs, navigation: nav, lambda: lam }));
+  console.log('\n' + JSON.stringify({ model: info.model, tokens: info.tokens, runs: o.runs, navigation: nav, steps, lambda: lam }));
 }
 
 function CHROMIUM_VERSION() {

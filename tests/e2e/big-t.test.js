@@ -160,6 +160,41 @@ suite('T = 256 on the built-in model', () => {
     await page.locator('#fig1').screenshot({ path: join(ARTIFACTS, 'big-t-fig1.png') });
   });
 
+  it('readable at T = 256 (issue 38 item 2): cells of at least 3 px in Fig. 1 and Fig. 4 alike, the boxes scroll, the chosen row and column labelled; Fig. 3 keeps 40 edges; the token list is folded', async () => {
+    const { page } = W;
+    const geo = await page.evaluate(() => ['fig1', 'fig4'].map((f) => {
+      const box = document.querySelector(`#${f} .fig-svg`);
+      const img = box.querySelector('[data-raster]');
+      const svg = box.querySelector('svg');
+      return { f, cell: Number(img.getAttribute('width')) / img.__raster.C, scroll: box.classList.contains('fig-scroll'),
+        svgW: Number(svg.getAttribute('width')), boxW: box.clientWidth, overflow: getComputedStyle(box).overflowX,
+        rowMark: [...svg.querySelectorAll('g[data-role="ylabels"] text[data-mark]')].map((x) => x.getAttribute('data-i')),
+        colMark: [...svg.querySelectorAll('g[data-role="xlabels"] text[data-mark]')].map((x) => x.getAttribute('data-j')) };
+    }));
+    const row = await page.inputValue('#row'), col = await page.inputValue('#col');
+    console.log(`[big-t] T = ${T}: ${JSON.stringify(geo)}`);
+    for (const g of geo) {
+      expect(g.cell, g.f).toBeGreaterThanOrEqual(3);
+      expect(g.svgW).toBeGreaterThan(g.boxW);
+      expect(g.scroll).toBe(true);
+      expect(g.overflow).toBe('auto');
+      expect(new Set(g.rowMark)).toEqual(new Set([row]));
+      expect(new Set(g.colMark)).toEqual(new Set([col]));
+    }
+    expect(geo[0].cell).toBeCloseTo(geo[1].cell, 6);
+    // Fig. 3: the 40 strongest edges, a dot per token with its token on hover
+    expect(await page.locator('#fig3 g[data-role="edge"]').count()).toBe(40);
+    expect(await page.locator('#fig3 g[data-role="node"]').count()).toBe(T);
+    expect(await page.textContent('#fig3 g[data-role="node"][data-k="7"] > title')).toMatch(/^7 /);
+    // the token list: folded, with its count; opening it shows every chip
+    expect(await page.evaluate(() => document.getElementById('tokens-box').open)).toBe(false);
+    expect(await page.textContent('#tokens-count')).toBe(`(${T} tokens)`);
+    expect(await page.isVisible('#tokens li >> nth=0')).toBe(false);
+    await page.click('#tokens-box > summary');
+    expect(await page.isVisible('#tokens li >> nth=0')).toBe(true);
+    await page.click('#tokens-box > summary');
+  });
+
   it('the bitmap has the colours of the vector cells (the SVG export), and hover shows the cell\'s value', async () => {
     const { page } = W;
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#fig1 [data-export="svg"]')]);

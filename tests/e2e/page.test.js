@@ -351,11 +351,14 @@ describe('the page on the tiny model', () => {
     expect(await page.getAttribute('html', 'lang')).toBe('zh-Hans');
     expect(await page.textContent('#fig1-h')).toContain('注意力与不对称性');
     expect(await page.textContent('#h-model')).toBe('模型');
+    // the figures are redrawn a step a task (issue 38 item 5), no longer within the click
+    await page.waitForFunction(() => ['fig1', 'fig2', 'fig3', 'fig4'].every((f) => document.querySelector(`#${f} svg`)?.getAttribute('lang') === 'zh-Hans'));
     expect(await page.locator('#fig1 svg').getAttribute('lang')).toBe('zh-Hans');
     expect(await page.locator('#fig3 svg').textContent()).toContain('DAG 得分');
     expect(await page.textContent('#lang')).toBe('English');
     await page.click('#lang');
     expect(await page.textContent('#fig1-h')).toContain('Attention and asymmetry');
+    await page.waitForFunction(() => ['fig1', 'fig2', 'fig3', 'fig4'].every((f) => document.querySelector(`#${f} svg`)?.getAttribute('lang') === 'en'));
     expect(await page.locator('#fig1 svg').getAttribute('lang')).toBe('en');
   });
 
@@ -391,8 +394,17 @@ describe('the page on the tiny model', () => {
     await page.click('#run');
     await page.waitForFunction(() => /too long/.test(document.getElementById('error-text').textContent));
     expect(await page.textContent('#error-text')).toContain(`at most ${local.config.nPositions} tokens`);
+    // how many tokens the text has, by the tokenizer (issue 38 item 2)
+    const n = local.tokenize('word '.repeat(200)).tokens.length;
+    expect(n).toBeGreaterThan(local.config.nPositions);
+    expect(await page.textContent('#error-text')).toContain(`it has ${n} tokens`);
+    // the figures on screen are the previous text's: dimmed, with a note
+    expect(await page.getAttribute('#figures', 'class')).toMatch(/\bis-stale\b/);
+    expect(await page.isVisible('#stale-note')).toBe(true);
     await afterRender(page, async () => { await page.fill('#text', CHAPTER); await page.click('#run'); });
     expect(await page.isHidden('#error')).toBe(true);
+    expect(await page.getAttribute('#figures', 'class')).not.toMatch(/\bis-stale\b/);
+    expect(await page.isHidden('#stale-note')).toBe(true);
   });
 
   it('a corrupt model file gives a readable error and the page keeps the previous model', async () => {

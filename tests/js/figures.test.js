@@ -149,6 +149,20 @@ describe('fig1 attention and asymmetry', () => {
     expect(() => figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'diagonal' })).toThrow(/mask/);
   });
 
+  it('names the mask the attention was computed under in its title, never "causal" under another (issue 38)', () => {
+    const first = (f) => textOf(one(f, 'suptitle').children[0]);
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm' }))).toBe('m Attention, causal mask');
+    const full = first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'full' }));
+    expect(full).toBe('m Attention, no mask (full attention)');
+    const win = first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:3' }));
+    expect(win).toBe('m Attention, window mask, W = 3');
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:512', maskFromModel: true })))
+      .toBe("m Attention, the model's sliding window, W = 512");
+    for (const t of [full, win]) expect(t).not.toMatch(/causal/i);
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'full', lang: 'zh' }))).toBe('m 注意力（无掩码，完全注意力）');
+    expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'window:3', lang: 'zh' }))).not.toMatch(/因果/);
+  });
+
   it('draws A − Aᵀ of the full-mask attention beside it when given, on the same colour scale', () => {
     const F = Array.from({ length: 100 }, (_, k) => ((k * 37) % 11) / 110);
     const f = figAttentionAsymmetry({ tokens: TOKENS, A, compare: F });
@@ -214,10 +228,10 @@ describe('fig1 attention and asymmetry', () => {
     expect(titles).toContain('Avg Attention (last layer)');
     expect(titles).toContain('Query i → key j (read as effect → cause)');
     expect(titles).toContain('Asymmetry A − A⊤');
-    expect(textOf(one(fig, 'suptitle'))).toContain('GPT-2 Attention on Causal Sentence');
+    expect(textOf(one(fig, 'suptitle'))).toContain('GPT-2 Attention, causal mask');
     expect(textOf(one(fig, 'suptitle'))).toContain('"Because the storm intensified , the ship finally sank ."');
-    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Key j (candidate cause)', 'j']);
-    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Query i (effect)', 'i']);
+    expect(byRole(fig, 'xtitle').map(textOf)).toEqual(['Key j (candidate cause)', 'Key j']);
+    expect(byRole(fig, 'ytitle').map(textOf)).toEqual(['Query i (effect)', 'Query i']);
   });
 
   it('has Chinese labels with lang zh and a CJK-first font stack', () => {
@@ -359,6 +373,43 @@ describe('fig3 DAG scores and causal graph', () => {
   const scores = heads.map((m) => dagScore(m));
   const A = causalMatrix(T, 9);
   const fig = figDag({ tokens: TOKENS, A, dagScores: scores, nullDagScore: nullDagScore(T) });
+
+  it('a head with a DAG score of ~0 still has a visible bar and its value printed (issue 38)', () => {
+    const f = figDag({ tokens: TOKENS, A, dagScores: [0.9, 0, 0.0004, 0.5], nullDagScore: nullDagScore(T) });
+    const bars = walk(one(f, 'bars')).filter((n) => n.tag === 'rect');
+    expect(bars.map((b) => Number(b.attrs.height) >= 2)).toEqual([true, true, true, true]);
+    expect(Number(bars[0].attrs.height)).toBeGreaterThan(Number(bars[3].attrs.height));
+    const vals = walk(one(f, 'bar-values')).filter((n) => n.tag === 'text').map(textOf);
+    expect(vals).toEqual(['0.90', '0.00', '0.00', '0.50']);
+  });
+
+  it('a long text keeps the 40 strongest edges (said in the caption), dots with the token on hover', () => {
+    const N = 120;
+    const toks = Array.from({ length: N }, (_, k) => ` w${k}`);
+    const M = causalMatrix(N, 3);
+    const f = figDag({ tokens: toks, A: M, dagScores: [0.9], nullDagScore: nullDagScore(N) });
+    const all = dagEdges(M, N, 0.05);
+    expect(all.length).toBeGreaterThan(40);
+    const drawn = byRole(f, 'edge');
+    expect(drawn).toHaveLength(40);
+    // the strongest ones
+    const weakestDrawn = Math.min(...drawn.map((e) => Number(e.attrs['data-w'])));
+    expect(all.filter((e) => e.w > weakestDrawn + 1e-6).length).toBeLessThan(40);
+    expect(byRole(f, 'panel-title').map(textOf).join(' ')).toContain(`the 40 strongest of ${all.length} edges`);
+    const nodes = byRole(f, 'node');
+    expect(nodes).toHaveLength(N);
+    expect(textOf(nodes[17].children[0])).toBe('17 w17');
+    // labels only at the drawn edges' ends, never two closer than a line
+    const ends = new Set(drawn.flatMap((e) => [Number(e.attrs['data-i']), Number(e.attrs['data-j'])]));
+    const named = walk(one(f, 'node-labels')).filter((n) => n.tag === 'text');
+    expect(named.length).toBeGreaterThan(0);
+    for (const n of named) expect(ends.has(Number(n.attrs['data-k']))).toBe(true);
+    const ys = named.map((n) => Number(n.attrs.y));
+    for (let k = 1; k < ys.length; k++) expect(ys[k] - ys[k - 1]).toBeGreaterThanOrEqual(10);
+    // a short text keeps the chapter's labelled boxes and every edge above the threshold
+    expect(byRole(fig, 'node')).toHaveLength(0);
+    expect(byRole(fig, 'edge')).toHaveLength(dagEdges(A, T, 0.05).length);
+  });
 
   it('draws one bar per head whose height is its DAG score', () => {
     const bars = walk(one(fig, 'bars')).filter((n) => n.tag === 'rect');

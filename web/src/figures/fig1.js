@@ -17,7 +17,9 @@ import { AttnlabError } from '../core/errors.js';
 
 const TEXT = {
   en: {
-    sup: (model) => `${model ? model + ' ' : ''}Attention on Causal Sentence`,
+    sup: (model, m) => `${model ? model + ' ' : ''}Attention, ${m}`,
+    maskTitle: { causal: 'causal mask', full: 'no mask (full attention)', window: (w) => `window mask, W = ${w}`,
+      model: (w) => `the model's sliding window, W = ${w}` },
     avg: (where) => `Avg Attention (${where})`,
     oneHead: (head, where) => `Head ${head} Attention (${where})`,
     last: 'last layer',
@@ -32,12 +34,14 @@ const TEXT = {
     compareNote: 'Right: the same model and sentence with the mask off (mask full), where the sign means something.',
     compare: ['A − A', { sup: '⊤' }, ', mask off'],
     compareSub: 'full attention: red = i→j exceeds j→i',
-    asymX: 'j',
-    asymY: 'i',
+    asymX: 'Key j',
+    asymY: 'Query i',
     cell: (ti, tj, v) => `effect i=${ti}, cause j=${tj}: ${v}`,
   },
   zh: {
-    sup: (model) => `${model ? model + ' ' : ''}在因果句子上的注意力`,
+    sup: (model, m) => `${model ? model + ' ' : ''}注意力（${m}）`,
+    maskTitle: { causal: '因果掩码', full: '无掩码，完全注意力', window: (w) => `窗口掩码，W = ${w}`,
+      model: (w) => `模型自身的滑动窗口，W = ${w}` },
     avg: (where) => `平均注意力（${where}）`,
     oneHead: (head, where) => `注意力头 ${head}（${where}）`,
     last: '最后一层',
@@ -52,8 +56,8 @@ const TEXT = {
     compareNote: '右图：同一模型、同一句子关闭掩码（full）后的结果，此时正负号才有意义。',
     compare: ['A − A', { sup: '⊤' }, '，关闭掩码'],
     compareSub: '完全注意力：红色 = i→j 大于 j→i',
-    asymX: 'j',
-    asymY: 'i',
+    asymX: '键 j',
+    asymY: '查询 i',
     cell: (ti, tj, v) => `果 i=${ti}，因 j=${tj}：${v}`,
   },
 };
@@ -63,7 +67,7 @@ const TEXT = {
  * @param {object} p
  * @param {string[]} p.tokens  display strings, T of them
  * @param {ArrayLike<number>|number[][]} p.A  T×T attention (row = query/effect i), usually the head average
- * @param {string} [p.title]  first suptitle line (default "<model> Attention on Causal Sentence")
+ * @param {string} [p.title]  first suptitle line (default "<model> Attention, <the mask>": causal mask, no mask, window mask W)
  * @param {string} [p.model]  model name for the default title (the chapter: "GPT-2")
  * @param {string} [p.sentence]  second suptitle line (default: the tokens joined), shown in quotes
  * @param {number} [p.layer]  layer drawn; with nLayer, "last layer" or "layer L" in the panel title
@@ -76,9 +80,12 @@ const TEXT = {
  *   asymmetry panel's subtitle says when the mask, not the model, makes it red
  * @param {ArrayLike<number>|number[][]} [p.compare]  T×T attention of the same view with mask 'full':
  *   its A − Aᵀ is drawn as a third panel, on the same colour scale
+ * @param {boolean} [p.maskFromModel=false]  a 'window:W' mask is the model's own sliding window (the title says so)
+ * @param {{row: number, col: number}} [p.mark]  the chosen cell: its row's and column's labels always drawn, bold
+ * @param {number} [p.minCell=0]  the smallest cell side (px): a long text makes the figure wider than `width`
  */
 export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer, nLayer, head = 'avg', lang = 'en', width, tight = false,
-  mask = 'causal', compare } = {}) {
+  mask = 'causal', compare, maskFromModel = false, mark, minCell = 0 } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -116,7 +123,7 @@ export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer
   const where = layer === undefined || (nLayer !== undefined && layer === nLayer - 1) ? t.last : t.layer(layer);
   const attnScale = ylOrRd(vmin, vmax);
   const asymScale = rdBuR(amax);
-  const common = { R: T, C: T, xLabels: labels, yLabels: labels, rotateX: true };
+  const common = { R: T, C: T, xLabels: labels, yLabels: labels, rotateX: true, mark: mark ?? null };
   const left = heatmapPanel({
     ...common, values: M, color: attnScale, cbar: { scale: attnScale, format: fmt2 },
     title: [head === 'avg' ? t.avg(where) : t.oneHead(head, where), t.avgSub],
@@ -138,13 +145,15 @@ export function figAttentionAsymmetry({ tokens, A, title, model, sentence, layer
   }
 
   const text = sentence ?? (tokens ? tokens.join('').trim() : '');
-  const sup = [title ?? t.sup(model)];
+  const w = maskName === 'window' ? String(mask).slice('window:'.length) : '';
+  const maskTitle = maskName === 'window' ? t.maskTitle[maskFromModel ? 'model' : 'window'](w) : t.maskTitle[maskName];
+  const sup = [title ?? t.sup(model, maskTitle)];
   if (text) sup.push(`"${text}"`);
   // the caption: what the asymmetry panel can and cannot show under this mask
   const note = [maskName === 'full' ? '' : t.maskNote(maskName), cmp ? t.compareNote : ''].filter(Boolean).join(' ');
   const supAll = note ? [...sup, note] : sup;
   return layoutFigure({
-    ...figSize('fig1', width), tight, lang, suptitle: supAll, panels,
+    ...figSize('fig1', width), tight, lang, suptitle: supAll, panels, minPlot: minCell * T,
     figure: 'fig1', ariaLabel: sup.join(' — '), attrs: { 'data-mask': String(mask), 'data-compare': cmp ? 'full' : 'none' },
   });
 }

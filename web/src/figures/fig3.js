@@ -20,10 +20,9 @@ import { interpolateYlOrRd } from 'd3-scale-chromatic';
 import { h } from './svg.js';
 import { yTitleLines } from './axes.js';
 import { asMatrix, sizeOf, checkLang } from './checks.js';
-import { greensD } from './colour.js';
+import { greensD, textColorOn } from './colour.js';
 import { figSize, titleRoom, layoutFigure } from './layout.js';
-import { rasterize } from './raster.js';
-import { tokenLabel, fmt3, fmtValue, textWidth, lineWidth, titleBlock, richText, blockHeight, FONT, INK } from './text.js';
+import { tokenLabel, fmt2, fmt3, fmtValue, textWidth, lineWidth, titleBlock, richText, blockHeight, FONT, INK } from './text.js';
 import { dagScore, nullDagScore } from '../analysis.js';
 import { AttnlabError } from '../core/errors.js';
 
@@ -41,6 +40,7 @@ const TEXT = {
     null: (T, v, m) => `null: uniform attention, mask ${m}, T = ${T} (${v})`,
     graph: (v) => `Edges read off the attention (DAG score = ${v})`,
     graphSub: 'edges ∝ attention weight',
+    graphSubTop: (k, n) => [`the ${k} strongest of ${n} edges, ∝ weight`, '(hover a node for its token)'],
     bar: (hd, v) => `head ${hd}: DAG score ${v}`,
     edge: (j, i, v) => `${j} → ${i}: attention ${v}`,
   },
@@ -54,6 +54,7 @@ const TEXT = {
     null: (T, v, m) => `零假设：均匀注意力，${zhMask(m)}掩码，T = ${T} (${v})`,
     graph: (v) => `由注意力读出的边（DAG 得分 = ${v}）`,
     graphSub: '边宽 ∝ 注意力权重',
+    graphSubTop: (k, n) => [`${n} 条边中最强的 ${k} 条，边宽 ∝ 权重`, '（悬停节点可见其词元）'],
     bar: (hd, v) => `注意力头 ${hd}：DAG 得分 ${v}`,
     edge: (j, i, v) => `${j} → ${i}：注意力 ${v}`,
   },
@@ -83,13 +84,16 @@ function barPanel({ scores, nullScore, maskLabel, T, t }) {
     const y = scaleLinear().domain([0, 1]).range([y0 + ph, y0]);
     const slot = pw / H;
     const kids = [titleBlock(x0 + pw / 2, y0 - top + FONT.title, [t.bars, t.barsSub], { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(pw, left, 8) })];
+    // a head whose score is ~0 still gets a visible stub (MIN_BAR px) and its value printed
     kids.push(h('g', { 'data-role': 'bars' }, scores.map((v, hd) => {
       const vv = Math.min(1, Math.max(0, v));
+      const bh = Math.max(MIN_BAR, y(0) - y(vv));
       return h('rect', {
-        x: x0 + slot * (hd + 0.1), y: y(vv), width: slot * 0.8, height: y(0) - y(vv), fill: colors[hd],
+        x: x0 + slot * (hd + 0.1), y: y(0) - bh, width: slot * 0.8, height: bh, fill: colors[hd],
         'data-head': hd, 'data-v': fmtValue(v),
       }, h('title', null, t.bar(hd, fmt3(v))));
     })));
+    kids.push(barValues(scores, colors, { x0, slot, y }));
     // reference lines
     kids.push(h('line', { x1: x0, x2: x0 + pw, y1: y(0.5), y2: y(0.5), ...RANDOM_STYLE, 'data-role': 'baseline-random', 'data-v': '0.5' }));
     kids.push(h('line', { x1: x0, x2: x0 + pw, y1: y(nullScore), y2: y(nullScore), ...NULL_STYLE, 'data-role': 'baseline-null', 'data-v': fmtValue(nullScore) }));
@@ -136,6 +140,23 @@ function barPanel({ scores, nullScore, maskLabel, T, t }) {
   return { left, right: 8, top, bottom, aw: 1.35, ah: 1, titleW, render };
 }
 
+const MIN_BAR = 2;
+
+/** Each bar's value, printed inside its top when the bar is tall enough, else just above it (none if the slot is too narrow). */
+function barValues(scores, colors, { x0, slot, y }) {
+  const labels = scores.map((v) => fmt2(v));
+  const size = Math.min(FONT.tick, (0.9 * slot * FONT.tick) / Math.max(...labels.map((l) => textWidth(l, FONT.tick))));
+  if (size < 7) return h('g', { 'data-role': 'bar-values' }, []);
+  return h('g', { 'data-role': 'bar-values', 'font-size': size, 'text-anchor': 'middle', 'pointer-events': 'none' }, scores.map((v, hd) => {
+    const top = y(Math.min(1, Math.max(0, v)));
+    const inside = y(0) - top > size + 6;
+    return h('text', {
+      x: x0 + slot * (hd + 0.5), y: inside ? top + size + 2 : Math.min(y(0), top) - MIN_BAR - 3,
+      fill: inside ? textColorOn(colors[hd]) : INK, 'data-head': hd,
+    }, labels[hd]);
+  }));
+}
+
 // ── graph panel ─────────────────────────────────────────────────────────────
 
 function bezier(p0, c, p2, u) {
@@ -167,63 +188,96 @@ export function dagEdges(A, T, threshold) {
   return edges.sort((a, b) => a.w - b.w);
 }
 
-const MAX_SCREEN_EDGES = 150;
+// A long text (more than LONG_GRAPH tokens): the graph keeps its TOP_EDGES strongest edges (the
+// caption says how many of how many), draws each token as a dot with its token in a tooltip, and
+// writes the tokens of those edges' ends beside their dots where they do not overlap. At T = 256
+// the labelled boxes of every token and 150 edges were one smear (issue 38 item 2).
+const LONG_GRAPH = 40, TOP_EDGES = 40, DOT_LABEL = 10;
 
 function graphPanel({ tokens, A, T, threshold, overall, t }) {
   const labels = tokens ? tokens.map((s) => tokenLabel(s)) : Array.from({ length: T }, (_, k) => String(k));
-  const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
-  const half = Math.max(...boxSize(FONT.node).boxW) / 2;
-  const titleLines = [t.graph(fmt3(overall)), t.graphSub];
-  const top = blockHeight(titleLines, FONT.title) + 8;
-  // A bitmap-heatmap page (big T, raster.js rasterize) draws the strongest edges only:
-  // at T = 256 there are thousands above the threshold, unreadable and slow to trim.
+  const long = T > LONG_GRAPH;
   let edges = dagEdges(A, T, threshold);
-  if (rasterize(T, T) && edges.length > MAX_SCREEN_EDGES) edges = edges.slice(edges.length - MAX_SCREEN_EDGES);
+  const nAll = edges.length;
+  if (long && edges.length > TOP_EDGES) edges = edges.slice(edges.length - TOP_EDGES);
+  const ends = new Set(edges.flatMap((e) => [e.i, e.j]));
+  const boxSize = (size) => ({ boxW: labels.map((l) => textWidth(l, size) + size * 0.9), boxH: size * 1.7 });
+  const half = long ? 8 : Math.max(...boxSize(FONT.node).boxW) / 2;
+  const right = long ? Math.max(8, ...[...ends].map((k) => textWidth(labels[k], DOT_LABEL) + 12)) : half;
+  const titleLines = [t.graph(fmt3(overall)), ...(long ? t.graphSubTop(edges.length, nAll) : [t.graphSub])];
+  const top = blockHeight(titleLines, FONT.title) + 8;
 
   function render(x0, y0, s) {
     const c = s / T;
     // the boxes of neighbouring tokens must not touch: smaller labels for long texts
     const size = Math.max(7, Math.min(FONT.node, (c - 2) / 1.7));
-    const { boxW, boxH } = boxSize(size);
+    const dot = Math.max(1.5, Math.min(4, c * 0.4));
+    const { boxW, boxH } = long ? { boxW: labels.map(() => 2 * dot), boxH: 2 * dot } : boxSize(size);
     const pos = (k) => [x0 + (k + 0.5) * c, y0 + (k + 0.5) * c];
-    const kids = [titleBlock(x0 + s / 2, y0 - top + FONT.title, titleLines, { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(s, half, half) })];
-    const drawn = edges.map(({ i, j, v, w }) => {
-      const p0 = pos(j), p2 = pos(i);
-      const dx = p2[0] - p0[0], dy = p2[1] - p0[1], len = Math.hypot(dx, dy);
-      const ctrl = [(p0[0] + p2[0]) / 2 - (dy / len) * len * 0.3, (p0[1] + p2[1]) / 2 + (dx / len) * len * 0.3];
-      // trim the curve where it leaves the source box and enters the target box
-      let u0 = 0, u1 = 1;
-      while (u0 < 0.5 && inBox(bezier(p0, ctrl, p2, u0), p0, boxW[j] / 2 + 2, boxH / 2 + 2)) u0 += 0.005;
-      while (u1 > 0.5 && inBox(bezier(p0, ctrl, p2, u1), p2, boxW[i] / 2 + 2, boxH / 2 + 2)) u1 -= 0.005;
-      const lw = 0.5 + 3.5 * w;
-      const head = 5 + 2.2 * lw, headW = 3 + 1.3 * lw;
-      const tip = bezier(p0, ctrl, p2, u1);
-      const tg = bezierTangent(p0, ctrl, p2, u1), tl = Math.hypot(tg[0], tg[1]) || 1;
-      const ux = tg[0] / tl, uy = tg[1] / tl;
-      const base = [tip[0] - ux * head * 0.9, tip[1] - uy * head * 0.9];
-      // the sub-curve [u0, u1] as a quadratic: control = B(u0) + (u1 − u0)/2 · B'(u0)
-      const s0 = bezier(p0, ctrl, p2, u0), d0 = bezierTangent(p0, ctrl, p2, u0);
-      const sc = [s0[0] + ((u1 - u0) / 2) * d0[0], s0[1] + ((u1 - u0) / 2) * d0[1]];
-      const color = interpolateYlOrRd(0.2 + 0.8 * w);
-      return h('g', { opacity: 0.8, 'data-role': 'edge', 'data-i': i, 'data-j': j, 'data-v': fmtValue(v), 'data-w': fmtValue(w) },
-        h('title', null, t.edge(`${j} ${labels[j]}`, `${i} ${labels[i]}`, fmtValue(v))),
-        h('path', { d: `M${num2(s0)} Q${num2(sc)} ${num2(base)}`, fill: 'none', stroke: color, 'stroke-width': lw }),
-        h('polygon', {
-          points: `${num2(tip)} ${num2([base[0] - uy * headW, base[1] + ux * headW])} ${num2([base[0] + uy * headW, base[1] - ux * headW])}`,
-          fill: color,
-        }));
-    });
-    kids.push(h('g', { 'data-role': 'edges' }, drawn));
-    kids.push(h('g', { 'data-role': 'nodes', 'font-size': size }, labels.map((l, k) => {
-      const [cx, cy] = pos(k);
-      return h('g', { 'data-k': k },
-        h('rect', { x: cx - boxW[k] / 2, y: cy - boxH / 2, width: boxW[k], height: boxH, rx: 4, fill: '#ffffe0', stroke: '#808080', 'stroke-width': 1 }),
-        h('text', { x: cx, y: cy + size * 0.36, 'text-anchor': 'middle', fill: INK }, l));
-    })));
+    const kids = [titleBlock(x0 + s / 2, y0 - top + FONT.title, titleLines, { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(s, half, right) })];
+    kids.push(h('g', { 'data-role': 'edges' }, edges.map((e) => edgeNode(e, { pos, boxW, boxH, labels, t }))));
+    kids.push(long ? dotNodes(labels, ends, pos, dot, c) : boxNodes(labels, pos, size, boxW, boxH));
     return h('g', { 'data-role': 'panel' }, kids);
   }
   const titleW = Math.max(...titleLines.map((l) => lineWidth(l, FONT.title, true)));
-  return { left: half, right: half, top, bottom: 8, aw: 1, ah: 1, titleW, render };
+  return { left: half, right, top, bottom: 8, aw: 1, ah: 1, titleW, render };
+}
+
+/** One edge from cause j to effect i: an arc trimmed at the two nodes, with an arrowhead at i. */
+function edgeNode({ i, j, v, w }, { pos, boxW, boxH, labels, t }) {
+  const p0 = pos(j), p2 = pos(i);
+  const dx = p2[0] - p0[0], dy = p2[1] - p0[1], len = Math.hypot(dx, dy);
+  const ctrl = [(p0[0] + p2[0]) / 2 - (dy / len) * len * 0.3, (p0[1] + p2[1]) / 2 + (dx / len) * len * 0.3];
+  // trim the curve where it leaves the source box and enters the target box
+  let u0 = 0, u1 = 1;
+  while (u0 < 0.5 && inBox(bezier(p0, ctrl, p2, u0), p0, boxW[j] / 2 + 2, boxH / 2 + 2)) u0 += 0.005;
+  while (u1 > 0.5 && inBox(bezier(p0, ctrl, p2, u1), p2, boxW[i] / 2 + 2, boxH / 2 + 2)) u1 -= 0.005;
+  const lw = 0.5 + 3.5 * w;
+  const head = 5 + 2.2 * lw, headW = 3 + 1.3 * lw;
+  const tip = bezier(p0, ctrl, p2, u1);
+  const tg = bezierTangent(p0, ctrl, p2, u1), tl = Math.hypot(tg[0], tg[1]) || 1;
+  const ux = tg[0] / tl, uy = tg[1] / tl;
+  const base = [tip[0] - ux * head * 0.9, tip[1] - uy * head * 0.9];
+  // the sub-curve [u0, u1] as a quadratic: control = B(u0) + (u1 − u0)/2 · B'(u0)
+  const s0 = bezier(p0, ctrl, p2, u0), d0 = bezierTangent(p0, ctrl, p2, u0);
+  const sc = [s0[0] + ((u1 - u0) / 2) * d0[0], s0[1] + ((u1 - u0) / 2) * d0[1]];
+  const color = interpolateYlOrRd(0.2 + 0.8 * w);
+  return h('g', { opacity: 0.8, 'data-role': 'edge', 'data-i': i, 'data-j': j, 'data-v': fmtValue(v), 'data-w': fmtValue(w) },
+    h('title', null, t.edge(`${j} ${labels[j]}`, `${i} ${labels[i]}`, fmtValue(v))),
+    h('path', { d: `M${num2(s0)} Q${num2(sc)} ${num2(base)}`, fill: 'none', stroke: color, 'stroke-width': lw }),
+    h('polygon', {
+      points: `${num2(tip)} ${num2([base[0] - uy * headW, base[1] + ux * headW])} ${num2([base[0] + uy * headW, base[1] - ux * headW])}`,
+      fill: color,
+    }));
+}
+
+/** The chapter's nodes: each token in a light-yellow box. */
+function boxNodes(labels, pos, size, boxW, boxH) {
+  return h('g', { 'data-role': 'nodes', 'font-size': size }, labels.map((l, k) => {
+    const [cx, cy] = pos(k);
+    return h('g', { 'data-k': k },
+      h('rect', { x: cx - boxW[k] / 2, y: cy - boxH / 2, width: boxW[k], height: boxH, rx: 4, fill: '#ffffe0', stroke: '#808080', 'stroke-width': 1 }),
+      h('text', { x: cx, y: cy + size * 0.36, 'text-anchor': 'middle', fill: INK }, l));
+  }));
+}
+
+/** A long text's nodes: a dot per token (its token in a tooltip), the drawn edges' ends labelled where there is room. */
+function dotNodes(labels, ends, pos, dot, c) {
+  const named = [];
+  for (const k of [...ends].sort((a, b) => a - b)) {
+    if (!named.length || (k - named[named.length - 1]) * c >= DOT_LABEL * 1.15) named.push(k);
+  }
+  const nodes = labels.map((l, k) => {
+    const [cx, cy] = pos(k);
+    return h('g', { 'data-k': k, 'data-role': 'node' }, h('title', null, `${k} ${l}`),
+      h('circle', { cx, cy, r: dot, fill: ends.has(k) ? '#fdd49e' : '#ffffe0', stroke: '#808080', 'stroke-width': 0.6 }));
+  });
+  const text = named.map((k) => {
+    const [cx, cy] = pos(k);
+    return h('text', { x: cx + dot + 4, y: cy + DOT_LABEL * 0.35, 'data-k': k }, labels[k]);
+  });
+  return [h('g', { 'data-role': 'nodes' }, nodes),
+    h('g', { 'data-role': 'node-labels', 'font-size': DOT_LABEL, fill: INK, 'pointer-events': 'none' }, text)];
 }
 
 function num2(p) {

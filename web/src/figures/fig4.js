@@ -57,8 +57,11 @@ const TEXT = {
  *   a taller figure so that its three heatmaps grow up to the width's limit
  * @param {boolean} [p.oneColorbar=false]  one colour bar (the last panel's) for the three panels, which
  *   share the scale 0–1: more room for the heatmaps in a narrow column (the page)
+ * @param {number} [p.minCell=0]  the smallest cell side (px): a long text makes the figure wider than `width`
+ *   (the chosen row's and column's labels are always drawn, bold)
  */
-export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, height, oneColorbar = false, tight = false, mask = 'causal' } = {}) {
+export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en', width, height, oneColorbar = false, tight = false, mask = 'causal',
+  minCell = 0 } = {}) {
   const t = TEXT[checkLang(lang)];
   const T = sizeOf(tokens, A);
   const M = asMatrix(A, T, 'A');
@@ -81,11 +84,11 @@ export function figDoIntervention({ tokens, A, row, col, lambda = 3, lang = 'en'
   const lam = fmtValue(lambda);
   const panel = (values, title, role) => heatmapPanel({
     values, R: T, C: T, color: scale, cbar: oneColorbar && role !== 'hard-do' ? null : { scale, format: fmt2 }, xLabels: labels, yLabels: labels, rotateX: true,
-    title, xTitle: t.x, yTitle: t.y, role, box: { row }, boxColor: '#0000ff',
+    title, xTitle: t.x, yTitle: t.y, role, box: { row }, boxColor: '#0000ff', mark: { row, col },
     cellTitle: (i, j, v) => t.cell(tip(i), tip(j), fmtValue(v)),
   });
   return layoutFigure({
-    ...figSize('fig4', width), ...(height > 0 ? { height } : {}), tight, lang,
+    ...figSize('fig4', width), ...(height > 0 ? { height } : {}), tight, lang, minPlot: minCell * T,
     suptitle: [t.sup, t.sup2(row, labels[row], col, labels[col])],
     panels: [panel(M, t.orig, 'original'), panel(soft, masked ? [t.soft(col, row, lam)[0], t.softMasked] : t.soft(col, row, lam), 'soft-do'), panel(hard, t.hard(col, row), 'hard-do')],
     figure: 'fig4', ariaLabel: `${t.sup}: ${t.sup2(row, labels[row], col, labels[col])}`,

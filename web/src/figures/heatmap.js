@@ -15,7 +15,8 @@ import { FONT, INK, blockHeight, fmtValue, lineWidth, richText, textWidth, title
  *   xTitle, yTitle: line | null, title: line[],
  *   annotate: (v) → string | null (values printed in cells),
  *   cellTitle: (i, j, v) → string (hover tooltip), role: data-role of the cell group,
- *   box: {row} | {row, col} | null (an outline on a row or a cell), boxColor }
+ *   box: {row} | {row, col} | null (an outline on a row or a cell), boxColor,
+ *   mark: {row, col} | null (the chosen cell: its row's and column's labels always drawn, bold) }
  */
 export function heatmapPanel(o, yFit = { lines: yTitleLines(o.yTitle), size: FONT.label }) {
   const m = margins(o, yFit);
@@ -32,7 +33,7 @@ export function heatmapPanel(o, yFit = { lines: yTitleLines(o.yTitle), size: FON
   const { left, right, top, bottom, aw, ah, hang } = m;
   const panel = {
     left: left + hang, right, top, bottom, aw, ah, titleW, withScale,
-    render: (x0, y0, s) => renderPanel(o, m, yFit, x0 + hang, y0, s),
+    render: (x0, y0, s, vis) => renderPanel(o, m, yFit, x0 + hang, y0, s, vis),
   };
   return panel;
 }
@@ -57,14 +58,19 @@ function margins(o, yFit) {
   return { left, right, top, bottom, aw, ah, hang, xLabW, xLabH };
 }
 
-/** The panel's nodes with its plot's top left corner at (x0, y0), at scale s. */
-function renderPanel(o, m, yFit, x0, y0, s) {
+/**
+ * The panel's nodes with its plot's top left corner at (x0, y0), at scale s. vis: how much of
+ * the plot a scrolled box shows first (a stacked figure wider than its box): the titles are
+ * centred in that part.
+ */
+function renderPanel(o, m, yFit, x0, y0, s, vis) {
   const cell = (m.aw * s) / o.C;
   const g = { x0, y0, cell, pw: cell * o.C, ph: cell * o.R };
   const raster = rasterize(o.R, o.C);
+  const cw = vis > 0 ? Math.min(g.pw, vis) : g.pw;
   const kids = [
-    titleBlock(x0 + g.pw / 2, y0 - m.top + FONT.title, o.title,
-      { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(g.pw, m.left, m.right) }),
+    titleBlock(x0 + cw / 2, y0 - m.top + FONT.title, o.title,
+      { size: FONT.title, weight: 'bold', role: 'panel-title', maxW: titleRoom(cw, m.left, m.right) }),
     raster ? bitmapCells(o, g) : vectorCells(o, g),
   ];
   // values printed in the cells (not on a bitmap: its cells are too small to print in)
@@ -72,7 +78,7 @@ function renderPanel(o, m, yFit, x0, y0, s) {
   if (o.box) kids.push(outline(o, g));
   if (o.yLabels) kids.push(yTicks(o, g));
   if (o.xLabels) kids.push(xTicks(o, g, m.xLabW));
-  if (o.xTitle) kids.push(richText(x0 + g.pw / 2, y0 + g.ph + m.xLabH + FONT.label + 2, o.xTitle, { size: FONT.label, role: 'xtitle' }));
+  if (o.xTitle) kids.push(richText(x0 + cw / 2, y0 + g.ph + m.xLabH + FONT.label + 2, o.xTitle, { size: FONT.label, role: 'xtitle' }));
   kids.push(...yTitle(yFit, x0 - m.left, y0 + g.ph / 2, g.ph));
   if (o.cbar) kids.push(colorbar(x0 + g.pw + 16, y0 + g.ph * 0.1, 14, g.ph * 0.8, o.cbar.scale, o.cbar.format));
   return h('g', { 'data-role': 'panel' }, kids);
@@ -154,30 +160,44 @@ function outline(o, { x0, y0, cell, pw }) {
   });
 }
 
+// The chosen row's and column's labels (o.mark = {row, col}) are always drawn, bold and in the
+// page's row / column colours, whatever the label step (at T = 256 a label every fifth token or
+// so); the regular labels too close to them are left out.
+const MARK_ROW = '#1f5fbf', MARK_COL = '#c2410c';
+
+/** The indices whose labels are drawn along an axis of n cells: every st-th, and `marked` (skipping its neighbours). */
+function labelled(n, st, need, cell, marked) {
+  const ks = [];
+  const near = marked === undefined || marked === null ? () => false : (k) => k !== marked && Math.abs(k - marked) * cell < need;
+  for (let k = 0; k < n; k += st) if (!near(k)) ks.push(k);
+  if (marked !== undefined && marked !== null && marked >= 0 && marked < n && !ks.includes(marked)) ks.push(marked);
+  return ks.sort((a, b) => a - b);
+}
+
+const markAttrs = (on, colour) => (on ? { 'font-weight': 'bold', fill: colour, 'data-mark': '1' } : {});
+
 function yTicks(o, { x0, y0, cell }) {
   const tick = FONT.tick;
-  const st = labelStep(cell, labelNeed('y', tick));
-  const g = [];
-  for (let i = 0; i < o.R; i += st) {
-    g.push(h('text', { x: x0 - 6, y: y0 + (i + 0.5) * cell + tick * 0.35, 'text-anchor': 'end', 'data-i': i }, o.yLabels[i]));
-  }
+  const need = labelNeed('y', tick);
+  const mark = o.mark ? o.mark.row : null;
+  const g = labelled(o.R, labelStep(cell, need), need, cell, mark).map((i) => h('text', {
+    x: x0 - 6, y: y0 + (i + 0.5) * cell + tick * 0.35, 'text-anchor': 'end', 'data-i': i, ...markAttrs(i === mark, MARK_ROW),
+  }, o.yLabels[i]));
   return h('g', { 'data-role': 'ylabels', 'font-size': tick, fill: INK }, g);
 }
 
 function xTicks(o, { x0, y0, cell, ph }, xLabW) {
   const tick = FONT.tick;
-  const st = labelStep(cell, o.rotateX ? labelNeed('rotated', tick) : labelNeed('horizontal', tick, xLabW));
-  const g = [];
-  for (let j = 0; j < o.C; j += st) {
+  const need = o.rotateX ? labelNeed('rotated', tick) : labelNeed('horizontal', tick, xLabW);
+  const mark = o.mark ? o.mark.col : null;
+  const g = labelled(o.C, labelStep(cell, need), need, cell, mark).map((j) => {
     const x = x0 + (j + 0.5) * cell;
-    if (o.rotateX) {
-      const y = y0 + ph + 6;
-      const ax = x + tick * 0.3, ay = y + tick * 0.3;
-      g.push(h('text', { x: ax, y: ay, 'text-anchor': 'end', transform: `rotate(-45 ${ax} ${ay})`, 'data-j': j }, o.xLabels[j]));
-    } else {
-      g.push(h('text', { x, y: y0 + ph + 4 + tick, 'text-anchor': 'middle', 'data-j': j }, o.xLabels[j]));
-    }
-  }
+    const m = markAttrs(j === mark, MARK_COL);
+    if (!o.rotateX) return h('text', { x, y: y0 + ph + 4 + tick, 'text-anchor': 'middle', 'data-j': j, ...m }, o.xLabels[j]);
+    const y = y0 + ph + 6;
+    const ax = x + tick * 0.3, ay = y + tick * 0.3;
+    return h('text', { x: ax, y: ay, 'text-anchor': 'end', transform: `rotate(-45 ${ax} ${ay})`, 'data-j': j, ...m }, o.xLabels[j]);
+  });
   return h('g', { 'data-role': 'xlabels', 'font-size': tick, fill: INK }, g);
 }
 

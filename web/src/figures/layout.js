@@ -76,9 +76,14 @@ function panelScale(panels, width, height, supH, minS, gap) {
  * are stacked in a column (narrow screens). tight: crop the outer spare width too
  * (the figure then is narrower than `width`; for files, not for a page layout).
  * attrs: extra attributes of the <svg> (data-* values the page and tests read).
+ * minPlot: the smallest plot side (px; a page passes min cell size × T): a figure whose
+ * plots would be smaller is drawn wider (and taller) than `width`, its suptitle centred in
+ * the first `width` px, for a box that scrolls.
  */
-export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabel, attrs, lang = 'en', tight = false, minS = 150, gap = 36 }) {
+export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabel, attrs, lang = 'en', tight = false, minS = 150, gap = 36,
+  minPlot = 0 }) {
   if (!(width > 0)) throw new AttnlabError('EINVAL', `figure width must be positive, got ${width}`);
+  const view = width;   // the width asked for (a page's box): a figure grown by minPlot centres its suptitle in it
   suptitle = wrapLines(suptitle, FONT.suptitle, width - 2 * PAD);
   const supH = blockHeight(suptitle, FONT.suptitle) + (suptitle.length ? 10 : 0);
   // Stacked panels (narrow screens) whose margins depend on their size (withScale:
@@ -89,7 +94,7 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
   for (let pass = 0; pass < 3; pass++) {
     const { row, s } = panelScale(panels, width, height, supH, minS, gap);
     if (row) break;
-    const next = panels.map((p) => (p.withScale ? p.withScale(s) : p));
+    const next = panels.map((p) => (p.withScale ? p.withScale(Math.max(s, minPlot)) : p));
     if (next.every((p, k) => p === panels[k])) break;
     panels = next;
   }
@@ -104,7 +109,8 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
   const kids = [];
   let H;
   if (sW >= minS || n === 1) {
-    const s = rowScale(sW, sH);   // as panelScale
+    const s = Math.max(rowScale(sW, sH), minPlot);   // as panelScale; not under minPlot (the figure grows wider)
+    const grown = s > sW + 0.01;
     // Like matplotlib's subplots: each panel centred in its slot, so the outer
     // margins get half the spare space of an inner gap. tight crops to the content
     // (bbox_inches="tight", and the inner gaps too): just room for titles that
@@ -116,10 +122,10 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
     const ovR = panels.map((p) => Math.max(0, titleOverhang(p, s) - p.right));
     const gaps = panels.slice(1).map((p, k) => (tight ? Math.max(gap, ovR[k] + ovL[k + 1] + 24) : gap + 2 * unit));
     let x = PAD + unit;
-    if (tight) {
+    if (tight || grown) {
       const content = 2 * PAD + used + gaps.reduce((a, g) => a + g, 0) + ovL[0] + ovR[n - 1];
       const supW = Math.max(0, ...suptitle.map((l) => lineWidth(l, FONT.suptitle))) + 2 * PAD;
-      const w = Math.min(width, Math.max(content, supW));
+      const w = grown ? Math.max(content, width) : Math.min(width, Math.max(content, supW));
       x = PAD + ovL[0] + (w - content) / 2;
       width = w;
     }
@@ -131,17 +137,21 @@ export function layoutFigure({ width, height, suptitle, panels, figure, ariaLabe
     });
     H = y0 + maxAh * s + maxBottom + PAD;
   } else {
-    const s = Math.max(40, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw)));   // as panelScale
+    const s = Math.max(40, minPlot, Math.min(...panels.map((p) => (width - 2 * PAD - p.left - p.right) / p.aw)));   // as panelScale
+    // grown by minPlot: as wide as the widest panel, the panels at the left (where a scrolled box starts)
+    width = Math.max(width, ...panels.map((p) => 2 * PAD + p.left + p.aw * s + p.right));
+    const grown = width > view + 0.5;
     let y = PAD + supH;
     for (const p of panels) {
       const pw = p.left + p.aw * s + p.right;
-      kids.push(p.render((width - pw) / 2 + p.left, y + p.top, s));
+      // (grown: its titles centred in the part of the plot the box shows first, `vis` px)
+      kids.push(p.render((grown ? PAD : (width - pw) / 2) + p.left, y + p.top, s, grown ? view - 2 * PAD - p.left : undefined));
       y += p.top + p.ah * s + p.bottom + 16;
     }
     H = y - 16 + PAD;
   }
   kids.unshift(h('rect', { x: 0, y: 0, width, height: H, fill: '#ffffff', 'data-role': 'background' }),
-    suptitle.length ? titleBlock(width / 2, PAD + FONT.suptitle, suptitle, { size: FONT.suptitle, role: 'suptitle', maxW: width - 2 * PAD }) : null);
+    suptitle.length ? titleBlock(Math.min(width, view) / 2, PAD + FONT.suptitle, suptitle, { size: FONT.suptitle, role: 'suptitle', maxW: Math.min(width, view) - 2 * PAD }) : null);
   return h('svg', {
     xmlns: SVG_NS, width: Math.round(width), height: Math.round(H), viewBox: `0 0 ${Math.round(width)} ${Math.round(H)}`,
     'font-family': lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY, lang: lang === 'zh' ? 'zh-Hans' : 'en', role: 'img', 'aria-label': ariaLabel, 'data-figure': figure, ...attrs,

@@ -114,15 +114,19 @@ export function richText(x, y, line, { size, weight, anchor = 'middle', fill = I
   }, kids);
 }
 
+const TITLE_MIN = 6.5;
+
 /**
  * Several centred lines starting at baseline y; returns the <g>. A line wider than
- * maxW is drawn smaller so that it fits (down to 60 % of size).
+ * maxW is drawn smaller so that it fits (down to TITLE_MIN px).
  */
 export function titleBlock(cx, y, lines, { size, weight, role, maxW = Infinity } = {}) {
   const lh = size * 1.25;
   return h('g', { 'data-role': role }, lines.map((ln, k) => {
     const w = lineWidth(ln, size, weight === 'bold');
-    const sz = w > maxW ? Math.max(size * 0.6, (size * maxW) / w) : size;
+    // shrunk to fit maxW, down to TITLE_MIN px: a floor of 0.6 × size left Fig. 4's long subtitle
+    // cut at the figure's edge on a phone (issue 38)
+    const sz = w > maxW ? Math.max(TITLE_MIN, (size * maxW) / w) : size;
     return richText(cx, y + k * lh, ln, { size: sz, weight });
   }));
 }

@@ -147,6 +147,12 @@ export const STRINGS = {
     fig3Text: 'The DAG score is the share of attention strictly below the diagonal. The red line is its null: the score of uniform attention under the mask in use, at this length. A head is more forward-looking than uniform only above that line; there is no fixed threshold such as 0.5 (that is the null without a mask, and only as the text grows). Right: edges read off the weights, from key to query, width ∝ weight — a picture of the weights, not a causal graph that was tested.',
     fig4Title: '4 · The do-operator',
     fig4Text: 'The chapter\'s do, applied to the drawn matrix only: the soft do adds λ to the log-weight of (i, j) and renormalises the row; the hard do makes the row one-hot at j, cutting the row\'s other weights as Pearl\'s do cuts a node\'s other parents. This panel edits a picture; the panel below makes the same edit inside the forward pass (an intervention on the mechanism, rung 2 of Pearl\'s ladder) and shows what the model then predicts. The blue box marks the intervened row.',
+    // long texts (issue 38 items 2, 4: figs38)
+    tokensCount: (n) => `${n} ${n === 1 ? 'token' : 'tokens'}`,
+    tokensShow: 'show',
+    tokensHide: 'hide',
+    errTooLongCount: (count, n) => `The text is too long for this model: it has ${count} tokens, and this model reads at most ${n} tokens.`,
+    figsStale: 'The figures below are still those of the previous text: the new one was not drawn.',
 
     // in-model panel
     inModelTitle: 'The same do inside the network',
@@ -550,6 +556,12 @@ export const STRINGS = {
     fig3Text: 'DAG 得分是严格位于对角线以下的注意力占比。红线是它的零假设：在当前掩码和长度下均匀注意力的得分。只有高于这条线，某个头才比均匀注意力更偏向前文；不存在 0.5 这样的固定门槛（0.5 只是无掩码且文本足够长时的零假设）。右图：由权重读出的边，从键指向查询，边宽 ∝ 权重——这是权重的图示，而非经过检验的因果图。',
     fig4Title: '4 · do 算子',
     fig4Text: '原章的 do 只作用于画出来的矩阵：软干预给 (i, j) 的对数权重加 λ 后重新归一化该行；硬干预把该行变成只在 j 处为 1 的独热行，像 Pearl 的 do 切断节点的其他父节点那样去掉该行的其余权重。此图只修改图像；下方面板在前向传播中做同样的修改（对机制的干预，Pearl 阶梯的第二级），并显示模型随后的预测。蓝框标出被干预的行。',
+    // long texts (issue 38 items 2, 4: figs38)
+    tokensCount: (n) => `${n} 个词元`,
+    tokensShow: '展开',
+    tokensHide: '收起',
+    errTooLongCount: (count, n) => `文本对这个模型来说太长了：它有 ${count} 个词元，而这个模型最多读取 ${n} 个词元。`,
+    figsStale: '下面的图仍是上一段文本的：新文本没有画出来。',
 
     inModelTitle: '在网络内部做同样的 do',
     defaultNote: (n, row, col) => `首先显示的单元格 i = ${row} → j = ${col}：在最后一行（读取下一个词元预测的位置）试过的 ${n} 个单元格中，其 do 最能改变预测；由当前加载的模型求得。`,

@@ -18,7 +18,7 @@ import { translator, applyStatic } from './i18n.js';
 import { asymmetry } from '../analysis.js';
 import { $, el, replace, setOptions } from '../ui/dom.js';
 import { outlineCell } from '../ui/selection.js';
-import { fitWidth } from '../ui/fit.js';
+import { fitSearch, fitWidth } from '../ui/fit.js';
 import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
 import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain, familyOfFiles } from './models.js';
@@ -41,6 +41,9 @@ import { fig1Finding, fig2Finding, fig3Finding, fig4Finding } from './fig-findin
 export const RASTER_CELLS = 1024;
 setRasterThreshold(RASTER_CELLS);
 const BIG_T_RASTER_CELLS = 512;
+// Fig. 1's and Fig. 4's heatmaps never get cells under this (px): a long text makes the figure
+// wider than its box, which then scrolls (issue 38 item 2: at T = 256 the cells were under 1 px)
+const MIN_CELL = 3;
 
 // ── settings ────────────────────────────────────────────────────────────────
 
@@ -524,9 +527,36 @@ function runHandlers(ref) {
     },
     onError(e) {
       if (!mine()) return;
-      showError(explain(e, t, { nPositions: config?.nPositions }), 'run');
+      showError(runErrorMessage(e), 'run');
+      // the figures on screen are not of the text that failed: say so (dimmed, a note)
+      if (last && last.spec.text !== S.text) markStale(true);
     },
   };
+}
+
+/**
+ * A run's error for the reader. Too long: how many tokens the text has (the tokenizer's count, which the model's
+ * ETOOLONG message carries: "312 tokens exceed n_positions = 256") and the model's limit.
+ */
+function runErrorMessage(e) {
+  const count = e && e.code === 'ETOOLONG' ? /(\d+) tokens\b/.exec(String(e.message)) : null;
+  if (count && config) return t('errTooLongCount', Number(count[1]), config.nPositions);
+  return explain(e, t, { nPositions: config?.nPositions });
+}
+
+/** Dim the figures and the token list with a note while they are of an older text than the one typed. */
+function markStale(on) {
+  const box = $('figures');
+  box.classList.toggle('is-stale', on);
+  let note = document.getElementById('stale-note');
+  if (on && !note) {
+    note = el('p', { id: 'stale-note', class: 'stale-note' });
+    box.querySelector('.tokens-wrap').after(note);
+  }
+  if (note) {
+    note.hidden = !on;
+    note.textContent = on ? t('figsStale') : '';
+  }
 }
 
 function schedule() {
@@ -552,26 +582,60 @@ function measure() {
 const fitCache = new Map();     // figure and shape -> the nominal width found last time
 const FIG4_PAGE_ASPECT = 0.5;   // height / width of Fig. 4 on the page (the chapter: 5/16)
 
-function fitted(fn, args, key) {
+/** How figure `key` is built for the page: {build(width), cw, maxH, shape (the fit cache's key)}. */
+function fitPlan(fn, args, key) {
   if (!sizes) measure();
   const cw = sizes[key], maxH = sizes.maxH;
   // Fig. 4's three heatmaps in the chapter's 16 × 5 in were ~110 px wide in the page's
   // column: the page draws it taller (the export keeps the chapter's size)
   const tall = key === 'fig4' ? (w) => ({ height: w * FIG4_PAGE_ASPECT, oneColorbar: true }) : () => ({});
-  const build = (w) => fn({ ...args, lang: S.lang, width: w, tight: true, ...tall(w) });
+  // big T: every heatmap of 512 cells or more as a bitmap (Fig. 2's d_k × d_k outer product too), so a
+  // frame never styles thousands of new cells
+  const threshold = bigT() ? BIG_T_RASTER_CELLS : null;
+  const build = (w) => {
+    const old = threshold !== null ? setRasterThreshold(threshold) : null;
+    try {
+      return fn({ ...args, lang: S.lang, width: w, tight: true, ...tall(w) });
+    } finally {
+      if (old !== null) setRasterThreshold(old);
+    }
+  };
   const shape = JSON.stringify([key, cw, maxH, S.lang, args.tokens ? args.tokens.length : args.T, args.q ? args.q.length : 0,
     args.tokens ? args.tokens.join('') : '', args.compare ? 1 : 0]);
-  const known = fitCache.get(shape);
-  if (known) return build(known);
   // big T: one build at the box width, no search (each build of a 256-token figure
   // is 10-25 ms; a second one would put the task over 50 ms)
-  if (args.tokens && args.tokens.length ** 2 > RASTER_CELLS) {
-    fitCache.set(shape, cw);
-    return build(cw);
-  }
+  if (args.tokens && args.tokens.length ** 2 > RASTER_CELLS && !fitCache.has(shape)) fitCache.set(shape, cw);
+  return { build, cw, maxH, shape };
+}
+
+/** The figure as large as its box allows, in this task (the size search: ui/fit.js). */
+function fitted(fn, args, key) {
+  const { build, cw, maxH, shape } = fitPlan(fn, args, key);
+  const known = fitCache.get(shape);
+  if (known) return build(known);
   const { width, node } = fitWidth(build, cw, maxH);
   fitCache.set(shape, width);
   return node;
+}
+
+/**
+ * fitted, giving the thread back between the size search's builds (a cold build is 5-20 ms
+ * and the search makes up to eight: the first view's four figures were one task of
+ * 170-450 ms); resolves to null when `stale()` turns true meanwhile.
+ */
+async function fittedSplit(fn, args, key, stale) {
+  const { build, cw, maxH, shape } = fitPlan(fn, args, key);
+  const known = fitCache.get(shape);
+  if (known) return build(known);
+  const search = fitSearch(build, cw, maxH);
+  for (let step = search.next(); ; step = search.next()) {
+    if (step.done) {
+      fitCache.set(shape, step.value.width);
+      return step.value.node;
+    }
+    await nextTask();
+    if (stale()) return null;
+  }
 }
 
 
@@ -596,27 +660,23 @@ function changed(key, inputs) {
 
 /**
  * Build figure `key` and put it on screen; resolves to its <svg>, or null when a
- * newer drawing of the same figure took over. For big T the build (a node tree)
- * and its DOM are two tasks, so no main-thread task runs over 50 ms;
- * otherwise the figure is on screen when this returns.
+ * newer drawing of the same figure took over. With `split` (every full redraw, and any
+ * redraw at big T) the build and its DOM are separate tasks (for big T a frame apart),
+ * so no main-thread task runs over 50 ms; otherwise (a λ step or a click at small T)
+ * the figure is on screen when the call returns, in the same task.
  */
-async function mount(key, fn, args) {
+async function mount(key, fn, args, { split = false } = {}) {
   const mine = [fn, args];
   figArgs[key] = mine;
+  const stale = () => figArgs[key] !== mine;
+  split = split || bigT();
   const t0 = performance.now();
-  // big T: every heatmap of 512 cells or more as a bitmap (Fig. 2's d_k × d_k outer product too), so a
-  // frame never styles thousands of new cells
-  const old = bigT() ? setRasterThreshold(BIG_T_RASTER_CELLS) : null;
-  let node;
-  try {
-    node = fitted(fn, args, key);
-  } finally {
-    if (old !== null) setRasterThreshold(old);
-  }
+  const node = split ? await fittedSplit(fn, args, key, stale) : fitted(fn, args, key);
+  if (!node || stale()) return null;
   performance.measure(`attnlab:build:${key}`, { start: t0 });
-  if (bigT()) {
-    await (document.hidden ? nextTask() : nextFrame());
-    if (figArgs[key] !== mine) return null;
+  if (split) {
+    await (bigT() && !document.hidden ? nextFrame() : nextTask());
+    if (stale()) return null;
   }
   const t1 = performance.now();
   const svg = toElement(node, document);
@@ -631,12 +691,15 @@ async function mount(key, fn, args) {
     }
     for (const [, rest] of later) for (const c of rest) c.remove();
   }
-  figBox(key).replaceChildren(svg);
+  const box = figBox(key);
+  box.replaceChildren(svg);
+  // a long text: the figure is wider than its box (MIN_CELL), which scrolls
+  box.classList.toggle('fig-scroll', Number(node.attrs.width) > sizes[key] + 2);
   performance.measure(`attnlab:dom:${key}`, { start: t1 });
   // the figure's export and compare buttons work once it holds a live figure
   for (const b of document.querySelectorAll(`.fig-actions[data-fig="${key}"] button`)) b.disabled = false;
   for (const [g, rest] of later) {
-    if (!await appendInFrames(g, rest, GROUP_BATCH, () => figArgs[key] !== mine)) return null;
+    if (!await appendInFrames(g, rest, GROUP_BATCH, stale)) return null;
   }
   return svg;
 }
@@ -711,45 +774,65 @@ function pageView(r) {
   };
 }
 
-async function drawFig1() {
+async function drawFig1({ split = false } = {}) {
   const r = last.base;
   const compare = fullMaskView(r);
   if (!changed('fig1', [baseId(r), modelName, S.layer, S.head, S.sel.row, S.sel.col, layerMask(last.spec), compare !== null])) return;
-  const svg = await mount('fig1', figAttentionAsymmetry, figureArgs('fig1', r, {
-    ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined,
-  }));
+  const svg = await mount('fig1', figAttentionAsymmetry, {
+    ...figureArgs('fig1', r, { ...pageView(r), sentence: titleSentence(last.spec.text), model: modelName, nLayer: config.nLayer, compare: compare ?? undefined }),
+    mark: { row: S.sel.row, col: S.sel.col }, minCell: MIN_CELL, maskFromModel: layerMask(last.spec) !== maskOption(last.spec),
+  }, { split });
   if (!svg) return;
   outlineCell(svg, ['attention', 'asymmetry', 'asymmetry-full'], S.sel.row, S.sel.col);
+  scrollToCell('fig1', svg);
   const btn = $('fig1-compare');
   if (btn) btn.setAttribute('aria-pressed', String(S.compareFull));
 }
 
-async function drawFig2() {
+async function drawFig2({ split = false } = {}) {
   const r = last.base;
   if (!changed('fig2', S.demo ? ['demo'] : [baseId(r), S.layer, S.head, S.sel.row, S.sel.col])) return;
   if (S.demo) {
-    await mount('fig2', figOuterProduct, { ...outerProductDemo({ dK: 16, T: 8, seed: 0 }) });
+    await mount('fig2', figOuterProduct, { ...outerProductDemo({ dK: 16, T: 8, seed: 0 }) }, { split });
     $('fig2-head').textContent = '';
     return;
   }
   if (r.captureQK.layer !== S.layer) { drawnFrom.fig2 = null; return; } // a new run for this layer is on its way
   const head = r.captureQK.head;
-  await mount('fig2', figOuterProduct, figureArgs('fig2', r, pageView(r)));
+  await mount('fig2', figOuterProduct, figureArgs('fig2', r, pageView(r)), { split });
   $('fig2-head').textContent = t('fig2Head', head, S.head === 'avg');
 }
 
-async function drawFig3() {
+async function drawFig3({ split = false } = {}) {
   const r = last.base;
   if (!changed('fig3', [baseId(r), S.layer, S.head, layerMask(last.spec)])) return;
-  await mount('fig3', figDag, figureArgs('fig3', r, pageView(r)));
+  await mount('fig3', figDag, figureArgs('fig3', r, pageView(r)), { split });
 }
 
-async function drawFig4() {
+async function drawFig4({ split = false } = {}) {
   const r = last.base;
   if (!changed('fig4', [baseId(r), S.layer, S.head, S.sel.row, S.sel.col, S.lambda, layerMask(last.spec)])) return;
-  const svg = await mount('fig4', figDoIntervention, figureArgs('fig4', r, pageView(r)));
+  const svg = await mount('fig4', figDoIntervention, { ...figureArgs('fig4', r, pageView(r)), minCell: MIN_CELL }, { split });
   if (!svg) return;
   outlineCell(svg, ['original', 'soft-do', 'hard-do'], S.sel.row, S.sel.col);
+  scrollToCell('fig4', svg);
+}
+
+/**
+ * A figure wider than its box (a long text): scroll the box so that the chosen cell of its first
+ * heatmap is in view, in the next frame (when the browser lays the figure out anyway).
+ */
+function scrollToCell(key, svg) {
+  const box = figBox(key);
+  if (!box.classList.contains('fig-scroll')) return;
+  const o = svg.querySelector('rect[data-role="selection"]');
+  if (!o) return;
+  const x = Number(o.getAttribute('x')) + Number(o.getAttribute('width')) / 2;
+  requestAnimationFrame(() => {
+    if (!svg.isConnected) return;
+    const w = box.clientWidth;
+    if (x < box.scrollLeft + 40 || x > box.scrollLeft + w - 40) box.scrollLeft = Math.max(0, x - w / 2);
+  });
 }
 
 async function drawInModel() {
@@ -826,6 +909,9 @@ let chipsFor = null;   // [base id, lang] of the token chips and options on scre
 const CHIPS_PER_FRAME = 64;
 
 let tokensGen = 0;
+// The token list is collapsed for a new text longer than this (a <details>): 250 chips pushed Fig. 1 a screen down
+const TOKENS_OPEN_MAX = 40;
+let tokensText = null;   // the text the list's open state was set for (a cell or language change keeps the reader's)
 
 /** Mark the chips of the selected row and column, and set the two selects to them. */
 function markChips() {
@@ -838,10 +924,18 @@ function markChips() {
   $('col').value = String(S.sel.col);
 }
 
+/** The token list's summary: the count, and (new text) open for a short text, closed for a long one. */
+function tokensSummary(T, fresh) {
+  $('tokens-count').textContent = `(${t('tokensCount', T)})`;
+  if (fresh) $('tokens-box').open = T <= TOKENS_OPEN_MAX;
+}
+
 async function drawTokens() {
   const r = last.base;
   if (!changed('tokens', [baseId(r), S.sel.row, S.sel.col])) return;
   const key = `${baseId(r)}|${S.lang}`;
+  tokensSummary(r.T, chipsFor !== key && tokensText !== last.spec.text);
+  tokensText = last.spec.text;
   // the same tokens, another cell: move the marks (rebuilding 256 chips and 512 options was a long task)
   if (chipsFor === key) return markChips();
   const mine = ++tokensGen;
@@ -923,29 +1017,33 @@ async function appendInFrames(parent, nodes, batch, stale) {
 }
 
 /**
- * Draw everything for `last`. For big T each figure is its own task (no main-thread
- * task over 50 ms at T = 256); a newer call abandons an older one between
- * figures. Resolves to true when it drew to the end.
+ * Draw everything for `last`, each step in tasks of its own: the box sizes, the token
+ * chips, each figure (its size search a build a task, its DOM a task after) and the
+ * in-model panel, so that no main-thread task runs over 50 ms (issue 38 item 5: the
+ * first view's four figures were one task of 170-450 ms). A newer call abandons an
+ * older one between steps. Resolves to true when it drew to the end.
  */
 async function renderAll() {
   if (!last || !config) return false;
   const gen = ++renderGen;
   const slice = bigT();
-  measure();
   const prof = {};
+  markStale(false);
   const steps = [['tokens', drawTokens], ['fig1', drawFig1], ['fig2', drawFig2], ['fig3', drawFig3], ['fig4', drawFig4],
     ['inmodel', drawInModel]];
+  // the result arrives in the worker's message task: the drawing starts in a task of its own
+  await nextTask();
+  if (gen !== renderGen || !last) return false;
+  measure();
   for (const [name, f] of steps) {
-    if (slice) {
-      // after the token chips, a frame of their own (256 of them are a layout's worth)
-      await (name === 'fig1' && !document.hidden ? nextFrame() : nextTask());
-      if (gen !== renderGen || !last) return false;
-    }
+    // after the token chips at big T, a frame of their own (256 of them are a layout's worth)
+    await (slice && name === 'fig1' && !document.hidden ? nextFrame() : nextTask());
+    if (gen !== renderGen || !last) return false;
     const t0 = performance.now();
-    await f();
+    await f({ split: true });
     // a User Timing entry per step: profiles and the big-T test's trace name them
     performance.measure(`attnlab:${name}`, { start: t0 });
-    if (slice && (gen !== renderGen || !last)) return false;
+    if (gen !== renderGen || !last) return false;
     prof[name] = +(performance.now() - t0).toFixed(1);
   }
   writeFindings();
@@ -1092,7 +1190,7 @@ function wireFigures() {
   // hover: the cell's value in a tooltip (the <title> text; a bitmap cell's from its values)
   attachTooltip($('tip'), document.querySelectorAll('.fig-svg, #delta-bars, #delta-maps'), (e) => {
     const hit = rasterHit(e.target, e);
-    return hit ? hit.img.__raster.title(hit.i, hit.j) : titleText(e.target, '[data-v], g[data-role="edge"]');
+    return hit ? hit.img.__raster.title(hit.i, hit.j) : titleText(e.target, '[data-v], g[data-role="edge"], g[data-role="node"]');
   });
 }
 

@@ -11,7 +11,20 @@
  * column taller than maxH, a wider figure in a row that CSS scales down (to at least
  * minShrink) is better than a column of panels; `widen` are the widths tried, × cw.
  */
-export function fitWidth(build, cw, maxH, { minShrink = 0.7, widen = [1.1, 1.2, 1.32, 1.45] } = {}) {
+export function fitWidth(build, cw, maxH, opts) {
+  const search = fitSearch(build, cw, maxH, opts);
+  for (;;) {
+    const step = search.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * fitWidth as a generator: it yields after each build (cold, a build of a figure is 5-20 ms
+ * and the search makes up to eight), so a page can give the browser the thread between
+ * builds; its return value is fitWidth's.
+ */
+export function* fitSearch(build, cw, maxH, { minShrink = 0.7, widen = [1.1, 1.2, 1.32, 1.45] } = {}) {
   const width = (n) => Number(n.attrs.width), height = (n) => Number(n.attrs.height);
   const fits = (n) => width(n) <= cw + 0.5 && height(n) <= maxH;
   let lo = cw;
@@ -19,6 +32,7 @@ export function fitWidth(build, cw, maxH, { minShrink = 0.7, widen = [1.1, 1.2, 
   if (!fits(best)) {
     if (height(best) <= maxH) return { width: lo, node: best };
     for (const f of widen) {
+      yield;
       const n = build(cw * f);
       const shrink = Math.min(1, cw / width(n));
       if (shrink >= minShrink && height(n) * shrink <= maxH) return { width: cw * f, node: n };
@@ -31,11 +45,13 @@ export function fitWidth(build, cw, maxH, { minShrink = 0.7, widen = [1.1, 1.2, 
     const f = Math.min(cw / width(best), maxH / height(best));
     if (f < 1.005) return { width: lo, node: best };
     const w = Math.min(lo * f, cw * 3);
+    yield;
     const n = build(w);
     if (fits(n)) { best = n; lo = w; } else hi = w;
   }
   for (let k = 0; k < 4 && hi && hi - lo > 4; k++) {
     const mid = (lo + hi) / 2;
+    yield;
     const n = build(mid);
     if (fits(n)) { best = n; lo = mid; } else hi = mid;
   }
