@@ -28,7 +28,7 @@ describe('the ΔA caption', () => {
       expect(text).toMatch(verb);
       if (d.kind !== 'fades') expect(text).not.toMatch(/fades/);
       await page.click('#lang');
-      expect(await page.textContent('#delta-trend')).toMatch(/本次运行中|变化只在/);
+      await expect.poll(() => page.textContent('#delta-trend')).toMatch(/本次运行中|变化只在/);   // redrawn in tasks after the click
       expect(P.issues.pageErrors).toEqual([]);
     } finally {
       await context.close();
@@ -61,7 +61,7 @@ describe('each figure\'s finding line', () => {
       expect(await line('fig1')).toMatch(/^Found: row 5 “the” /);
       expect(await line('fig2')).toMatch(/rank \d+ of the 6 keys it may weigh\./);
       await page.click('#lang');
-      expect(await line('fig1')).toMatch(/^本次结果：第 5 行 “the” /);
+      await expect.poll(() => line('fig1')).toMatch(/^本次结果：第 5 行 “the” /);   // redrawn in tasks after the click
       expect(await line('fig3')).toMatch(/不能说明：这种顺序是因果的。/);
       expect(P.issues.pageErrors).toEqual([]);
     } finally {
