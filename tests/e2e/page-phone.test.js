@@ -79,8 +79,9 @@ describe('the page on a 360 × 740 phone', () => {
         expect(await page.isVisible('#layer')).toBe(false);
         expect(await page.isVisible('#text')).toBe(true);
         expect(await page.textContent('#controls-summary')).toMatch(/^brown-gpt2 · /);
+        expect(await page.$eval('#tokens-box', (d) => d.open)).toBe(false);   // the figures label every token
         const fig = await page.locator('#fig1 .fig-svg svg').boundingBox();
-        expect(fig.y).toBeLessThan(PHONE.height - 120);   // the heatmap itself begins on the first screen
+        expect(fig.y).toBeLessThan(PHONE.height - 120);   // the drawing begins on the first screen
         await page.screenshot({ path: join(ARTIFACTS, `phone-first-screen-${lang}.png`) });
         expect(await overflowing(page)).toEqual([]);
         expect(await clippedText(page)).toEqual([]);

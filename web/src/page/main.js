@@ -924,10 +924,13 @@ function markChips() {
   $('col').value = String(S.sel.col);
 }
 
-/** The token list's summary: the count, and (new text) open for a short text, closed for a long one. */
+/**
+ * The token list's summary: the count, and (new text) open for a short text, closed for a long one, and closed
+ * on a phone, where the chips would stand between the sentence and Fig. 1 (the figures label every token).
+ */
 function tokensSummary(T, fresh) {
   $('tokens-count').textContent = `(${t('tokensCount', T)})`;
-  if (fresh) $('tokens-box').open = T <= TOKENS_OPEN_MAX;
+  if (fresh) $('tokens-box').open = T <= TOKENS_OPEN_MAX && !window.matchMedia('(max-width: 520px)').matches;
 }
 
 async function drawTokens() {
