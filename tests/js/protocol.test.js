@@ -187,3 +187,48 @@ describe('createServer without a worker', () => {
     expect(byId.get(8)).toMatchObject({ id: 8, ok: false, error: { code: 'EINVAL', rc: 0 } });
   });
 });
+
+describe('createServer: a short call answered in the pause of a stepwise one', () => {
+  /** A server whose `long` handler works in `parts` parts with ctx.pause between them, logging what runs when. */
+  function server(preempt) {
+    const log = [];
+    const posted = [];
+    const handlers = {
+      async long([parts], ctx) {
+        for (let k = 0; k < parts; k++) { log.push(`long ${k}`); await ctx.pause(); }
+        return 'long done';
+      },
+      short: ([x]) => { log.push(`short ${x}`); return x; },
+      other: ([x]) => { log.push(`other ${x}`); return x; },
+    };
+    const on = createServer(handlers, (msg) => posted.push(msg), { ordered: true, preempt });
+    return { on, log, posted };
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 40));
+
+  it('a preempting method runs in the first pause; others wait their turn; the long one ends as alone', async () => {
+    const s = server(['short']);
+    s.on({ id: 1, method: 'long', args: [4] });
+    s.on({ id: 2, method: 'other', args: ['a'] });
+    await new Promise((r) => setTimeout(r, 0));   // the long handler is now in a pause
+    s.on({ id: 3, method: 'short', args: ['b'] });
+    await settle();
+    expect(s.log).toEqual(['long 0', 'short b', 'long 1', 'long 2', 'long 3', 'other a']);
+    expect(s.posted.map((m) => m.id)).toEqual([3, 1, 2]);
+    expect(s.posted.find((m) => m.id === 1).value).toBe('long done');
+  });
+
+  it('without preempt (or with no handler pausing) the order is the arrival order', async () => {
+    const s = server([]);
+    s.on({ id: 1, method: 'long', args: [3] });
+    await new Promise((r) => setTimeout(r, 0));
+    s.on({ id: 2, method: 'short', args: ['b'] });
+    await settle();
+    expect(s.log).toEqual(['long 0', 'long 1', 'long 2', 'short b']);
+    const t = server(['short']);
+    t.on({ id: 1, method: 'other', args: ['a'] });
+    t.on({ id: 2, method: 'short', args: ['b'] });
+    await settle();
+    expect(t.log).toEqual(['other a', 'short b']);
+  });
+});

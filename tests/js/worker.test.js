@@ -196,3 +196,24 @@ describe('buffers, lifetime', () => {
     }
   });
 });
+
+describe('a run while an evidence set computes in the same worker', () => {
+  it('is answered between two parts of the set, and neither result changes', async () => {
+    const texts = [CHAPTER, 'The rain made the road wet , so the car skidded .', 'She studied hard because the exam was difficult .'];
+    const order = [];
+    let first;
+    const started = new Promise((r) => { first = r; });
+    const set = remote.edgeKnockoutSet(texts, { layer: 1, head: 'all', onProgress: () => first() })
+      .then((v) => { order.push('set'); return v; });
+    await started;   // the set is between two of its parts
+    const run = remote.run(CHAPTER, RUN_OPTS[1]).then((v) => { order.push('run'); return v; });
+    const [s, r] = await Promise.all([set, run]);
+    expect(order).toEqual(['run', 'set']);
+    // the same numbers as each computed alone on the main thread
+    const want = local.run(CHAPTER, RUN_OPTS[1]);
+    expect(Array.from(r.logits)).toEqual(Array.from(want.logits));
+    const alone = local.edgeKnockoutSet(texts, { layer: 1, head: 'all' });
+    expect(s.local.spearman).toEqual(alone.local.spearman);
+    expect(s.perInput.map((p) => Array.from(p.E ?? []))).toEqual(alone.perInput.map((p) => Array.from(p.E ?? [])));
+  }, 120_000);
+});

@@ -92,8 +92,11 @@ function checkAlive(alive) {
   if (alive && !alive()) throw new AttnlabError('EDISPOSED', 'the model was disposed during the computation');
 }
 
-/** The same with a pause between parts, so that a worker can read a cancel message. */
-export async function runStepsAsync(gen, { onProgress, cancelled, alive }) {
+/**
+ * The same with a pause between parts, so that a worker can read a cancel message (and answer a short call in
+ * between: `pause`, ui/protocol.js's ctx.pause; by default one macrotask).
+ */
+export async function runStepsAsync(gen, { onProgress, cancelled, alive, pause = null }) {
   try {
     for (;;) {
       if (cancelled()) throw new AttnlabError('EABORT', 'the computation was cancelled');
@@ -101,7 +104,7 @@ export async function runStepsAsync(gen, { onProgress, cancelled, alive }) {
       const { value, done } = gen.next();
       if (done) return value;
       if (onProgress) onProgress(value);
-      await new Promise((r) => setTimeout(r, 0));
+      await (pause ? pause() : new Promise((r) => setTimeout(r, 0)));
     }
   } finally {
     gen.return(undefined);

@@ -8,7 +8,9 @@
 // tokenKnockoutSet | ablationSet | patchingSet | dispose,
 // each with the arguments of the Model method of that name (load: [source, options]).
 // Progress comes from load and the evidence computations, which a cancel stops between two
-// of their parts (EABORT). Requests are handled one at a time, in order: a model is not reentrant.
+// of their parts (EABORT). Requests are handled one at a time, in order: a model is not reentrant;
+// but a run, tokenize, decode or tokenBytes that arrives while an evidence computation pauses between
+// two parts is answered in that pause (the model is idle there), so the page's figures stay live.
 // Big result buffers are transferred, never copied.
 
 import { AttnlabError } from './core/errors.js';
@@ -27,10 +29,15 @@ function needModel() {
 const plain = (name) => (args) => needModel()[name](...args);
 
 // The evidence computations run in parts, so progress and a cancel can come between them.
-const evidence = (name) => async (args, { progress, cancelled }) => {
+// Between two parts the model is idle: a short call (PREEMPT) may be answered there, so a figure's run does not
+// wait behind a whole evidence set (ui/protocol.js).
+const evidence = (name) => async (args, { progress, cancelled, pause }) => {
   const m = needModel(), job = m[EVIDENCE_JOB](name, ...args);
-  return job.finish(await runStepsAsync(job.steps, { onProgress: progress, cancelled, alive: () => model === m }));
+  return job.finish(await runStepsAsync(job.steps, { onProgress: progress, cancelled, pause, alive: () => model === m }));
 };
+
+/** The calls answered between two parts of a stepwise computation: short, and each its own whole model call. */
+const PREEMPT = Object.freeze(['run', 'tokenize', 'decode', 'tokenBytes']);
 
 const HANDLERS = {
   async load([source, options], { progress }) {
@@ -93,4 +100,4 @@ const HANDLERS = {
   },
 };
 
-serve(HANDLERS, { ordered: true });
+serve(HANDLERS, { ordered: true, preempt: PREEMPT });

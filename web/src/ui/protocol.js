@@ -49,8 +49,8 @@ function errorFromMessage(e) {
   return new AttnlabError('EINTERNAL', `${(e && e.name) || 'Error'}: ${(e && e.message) || String(e)}`);
 }
 
-async function answer(handlers, post, { id, method, args }, signal) {
-  const ctx = { signal, cancelled: () => signal.aborted, progress: (event) => post({ id, progress: event }) };
+async function answer(handlers, post, { id, method, args }, signal, pause) {
+  const ctx = { signal, cancelled: () => signal.aborted, progress: (event) => post({ id, progress: event }), pause };
   let out;
   try {
     if (typeof method !== 'string' || !Object.hasOwn(handlers, method) || typeof handlers[method] !== 'function')
@@ -74,10 +74,20 @@ async function answer(handlers, post, { id, method, args }, signal) {
  * The worker's end as a function of each incoming message, answering through post(msg, transfer).
  * ordered: handle one request at a time, in the order they came (a model is not reentrant);
  * otherwise each starts at once (a download then does not hold back a synchronous computation).
+ * preempt: methods answered at once when they arrive while an ordered handler waits in ctx.pause.
  */
-export function createServer(handlers, post, { ordered = false } = {}) {
+export function createServer(handlers, post, { ordered = false, preempt = [] } = {}) {
   const live = new Map(); // id -> AbortController, from arrival until answered
   let queue = Promise.resolve();
+  // ctx.pause: a handler that works in parts awaits it between two parts; while one is pending the handler is
+  // idle (its state between parts), so a message of `preempt` that arrives then is answered at once instead of
+  // after the whole computation. Such a call must be one synchronous piece of work (it ends before the pause does).
+  const jump = new Set(preempt);
+  let paused = 0;
+  const pause = () => {
+    paused += 1;
+    return new Promise((resolve) => setTimeout(() => { paused -= 1; resolve(); }, 0));
+  };
   return (msg) => {
     if (!msg || typeof msg !== 'object') return;
     if ('cancel' in msg) {
@@ -89,8 +99,8 @@ export function createServer(handlers, post, { ordered = false } = {}) {
     live.set(msg.id, { ac, method: msg.method });
     // answer() posts every outcome; it can only throw if the port itself is gone, and then no one
     // is listening, but the queue must go on
-    const run = () => answer(handlers, post, msg, ac.signal).catch(() => {}).finally(() => live.delete(msg.id));
-    if (ordered) queue = queue.then(run);
+    const run = () => answer(handlers, post, msg, ac.signal, pause).catch(() => {}).finally(() => live.delete(msg.id));
+    if (ordered && !(paused > 0 && jump.has(msg.method))) queue = queue.then(run);
     else run();
   };
 }
