@@ -315,3 +315,35 @@ describe('dispose() inside onProgress (issue 36, item 5)', () => {
     }
   });
 });
+
+describe('pause points inside a stepwise computation', async () => {
+  const { asPauses, runSteps, runStepsAsync } = await import('../../web/src/evidence.js');
+  function* inner(log) {
+    try {
+      log.push('a'); yield { done: 1, total: 2 };
+      log.push('b'); yield { done: 2, total: 2 };
+      return 'inner';
+    } finally { log.push('inner closed'); }
+  }
+  function* outer(log) {
+    const v = yield* asPauses(inner(log));
+    yield { done: 1, total: 1 };
+    return `${v} then outer`;
+  }
+  it('the inner parts are pauses without progress; the result comes through; progress only from the outer', async () => {
+    const log = [], seen = [];
+    expect(runSteps(outer(log), { onProgress: (p) => seen.push(p) })).toBe('inner then outer');
+    expect(seen).toEqual([{ done: 1, total: 1 }]);
+    let pauses = 0;
+    const seen2 = [];
+    expect(await runStepsAsync(outer([]), { onProgress: (p) => seen2.push(p), cancelled: () => false, pause: async () => { pauses += 1; } }))
+      .toBe('inner then outer');
+    expect([pauses, seen2.length]).toEqual([3, 1]);
+  });
+  it('an outer computation abandoned in an inner pause closes the inner one (its memory is freed)', () => {
+    const log = [];
+    const ac = new AbortController();
+    expect(() => runSteps(outer(log), { signal: ac.signal, onProgress: () => {} , alive: () => { if (log.length === 1) ac.abort(); return true; } })).toThrow();
+    expect(log).toContain('inner closed');
+  });
+});

@@ -69,7 +69,7 @@ const nanToNull = (x) => (x === null || Number.isNaN(x) ? null : x);
 
 /**
  * Run a stepwise computation (a generator that yields {done, total} after each
- * part and returns the result) to its end: onProgress after each part, an
+ * part, or null at a pause point without progress, and returns the result) to its end: onProgress after each part, an
  * aborted signal stops it between parts (EABORT; its memory is freed).
  */
 export function runSteps(gen, { onProgress, signal, alive } = {}) {
@@ -79,10 +79,26 @@ export function runSteps(gen, { onProgress, signal, alive } = {}) {
       checkAlive(alive);
       const { value, done } = gen.next();
       if (done) return value;
-      if (onProgress) onProgress(value);
+      if (onProgress && value !== null) onProgress(value);
     }
   } finally {
     gen.return(undefined); // frees the wasm memory of an abandoned computation
+  }
+}
+
+/**
+ * A stepwise computation run inside another: its parts become pause points of the outer one (yield null: a
+ * place to stop or let a short call in, with no progress of its own). Returns the inner result.
+ */
+export function* asPauses(gen) {
+  try {
+    for (;;) {
+      const { value, done } = gen.next();
+      if (done) return value;
+      yield null;
+    }
+  } finally {
+    gen.return(undefined);
   }
 }
 
@@ -103,7 +119,7 @@ export async function runStepsAsync(gen, { onProgress, cancelled, alive, pause =
       checkAlive(alive);
       const { value, done } = gen.next();
       if (done) return value;
-      if (onProgress) onProgress(value);
+      if (onProgress && value !== null) onProgress(value);
       await (pause ? pause() : new Promise((r) => setTimeout(r, 0)));
     }
   } finally {
@@ -417,7 +433,11 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       for (const x of heads)
         for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) v[i * T + j] += (att[x * TT + i * T + j] * norms[x * T + j]) / heads.length;
       w.f32.set(v, vw >>> 2);
-      w.check(w.fn.alab_edge_knockout(a, e, l, h, pIds, T, layer, hd, 0, T, KNOCKOUT_MODES[mode]));
+      // the grid in parts of 4 query rows, a pause point between them (a short call may come in there)
+      for (let r0 = 0; r0 < T; r0 += 4) {
+        w.check(w.fn.alab_edge_knockout(a, e, l, h, pIds, T, layer, hd, r0, Math.min(T, r0 + 4), KNOCKOUT_MODES[mode]));
+        if (r0 + 4 < T) yield null;
+      }
       w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T; w.i32[(pW >>> 2) + k] = vw;
       yield { done: k + 1, total };
     }
@@ -492,7 +512,7 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0, total = n + nNoise;
   const per = [];
   for (let k = 0; k < n; k++) {
-    per.push(runSteps(tokenKnockoutSteps(w, h, inputs[k], { nLayer, nHead, mode, neutral })));
+    per.push(yield* asPauses(tokenKnockoutSteps(w, h, inputs[k], { nLayer, nHead, mode, neutral })));
     yield { done: k + 1, total };
   }
   let noise = 0;
@@ -537,8 +557,10 @@ export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead,
       const pIds = withIds(w, ids, mem.alloc);
       w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.zero, 0, 0));
       const zero = Array.from(w.readF32(pD, LH));
+      yield null;
       w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.mean, pRef, Tr));
       const mean = Array.from(w.readF32(pD, LH));
+      yield null;
       w.check(w.fn.alab_resample_draws(pD, pDraws, pOff, pB, h, pIds, T, pRef, Tr, draws, seed >>> 0));
       const resample = Array.from(w.readF32(pD, LH));
       const agreement = {};
