@@ -50,3 +50,10 @@ node bench/bench_circuits.mjs 5 --chromium
 echo
 echo "## figures: build and serialise the four chapter figures (1400 px), median of 25"
 node bench/bench_figures.mjs
+
+echo
+echo "## the page: navigation → figures, λ changes, long tasks (headless Chromium, medians of 7)"
+node bench/bench_page.mjs --runs 7
+echo
+echo "## the page: click → all redrawn at T = 250, alone and beside the panels' work (issue 38)"
+node bench/bench_click.mjs --runs 7
