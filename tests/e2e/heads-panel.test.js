@@ -560,6 +560,35 @@ describe('the panel\'s pure parts (Node)', () => {
     expect(toString(node)).toContain('<svg ');
   });
 
+  it('lossLines puts the ln V label in the legend above the plot, wrapping the legend when narrow', () => {
+    const losses = Array.from({ length: 99 }, (_, k) => 10 + Math.sin(k));
+    for (const width of [300, 700]) {
+      const node = lossLines({ a: losses, b: losses.map((v) => v + 0.5), n: 50, chance: Math.log(50257), width, height: 240,
+        labelA: 'every head', labelB: 'L0H0 ablated', chanceLabel: 'guessing: ln V = 10.82', copyLabel: 'second copy',
+        xTitle: 'x', yTitle: 'y', lang: 'en' });
+      const plot = walk(node).find((n) => n.attrs['data-role'] === 'plot');
+      const label = walk(node).find((n) => n.attrs['data-role'] === 'chance-label');
+      const ys = walk(label).filter((n) => n.tag === 'text').map((n) => Number(n.attrs.y));
+      expect(Math.max(...ys), `width ${width}`).toBeLessThan(Number(plot.attrs.y));
+      // the legend needs two rows at 300 px and one at 700 px; the plot keeps its height
+      expect(Number(plot.attrs.y)).toBe(width === 300 ? 48 : 30);
+      expect(Number(plot.attrs.height)).toBe(240 - 30 - 38);
+    }
+  });
+
+  it('deltaBars with a floor does not draw a change of 6e-6 as a full bar; without one (the in-model panel) it does', () => {
+    const t = (k, ...a) => `${k} ${a.join(' ')}`;
+    const mean = [6e-6, 8e-6, 4e-6], max = [1e-3, 3e-4, 2e-4];
+    const ratio = (node) => walk(node).filter((n) => n.attrs['data-role'] === 'delta-bar').map((g) => {
+      const [track, bar] = g.children.filter((c) => c.tag === 'rect');
+      return bar.attrs.width / track.attrs.width;
+    });
+    const floored = deltaBars({ mean, max, doLayer: 0, width: 400, lang: 'en', t, floor: DELTA_FLOOR });
+    expect(Math.max(...ratio(floored))).toBeLessThan(0.02);
+    expect(Number(floored.attrs['data-scale-max'])).toBe(DELTA_FLOOR);
+    expect(Math.max(...ratio(deltaBars({ mean, max, doLayer: 0, width: 400, lang: 'en', t })))).toBe(1);
+  });
+
   it('lineChart has one point per k and marks the half; diffBars one bar per item, red up and blue down', () => {
     const c = lineChart({ loss: [6.5, 6.4, 6.45, 6.6, 6.7], half: 2, base: 6.5, width: 400, height: 200, xTitle: 'k', yTitle: 'loss', halfLabel: 'half', lang: 'en' });
     const pts = walk(c).filter((n) => n.tag === 'circle');
