@@ -20,7 +20,7 @@ import { loadLineage } from '../web/src/lineage.js';
 import { measure as evidenceMeasure, table as evidenceTable } from './evidence-numbers.mjs';
 import { klDivergence } from '../web/src/page/compare.js';
 import {
-  DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, uniformRoles, uniformInduction, maskPreset,
+  DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, DEFAULT_EDIT, uniformRoles, uniformInduction, maskPreset,
 } from '../web/src/page/heads.js';
 import { BREAK_PRESETS, breakHeads, circuitEffect } from '../web/src/page/circuit.js';
 
@@ -115,14 +115,23 @@ export async function computeNumbers() {
       const hs = breakHeads(preset, roles2, ind);
       const ablate = hs.map((x) => [x.layer, x.head]);
       const fx = circuitEffect({ plain: plainLosses, broken: m.tokenLosses(rep, { ablate }), ind,
-        indBroken: m.headRoles(rep, { ablate }), n: 50, nHead: H });
+        indBroken: m.headRoles(rep, { ablate }), n: 50, nHead: H, ablated: hs });
       return { preset, heads: hs.map((x) => ({ head: `L${x.layer}H${x.head}`, score: x.score })),
         first: [fx.plain.first, fx.broken.first], second: [fx.plain.second, fx.broken.second],
+        gain: [fx.plain.gain, fx.broken.gain],
+        others: [fx.plain.others.score, fx.broken.others.score],
+        othersHead: [head(fx.plain.others.layer * H + fx.plain.others.head, H), head(fx.broken.others.layer * H + fx.broken.others.head, H)],
         induction: [fx.plain.induction.score, fx.broken.induction.score],
         inductionHead: [head(fx.plain.induction.layer * H + fx.plain.induction.head, H),
           head(fx.broken.induction.layer * H + fx.broken.induction.head, H)] };
     });
     out.circuitChance = Math.log(m.config.vocabSize);
+    // the weight-edit card's default edit on the page's sentence
+    const edit = { kind: DEFAULT_EDIT.kind, layer: DEFAULT_EDIT.layer, head: DEFAULT_EDIT.head };
+    const edited = m.run(CHAPTER, { interventions: [edit], topK: 10 });
+    const scaled = m.run(CHAPTER, { interventions: [{ kind: 'scaleQ', layer: DEFAULT_EDIT.layer, head: DEFAULT_EDIT.head, alpha: 2 }], topK: 10 });
+    out.edit = { kl: klDivergence(base.logits, edited.logits), top: [base.top[0].token, edited.top[0].token],
+      scaleQ2Kl: klDivergence(base.logits, scaled.logits) };
     const indRange = Array.from(ind.induction);
     out.panel = {
       T: impText.length, baseLoss: imp2.baseLoss, lossAtHalf: imp2.lossAtHalf, lossAll: imp2.pruning.at(-1),
@@ -204,11 +213,13 @@ ${roleRow('induction', R.induction)}
 
 **Breaking the circuit** (the page's card, on its defaults): the loss on each copy of \`repeatedTokens(50, {seed: 1})\`
 (mean over the 49 predictable positions of each; guessing among the ${n.model.V} ids costs ln V = ${f(n.circuitChance)}
-nats) and the best induction score, with every head and with the preset's heads ablated:
+nats), the copying gain (first copy − second copy), the best induction score of the heads left working, and the
+best induction score over every head (an ablated head included: its own pattern is still computed), with every
+head and with the preset's heads ablated:
 
-| preset | ablated (score) | first copy | second copy | best induction |
-|---|---|---|---|---|
-${n.circuit.map((c) => `| ${PRESET_NAMES[c.preset]} | ${c.heads.map((x) => `${x.head} ${f(x.score)}`).join(', ')} | ${f(c.first[0], 2)} → ${f(c.first[1], 2)} | ${f(c.second[0], 2)} → ${f(c.second[1], 2)} | ${f(c.induction[0])} (${c.inductionHead[0]}) → ${f(c.induction[1])} (${c.inductionHead[1]}) |`).join('\n')}
+| preset | ablated (score) | first copy | second copy | copying gain | best induction, heads left working | best induction, every head |
+|---|---|---|---|---|---|---|
+${n.circuit.map((c) => `| ${PRESET_NAMES[c.preset]} | ${c.heads.map((x) => `${x.head} ${f(x.score)}`).join(', ')} | ${f(c.first[0], 2)} → ${f(c.first[1], 2)} | ${f(c.second[0], 2)} → ${f(c.second[1], 2)} | ${f(c.gain[0], 2)} → ${f(c.gain[1], 2)} | ${f(c.others[0])} (${c.othersHead[0]}) → ${f(c.others[1])} (${c.othersHead[1]}) | ${f(c.induction[0])} (${c.inductionHead[0]}) → ${f(c.induction[1])} (${c.inductionHead[1]}) |`).join('\n')}
 
 **DAG profile** of the four default sentences of the page's panel (T = ${D.Ts.join(', ')}), causal mask: mean over
 all heads and layers **${f(D.overall)} against a null of ${f(D.null)}** (excess ${signed(excess)}); per layer
@@ -225,8 +236,10 @@ ${f(P.prevUniform)} for uniform attention), the strongest sink head ${P.sinkTop.
 ${f(P.sinkUniform)}); on \`repeatedTokens(50, {seed: 1})\` the strongest induction head is ${P.inductionTop.head}
 (${f(P.inductionTop.score)}; all heads range over ${f(P.inductionMin)}–${f(P.inductionMax)}, uniform attention scores
 ${f(P.inductionUniform)}); the default "break the circuit" preset (${C0.heads.map((x) => x.head).join(' + ')}) moves the
-second copy's loss from ${f(C0.second[0], 2)} to ${f(C0.second[1], 2)} nats and the best induction score from ${f(C0.induction[0])} to
-${f(C0.induction[1])}; "lower full, upper causal" moves the prediction by KL ${f(P.maskKl, 4)} nats;
+second copy's loss from ${f(C0.second[0], 2)} to ${f(C0.second[1], 2)} nats, the copying gain from ${f(C0.gain[0], 2)} to ${f(C0.gain[1], 2)} nats and the best
+induction score from ${f(C0.induction[0])} to ${f(C0.induction[1])}; the default weight edit (W_Q ↔ W_K of L${DEFAULT_EDIT.layer}H${DEFAULT_EDIT.head}) moves the
+prediction on the chapter's sentence by KL ${f(n.edit.kl, 4)} nats (top token "${n.edit.top[0].trim()}" → "${n.edit.top[1].trim()}"; W_Q × 2 of
+the same head, the old default: ${n.edit.scaleQ2Kl.toExponential(1)}); "lower full, upper causal" moves the prediction by KL ${f(P.maskKl, 4)} nats;
 the default sentence pair by KL ${f(P.pairKl, 4)} nats; the DAG profile of the four default sentences is
 ${f(P.dagOverall)} against a null of ${f(P.dagNull)}.
 `;

@@ -48,9 +48,9 @@ async function downloadOf(page, click) {
   return { name: dl.suggestedFilename(), bytes: readFileSync(await dl.path()) };
 }
 
-/** Scroll the card into view and wait until it has drawn. */
+/** Press the card's Compute button (nothing computes before it) and wait until it has drawn. */
 async function ready(page, card) {
-  await page.locator(`#${card}`).scrollIntoViewIfNeeded();
+  await page.click(`#${card} [data-compute]`);
   await page.waitForFunction((c) => document.getElementById(c).dataset.state === 'ready', card, { timeout: 90_000 });
 }
 
@@ -77,8 +77,8 @@ describe('the heads panel exports each card as SVG, PNG and JSON', () => {
       const kinds = await page.$$eval(`.hp-actions[data-card="${card}"] button`, (bs) => bs.map((b) => b.dataset.export));
       expect(kinds, card).toEqual(['svg', 'png', 'json']);
     }
-    // the last card is far below the first screen: not computed, nothing to export yet
-    expect(await page.$eval('#hp-dag', (e) => e.dataset.state)).toBe('idle');
+    // no card has computed before its Compute button: nothing to export yet
+    expect(await page.$eval('#hp-dag', (e) => e.dataset.state)).toBe('waiting');
     expect(await page.$$eval('.hp-actions[data-card="hp-dag"] button', (bs) => bs.every((b) => b.disabled))).toBe(true);
   });
 

@@ -13,9 +13,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import {
-  DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
+  DEFAULT_IMP_TEXT, DEFAULT_PAIR, DEFAULT_DAG, DEFAULT_EDIT, EDIT_MIN_KL, DELTA_FLOOR, maskPreset, maskCode, uniformRoles, uniformInduction, fmtS,
 } from '../../web/src/page/heads.js';
-import { gridMap, lineChart, diffBars } from '../../web/src/figures/charts.js';
+import { klDivergence } from '../../web/src/page/compare.js';
+import { gridMap, lineChart, diffBars, lossLines } from '../../web/src/figures/charts.js';
+import { deltaBars } from '../../web/src/figures/delta.js';
 import { breakHeads, circuitEffect, copies } from '../../web/src/page/circuit.js';
 import { walk, toString } from '../../web/src/figures/svg.js';
 import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
@@ -24,6 +26,14 @@ const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const suite = HAVE_MODEL ? describe : describe.skip;
 
 let env, local, W, L, H;
+
+/** Each card's Compute button (the weight-edit card sits inside the pair's card, with its own). */
+const COMPUTE = { 'hp-imp': 'imp', 'hp-roles': 'roles', 'hp-circ': 'circ', 'hp-mask': 'mask', 'hp-cf': 'cf', 'hp-ed': 'edit', 'hp-dag': 'dag' };
+
+/** Press card `id`'s Compute button (every card waits for it: nothing computes because it was scrolled to). */
+async function compute(page, id) {
+  await page.click(`#${id} [data-compute="${COMPUTE[id]}"]`);
+}
 
 /**
  * Scroll card `id` into view and wait until it has drawn (data-state="ready") and
@@ -78,13 +88,33 @@ suite('the heads panel on the built-in model', () => {
     expect(await badge('hp-cf')).toMatch(/^Rung 2/);
     expect(await page.locator('.hp-sub .rung').textContent()).toMatch(/^Rung 2/);
     expect(await badge('hp-dag')).toMatch(/^Rung 1/);
-    // nothing was computed before the cards came into view
-    expect(await page.getAttribute('#hp-dag', 'data-state')).toBe('idle');
+  });
+
+  it('scrolling through the panel starts no forward pass: every card waits for its Compute button', async () => {
+    const { page } = W;
+    const ids = ['hp-imp', 'hp-roles', 'hp-circ', 'hp-mask', 'hp-cf', 'hp-ed', 'hp-dag'];
+    for (const id of ids) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await page.waitForTimeout(150);
+    }
+    await page.waitForTimeout(1000);
+    // the panel counts its worker calls on #heads (data-calls): none yet
+    expect(await page.getAttribute('#heads', 'data-calls')).toBeNull();
+    for (const id of ids) {
+      expect(await page.getAttribute(`#${id}`, 'data-state'), id).toBe('waiting');
+      expect(await page.textContent(`#${id}-status`), id).toBe('Press Compute to run this card in the worker.');
+      expect(await page.locator(`#${id} [data-compute="${COMPUTE[id]}"]`).count(), id).toBe(1);
+    }
   });
 
   it('draws the importance grid (L×H finite Δ) and the pruning curve (L·H + 1 points) with the API\'s numbers', async () => {
     const { page } = W;
+    await compute(page, 'hp-imp');
     const d = await ready(page, 'hp-imp');
+    // 2·L·H + 1 short calls (one forward each), all done
+    expect(Number(d.runs)).toBe(2 * L * H + 1);
+    expect(d.progress).toBe(d.runs);
+    expect(Number(await page.getAttribute('#heads', 'data-calls'))).toBeGreaterThanOrEqual(2 * L * H + 1);
     const cells = await cellsOf(page, '#hp-imp-grid g[data-role="importance"]');
     expect(cells.length).toBe(L * H);
     expect(cells.every((c) => Number.isFinite(c.v))).toBe(true);
@@ -108,6 +138,7 @@ suite('the heads panel on the built-in model', () => {
 
   it('draws the four role grids in [0, 1] and names the top heads as the API does', async () => {
     const { page } = W;
+    await compute(page, 'hp-roles');
     const d = await ready(page, 'hp-roles');
     expect(d.inductionDefined).toBe('true');
     const ids = local.tokenize(DEFAULT_IMP_TEXT).ids;
@@ -137,14 +168,28 @@ suite('the heads panel on the built-in model', () => {
     const ind = local.headRoles(rep, { top: 3 });
     const plain = local.tokenLosses(rep);
     for (const preset of ['prev', 'induction', 'induction2']) {
-      if (preset !== 'prev') await page.click(`#hp-circ [data-break="${preset}"]`);
+      if (preset === 'prev') await compute(page, 'hp-circ');
+      else await page.click(`#hp-circ [data-break="${preset}"]`);
       const d = await ready(page, 'hp-circ', (x) => x.preset === preset);
       expect(await page.getAttribute(`#hp-circ [data-break="${preset}"]`, 'aria-pressed')).toBe('true');
+      // the pressed preset looks pressed: another background and border than the others
+      const look = (sel) => page.$eval(sel, (b) => { const c = getComputedStyle(b); return `${c.backgroundColor} ${c.borderColor} ${c.fontWeight}`; });
+      const other = ['prev', 'induction', 'induction2'].find((x) => x !== preset);
+      expect(await look(`#hp-circ [data-break="${preset}"]`)).not.toBe(await look(`#hp-circ [data-break="${other}"]`));
       const heads = breakHeads(preset, text, ind);
       const ablate = heads.map((x) => [x.layer, x.head]);
       expect(d.heads).toBe(heads.map((x) => `L${x.layer}H${x.head}`).join(' + '));
       const fx = circuitEffect({ plain, broken: local.tokenLosses(rep, { ablate }), ind,
-        indBroken: local.headRoles(rep, { ablate }), n: 50, nHead: H });
+        indBroken: local.headRoles(rep, { ablate }), n: 50, nHead: H, ablated: heads });
+      // measured on what the ablated model does: the copying gain (first − second copy) and the heads left working
+      expect(close(Number(d.gainPlain), fx.plain.gain, 1e-5)).toBe(true);
+      expect(close(Number(d.gainBroken), fx.broken.gain, 1e-5)).toBe(true);
+      expect(close(Number(d.othersBroken), fx.broken.others.score, 1e-4)).toBe(true);
+      // every preset breaks the copying on the built-in model: most of the gain is gone
+      expect(fx.broken.gain).toBeLessThan(0.25 * fx.plain.gain);
+      // the ablated heads' cells are hatched (their own pattern is computed as before), the others drawn
+      const grid = await cellsOf(page, '#hp-circ-grid g[data-role="circ-induction"]');
+      for (const c of grid) expect(c.missing, `L${c.i}H${c.j}`).toBe(ablate.some(([l, h]) => l === c.i && h === c.j));
       expect(close(Number(d.secondPlain), fx.plain.second, 1e-5)).toBe(true);
       expect(close(Number(d.secondBroken), fx.broken.second, 1e-5)).toBe(true);
       expect(close(Number(d.firstBroken), fx.broken.first, 1e-5)).toBe(true);
@@ -158,7 +203,19 @@ suite('the heads panel on the built-in model', () => {
       // the summary states the same numbers
       const summary = await page.textContent('#hp-circ-summary');
       expect(summary).toContain(`${fx.plain.second.toFixed(2)} → ${fx.broken.second.toFixed(2)} nats`);
-      expect(summary).toContain(`${fx.plain.induction.score.toFixed(3)} (L${fx.plain.induction.layer}H${fx.plain.induction.head})`);
+      expect(summary).toContain(`the second copy is ${fx.plain.gain.toFixed(2)} nats easier than the first with every head, ${fx.broken.gain.toFixed(2)} with`);
+      const o = (x) => `${x.score.toFixed(3)} (L${x.layer}H${x.head})`;
+      expect(summary).toContain(`Best induction score of the heads left working: ${o(fx.plain.others)} → ${o(fx.broken.others)}`);
+      // when the ablated heads include the best induction head, the card says in its text why its score did not move
+      const best = fx.plain.induction;
+      const ownSaid = summary.includes(`L${best.layer}H${best.head} itself still scores`);
+      expect(ownSaid).toBe(ablate.some(([l, h]) => l === best.layer && h === best.head));
+      if (preset !== 'prev') expect(ownSaid).toBe(true);
+      // the dashed line's label is a legend entry above the plot: it covers no line
+      const box = (sel) => page.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; });
+      const label = await box('#hp-circ-loss [data-role="chance-label"]');
+      const plot = await box('#hp-circ-loss [data-role="plot"]');
+      expect(label.bottom).toBeLessThanOrEqual(plot.top);
       // whether the model copies at all is said, not left to the reader
       expect(d.copies).toBe(String(copies(fx)));
       expect(summary.includes('This model does not copy')).toBe(!copies(fx));
@@ -177,6 +234,7 @@ suite('the heads panel on the built-in model', () => {
     const { page } = W;
     const text = await page.inputValue('#text');
     const mixed = maskPreset('lowerFull', L);
+    await compute(page, 'hp-mask');
     let d = await ready(page, 'hp-mask', (x) => x.mask === mixed.join(','));
     const kl = Number(d.kl);
     expect(kl).toBeGreaterThan(0);
@@ -199,10 +257,14 @@ suite('the heads panel on the built-in model', () => {
     d = await ready(page, 'hp-mask', (x) => x.mask === Array(L).fill('causal').join(','));
     expect(Number(d.kl)).toBe(0);
     expect(Number(d.maxDelta)).toBe(0);
+    // nothing changed, and the card says so instead of drawing bars
+    expect(await page.textContent('#hp-mask-kl')).toContain('No visible change in attention: the largest |ΔA| is 0');
+    expect(Number(await page.getAttribute('#hp-mask-delta svg', 'data-scale-max'))).toBe(DELTA_FLOOR);
   });
 
   it('a sentence pair: KL > 0, the diff heatmap on aligned cells, unaligned cells marked', async () => {
     const { page } = W;
+    await compute(page, 'hp-cf');
     let d = await ready(page, 'hp-cf');
     const api = local.counterfactual(DEFAULT_PAIR[0], DEFAULT_PAIR[1], { topK: 10 });
     expect(Number(d.kl)).toBeGreaterThan(0);
@@ -237,16 +299,32 @@ suite('the heads panel on the built-in model', () => {
     expect(Number(d.kl)).toBeGreaterThan(0);
   });
 
-  it('a head weight edit: α = 1 changes nothing; swapping W_Q and W_K changes the head and the prediction', async () => {
+  it('a head weight edit: the default moves the prediction visibly; α = 1 changes nothing and says so; the swap is the API\'s', async () => {
     const { page } = W;
-    await ready(page, 'hp-ed');
-    await page.selectOption('#hp-ed-layer', '0');
-    // L0H0, the previous-token head: swapping its W_Q and W_K must move its attention (the own-position head
-    // L0H1 would not do: its attention is the diagonal either way)
-    await page.selectOption('#hp-ed-head', '0');
-    await page.check('#hp-ed-q');
+    const text = await page.inputValue('#text');
+    await compute(page, 'hp-ed');
+    let d = await ready(page, 'hp-ed');
+    // the default edit (swap W_Q ↔ W_K of L0H0): KL above EDIT_MIN_KL and another top token, as the API computes it
+    const want = { kind: DEFAULT_EDIT.kind, layer: DEFAULT_EDIT.layer, head: DEFAULT_EDIT.head };
+    expect(JSON.parse(d.edit)).toEqual(want);
+    const base = local.run(text, { topK: 10 }), api = local.run(text, { interventions: [want], topK: 10 });
+    const klApi = klDivergence(base.logits, api.logits);
+    expect(klApi).toBeGreaterThan(EDIT_MIN_KL);
+    expect(api.top[0].id).not.toBe(base.top[0].id);
+    expect(close(Number(d.kl), klApi, 1e-3)).toBe(true);
+    expect(await page.textContent('#hp-ed-kl')).toContain(`top token ${base.top[0].token.trim()} → ${api.top[0].token.trim()}`);
+    const A = api.attention(0, 0);
+    const swapped = await cellsOf(page, '#hp-ed-maps g[data-role="attn-1"]');
+    expect(swapped.every((c) => close(c.v, A[c.i * api.T + c.j], 1e-3))).toBe(true);
+    // the layers below the edited one cannot change: the bar of layer 0 is the only one that may be the edit's
+    let bars = await page.$$eval('#hp-ed-delta g[data-role="delta-bar"]', (gs) => gs.map((g) => Number(g.dataset.v)));
+    expect(bars.length).toBe(L);
+    expect(bars[0]).toBeGreaterThan(0);
+    // α = 1 on W_Q: the identity (changing the inputs recomputes: the card was asked once)
+    await page.click('label[for="hp-ed-q"]');
+    expect(await page.isChecked('#hp-ed-q')).toBe(true);
     await page.locator('#hp-ed-alpha').fill('1');
-    let d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 1 && JSON.parse(x.edit).head === 0);
+    d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 1 && JSON.parse(x.edit).kind === 'scaleQ');
     // zero up to float rounding: the engine applies the edit as q ← α(q − b_q) + b_q
     expect(Number(d.kl)).toBeLessThan(1e-9);
     expect(Number(d.maxDelta)).toBeLessThan(1e-6);
@@ -255,23 +333,25 @@ suite('the heads panel on the built-in model', () => {
     expect(after.length).toBe(before.length);
     // equal to the 6 significant digits drawn (one step of the last digit at most)
     after.forEach((c, k) => expect(Math.abs(c.v - before[k].v), `cell ${c.i},${c.j}`).toBeLessThanOrEqual(1.01e-5 * Math.abs(c.v) + 1e-9));
-    await page.check('#hp-ed-swap');
-    d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).kind === 'swapQK');
-    expect(Number(d.maxDelta)).toBeGreaterThan(1e-4);
-    expect(Number(d.kl)).toBeGreaterThan(0);
-    const text = await page.inputValue('#text');
-    const api = local.run(text, { interventions: [{ kind: 'swapQK', layer: 0, head: 0 }], topK: 10 });
-    const swapped = await cellsOf(page, '#hp-ed-maps g[data-role="attn-1"]');
-    const A = api.attention(0, 0);
-    expect(swapped.every((c) => close(c.v, A[c.i * api.T + c.j], 1e-3))).toBe(true);
-    // the layers below the edited one cannot change: the bar of layer 0 is the only one that may be the edit's
-    const bars = await page.$$eval('#hp-ed-delta g[data-role="delta-bar"]', (gs) => gs.map((g) => Number(g.dataset.v)));
-    expect(bars.length).toBe(L);
-    expect(bars[0]).toBeGreaterThan(0);
+    // the card says it saw no change
+    expect(await page.textContent('#hp-ed-kl')).toContain('No visible change in attention: the largest |ΔA| is 0 (below 0.01)');
+    // and the old default, W_Q × 2 of L0H0: a change of about 1e-6 said as none, not drawn as full bars
+    await page.locator('#hp-ed-alpha').fill('2');
+    d = await ready(page, 'hp-ed', (x) => JSON.parse(x.edit).alpha === 2);
+    expect(Number(d.maxDelta)).toBeLessThan(DELTA_FLOOR);
+    // rounding noise (mean |ΔA| about 1e-5) is not drawn as full bars: the scale is at least DELTA_FLOOR
+    expect(Number(await page.getAttribute('#hp-ed-delta svg', 'data-scale-max'))).toBeGreaterThanOrEqual(DELTA_FLOOR);
+    const widths = await page.$$eval('#hp-ed-delta g[data-role="delta-bar"]', (gs) => gs.map((g) => {
+      const [track, bar] = g.querySelectorAll('rect');
+      return Number(bar.getAttribute('width')) / Number(track.getAttribute('width'));
+    }));
+    expect(Math.max(...widths)).toBeLessThan(0.02);
+    expect(await page.textContent('#hp-ed-kl')).toMatch(/No visible change in attention: the largest \|ΔA\| is \de-\d \(below 0\.01\)/);
   });
 
   it('the DAG profile: per-layer bars and per-head excess against the null, as the API computes them', async () => {
     const { page } = W;
+    await compute(page, 'hp-dag');
     const d = await ready(page, 'hp-dag');
     const api = local.dagProfile(DEFAULT_DAG);
     expect(close(Number(d.overall), api.mean.overall, 1e-5)).toBe(true);
@@ -298,7 +378,52 @@ suite('the heads panel on the built-in model', () => {
     }
   });
 
-  it('another model (local files: the tiny one) recomputes every visible card with its shape; nothing of the old model is drawn', async () => {
+  it('a click on a figure while the importance grid computes is not queued behind it: drawn first, then the grid resumes', async () => {
+    const { page } = W;
+    // a longer text (about 180 tokens): 49 calls of one forward each
+    const long = `${DEFAULT_IMP_TEXT} ${DEFAULT_IMP_TEXT}`;
+    await page.fill('#hp-imp-input', long);
+    // record, in order, the grid's progress, its state and the figures' renders (a MutationObserver in the page)
+    await page.evaluate(() => {
+      window.__order = [];
+      const imp = document.getElementById('hp-imp');
+      new MutationObserver(() => window.__order.push(['imp', Number(imp.dataset.progress || 0), Number(imp.dataset.runs || 0), imp.dataset.state]))
+        .observe(imp, { attributes: true, attributeFilter: ['data-progress', 'data-state'] });
+      new MutationObserver(() => window.__order.push(['render', Number(document.body.dataset.renders)]))
+        .observe(document.body, { attributes: true, attributeFilter: ['data-renders'] });
+      // each worker call the panel starts, with the figures' state at that moment
+      const heads = document.getElementById('heads');
+      new MutationObserver(() => window.__order.push(['call', Number(heads.dataset.calls), document.body.dataset.state]))
+        .observe(heads, { attributes: true, attributeFilter: ['data-calls'] });
+    });
+    const renders = Number(await page.getAttribute('body', 'data-renders'));
+    await compute(page, 'hp-imp');
+    await page.waitForFunction(() => Number(document.getElementById('hp-imp').dataset.progress || 0) >= 2, null, { timeout: 60_000 });
+    await page.click('#fig1 g[data-role="attention"] rect[data-i="6"][data-j="3"]');
+    await waitDrawn(page, renders + 1);
+    const d = await ready(page, 'hp-imp', (x) => Number(x.t) > 100);
+    const order = await page.evaluate(() => window.__order);
+    const at = order.findIndex((e) => e[0] === 'render' && e[1] > renders);
+    const done = order.findIndex((e) => e[0] === 'imp' && e[3] === 'ready');
+    expect(at).toBeGreaterThan(-1);
+    // the figure was drawn while the grid was still computing: before it was ready, with calls still to come
+    expect(done).toBeGreaterThan(at);
+    const before = order.slice(0, at).filter((e) => e[0] === 'imp' && e[2] > 0).at(-1);
+    expect(before[1]).toBeLessThan(before[2]);
+    // the panel started no call while the figures were computing (it waits for them between its calls)
+    const calls = order.filter((e) => e[0] === 'call');
+    expect(calls.length).toBeGreaterThan(2 * L * H);
+    expect(calls.filter((e) => e[2] === 'busy')).toEqual([]);
+    // and the grid resumed after the figure and finished with the API's numbers
+    expect(order.slice(at).some((e) => e[0] === 'imp' && e[1] > before[1])).toBe(true);
+    const ids = local.tokenize(long).ids;
+    expect(Number(d.t)).toBe(ids.length);
+    expect(Number(d.baseLoss)).toBe(local.headImportance(ids, { pruning: false }).baseLoss);
+    expect(close(Number(d.lossAtHalf), local.headImportance(ids).lossAtHalf, 1e-5)).toBe(true);
+    await page.fill('#hp-imp-input', DEFAULT_IMP_TEXT);
+  });
+
+  it('another model (local files: the tiny one): every card waits for Compute again, then computes with its shape', async () => {
     const { page } = W;
     const tinyDir = join(ROOT, TINY);
     const tiny = await loadModel(tinyDir);
@@ -308,6 +433,10 @@ suite('the heads panel on the built-in model', () => {
       await page.setInputFiles('#model-files', ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']
         .map((n) => ({ name: n, mimeType: 'application/octet-stream', buffer: readFileSync(join(tinyDir, n)) })));
       await page.waitForFunction(() => /3 layers/.test(document.getElementById('model-status').textContent) && document.body.dataset.state === 'ready');
+      // nothing of the old model is drawn, and nothing of the new one is computed before the reader asks
+      for (const id of ['hp-imp', 'hp-dag']) expect(await page.getAttribute(`#${id}`, 'data-state')).toBe('waiting');
+      expect(await page.locator('#hp-imp-grid svg').count()).toBe(0);
+      await compute(page, 'hp-imp');
       const d = await ready(page, 'hp-imp', (x) => Number(x.t) > 0);
       expect(await page.locator('#hp-imp-grid g[data-role="importance"] rect').count()).toBe(tl * th);
       expect(await page.locator('#hp-imp-curve g[data-role="points"] circle').count()).toBe(tl * th + 1);
@@ -316,6 +445,7 @@ suite('the heads panel on the built-in model', () => {
       expect(Number(d.t)).toBe(ids.length);
       expect(close(Number(d.baseLoss), tiny.headImportance(ids).baseLoss, 1e-5)).toBe(true);
       expect(await page.textContent('#hp-imp-summary')).toContain('cut to the model');
+      await compute(page, 'hp-dag');
       const dd = await ready(page, 'hp-dag', (x) => close(Number(x.overall), tiny.dagProfile(DEFAULT_DAG, { mask: 'full' }).mean.overall, 1e-5));
       expect(Number(dd.null)).toBeLessThan(0.6);   // the mask chosen before is kept
       expect(await page.locator('#hp-dag-heads g[data-role="dag-excess"] rect').count()).toBe(tl * th);
@@ -345,8 +475,10 @@ suite('the heads panel in Chinese, narrow and dark', () => {
       expect(await P.page.textContent('#hp-imp-h')).toBe('头的重要性与剪枝曲线');
       expect(await P.page.textContent('#hp-cf .fig-head .rung')).toBe('第二阶 · 干预');
       expect(await P.page.textContent('#hp-dag .fig-head .rung')).toBe('第一阶 · 观察');
+      await compute(P.page, 'hp-dag');
       await ready(P.page, 'hp-dag');
       expect(await P.page.textContent('#hp-dag-summary')).toMatch(/个句子，因果掩码：平均 DAG/);
+      await compute(P.page, 'hp-cf');
       await ready(P.page, 'hp-cf');
       expect(await P.page.textContent('#hp-cf-kl')).toContain('总变差');
       // switching the language redraws without recomputing
@@ -368,7 +500,10 @@ suite('the heads panel in Chinese, narrow and dark', () => {
     try {
       await P.page.goto(env.url);
       await waitDrawn(P.page);
-      for (const id of ['hp-imp', 'hp-roles', 'hp-mask', 'hp-cf', 'hp-ed', 'hp-dag']) await ready(P.page, id);
+      for (const id of ['hp-imp', 'hp-roles', 'hp-circ', 'hp-mask', 'hp-cf', 'hp-ed', 'hp-dag']) {
+        await compute(P.page, id);
+        await ready(P.page, id);
+      }
       // nothing wider than the viewport
       const overflow = await P.page.evaluate(() => document.documentElement.scrollWidth);
       expect(overflow).toBeLessThanOrEqual(360);
@@ -423,6 +558,35 @@ describe('the panel\'s pure parts (Node)', () => {
     const ann = walk(node).find((n) => n.attrs['data-role'] === 'annotations');
     expect(ann.children.length).toBe(3);
     expect(toString(node)).toContain('<svg ');
+  });
+
+  it('lossLines puts the ln V label in the legend above the plot, wrapping the legend when narrow', () => {
+    const losses = Array.from({ length: 99 }, (_, k) => 10 + Math.sin(k));
+    for (const width of [300, 700]) {
+      const node = lossLines({ a: losses, b: losses.map((v) => v + 0.5), n: 50, chance: Math.log(50257), width, height: 240,
+        labelA: 'every head', labelB: 'L0H0 ablated', chanceLabel: 'guessing: ln V = 10.82', copyLabel: 'second copy',
+        xTitle: 'x', yTitle: 'y', lang: 'en' });
+      const plot = walk(node).find((n) => n.attrs['data-role'] === 'plot');
+      const label = walk(node).find((n) => n.attrs['data-role'] === 'chance-label');
+      const ys = walk(label).filter((n) => n.tag === 'text').map((n) => Number(n.attrs.y));
+      expect(Math.max(...ys), `width ${width}`).toBeLessThan(Number(plot.attrs.y));
+      // the legend needs two rows at 300 px and one at 700 px; the plot keeps its height
+      expect(Number(plot.attrs.y)).toBe(width === 300 ? 48 : 30);
+      expect(Number(plot.attrs.height)).toBe(240 - 30 - 38);
+    }
+  });
+
+  it('deltaBars with a floor does not draw a change of 6e-6 as a full bar; without one (the in-model panel) it does', () => {
+    const t = (k, ...a) => `${k} ${a.join(' ')}`;
+    const mean = [6e-6, 8e-6, 4e-6], max = [1e-3, 3e-4, 2e-4];
+    const ratio = (node) => walk(node).filter((n) => n.attrs['data-role'] === 'delta-bar').map((g) => {
+      const [track, bar] = g.children.filter((c) => c.tag === 'rect');
+      return bar.attrs.width / track.attrs.width;
+    });
+    const floored = deltaBars({ mean, max, doLayer: 0, width: 400, lang: 'en', t, floor: DELTA_FLOOR });
+    expect(Math.max(...ratio(floored))).toBeLessThan(0.02);
+    expect(Number(floored.attrs['data-scale-max'])).toBe(DELTA_FLOOR);
+    expect(Math.max(...ratio(deltaBars({ mean, max, doLayer: 0, width: 400, lang: 'en', t })))).toBe(1);
   });
 
   it('lineChart has one point per k and marks the half; diffBars one bar per item, red up and blue down', () => {

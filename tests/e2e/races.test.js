@@ -58,7 +58,9 @@ suite('races on the built-in model', () => {
     await page.goto(env.url);
     await waitDrawn(page);
     await page.locator('#hp-imp').scrollIntoViewIfNeeded();
-    // the cards compute the default text when they come into view; then the reader edits
+    // the cards compute the default text when their Compute buttons are pressed; then the reader edits
+    await page.click('#hp-imp [data-compute]');
+    await page.click('#hp-roles [data-compute]');
     expect(await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000)).toEqual(['ready', 'ready']);
     await page.fill('#hp-imp-input', 'The ship sank because the storm grew stronger . The crew was saved .');
     const button = page.locator('#hp-imp-form button[type="submit"]');

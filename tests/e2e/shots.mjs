@@ -1,7 +1,8 @@
 // shots.mjs — screenshots for looking at the page by eye (not a test):
 //   node tests/e2e/shots.mjs <outdir> <width> <lang> [query] [selector ...]
 // Builds the page when stale, serves it, and saves <outdir>/<width>-<lang>-<selector>.png
-// (the whole page when no selector is given; '@screen' is the first screen).
+// (the whole page when no selector is given; '@screen' is the first screen). A heads-panel card (one
+// Compute button inside the selector) is computed first: nothing in that panel computes until asked.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { setup, watchedPage, waitDrawn } from './helpers.js';
@@ -24,6 +25,12 @@ try {
     }
     const loc = page.locator(s).first();
     await loc.scrollIntoViewIfNeeded();
+    // a heads-panel card computes only when asked: press its Compute button and wait for its drawing
+    const compute = page.locator(`${s} [data-compute]`);
+    if (await compute.count() === 1) {
+      await compute.click();
+      await page.waitForFunction((x) => document.querySelector(x).dataset.state === 'ready', s, { timeout: 120_000 });
+    }
     await page.waitForTimeout(200);
     await loc.screenshot({ path: join(out, `${width}-${lang}-${s.replace(/[^a-z0-9]+/gi, '_')}.png`) });
   }

@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel } from '../../web/src/index.js';
-import { BREAK_PRESETS, breakHeads, copyLosses, bestHead, circuitEffect, copies, COPY_MARGIN } from '../../web/src/page/circuit.js';
+import { BREAK_PRESETS, breakHeads, copyLosses, bestHead, bestOther, circuitEffect, copies, COPY_MARGIN } from '../../web/src/page/circuit.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -47,7 +47,9 @@ describe('circuit.js', () => {
       plain: { losses: [10, 10, 9, 2, 4] }, broken: { losses: [10, 12, 9, 9, 11] },
       ind: { induction: [0.0, 0.1, 0.8, 0.2] }, indBroken: { induction: [0.0, 0.1, 0.05, 0.3] },
     });
-    expect(fx.plain).toEqual({ first: 10, second: 3, induction: { layer: 1, head: 0, score: 0.8 } });
+    expect(fx.plain).toEqual({ first: 10, second: 3, gain: 7, induction: { layer: 1, head: 0, score: 0.8 }, others: { layer: 1, head: 0, score: 0.8 } });
+    expect(fx.broken.gain).toBe(1);      // first (10 + 12) / 2 = 11, second 10
+    expect(fx.delta.gain).toBe(-6);
     expect(fx.broken.second).toBe(10);
     expect(fx.delta.second).toBe(7);
     expect(fx.delta.first).toBe(1);
@@ -55,6 +57,26 @@ describe('circuit.js', () => {
     expect(fx.delta.induction).toBeCloseTo(-0.5, 12);
     // the second copy is 7 nats easier than the first: this model copies
     expect(copies(fx)).toBe(true);
+  });
+
+  it('an ablated head keeps its own pattern: others and gain measure the break, the all-heads best does not', () => {
+    // the case: ablating the induction head L1H0 leaves its attention (and score) as it was,
+    // while the copying (first − second) collapses and the heads left working have no induction pattern
+    const n = 3;
+    const fx = circuitEffect({
+      n, nHead: 2, ablated: [{ layer: 1, head: 0 }],
+      plain: { losses: [11, 11, 9, 9, 9] }, broken: { losses: [11, 11, 9, 11, 11] },
+      ind: { induction: [0.0, 0.1, 0.72, 0.02] }, indBroken: { induction: [0.0, 0.1, 0.72, 0.03] },
+    });
+    expect(fx.delta.induction).toBe(0);                          // the old headline: "0.718 → 0.718"
+    expect(fx.plain.gain).toBe(2);
+    expect(fx.broken.gain).toBe(0);                              // what the ablated model does
+    expect(fx.plain.others).toEqual({ layer: 0, head: 1, score: 0.1 });
+    expect(fx.broken.others).toEqual({ layer: 0, head: 1, score: 0.1 });
+    expect(fx.delta.others).toBe(0);
+    // every head ablated: no head is left to score
+    expect(bestOther([0.5, 0.2], 2, new Set([0, 1]))).toBeNull();
+    expect(bestOther([0.5, 0.2, 0.7], 3, new Set([2]))).toEqual({ layer: 0, head: 0, score: 0.5 });
   });
 
   it('copies: only when the second copy is at least COPY_MARGIN easier than the first', () => {

@@ -221,13 +221,38 @@ export function diffBars(o) {
 }
 
 /**
+ * The legend of lossLines: one entry per series and one for the dashed line, laid left to right
+ * above the plot and wrapped to a new row when the next entry does not fit.
+ * @returns {{kids: object[], rows: number}}
+ */
+function lossLegend(entries, left, right) {
+  const kids = [];
+  let x = left, row = 0;
+  for (const [label, colour, dash, role] of entries) {
+    const w = 24 + textWidth(label, 11.5) + 18;
+    if (x > left && x + w - 18 > right) { x = left; row += 1; }
+    const y = 14 + row * 18;
+    kids.push(h('g', { 'data-role': role },
+      h('line', { x1: x, x2: x + 18, y1: y, y2: y, stroke: colour, 'stroke-width': dash ? 1.4 : 2.4, 'stroke-dasharray': dash || null }),
+      h('text', { x: x + 24, y: y + 4, 'font-size': 11.5, fill: INK }, label)));
+    x += w;
+  }
+  return { kids, rows: row + 1 };
+}
+
+/**
  * Two loss curves over the positions of r ++ r. o: {a, b: ArrayLike (T − 1 losses, nats),
  * n: |r| (positions n … 2n − 2 predict the second copy), chance: ln V (dashed), width, height,
  * labelA, labelB, chanceLabel, copyLabel, xTitle, yTitle, pointTitle: (series, k, v) → string, lang, attrs}
+ * The dashed line's label is a legend entry above the plot (data-role="chance-label"), so it covers no data.
  */
 export function lossLines(o) {
-  const W = o.width, H = o.height, n = o.n, N = o.a.length;
-  const left = 50, right = 14, top = 30, bottom = 38;
+  const W = o.width, N = o.a.length, n = o.n;
+  const left = 50, right = 14, bottom = 38;
+  const legend = lossLegend([[o.labelA, '#1f4fd1', null, 'legend-a'], [o.labelB, '#b2182b', null, 'legend-b'],
+    [o.chanceLabel, '#808080', '6 4', 'chance-label']], left, W - right);
+  const top = 30 + 18 * (legend.rows - 1);
+  const H = o.height + 18 * (legend.rows - 1);
   let hi = o.chance;
   for (const v of [...o.a, ...o.b]) if (Number.isFinite(v)) hi = Math.max(hi, v);
   const x = scaleLinear().domain([0, Math.max(1, N - 1)]).range([left, W - right]);
@@ -243,24 +268,18 @@ export function lossLines(o) {
   for (const tv of x.ticks(Math.min(8, N - 1)).filter(Number.isInteger)) {
     kids.push(h('text', { x: x(tv), y: H - bottom + 15, 'text-anchor': 'middle', 'font-size': 10.5, fill: INK }, String(tv)));
   }
-  kids.push(h('rect', { x: left, y: top, width: W - left - right, height: H - top - bottom, fill: 'none', stroke: '#999999', 'stroke-width': 0.8 }));
+  kids.push(h('rect', { x: left, y: top, width: W - left - right, height: H - top - bottom, fill: 'none', stroke: '#999999', 'stroke-width': 0.8, 'data-role': 'plot' }));
   kids.push(h('text', { x: (left + W - right) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555' }, o.xTitle));
   const yy = (top + H - bottom) / 2;
   kids.push(h('text', { x: 13, y: yy, 'text-anchor': 'middle', 'font-size': 11.5, fill: '#555', transform: `rotate(-90 13 ${yy})` }, o.yTitle));
   kids.push(h('line', { x1: left, x2: W - right, y1: y(o.chance), y2: y(o.chance), stroke: '#808080', 'stroke-dasharray': '6 4', 'stroke-width': 1.2, 'data-role': 'chance' }));
-  const series = [['a', o.a, '#1f4fd1', o.labelA], ['b', o.b, '#b2182b', o.labelB]];
-  series.forEach(([key, vals, colour, label], s) => {
+  [['a', o.a, '#1f4fd1'], ['b', o.b, '#b2182b']].forEach(([key, vals, colour], s) => {
     const d = Array.from(vals, (v, k) => `${k ? 'L' : 'M'}${x(k).toFixed(2)} ${y(v).toFixed(2)}`).join('');
     kids.push(h('path', { d, fill: 'none', stroke: colour, 'stroke-width': 1.6, 'data-role': `line-${key}` }));
     kids.push(h('g', { 'data-role': `points-${key}` }, Array.from(vals, (v, k) => h('circle', {
       cx: x(k), cy: y(v), r: 2, fill: colour, 'data-k': k, 'data-v': fmtV(v),
     }, h('title', null, o.pointTitle ? o.pointTitle(s, k, v) : `${k}: ${fmtV(v)}`)))));
-    const lx = left + s * Math.max(120, textWidth(o.labelA, 11.5) + 36);
-    kids.push(h('line', { x1: lx, x2: lx + 18, y1: 14, y2: 14, stroke: colour, 'stroke-width': 2.4 }));
-    kids.push(h('text', { x: lx + 24, y: 18, 'font-size': 11.5, fill: INK }, label));
   });
-  // over the curves, with a white halo, so it stays readable where they cross it
-  kids.push(h('text', { x: left + 6, y: y(o.chance) - 5, 'font-size': 10.5, fill: '#555555', stroke: '#ffffff', 'stroke-width': 3,
-    'paint-order': 'stroke', 'stroke-linejoin': 'round', 'data-role': 'chance-label' }, o.chanceLabel));
+  kids.push(...legend.kids);
   return svgRoot(W, H, o.lang, { 'aria-label': o.yTitle, ...o.attrs }, kids);
 }

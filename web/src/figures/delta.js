@@ -15,16 +15,19 @@ const fmtSmall = format('.2~e');
 const fmtBar = (v) => (v === 0 ? '0' : v >= 0.001 ? v.toFixed(4) : fmtSmall(v));
 
 /**
- * Horizontal bars, one per layer. o: {mean, max, doLayer, width, lang, t}
+ * Horizontal bars, one per layer. o: {mean, max, doLayer, width, lang, t, floor}
+ * floor (default 0): the full width of a bar is at least this much |ΔA|, so a change
+ * that rounding alone leaves (1e-6) is not drawn as a full bar. The scale is on the
+ * <svg> as data-scale-max (when a floor is given).
  */
-export function deltaBars({ mean, max, doLayer, width, lang, t }) {
+export function deltaBars({ mean, max, doLayer, width, lang, t, floor = 0 }) {
   const L = mean.length;
   const label = (l) => (l === doLayer ? `${t('deltaLayer', l)} (do)` : t('deltaLayer', l));
   const rowH = 22, top = 6, right = 70;
   const left = Math.ceil(Math.max(...mean.map((_, l) => textWidth(label(l), 12, l === doLayer)))) + 12;
   const W = Math.max(220, width);
   const H = top + L * rowH + 6;
-  const mx = Math.max(...mean, 1e-12);
+  const mx = Math.max(...mean, floor, 1e-12);
   const x = scaleLinear().domain([0, mx]).range([0, W - left - right]);
   const rows = mean.map((v, l) => {
     const y = top + l * rowH;
@@ -39,6 +42,7 @@ export function deltaBars({ mean, max, doLayer, width, lang, t }) {
   return h('svg', {
     xmlns: SVG_NS, width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'delta-bars', role: 'img',
     'aria-label': t('deltaTitle'), 'font-family': lang === 'zh' ? FONT_FAMILY_ZH : FONT_FAMILY, 'font-size': 12,
+    'data-scale-max': floor > 0 ? fmtValue(mx) : null,
   }, rows);
 }
 

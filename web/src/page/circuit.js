@@ -64,16 +64,37 @@ export function bestHead(scores, nHead) {
 }
 
 /**
- * The card's numbers: the loss on each copy and the best induction score, plain
- * and with the heads ablated, and their changes.
- * @param {{plain: {losses}, broken: {losses}, ind: {induction}, indBroken: {induction}, n: number, nHead: number}} r
+ * The largest score among the heads not in `skip` (a Set of layer · nHead + head), or null when every head is.
+ * An ablated head's attention is still computed (ablation zeroes what it writes, not where it looks), so its own
+ * score cannot show an ablation's effect; the heads left working can.
  */
-export function circuitEffect({ plain, broken, ind, indBroken, n, nHead }) {
+export function bestOther(scores, nHead, skip) {
+  let k = -1;
+  for (let i = 0; i < scores.length; i++) if (!skip.has(i) && (k < 0 || scores[i] > scores[k])) k = i;
+  return k < 0 ? null : { layer: Math.floor(k / nHead), head: k % nHead, score: scores[k] };
+}
+
+/**
+ * The card's numbers: the loss on each copy and the best induction score, plain
+ * and with the heads ablated, and their changes. Measured on what the ablated model
+ * does: `gain` = first − second, how much easier copying makes the second copy
+ * (the model's own induction behaviour, from its losses), and `others` = the best
+ * induction score among the heads not ablated (the heads downstream of a broken one
+ * lose their pattern; an ablated head keeps its own, see bestOther). `induction` is
+ * the best score over every head, the ablated ones included, as before.
+ * @param {{plain: {losses}, broken: {losses}, ind: {induction}, indBroken: {induction}, n: number, nHead: number,
+ *   ablated?: {layer, head}[]}} r
+ */
+export function circuitEffect({ plain, broken, ind, indBroken, n, nHead, ablated = [] }) {
   const p = copyLosses(plain.losses, n), b = copyLosses(broken.losses, n);
   const i0 = bestHead(ind.induction, nHead), i1 = bestHead(indBroken.induction, nHead);
+  const skip = new Set(ablated.map((x) => x.layer * nHead + x.head));
+  const o0 = bestOther(ind.induction, nHead, skip), o1 = bestOther(indBroken.induction, nHead, skip);
+  const gain = (c) => c.first - c.second;
   return {
-    plain: { ...p, induction: i0 },
-    broken: { ...b, induction: i1 },
-    delta: { first: b.first - p.first, second: b.second - p.second, induction: i1.score - i0.score },
+    plain: { ...p, gain: gain(p), induction: i0, others: o0 },
+    broken: { ...b, gain: gain(b), induction: i1, others: o1 },
+    delta: { first: b.first - p.first, second: b.second - p.second, gain: gain(b) - gain(p), induction: i1.score - i0.score,
+      others: o0 && o1 ? o1.score - o0.score : null },
   };
 }

@@ -2,13 +2,18 @@
 // matter, what each head does, mixed per-layer masks, counterfactuals (a sentence
 // pair and weight edits of one head) and where the DAG score comes from.
 //
-// Five cards, each a Job: read its inputs (spec), compute through the page's
-// WorkerModel (every worker call goes through Panel#call: one call in flight at a
-// time, results cached per model and arguments), draw. A card computes when it
-// is scrolled into view (IntersectionObserver) or when its inputs change, never
-// before; the heavy importance grid of a large model waits for its button. All
-// computing happens in the worker: the page never freezes; a card shows
-// "Computing…" (data-state="busy") meanwhile.
+// Seven cards, each a Job: read its inputs (spec), compute through the page's
+// WorkerModel, draw. Nothing computes until the reader asks: a card shows "Press
+// Compute…" (data-state="waiting") until its Compute button (or a preset button)
+// is pressed; after that, changing its inputs recomputes it. Scrolling past a card
+// never starts a forward pass. Every worker call goes through one Lane
+// (heads-work.js): one call in flight, short calls only (the importance grid is
+// 2·L·H + 1 calls of one forward each), and none starts while the chapter's
+// figures compute (body[data-state] = busy | loading, set by main.js), so a click on
+// a figure waits for at most one short call. Results are cached per model and
+// arguments. A card says "Computing… (k of n forward passes)" (data-state="busy",
+// data-progress, data-runs) meanwhile, and "Waiting for the figures above…" while
+// they have the worker.
 //
 // Each card is labelled with its rung of Pearl's ladder (the chapter's table):
 // 1 seeing (reading attention: roles, DAG profile), 2 doing (ablation, masks,
@@ -24,6 +29,7 @@ import { deltaBars } from '../figures/delta.js';
 import { topTable } from './top-table.js';
 import { gridMap, lineChart, layerBars, diffBars, lossLines } from '../figures/charts.js';
 import { breakHeads, circuitEffect, copies, COPY_MARGIN } from './circuit.js';
+import { Lane, importanceInSteps, importanceRuns, dagInSteps } from './heads-work.js';
 import { composeSvg, exportSvgNode, exportJsonData, rows } from './export.js';
 import { toElement, tokenLabel, walk } from '../figures/index.js';
 import { ylOrRd, rdBuR } from '../figures/colour.js';
@@ -43,6 +49,37 @@ export const DEFAULT_DAG = [
 
 /** The top of the role grids' colour scale (YlOrRd from 0): at least this, so near-uniform heads stay pale. */
 const ROLE_VMAX = 0.25;
+
+/**
+ * The weight-edit card's default: swap W_Q and W_K of L0H0 (on the built-in model its previous-token head).
+ * Chosen by running candidates through the built-in model on the chapter's sentence: W_Q × 2 of that head,
+ * the old default, changed the prediction by KL 6e-8 (the head is already saturated); the swap moves it by
+ * about 0.2 nats and changes the top token (tests/e2e/heads-panel.test.js holds it above EDIT_MIN_KL).
+ */
+export const DEFAULT_EDIT = Object.freeze({ kind: 'swapQK', layer: 0, head: 0, alpha: 0.25 });
+/** The KL (nats) the default edit must exceed on the built-in model's default sentence. */
+export const EDIT_MIN_KL = 0.05;
+
+/**
+ * ΔA below this is not drawn as a change: the ΔA bars' full width is at least DELTA_FLOOR (attention
+ * probability), and a ΔA map's colour scale reaches at least ±DELTA_FLOOR; when the largest |ΔA| of a card
+ * is under it, the card says "no visible change" with the number (a weight moving by less than 0.01 is not
+ * visible in the maps' colours).
+ */
+export const DELTA_FLOOR = 0.01;
+
+/** The figures above have the worker (main.js sets body[data-state]): the panel's next call waits. */
+function foregroundBusy() {
+  const st = document.body.dataset.state;
+  return st === 'busy' || st === 'loading';
+}
+
+/** Call wake() whenever body[data-state] changes; returns the unsubscribe. */
+function watchForeground(wake) {
+  const mo = new MutationObserver(wake);
+  mo.observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
+  return () => mo.disconnect();
+}
 
 const SVG_BOXES = ['hp-imp-grid', 'hp-imp-curve', 'hp-roles-grids', 'hp-circ-loss', 'hp-circ-grid', 'hp-mask-maps', 'hp-mask-delta', 'hp-cf-map', 'hp-cf-bars',
   'hp-ed-maps', 'hp-ed-delta', 'hp-dag-layers', 'hp-dag-heads'];
@@ -113,18 +150,18 @@ export function maskPreset(name, L) {
 
 class Job {
   /**
-   * @param {Panel} panel
+   * @param {HeadsPanel} panel
    * @param {string} id   the card's element id
-   * @param {{spec(): object, compute(spec, model): Promise<any>, draw(result, spec): void, heavy?(): boolean, busyText?(spec): string}} f
+   * @param {{spec(): object, compute(spec, model, job): Promise<any>, draw(result, spec): void, busyText?(spec): string}} f
    */
   constructor(panel, id, f) {
     this.panel = panel;
     this.id = id;
     this.f = f;
-    this.visible = false;
     this.want = false;
     this.running = false;
-    this.forced = false;
+    this.asked = false;     // the reader pressed Compute (or a preset) since the model was loaded
+    this.current = null;    // the key being computed
     this.last = null;       // {result, spec, key}
     this.drawn = null;      // the key of what the card shows (null: nothing, or busy/error since)
   }
@@ -134,10 +171,17 @@ class Job {
   reset() {
     this.last = null;
     this.drawn = null;
-    this.forced = false;
+    this.asked = false;
     this.panel.exportable(this.id, false);
-    this.card.dataset.state = 'idle';
-    this.status('');
+    this.waitForReader();
+  }
+
+  /** Nothing asked yet: say how to start it. */
+  waitForReader() {
+    this.card.dataset.state = 'waiting';
+    delete this.card.dataset.progress;
+    delete this.card.dataset.runs;
+    this.status(this.panel.t('hpPressCompute'));
   }
 
   status(text, kind = '') {
@@ -146,13 +190,40 @@ class Job {
     s.className = `hp-status ${kind}`.trim();
   }
 
-  /** Compute (if needed) and draw; only when visible, unless force (a button). */
-  request(force = false) {
-    if (force) this.forced = true;
-    if (!this.panel.model || (!this.visible && !force)) return;
-    if (this.f.heavy && this.f.heavy() && !this.forced) {
-      this.card.dataset.state = 'waiting';
-      this.status(this.panel.t('hpPressCompute'));
+  /** k of n worker calls done (the importance grid, the DAG list). */
+  progress(k, n) {
+    Object.assign(this.card.dataset, { progress: String(k), runs: String(n) });
+    this.status(this.panel.t('hpProgress', k, n), 'busy');
+  }
+
+  /** The figures above have the worker: this card's next call waits for them. */
+  paused() { this.status(this.panel.t('hpWaitFigures'), 'busy'); }
+
+  /** Resumed after a pause. */
+  resumed() {
+    const d = this.card.dataset;
+    if (d.runs) this.progress(Number(d.progress), Number(d.runs));
+    else this.status(this.panel.t('hpComputing'), 'busy');
+  }
+
+  /** A newer request with other inputs waits (or the model changed): the running computation may stop. */
+  stale() {
+    const P = this.panel;
+    if (!this.current || !this.current.startsWith(`[${P.token},`)) return true;
+    if (!this.want) return false;
+    try {
+      return JSON.stringify([P.token, this.f.spec()]) !== this.current;
+    } catch {
+      return true;
+    }
+  }
+
+  /** Compute (if needed) and draw, once the reader has asked (ask: this request is the asking). */
+  request(ask = false) {
+    if (ask) this.asked = true;
+    if (!this.panel.model) return;
+    if (!this.asked) {
+      this.waitForReader();
       return;
     }
     this.want = true;
@@ -180,17 +251,23 @@ class Job {
         continue;
       }
       this.drawn = null;
+      this.current = key;
       this.card.dataset.state = 'busy';
+      delete this.card.dataset.progress;
+      delete this.card.dataset.runs;
       this.status(this.f.busyText ? this.f.busyText(spec) : P.t('hpComputing'), 'busy');
       try {
-        const result = await this.f.compute(spec, P.model);
+        const result = await this.f.compute(spec, P.model, this);
         if (token !== P.token) continue;   // another model meanwhile: its request (if any) is in this.want
         this.last = { result, spec, key };
         if (this.want) continue;   // newer inputs: compute them first (cached parts are free)
         this.redraw();
       } catch (e) {
         if (token !== P.token) continue;
+        if (e && e.code === 'ESTALE') { this.want = true; continue; }   // stopped for newer inputs: compute those
         this.fail(e);
+      } finally {
+        this.current = null;
       }
     }
     this.running = false;
@@ -228,7 +305,8 @@ export class HeadsPanel {
     this.name = '';
     this.token = 0;
     this.cache = new Map();
-    this.chain = Promise.resolve();
+    this.lane = this.#newLane();
+    this.calls = 0;
     this.jobs = {};
     this.mask = null;       // per-layer mask choice: ['causal' | 'full' | 'window']
     this.breakPreset = 'prev';   // what the "break the circuit" card ablates (circuit.js BREAK_PRESETS)
@@ -240,26 +318,61 @@ export class HeadsPanel {
   get t() { return this.env.t(); }
   get lang() { return this.env.lang(); }
 
+  /** A Lane whose calls wait while the figures above compute (heads-work.js). */
+  #newLane() {
+    return new Lane({ busy: foregroundBusy, subscribe: watchForeground });
+  }
+
   /**
-   * One worker call, cached per model and key, one at a time (the main figures'
-   * runs interleave between them).
+   * One worker call through the lane (after the panel's earlier calls, never while the figures compute), not
+   * cached. job: the card whose status says when it waits; stop: that card's newer inputs end the call
+   * before it starts (ESTALE).
    */
-  call(key, fn) {
+  step(fn, { job = null, stop = false } = {}) {
+    const model = this.model, token = this.token;   // the model of the request, even if another is loaded while it waits
+    let waited = false;
+    return this.lane.run(() => {
+      if (waited && job) job.resumed();
+      this.calls += 1;   // every worker call of the panel, on #heads as data-calls (tests: none before Compute)
+      $('heads').dataset.calls = String(this.calls);
+      return fn(model);
+    }, {
+      onWait: () => { waited = true; if (job) job.paused(); },
+      alive: () => token === this.token && !(stop && job && job.stale()),
+    });
+  }
+
+  /** make() once per model and key; a rejected one is forgotten (so asked again, it is computed again). */
+  memo(key, make) {
     const k = JSON.stringify([this.token, key]);
     if (this.cache.has(k)) return this.cache.get(k);
-    const model = this.model;   // the model of the request, even if another is loaded while it waits
-    const p = this.chain.then(() => fn(model));
-    this.chain = p.catch(() => {});
+    const p = make();
     this.cache.set(k, p);
     p.catch(() => { if (this.cache.get(k) === p) this.cache.delete(k); });
     if (this.cache.size > 60) this.cache.delete(this.cache.keys().next().value);
     return p;
   }
 
+  /** One worker call, cached per model and key (see step). */
+  call(key, fn, job = null) {
+    return this.memo(key, () => this.step(fn, { job }));
+  }
+
   /** Token ids of text, at most n_positions of them (the card says when it cut). */
-  async ids(text) {
-    const { ids } = await this.call(['tokenize', text], (m) => m.tokenize(text));
+  async ids(text, job = null) {
+    const { ids } = await this.call(['tokenize', text], (m) => m.tokenize(text), job);
     return ids.length > this.config.nPositions ? ids.slice(0, this.config.nPositions) : ids;
+  }
+
+  /**
+   * headImportance as short calls (heads-work.js importanceInSteps), with the card's progress; stopped
+   * between two calls when the card's inputs change.
+   */
+  importance(ids, key, job) {
+    const { nLayer, nHead } = this.config;
+    return this.memo(['importance', key], () => importanceInSteps(
+      (ablate) => this.step((m) => m.tokenLosses(ids, ablate.length ? { ablate } : undefined), { job, stop: true }).then((r) => r.mean),
+      { nLayer, nHead, T: ids.length, onStep: (k, n) => job.progress(k, n) }));
   }
 
   // ── model and language ────────────────────────────────────────────────────
@@ -270,7 +383,7 @@ export class HeadsPanel {
     this.name = name;
     this.token += 1;
     this.cache.clear();
-    this.chain = Promise.resolve();
+    this.lane = this.#newLane();
     const L = config.nLayer;
     this.mask = maskPreset('lowerFull', L);
     this.charts = {};
@@ -292,6 +405,7 @@ export class HeadsPanel {
     for (const card of Object.keys(CARD_EXPORTS)) this.exportable(card);
     for (const j of Object.values(this.jobs)) {
       if (j.card.dataset.state === 'waiting') j.status(this.t('hpPressCompute'));
+      if (j.card.dataset.state === 'busy') j.resumed();
       if (j.card.dataset.state === 'ready') j.redraw();
     }
   }
@@ -310,12 +424,12 @@ export class HeadsPanel {
     const layers = Array.from({ length: L }, (_, l) => ({ value: l, label: t('layerOpt', l, l === L - 1) }));
     const keep = (id, def) => { const v = $(id).value; return v === '' ? def : v; };
     setOptions($('hp-cf-layer'), layers, Math.min(Number(keep('hp-cf-layer', L - 1)), L - 1));
-    setOptions($('hp-ed-layer'), layers, Math.min(Number(keep('hp-ed-layer', 0)), L - 1));
+    setOptions($('hp-ed-layer'), layers, Math.min(Number(keep('hp-ed-layer', DEFAULT_EDIT.layer)), L - 1));
     const heads = (avg) => [...(avg ? [{ value: 'avg', label: t('headAvg') }] : [{ value: 'all', label: t('hpAllHeads') }]),
       ...Array.from({ length: H }, (_, h) => ({ value: h, label: t('headOpt', h) }))];
     const hv = (id, def) => { const v = keep(id, def); return v === 'avg' || v === 'all' || Number(v) < H ? v : def; };
     setOptions($('hp-cf-head'), heads(true), hv('hp-cf-head', 'avg'));
-    setOptions($('hp-ed-head'), heads(false), hv('hp-ed-head', 0));
+    setOptions($('hp-ed-head'), heads(false), hv('hp-ed-head', Math.min(DEFAULT_EDIT.head, H - 1)));
   }
 
   #buildMaskRow() {
@@ -367,26 +481,31 @@ export class HeadsPanel {
 
   /** One Job per card: what it computes from which inputs, and how it draws. */
   #makeJobs() {
+    this.#makeTextJobs();
+    this.#makeSentenceJobs();
+  }
+
+  /** The cards on the editable text and on r ++ r: importance, roles, break the circuit. */
+  #makeTextJobs() {
     const P = this;
     this.jobs.imp = new Job(this, 'hp-imp', {
       spec: () => ({ text: $('hp-imp-input').value }),
-      heavy: () => P.config.nLayer * P.config.nHead > 48 || P.config.nEmbd > 512,
-      busyText: () => P.t('hpImpBusy', 2 * (P.config.nLayer * P.config.nHead + 1)),
-      compute: async (s) => {
-        const ids = await P.ids(s.text);
-        const imp = await P.call(['importance', s.text], (m) => m.headImportance(ids));
+      busyText: () => P.t('hpImpBusy', importanceRuns(P.config.nLayer, P.config.nHead)),
+      compute: async (s, m, job) => {
+        const ids = await P.ids(s.text, job);
+        const imp = await P.importance(ids, s.text, job);
         return { imp, cut: ids.length === P.config.nPositions };
       },
       draw: (r) => P.#drawImportance(r),
     });
     this.jobs.roles = new Job(this, 'hp-roles', {
       spec: () => ({ text: $('hp-imp-input').value, n: Number($('hp-ind-n').value), seed: Number($('hp-ind-seed').value) }),
-      compute: async (s) => {
-        const ids = await P.ids(s.text);
+      compute: async (s, m, job) => {
+        const ids = await P.ids(s.text, job);
         const n = Math.max(2, Math.min(Math.floor(s.n) || 2, Math.floor(P.config.nPositions / 2)));
-        const roles = await P.call(['roles', s.text], (m) => m.headRoles(ids, { top: 3 }));
-        const rep = await P.call(['repeated', n, s.seed], (m) => m.repeatedTokens(n, { seed: s.seed >>> 0 }));
-        const ind = await P.call(['roles-rep', n, s.seed], (m) => m.headRoles(rep, { top: 3 }));
+        const roles = await P.call(['roles', s.text], (mm) => mm.headRoles(ids, { top: 3 }), job);
+        const rep = await P.call(['repeated', n, s.seed], (mm) => mm.repeatedTokens(n, { seed: s.seed >>> 0 }), job);
+        const ind = await P.call(['roles-rep', n, s.seed], (mm) => mm.headRoles(rep, { top: 3 }), job);
         return { roles, ind, ids, n };
       },
       draw: (r) => P.#drawRoles(r),
@@ -394,35 +513,35 @@ export class HeadsPanel {
     this.jobs.circ = new Job(this, 'hp-circ', {
       spec: () => ({ text: $('hp-imp-input').value, n: Number($('hp-ind-n').value), seed: Number($('hp-ind-seed').value),
         preset: P.breakPreset }),
-      compute: (s) => P.#computeCircuit(s),
+      compute: (s, m, job) => P.#computeCircuit(s, job),
       draw: (r) => P.#drawCircuit(r),
     });
+  }
+
+  /** The cards on the page's sentence (mask, weight edit), on a pair, and on a list (DAG). */
+  #makeSentenceJobs() {
+    const P = this;
+    const runOf = (text, job) => P.call(['run', text], (m) => m.run(text, { topK: 10 }), job);
     this.jobs.mask = new Job(this, 'hp-mask', {
       spec: () => ({ text: P.env.sentence(), mask: P.#maskOption() }),
-      compute: async (s) => {
-        const base = await P.call(['run', s.text], (m) => m.run(s.text, { topK: 10 }));
+      compute: async (s, m, job) => {
+        const base = await runOf(s.text, job);
         const mixed = s.mask.every((x) => x === 'causal') ? base
-          : await P.call(['run-mask', s.text, s.mask], (m) => m.run(s.text, { mask: s.mask, topK: 10 }));
+          : await P.call(['run-mask', s.text, s.mask], (mm) => mm.run(s.text, { mask: s.mask, topK: 10 }), job);
         return { base, mixed };
       },
       draw: (r, s) => P.#drawMask(r, s),
     });
     this.jobs.cf = new Job(this, 'hp-cf', {
       spec: () => ({ a: $('hp-cf-a').value, b: $('hp-cf-b').value }),
-      compute: (s) => P.call(['cf', s.a, s.b], (m) => m.counterfactual(s.a, s.b, { topK: 10 })),
+      compute: (s, m, job) => P.call(['cf', s.a, s.b], (mm) => mm.counterfactual(s.a, s.b, { topK: 10 }), job),
       draw: (r) => P.#drawPair(r),
     });
     this.jobs.edit = new Job(this, 'hp-ed', {
-      spec: () => {
-        const kind = document.querySelector('input[name="hp-ed-kind"]:checked').value;
-        const hv = $('hp-ed-head').value;
-        const iv = { kind, layer: Number($('hp-ed-layer').value), head: hv === 'all' ? 'all' : Number(hv) };
-        if (kind !== 'swapQK') iv.alpha = Number($('hp-ed-alpha').value);
-        return { text: P.env.sentence(), iv };
-      },
-      compute: async (s) => {
-        const base = await P.call(['run', s.text], (m) => m.run(s.text, { topK: 10 }));
-        const after = await P.call(['run-edit', s.text, s.iv], (m) => m.run(s.text, { interventions: [s.iv], topK: 10 }));
+      spec: () => ({ text: P.env.sentence(), iv: P.#editOf() }),
+      compute: async (s, m, job) => {
+        const base = await runOf(s.text, job);
+        const after = await P.call(['run-edit', s.text, s.iv], (mm) => mm.run(s.text, { interventions: [s.iv], topK: 10 }), job);
         return { base, after };
       },
       draw: (r, s) => P.#drawEdit(r, s),
@@ -432,21 +551,40 @@ export class HeadsPanel {
         list: $('hp-dag-input').value.split('\n').map((x) => x.trim()).filter((x) => x.length > 0).slice(0, 32),
         mask: $('hp-dag-mask').value,
       }),
-      compute: (s) => {
+      compute: (s, m, job) => {
         if (!s.list.length) return Promise.reject(Object.assign(new Error('no sentences'), { code: 'EEMPTY' }));
-        return P.call(['dag', s.list, s.mask], (m) => m.dagProfile(s.list, { mask: s.mask }));
+        const { nLayer, nHead } = P.config;
+        return P.memo(['dag', s.list, s.mask], () => dagInSteps(
+          (x) => P.step((mm) => mm.dagProfile(x, { mask: s.mask }), { job, stop: true }), s.list,
+          { mask: s.mask, nLayer, nHead, onStep: (k, n) => job.progress(k, n) }));
       },
       draw: (r, s) => P.#drawDag(r, s),
     });
   }
 
+  /** The weight edit the card's controls say. */
+  #editOf() {
+    const kind = document.querySelector('input[name="hp-ed-kind"]:checked').value;
+    const hv = $('hp-ed-head').value;
+    const iv = { kind, layer: Number($('hp-ed-layer').value), head: hv === 'all' ? 'all' : Number(hv) };
+    if (kind !== 'swapQK') iv.alpha = Number($('hp-ed-alpha').value);
+    return iv;
+  }
+
+  /**
+   * A card computes when its Compute button (or a break-the-circuit preset) is pressed; after that, a change of
+   * its inputs recomputes it (request() without asking does nothing until the reader has asked once).
+   */
   #wireInputs() {
-    const submit = (form, job) => $(form).addEventListener('submit', (e) => { e.preventDefault(); this.jobs[job].request(true); });
-    submit('hp-imp-form', 'imp');
-    $('hp-imp-form').addEventListener('submit', () => this.jobs.roles.request(true));
-    submit('hp-ind-form', 'roles');
-    $('hp-ind-form').addEventListener('submit', () => this.jobs.circ.request(true));
-    $('hp-imp-form').addEventListener('submit', () => this.jobs.circ.request(true));
+    const submit = (form, job, also = []) => $(form).addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.jobs[job].request(true);
+      for (const j of also) this.jobs[j].request();
+    });
+    submit('hp-imp-form', 'imp', ['roles', 'circ']);
+    submit('hp-ind-form', 'roles', ['circ']);
+    submit('hp-cf-form', 'cf');
+    submit('hp-dag-form', 'dag');
     for (const b of document.querySelectorAll('#hp-circ [data-break]')) {
       b.addEventListener('click', () => {
         this.breakPreset = b.dataset.break;
@@ -454,8 +592,8 @@ export class HeadsPanel {
         this.jobs.circ.request(true);
       });
     }
-    submit('hp-cf-form', 'cf');
-    submit('hp-dag-form', 'dag');
+    for (const [id, job] of [['hp-circ-compute', 'circ'], ['hp-mask-compute', 'mask'], ['hp-ed-compute', 'edit']])
+      $(id).addEventListener('click', () => this.jobs[job].request(true));
     $('hp-dag-mask').addEventListener('change', () => this.jobs.dag.request());
     $('hp-cf-layer').addEventListener('change', () => this.jobs.cf.redraw());
     $('hp-cf-head').addEventListener('change', () => this.jobs.cf.redraw());
@@ -463,26 +601,36 @@ export class HeadsPanel {
       const l = e.target.dataset.layer;
       if (l === undefined) return;
       this.mask[Number(l)] = e.target.value;
-      this.jobs.mask.request(true);
+      this.jobs.mask.request();
     });
     for (const b of document.querySelectorAll('#hp-mask [data-preset]')) {
       b.addEventListener('click', () => {
         this.mask = maskPreset(b.dataset.preset, this.config.nLayer);
         this.#buildMaskRow();
-        this.jobs.mask.request(true);
+        this.jobs.mask.request();
       });
     }
-    $('hp-mask-window').addEventListener('input', () => { if (this.mask && this.mask.includes('window')) this.jobs.mask.request(true); });
-    for (const id of ['hp-ed-layer', 'hp-ed-head']) $(id).addEventListener('change', () => this.jobs.edit.request(true));
+    $('hp-mask-window').addEventListener('input', () => { if (this.mask && this.mask.includes('window')) this.jobs.mask.request(); });
+    this.#wireEdit();
+  }
+
+  /** The weight-edit controls, set to DEFAULT_EDIT. */
+  #wireEdit() {
+    const radio = { scaleQ: 'hp-ed-q', scaleK: 'hp-ed-k', swapQK: 'hp-ed-swap' };
+    $(radio[DEFAULT_EDIT.kind]).checked = true;
+    $('hp-ed-alpha').value = String(DEFAULT_EDIT.alpha);
+    $('hp-ed-alpha-out').textContent = DEFAULT_EDIT.alpha.toFixed(2);
+    $('hp-ed-alpha').disabled = DEFAULT_EDIT.kind === 'swapQK';
+    for (const id of ['hp-ed-layer', 'hp-ed-head']) $(id).addEventListener('change', () => this.jobs.edit.request());
     for (const r of document.querySelectorAll('input[name="hp-ed-kind"]')) {
       r.addEventListener('change', () => {
         $('hp-ed-alpha').disabled = r.value === 'swapQK' && r.checked;
-        this.jobs.edit.request(true);
+        this.jobs.edit.request();
       });
     }
     $('hp-ed-alpha').addEventListener('input', (e) => {
       $('hp-ed-alpha-out').textContent = Number(e.target.value).toFixed(2);
-      this.jobs.edit.request(true);
+      this.jobs.edit.request();
     });
   }
 
@@ -500,18 +648,8 @@ export class HeadsPanel {
     }
   }
 
-  /** Compute a card when it comes into view; redraw the drawn ones when the width changes. */
+  /** Redraw the drawn cards when the width changes (nothing computes because a card came into view). */
   #observe() {
-    const io = new IntersectionObserver((entries) => {
-      for (const e of entries) {
-        const job = Object.values(this.jobs).find((j) => j.id === e.target.id);
-        if (!job) continue;
-        job.visible = e.isIntersecting || job.visible;
-        if (e.isIntersecting) job.request();
-      }
-    }, { rootMargin: '200px 0px' });
-    for (const j of Object.values(this.jobs)) io.observe(j.card);
-
     // redraw at the new width when the layout changes (no recomputing: the results are kept)
     let lastW = 0, raf = 0;
     new ResizeObserver((entries) => {
@@ -686,24 +824,29 @@ export class HeadsPanel {
   }
 
   /** The circuit card: the roles that name the heads, then the plain and the broken run on r ++ r. */
-  async #computeCircuit(s) {
+  async #computeCircuit(s, job) {
     const n = Math.max(2, Math.min(Math.floor(s.n) || 2, Math.floor(this.config.nPositions / 2)));
-    const ids = await this.ids(s.text);
-    const roles = await this.call(['roles', s.text], (m) => m.headRoles(ids, { top: 3 }));
-    const rep = await this.call(['repeated', n, s.seed], (m) => m.repeatedTokens(n, { seed: s.seed >>> 0 }));
-    const ind = await this.call(['roles-rep', n, s.seed], (m) => m.headRoles(rep, { top: 3 }));
+    const ids = await this.ids(s.text, job);
+    const roles = await this.call(['roles', s.text], (m) => m.headRoles(ids, { top: 3 }), job);
+    const rep = await this.call(['repeated', n, s.seed], (m) => m.repeatedTokens(n, { seed: s.seed >>> 0 }), job);
+    const ind = await this.call(['roles-rep', n, s.seed], (m) => m.headRoles(rep, { top: 3 }), job);
     const heads = breakHeads(s.preset, roles, ind);
     const ablate = heads.map((x) => [x.layer, x.head]);
-    const plain = await this.call(['losses', n, s.seed], (m) => m.tokenLosses(rep));
-    const broken = await this.call(['losses', n, s.seed, ablate], (m) => m.tokenLosses(rep, { ablate }));
-    const indBroken = await this.call(['roles-rep', n, s.seed, ablate], (m) => m.headRoles(rep, { top: 3, ablate }));
+    const plain = await this.call(['losses', n, s.seed], (m) => m.tokenLosses(rep), job);
+    const broken = await this.call(['losses', n, s.seed, ablate], (m) => m.tokenLosses(rep, { ablate }), job);
+    const indBroken = await this.call(['roles-rep', n, s.seed, ablate], (m) => m.headRoles(rep, { top: 3, ablate }), job);
     return { n, seed: s.seed, preset: s.preset, heads, plain, broken, ind, indBroken };
   }
 
+  /**
+   * The circuit card. What it reports is measured on what the ablated model does: the copying gain (the first
+   * copy's loss minus the second's) and the induction scores of the heads left working. An ablated head's own
+   * attention is still computed (ablation zeroes what it writes), so its cell is hatched and the card says so.
+   */
   #drawCircuit(r) {
     const t = this.t;
     const { nHead: H, vocabSize: V } = this.config;
-    const fx = circuitEffect({ ...r, nHead: H });
+    const fx = circuitEffect({ ...r, nHead: H, ablated: r.heads });
     const names = r.heads.map((x) => headName(x.layer, x.head)).join(' + ');
     const w = this.#width('hp-circ-loss', 560);
     this.#mount('hp-circ-loss', lossLines({
@@ -713,37 +856,73 @@ export class HeadsPanel {
       pointTitle: (s, k, v) => t('hpCircPoint', s ? names : t('hpCircPlain'), k, v.toFixed(3)),
       attrs: { 'data-n': String(r.n) },
     }));
-    let mx = 0;
-    for (const v of r.ind.induction) mx = Math.max(mx, v);
-    const scale = ylOrRd(0, Math.max(mx, ROLE_VMAX));
-    const broken = new Set(r.heads.map((x) => x.layer * H + x.head));
-    this.#mount('hp-circ-grid', this.#headGrid({
-      values: r.indBroken.induction, role: 'circ-induction', title: t('hpCircGridTitle', names), color: scale, cbar: null,
-      maxW: this.#share('hp-circ', 0.36, 360), annotate: (v) => v.toFixed(3).replace(/^0/, ''),
-      cellTitle: (i, j, v) => t('hpCircCell', headName(i, j), v.toFixed(4), r.ind.induction[i * H + j].toFixed(4),
-        broken.has(i * H + j)),
-      attrs: { 'data-heads': names },
-    }));
-    const f = (v) => v.toFixed(2), f3 = (v) => v.toFixed(3);
-    $('hp-circ-summary').textContent = [
-      t('hpCircSumHeads', r.preset, names, r.heads.map((x) => x.score.toFixed(3)).join(', ')),
-      t('hpCircSumLoss', f(fx.plain.second), f(fx.broken.second), fmtS(fx.delta.second), f(fx.plain.first), f(fx.broken.first), fmtS(fx.delta.first)),
-      t('hpCircSumInd', headName(fx.plain.induction.layer, fx.plain.induction.head), f3(fx.plain.induction.score),
-        headName(fx.broken.induction.layer, fx.broken.induction.head), f3(fx.broken.induction.score)),
-      copies(fx) ? '' : t('hpCircNoCopy', f(fx.plain.first - fx.plain.second), COPY_MARGIN),
-    ].filter(Boolean).join(this.lang === 'zh' ? '' : ' ');
+    this.#circuitGrid(r, names);
+    $('hp-circ-summary').textContent = this.#circuitSentence(r, fx, names);
     this.exportData['hp-circ'] = {
       induction_n: r.n, induction_seed: r.seed, preset: r.preset, ablated: r.heads,
       losses_plain: Array.from(r.plain.losses), losses_ablated: Array.from(r.broken.losses),
       copy_loss: { plain: { first: fx.plain.first, second: fx.plain.second }, ablated: { first: fx.broken.first, second: fx.broken.second } },
-      induction_plain: rows(r.ind.induction, H), induction_ablated: rows(r.indBroken.induction, H),
+      copy_gain: { plain: fx.plain.gain, ablated: fx.broken.gain },
+      induction_plain: rows(r.ind.induction, H), induction_ablated: rows(this.#hatchAblated(r.indBroken.induction, r.heads), H),
+      induction_ablated_heads_own: r.heads.map((x) => ({ layer: x.layer, head: x.head, score: r.indBroken.induction[x.layer * H + x.head] })),
+      induction_others: { plain: fx.plain.others, ablated: fx.broken.others },
     };
-    const card = $('hp-circ');
-    Object.assign(card.dataset, {
+    const others = (o) => (o ? String(o.score) : '');
+    Object.assign($('hp-circ').dataset, {
       heads: names, preset: r.preset, copies: String(copies(fx)), secondPlain: String(fx.plain.second), secondBroken: String(fx.broken.second),
-      firstPlain: String(fx.plain.first), firstBroken: String(fx.broken.first),
+      firstPlain: String(fx.plain.first), firstBroken: String(fx.broken.first), gainPlain: String(fx.plain.gain), gainBroken: String(fx.broken.gain),
       inductionPlain: String(fx.plain.induction.score), inductionBroken: String(fx.broken.induction.score),
+      othersPlain: others(fx.plain.others), othersBroken: others(fx.broken.others),
     });
+  }
+
+  /** The induction scores of the ablated run with the ablated heads' cells NaN (drawn hatched). */
+  #hatchAblated(values, heads) {
+    const H = this.config.nHead;
+    const out = Float32Array.from(values);
+    for (const x of heads) out[x.layer * H + x.head] = NaN;
+    return out;
+  }
+
+  #circuitGrid(r, names) {
+    const t = this.t;
+    const H = this.config.nHead;
+    let mx = 0;
+    for (const v of r.ind.induction) mx = Math.max(mx, v);
+    const scale = ylOrRd(0, Math.max(mx, ROLE_VMAX));
+    const own = (i, j) => r.indBroken.induction[i * H + j].toFixed(4);
+    this.#mount('hp-circ-grid', this.#headGrid({
+      values: this.#hatchAblated(r.indBroken.induction, r.heads), role: 'circ-induction', title: t('hpCircGridTitle', names),
+      color: scale, cbar: null, maxW: this.#share('hp-circ', 0.36, 360), annotate: (v) => v.toFixed(3).replace(/^0/, ''),
+      cellTitle: (i, j, v) => (Number.isFinite(v) ? t('hpCircCell', headName(i, j), v.toFixed(4), r.ind.induction[i * H + j].toFixed(4), false)
+        : t('hpCircCellAblated', headName(i, j), own(i, j))),
+      attrs: { 'data-heads': names },
+    }));
+  }
+
+  /** The card's sentence: what was ablated, the copying gain, the losses, the induction of the heads left. */
+  #circuitSentence(r, fx, names) {
+    const t = this.t;
+    const f = (v) => v.toFixed(2), f3 = (v) => v.toFixed(3);
+    const oh = (o) => (o ? headName(o.layer, o.head) : '—');
+    const H = this.config.nHead;
+    const best = fx.plain.induction;
+    const ablatedBest = r.heads.some((x) => x.layer === best.layer && x.head === best.head);
+    const own = r.indBroken.induction[best.layer * H + best.head];
+    return [
+      t('hpCircSumHeads', r.preset, names, r.heads.map((x) => x.score.toFixed(3)).join(', ')),
+      t('hpCircSumGain', f(fx.plain.gain), f(fx.broken.gain), names, fmtS(fx.delta.gain)),
+      t('hpCircSumLoss', f(fx.plain.second), f(fx.broken.second), fmtS(fx.delta.second), f(fx.plain.first), f(fx.broken.first), fmtS(fx.delta.first)),
+      fx.plain.others ? t('hpCircSumOthers', oh(fx.plain.others), f3(fx.plain.others.score), oh(fx.broken.others), f3(fx.broken.others.score)) : '',
+      ablatedBest ? t('hpCircOwnPattern', headName(best.layer, best.head), f3(best.score), f3(own)) : '',
+      copies(fx) ? '' : t('hpCircNoCopy', f(fx.plain.first - fx.plain.second), COPY_MARGIN),
+    ].filter(Boolean).join(this.lang === 'zh' ? '' : ' ');
+  }
+
+  /** ' No visible change in attention: the largest |ΔA| is …' when every |ΔA| is below DELTA_FLOOR, else ''. */
+  #noChange(change) {
+    const mx = Math.max(...change.max);
+    return mx < DELTA_FLOOR ? ` ${this.t('hpNoChange', mx === 0 ? '0' : mx.toExponential(0), DELTA_FLOOR)}` : '';
   }
 
   #tokenMaps(id, mats, { T, tokens, titles, scale, cbarLast = true, role = 'attn', cellTitle, attrsOf = () => ({}) }) {
@@ -783,9 +962,10 @@ export class HeadsPanel {
     });
     const kl = klDivergence(base.logits, mixed.logits);
     const change = attentionChange(base, mixed);
-    $('hp-mask-kl').textContent = `${t('hpKlMask', fmtKL(kl))} ${topMove(t, base, mixed)}`;
+    $('hp-mask-kl').textContent = `${t('hpKlMask', fmtKL(kl))} ${topMove(t, base, mixed)}${this.#noChange(change)}`;
     this.#topPair('hp-mask-top-a', 'hp-mask-top-b', base, mixed);
-    this.#mount('hp-mask-delta', deltaBars({ mean: change.mean, max: change.max, doLayer: -1, width: Math.min(520, this.#width('hp-mask-delta')), lang: this.lang, t }));
+    this.#mount('hp-mask-delta', deltaBars({ mean: change.mean, max: change.max, doLayer: -1, width: Math.min(520, this.#width('hp-mask-delta')),
+      lang: this.lang, t, floor: DELTA_FLOOR }));
     this.exportData['hp-mask'] = {
       text: s.text, mask: s.mask, tokens: base.tokens, layer: L - 1, head: 'avg',
       attention_all_causal: rows(A0, T), attention_mixed: rows(A1, T),
@@ -810,7 +990,7 @@ export class HeadsPanel {
       : cf.headDiff.subarray((layer * H + Number(hv)) * TT, (layer * H + Number(hv) + 1) * TT);
     let m = 0, aligned = 0, missing = 0;
     for (const v of D) { if (Number.isFinite(v)) { m = Math.max(m, Math.abs(v)); aligned += 1; } else missing += 1; }
-    const scale = rdBuR(m > 0 ? m : 1e-6);
+    const scale = rdBuR(Math.max(m, DELTA_FLOOR));   // a change of 1e-6 is not drawn in full colour
     // the aligned partner of each of A's positions
     const partner = new Map(cf.aligned.map(([i, j]) => [i, j]));
     const tl = (k) => `${k} (${tokenLabel(a.tokens[k], 30)}${partner.has(k) ? '' : ' · ' + t('hpUnaligned')})`;
@@ -819,7 +999,7 @@ export class HeadsPanel {
     const labels = a.tokens.map((s, k) => (!partner.has(k) ? `${tokenLabel(s, 12)}*`
       : k >= cA[0] && k < cA[1] ? `${tokenLabel(s, 12)}→${tokenLabel(b.tokens[partner.get(k)], 12)}` : tokenLabel(s, 12)));
     this.#mount('hp-cf-map', gridMap({
-      values: D, R: TA, C: TA, color: scale, cbar: { scale, format: (v) => v.toFixed(m < 0.01 ? 4 : 3) },
+      values: D, R: TA, C: TA, color: scale, cbar: { scale, format: (v) => v.toFixed(3) },
       role: 'cf-diff', title: t('hpCfMapTitle', layer, hv === 'avg' ? t('headAvg') : t('headOpt', Number(hv))),
       maxW: total, maxCell: 32, minCell: 4, rowLabels: labels, colLabels: labels, rotate: true, lang: this.lang,
       cellTitle: (i, j, v) => (Number.isFinite(v) ? t('hpCfCell', tl(i), tl(j), v.toFixed(5)) : t('hpCfCellNaN', tl(i), tl(j))),
@@ -843,7 +1023,7 @@ export class HeadsPanel {
       items, width: Math.min(520, this.#width('hp-cf-bars', 420)), lang: this.lang, ariaLabel: t('hpCfBarsTitle'),
       barTitle: (k, it) => t('hpCfBar', it.label, it.note, fmtS(it.v)),
     }));
-    $('hp-cf-kl').textContent = `${t('hpCfKl', fmtKL(cf.next.kl), cf.next.tv.toFixed(4))} ${topMove(t, a, b)}`;
+    $('hp-cf-kl').textContent = `${t('hpCfKl', fmtKL(cf.next.kl), cf.next.tv.toFixed(4))} ${topMove(t, a, b)}${this.#noChange({ max: [m] })}`;
     this.exportData['hp-cf'] = {
       a: { text: $('hp-cf-a').value, tokens: a.tokens }, b: { text: $('hp-cf-b').value, tokens: b.tokens },
       aligned: cf.aligned.map(([i, j]) => [i, j]), alignment: cf.alignment || null,
@@ -875,11 +1055,12 @@ export class HeadsPanel {
     });
     const kl = klDivergence(base.logits, after.logits);
     const change = attentionChange(base, after);
-    $('hp-ed-kl').textContent = `${t('hpKlEdit', fmtKL(kl))} ${topMove(t, base, after)}`;
+    $('hp-ed-kl').textContent = `${t('hpKlEdit', fmtKL(kl))} ${topMove(t, base, after)}${this.#noChange(change)}`;
     this.#topPair('hp-ed-top-a', 'hp-ed-top-b', base, after);
     // an edit, not a do: the edited layer's label says so (measured by deltaBars with its " (do)", then dropped)
     const tEdit = (key, ...a) => (key === 'deltaLayer' && a[0] === iv.layer ? `${t('deltaLayer', a[0])} (${t('hpEdited')})` : t(key, ...a));
-    const bars = deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: Math.min(520, this.#width('hp-ed-delta')), lang: this.lang, t: tEdit });
+    const bars = deltaBars({ mean: change.mean, max: change.max, doLayer: iv.layer, width: Math.min(520, this.#width('hp-ed-delta')),
+      lang: this.lang, t: tEdit, floor: DELTA_FLOOR });
     this.#mount('hp-ed-delta', relabel(bars, ' (do)', ''));
     this.exportData['hp-ed'] = {
       text: s.text, edit: iv, tokens: base.tokens, layer: iv.layer, head: head,
