@@ -12,6 +12,7 @@
 //   alone              nothing else computing
 //   evidence set       the edge-knockout card computing its built-in set (many parts, in the same worker)
 //   heads panel        every heads-panel card scrolled through (they compute only when asked since issue 38)
+//   importance         the heads panel's importance grid computing on the same text (one forward a call)
 // Prints a markdown table (docs/BENCHMARKS.md) and the raw numbers as JSON.
 
 import { cpus } from 'node:os';
@@ -74,6 +75,13 @@ async function main() {
       await page.waitForTimeout(150);
     }
     res.heads = await clicks(page, runs);
+    // the importance card computing on the same 250-token text (2·L·H + 1 forward passes, one a call)
+    await page.fill('#hp-imp-input', TEXT);
+    await page.$eval('#hp-imp', (n) => n.scrollIntoView());
+    await page.click('#hp-imp [data-compute="imp"]');
+    await page.waitForFunction(() => document.getElementById('hp-imp').dataset.state === 'busy');
+    res.importance = await clicks(page, runs);
+    res.importanceStillBusy = await page.$eval('#hp-imp', (n) => n.dataset.state === 'busy');
     await P.context.close();
     console.log(`\nattnlab page, click → all redrawn at T = ${T}, headless Chromium, ${cpus().length} cores, built-in model, medians of ${runs}\n`);
     console.log('| situation | median ms | min | max |');
@@ -81,7 +89,8 @@ async function main() {
     const row = (name, xs) => console.log(`| ${name} | ${median(xs).toFixed(0)} | ${Math.min(...xs).toFixed(0)} | ${Math.max(...xs).toFixed(0)} |`);
     row('nothing else computing', res.alone);
     row(`the edge-knockout card computing its built-in set${res.evidenceStillBusy ? '' : ' (it ended during the clicks)'}`, res.evidence);
-    row('the heads panel scrolled through', res.heads);
+    row('the heads panel scrolled through (it computes only when asked)', res.heads);
+    row(`the heads panel's importance grid computing on the same text${res.importanceStillBusy ? '' : ' (it ended during the clicks)'}`, res.importance);
     console.log('\n' + JSON.stringify({ T, runs, ...res }));
   } finally {
     await env.close();
