@@ -125,8 +125,10 @@ class WorkerModel {
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
     this.source = null;
-    /** {threads, asked, build, note} of the model in the worker (after load); see Model#engine. */
+    /** {threads, asked, build, backend, note, backendNote} of the model in the worker (after load); see Model#engine. */
     this.engine = null;
+    /** 'relaxed-simd' or 'simd128' (after load); see Model#backend. */
+    this.backend = null;
     /** 'f32' or 'half' (after load); see Model#weights. */
     this.weights = null;
   }
@@ -165,6 +167,7 @@ class WorkerModel {
     this.config = Object.freeze(value.config);
     this.source = value.source;
     this.engine = Object.freeze(value.engine);
+    this.backend = this.engine.backend;
     this.weights = value.weights;
   }
 
