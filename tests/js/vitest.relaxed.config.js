@@ -13,7 +13,7 @@ export default defineConfig({
   test: {
     // every test file whose numbers or engine reports come from the wasm builds
     include: [
-      'analysis', 'boundary', 'builtin_circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
+      'analysis', 'boundary', 'browser_worker', 'builtin_circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
       'evidence-sets-api', 'evidence', 'families', 'heads', 'heads_synthetic', 'loading', 'memory', 'model',
       'readable', 'real_files', 'relaxed', 'threads', 'threads_api', 'tokenizer_json', 'trained', 'wasm_forward',
       'worker',
