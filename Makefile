@@ -1,6 +1,6 @@
 # attnlab — build, test, serve.
 #   make            native library + CLI (build/attnlab)
-#   make wasm       the WebAssembly module (web/dist/attnlab.wasm)
+#   make wasm       the WebAssembly modules (web/dist/attnlab.wasm, -mt, and their relaxed-SIMD twins)
 #   make test       install what is missing, build everything, run every test
 #   make serve      build and serve the page on the built-in model
 #   make bench      benchmarks (figures go to docs/BENCHMARKS.md by hand)
@@ -78,7 +78,7 @@ ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c 
 web/src/core/abi.js: scripts/gen-abi.mjs $(ABI_SRC)
 	node scripts/gen-abi.mjs
 
-wasm: web/src/core/abi.js web/dist/attnlab.wasm web/dist/attnlab-mt.wasm
+wasm: web/src/core/abi.js web/dist/attnlab.wasm web/dist/attnlab-mt.wasm web/dist/attnlab-relaxed.wasm web/dist/attnlab-relaxed-mt.wasm
 web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json | web/src/core/abi.js
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
@@ -103,6 +103,75 @@ web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json | web/src/core/
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_MT_LDFLAGS) $(WASM_MT_OBJ) -o $(B)/wasm-mt/attnlab-mt.js
 	cp $(B)/wasm-mt/attnlab-mt.wasm $@
+
+# ---- the relaxed-SIMD twins --------------------------------------------------
+# attnlab-relaxed.wasm and attnlab-relaxed-mt.wasm: the same C with -mrelaxed-simd
+# (c/src/simd.h: alab_vf_fma is f32x4.relaxed_madd). The loader picks them where
+# WebAssembly.validate accepts a relaxed instruction (web/src/core/backend.js).
+# Emscripten 3.1.6's clang 14 has no final relaxed opcodes, and its binaryen 108
+# (wasm-emscripten-finalize, wasm-opt) cannot read them. So these are compiled
+# by Debian's clang-19 for emcc's own target (wasm32-unknown-emscripten, emcc's
+# defines, -mllvm options and sysroot: EMCC_DEBUG=1 emcc ... shows them), and
+# linked by wasm-ld-19 with the arguments emcc 3.1.6 gives its wasm-ld for the
+# plain builds, against the same prebuilt Emscripten libraries, then optimised
+# by npm's binaryen 132 (a devDependency; it reads the relaxed opcodes) with the
+# wasm-opt passes emcc runs on the plain builds (-O3, and -O2 for -pthread; they
+# also drop the dead import of __clock_gettime that musl's timed futex wait leaves
+# in the -pthread link, which a mutex lock never reaches). -mcpu=mvp -msign-ext -mmutable-globals
+# is clang 14's default CPU: clang 19's also turns on reference-types and
+# multivalue, which the plain builds do not use. tests/js/relaxed.test.js checks
+# that the twins' imports and exports (names, kinds, signatures) are the plain
+# builds' ones.
+RELAXED_CC ?= clang-19
+RELAXED_LD ?= wasm-ld-19
+EM_SYSROOT := /usr/share/emscripten/cache/sysroot
+EM_LIBDIR := $(EM_SYSROOT)/lib/wasm32-emscripten
+RELAXED_CFLAGS := --target=wasm32-unknown-emscripten --sysroot=$(EM_SYSROOT) -Xclang -iwithsysroot/include/compat \
+  -DEMSCRIPTEN -D__EMSCRIPTEN_major__=3 -D__EMSCRIPTEN_minor__=1 -D__EMSCRIPTEN_tiny__=6 \
+  -fignore-exceptions -fvisibility=default -Werror=implicit-function-declaration \
+  -mllvm -combiner-global-alias-analysis=false -mllvm -disable-lsr \
+  -mcpu=mvp -msign-ext -mmutable-globals -msimd128 -mrelaxed-simd $(WASM_CFLAGS)
+# -sEXPORTED_FUNCTIONS's list as wasm-ld arguments (the names without emcc's leading _)
+RELAXED_EXPORTS = $(patsubst _%,--export=%,$(shell tr -d '[]",' < c/src/wasm_exports.json))
+# -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB, as wasm-ld says them
+RELAXED_MEMORY := -z stack-size=1048576 --initial-memory=16777216 --max-memory=4294967296 --global-base=1024
+RELAXED_LDFLAGS := --import-undefined --strip-debug --export-table $(RELAXED_MEMORY) \
+  --export=stackSave --export=stackRestore --export=stackAlloc --export=__errno_location
+RELAXED_OBJ := $(patsubst c/src/%.c,$(B)/wasm-relaxed/%.o,$(CORE_SRC) c/src/wasm_api.c)
+RELAXED_MT_OBJ := $(patsubst c/src/%.c,$(B)/wasm-relaxed-mt/%.o,$(CORE_SRC) c/src/wasm_api.c)
+$(B)/wasm-relaxed/%.o: c/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(RELAXED_CC) $(RELAXED_CFLAGS) -c $< -o $@
+$(B)/wasm-relaxed-mt/%.o: c/src/%.c $(CORE_HDR)
+	@mkdir -p $(dir $@)
+	$(RELAXED_CC) $(RELAXED_CFLAGS) -pthread -c $< -o $@
+# emcc -sSTANDALONE_WASM --no-entry: a reactor (crt1_reactor.o's _initialize) that owns its memory
+WASM_OPT_NPM := node_modules/binaryen/bin/wasm-opt
+$(WASM_OPT_NPM):
+	bash scripts/install-deps.sh
+# emcc's wasm-opt passes for the plain builds (emcc -v: wasm-opt --strip-dwarf --post-emscripten -O3 ...);
+# the features come from the target_features section wasm-ld-19 writes
+RELAXED_OPT := --strip-dwarf --post-emscripten --low-memory-unused --zero-filled-memory --strip-debug --strip-producers
+web/dist/attnlab-relaxed.wasm: $(RELAXED_OBJ) c/src/wasm_exports.json | web/src/core/abi.js $(WASM_OPT_NPM)
+	@mkdir -p $(dir $@)
+	$(RELAXED_LD) -o $(B)/wasm-relaxed/attnlab-relaxed.wasm $(RELAXED_OBJ) -L$(EM_LIBDIR) $(EM_LIBDIR)/crt1_reactor.o \
+	  -lstandalonewasm-memgrow -lstubs -lnoexit -lc -ldlmalloc -lcompiler_rt \
+	  $(RELAXED_LDFLAGS) --entry=_initialize $(RELAXED_EXPORTS)
+	$(WASM_OPT_NPM) $(RELAXED_OPT) -O3 $(B)/wasm-relaxed/attnlab-relaxed.wasm -o $@
+# emcc -pthread: an imported shared memory, the pthread runtime's exports that web/src/core/imports.js,
+# wasm.js and thread.js use (and the others emcc exports, so both builds export the same)
+RELAXED_MT_EXPORTS := _emscripten_thread_init _emscripten_thread_exit _emscripten_thread_crashed emscripten_tls_init \
+  emscripten_current_thread_process_queued_calls pthread_self __wasm_call_ctors emscripten_dispatch_to_thread_ \
+  _emscripten_thread_free_data _emscripten_allow_main_runtime_queued_calls emscripten_main_browser_thread_id \
+  emscripten_main_thread_process_queued_calls emscripten_run_in_main_runtime_thread_js emscripten_stack_set_limits \
+  emscripten_sync_run_in_main_thread_2 emscripten_sync_run_in_main_thread_4 emscripten_builtin_memalign
+web/dist/attnlab-relaxed-mt.wasm: $(RELAXED_MT_OBJ) c/src/wasm_exports.json | web/src/core/abi.js $(WASM_OPT_NPM)
+	@mkdir -p $(dir $@)
+	$(RELAXED_LD) -o $(B)/wasm-relaxed-mt/attnlab-relaxed-mt.wasm $(RELAXED_MT_OBJ) -L$(EM_LIBDIR) $(EM_LIBDIR)/crtbegin.o \
+	  -lstubs -lnoexit -lc-mt -ldlmalloc-mt -lcompiler_rt-mt \
+	  $(RELAXED_LDFLAGS) --import-memory --shared-memory --no-entry \
+	  $(addprefix --export=,$(RELAXED_MT_EXPORTS)) $(RELAXED_EXPORTS)
+	$(WASM_OPT_NPM) $(RELAXED_OPT) -O2 $(B)/wasm-relaxed-mt/attnlab-relaxed-mt.wasm -o $@
 
 include bench/Makefile.inc
 # The side-by-side benchmark against ONNX Runtime Web.
@@ -129,8 +198,10 @@ test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
 	$(MAKE) test-ops-scalar test-ops-kc64 test-ops-wasm
 
+# twice: on the SIMD128 builds, then (Node 20's --experimental-wasm-relaxed-simd) on the relaxed-SIMD twins
 test-js: wasm
 	npx vitest run
+	npx vitest run --config tests/js/vitest.relaxed.config.js
 
 # browser tests of the page (headless Chromium; they rebuild the page if stale)
 test-e2e: wasm page

@@ -79,7 +79,7 @@ const check = (ok, what) => {
   else { failed++; console.error(`FAILED: ${what}`); }
 };
 const builds = [];
-for (const [name, path, width] of [['wasm SIMD128', simdPath, 4], ['wasm scalar', scalarPath, 1]]) {
+for (const [name, path, width] of [[/relaxed/.test(simdPath) ? 'wasm relaxed SIMD' : 'wasm SIMD128', simdPath, 4], ['wasm scalar', scalarPath, 1]]) {
   if (!existsSync(path)) {
     console.error(`missing ${path}: build it first (see bench/README.md)`);
     process.exit(2);

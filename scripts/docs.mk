@@ -37,10 +37,12 @@ $(DOCS_FIGS): models/brown-gpt2/model.safetensors scripts/figures.mjs $(wildcard
 	node scripts/figures.mjs --text "$(CHAPTER_TEXT)" --out docs/public/figures --lang zh
 	printf '*\n' > docs/public/figures/.gitignore
 
-docs-prep: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(DOCS_FIGS) $(WIDGET_OUT)
+# (the widget looks for the relaxed-SIMD builds beside attnlab.wasm: docs/architecture.md "Two kernel builds")
+docs-prep: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm web/dist/attnlab-relaxed.wasm web/dist/attnlab-relaxed-mt.wasm \
+           $(DOCS_FIGS) $(WIDGET_OUT)
 	@mkdir -p $(DOCS_PUBLIC)/models/brown-gpt2
-	cp -p web/dist/attnlab.wasm $(DOCS_PUBLIC)/attnlab.wasm
-	cp -p web/dist/attnlab-mt.wasm $(DOCS_PUBLIC)/attnlab-mt.wasm
+	cp -p web/dist/attnlab.wasm web/dist/attnlab-mt.wasm web/dist/attnlab-relaxed.wasm web/dist/attnlab-relaxed-mt.wasm \
+	      $(DOCS_PUBLIC)/
 	rm -rf $(DOCS_PUBLIC)/posters
 	if [ -d web/dist/widget/posters ]; then cp -rp web/dist/widget/posters $(DOCS_PUBLIC)/posters; fi
 	cp -p models/brown-gpt2/config.json models/brown-gpt2/model.safetensors models/brown-gpt2/vocab.json \

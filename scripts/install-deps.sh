@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 need=()
 command -v emcc >/dev/null 2>&1 || need+=(emscripten)
+# the relaxed-SIMD builds (attnlab-relaxed*.wasm): emcc 3.1.6's clang 14 cannot emit relaxed_madd
+command -v clang-19 >/dev/null 2>&1 || need+=(clang-19)
+command -v wasm-ld-19 >/dev/null 2>&1 || need+=(lld-19)
 [ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto/NotoSansCJK* >/dev/null 2>&1 || need+=(fonts-noto-cjk)  # Chinese figure labels

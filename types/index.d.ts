@@ -85,6 +85,16 @@ export interface LoadOptions {
   threads?: 'auto' | number;
   /** Override the location of attnlab-mt.wasm (used with more than one thread). */
   wasmMT?: WasmSource;
+  /**
+   * Which kernels: 'auto' (default) runs the relaxed-SIMD build (attnlab-relaxed.wasm, -mt.wasm: every
+   * multiply-add one f32x4.relaxed_madd) where WebAssembly.validate accepts a relaxed instruction, else the
+   * SIMD128 build; 'relaxed-simd' or 'simd128' asks for one (EWASM where relaxed SIMD does not run).
+   */
+  backend?: 'auto' | Backend;
+  /** Override the location of attnlab-relaxed.wasm. */
+  wasmRelaxed?: WasmSource;
+  /** Override the location of attnlab-relaxed-mt.wasm. */
+  wasmRelaxedMT?: WasmSource;
   /** The URL of the helper threads' worker script (web/src/core/thread.js), where a bundler cannot find it. */
   threadWorker?: string | URL;
   /** Aborting it ends the load (EABORT), freeing what it held. */
@@ -100,13 +110,20 @@ export interface LoadOptions {
   weights?: 'auto' | 'f32' | 'half';
 }
 
+/** The kernel builds: wasm SIMD128 with relaxed SIMD (f32x4.relaxed_madd), or SIMD128 alone. */
+export type Backend = 'relaxed-simd' | 'simd128';
+
 /** What a model runs on (docs/api.md, Threads). */
 export interface Engine {
   /** Threads every run is split over. */
   readonly threads: number;
   /** The threads option as given ('auto' when omitted). */
   readonly asked: 'auto' | number;
-  readonly build: 'attnlab.wasm' | 'attnlab-mt.wasm';
+  readonly build: 'attnlab.wasm' | 'attnlab-mt.wasm' | 'attnlab-relaxed.wasm' | 'attnlab-relaxed-mt.wasm';
+  /** The kernels that run: 'relaxed-simd' (the relaxed builds) or 'simd128'. */
+  readonly backend: Backend;
+  /** Why 'auto' did not run the relaxed build (this engine refuses it, or it could not start), or null. */
+  readonly backendNote: string | null;
   /** Why fewer threads run than could have been asked for, or null. */
   readonly note: string | null;
 }
@@ -251,6 +268,8 @@ export interface Model {
   readonly source: string;
   /** The threads and the wasm build it runs on. */
   readonly engine: Engine;
+  /** The kernels this model runs (engine.backend). */
+  readonly backend: Backend;
   /** How the weights are held: 'f32', or 'half' (LoadOptions.weights). */
   readonly weights: 'f32' | 'half';
   readonly disposed: boolean;

@@ -52,6 +52,8 @@ export interface WorkerModel {
   readonly source: string;
   /** The threads and the wasm build of the model in the worker (set once loaded). */
   readonly engine: Engine;
+  /** The kernels the worker's model runs (engine.backend). */
+  readonly backend: Engine['backend'];
   /** How the weights are held: 'f32' or 'half' (set once loaded). */
   readonly weights: 'f32' | 'half';
   readonly disposed: boolean;

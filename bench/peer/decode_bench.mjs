@@ -4,6 +4,7 @@
 // Run by `make bench-decode`; see bench/peer/README.md.
 //
 //   node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5] [--threads 1]
+//        [--wasm F.wasm] [--wasm-mt F.wasm] [--weights auto|f32|half]   (another build, e.g. attnlab-relaxed.wasm)
 //
 // Per model: greedy generation of --new tokens after a --prompt-token prompt (pseudo-random ids),
 // median of --runs; decode step = (time(prompt + new) - time(prompt + 1)) / (new - 1), i.e. the
@@ -12,6 +13,7 @@
 // "full forward at T=prompt+new" is what the last step cost without the cache. Any family's folder
 // (load_folder.mjs: GPT-2's four files as always, tokenizer.json folders through the general loader; the weights
 // as stored: f32 files stay f32, f16 ones are converted at load unless the general loader chooses half storage).
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { instantiateAttnlab, defaultWasmURL, defaultWasmMTURL } from '../../web/src/core/wasm.js';
@@ -21,7 +23,11 @@ const argv = process.argv.slice(2);
 const dirs = [];
 const opt = { prompt: 11, new: 32, runs: 5, threads: 1 };
 for (let i = 0; i < argv.length; i++) {
-  if (argv[i].startsWith('--')) { opt[argv[i].slice(2)] = Number(argv[i + 1]); i++; } else dirs.push(argv[i]);
+  if (argv[i].startsWith('--')) {
+    const k = argv[i].slice(2);
+    opt[k] = ['wasm', 'wasm-mt', 'weights'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
+    i++;
+  } else dirs.push(argv[i]);
 }
 if (!dirs.length) {
   console.error('usage: node bench/peer/decode_bench.mjs MODEL_DIR [MODEL_DIR ...] [--prompt 11] [--new 32] [--runs 5]');
@@ -30,7 +36,8 @@ if (!dirs.length) {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 const time = (f) => { const t = performance.now(); f(); return performance.now() - t; };
 
-console.log(`# generation with the KV cache, wasm SIMD128, Node ${process.version}, ${opt.threads} thread(s); ` +
+console.log(`# generation with the KV cache, ${opt.wasm || opt['wasm-mt'] || 'attnlab.wasm'}, weights ${opt.weights ?? 'auto'}, ` +
+            `Node ${process.version}, ${opt.threads} thread(s); ` +
             `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`prompt ${opt.prompt} tokens, ${opt.new} new, greedy, median of ${opt.runs}\n`);
 console.log('| model | file MB | wasm memory / file | prefill T=1 ms | decode step ms | tokens/s (decode) | ' +
@@ -38,10 +45,12 @@ console.log('| model | file MB | wasm memory / file | prefill T=1 ms | decode st
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 const rows = [];
 for (const dir of dirs) {
-  const w = await instantiateAttnlab(opt.threads > 1 ? defaultWasmMTURL() : defaultWasmURL(), { threads: opt.threads });
+  const src = opt.threads > 1 ? (opt['wasm-mt'] ? readFileSync(opt['wasm-mt']) : defaultWasmMTURL())
+    : (opt.wasm ? readFileSync(opt.wasm) : defaultWasmURL());
+  const w = await instantiateAttnlab(src, { threads: opt.threads });
   const folder = readFolder(dir);
   const st = { length: folder.bytes };
-  const { m } = loadFolder(w, folder, { weights: 'auto' });
+  const { m } = loadFolder(w, folder, { weights: opt.weights ?? 'auto' });
   const V = w.config(m).vocab_size;
   const ids = Array.from({ length: opt.prompt }, (_, t) => (t * 7919 + 13) % V);
   const long = Array.from({ length: opt.prompt + opt.new }, (_, t) => (t * 7919 + 13) % V);

@@ -31,7 +31,7 @@ export function readFolder(dir) {
 /** Load a readFolder() result into w; returns {m, path: 'gpt2 files' or 'general'}. */
 export function loadFolder(w, folder, { weights = 'f32' } = {}) {
   const { family, files, shards } = folder;
-  if (family === 'gpt2' && files.vocab && files.merges && !files.index && !files.tokenizer) {
+  if (weights !== 'half' && family === 'gpt2' && files.vocab && files.merges && !files.index && !files.tokenizer) {
     return { m: w.loadModel({ config: files.config, vocab: files.vocab, merges: files.merges, safetensors: shards[0].bytes }),
              path: 'gpt2 files' };
   }

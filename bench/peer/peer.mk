@@ -88,3 +88,21 @@ bench-peer-families: web/dist/attnlab.wasm $(foreach s,$(PEER_FAMILIES),$(B)/ben
 # KV-cache generation of the families (f32, one thread unless DECODE_THREADS): tokens/s, decode step vs T = 1 prefill
 bench-decode-families: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)/model.safetensors)
 	node bench/peer/decode_bench.mjs $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)) --prompt 11 --new 32 --runs 5 --threads $(DECODE_THREADS)
+
+# The relaxed-SIMD build (attnlab-relaxed.wasm; Node 20 needs --experimental-wasm-relaxed-simd) against ORT-web,
+# and its KV-cache decode against attnlab.wasm's on the three shapes, f32 and half storage (F16 copies made by
+# bench/peer/to_f16.mjs), alternating the builds (docs/BENCHMARKS.md "Relaxed SIMD").
+.PHONY: bench-peer-relaxed bench-decode-relaxed
+bench-peer-relaxed: web/dist/attnlab-relaxed.wasm $(PEER_ONNX)
+	node --experimental-wasm-relaxed-simd bench/peer/peer_bench.mjs --model $(PEER_MODEL) --onnx $(PEER_ONNX) \
+	  --runs $(PEER_RUNS) --runs-long $(PEER_RUNS_LONG) --T $(PEER_T) --threads 1 --wasm web/dist/attnlab-relaxed.wasm \
+	  --json $(B)/bench/peer/result-relaxed-1thread.json
+DECODE_SHAPES := $(PEER_MODEL) $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/$(s))
+$(B)/bench/%-f16/model.safetensors: $(B)/bench/%/model.safetensors bench/peer/to_f16.mjs
+	node bench/peer/to_f16.mjs $(B)/bench/$* $(B)/bench/$*-f16
+bench-decode-relaxed: web/dist/attnlab.wasm web/dist/attnlab-relaxed.wasm $(addsuffix /model.safetensors,$(DECODE_SHAPES)) \
+                      $(addsuffix -f16/model.safetensors,$(DECODE_SHAPES))
+	@for wt in f32 half; do for b in attnlab attnlab-relaxed attnlab attnlab-relaxed; do \
+	  dirs="$(DECODE_SHAPES)"; [ $$wt = half ] && dirs="$(addsuffix -f16,$(DECODE_SHAPES))"; \
+	  node --experimental-wasm-relaxed-simd bench/peer/decode_bench.mjs $$dirs --wasm web/dist/$$b.wasm --weights $$wt \
+	    --prompt 11 --new 32 --runs 5 || exit 1; done; done

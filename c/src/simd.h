@@ -4,6 +4,8 @@
  * them to one instruction set. It is the only file with ISA #ifdefs.
  *
  *   wasm SIMD128      when __wasm_simd128__           ALAB_SIMD_WIDTH 4
+ *     + relaxed SIMD  when also __wasm_relaxed_simd__ (clang-19 -mrelaxed-simd):
+ *                     alab_vf_fma is f32x4.relaxed_madd (attnlab-relaxed.wasm)
  *   x86 AVX2 + FMA    when __AVX2__ and __FMA__       ALAB_SIMD_WIDTH 8
  *   x86 SSE2          other x86-64 (or __SSE2__)      ALAB_SIMD_WIDTH 4
  *   scalar            anything else, or ALAB_NO_SIMD  ALAB_SIMD_WIDTH 1
@@ -14,7 +16,9 @@
  *   alab_vf_load1(p)                      broadcast *p (one load-and-splat instruction)
  *   alab_vf_add sub mul div min max       lane-wise; min/max follow x86 minps/maxps on
  *                                         every path: a NaN in either operand gives b
- *   alab_vf_fma(a, b, c)                  a*b + c (fused on AVX2+FMA, mul then add elsewhere)
+ *   alab_vf_fma(a, b, c)                  a*b + c (fused on AVX2+FMA; relaxed_madd on wasm
+ *                                         relaxed SIMD, fused where the CPU has FMA; mul then
+ *                                         add elsewhere)
  *   alab_vf_reduce_sum(v) reduce_max(v)   horizontal sum / max of the lanes
  *   alab_vf_exp(v)                        fast exp, see below
  *   alab_cpu_relax()                      spin-wait hint (x86 pause; nothing elsewhere),
@@ -71,7 +75,11 @@
 #if defined(ALAB_SIMD_WASM)
 #include <wasm_simd128.h>
 #define ALAB_SIMD_WIDTH 4
+#if defined(__wasm_relaxed_simd__)
+#define ALAB_SIMD_NAME "wasm-relaxed-simd"
+#else
 #define ALAB_SIMD_NAME "wasm-simd128"
+#endif
 #define ALAB_MM_NV 2 /* V8 keeps 15 xmm registers: 4x3 tiles spill */
 #define ALAB_MM_KC 64
 typedef v128_t alab_vf;
@@ -89,9 +97,18 @@ static inline alab_vf alab_vf_div(alab_vf a, alab_vf b) { return wasm_f32x4_div(
  * pmax(b, a) = b < a ? a : b, which is x86's maxps(a, b): a NaN gives b. */
 static inline alab_vf alab_vf_min(alab_vf a, alab_vf b) { return wasm_f32x4_pmin(b, a); }
 static inline alab_vf alab_vf_max(alab_vf a, alab_vf b) { return wasm_f32x4_pmax(b, a); }
+#if defined(__wasm_relaxed_simd__)
+/* attnlab-relaxed.wasm (clang-19 -mrelaxed-simd): f32x4.relaxed_madd, which the
+ * engine may run fused (one rounding: vfmadd on x86 with FMA3, fmla on arm64) or
+ * as mul then add. Within one machine and engine the choice is fixed, so every
+ * kernel that calls this computes each output value by the same instruction
+ * whichever thread or tile holds it (the thread-count identity still holds). */
+static inline alab_vf alab_vf_fma(alab_vf a, alab_vf b, alab_vf c) { return wasm_f32x4_relaxed_madd(a, b, c); }
+#else
 static inline alab_vf alab_vf_fma(alab_vf a, alab_vf b, alab_vf c) {
     return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
 }
+#endif
 static inline float alab_vf_reduce_sum(alab_vf v) {
     v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
     v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));

@@ -42,9 +42,12 @@
 
 EMSCRIPTEN_KEEPALIVE const char *alab_wasm_version(void) { return ALAB_VERSION; }
 
-/* 1 when the kernels were compiled for wasm SIMD128 (-msimd128), else 0. */
+/* 1 when the kernels were compiled for wasm SIMD128 (-msimd128), 2 when also for
+ * relaxed SIMD (-mrelaxed-simd: attnlab-relaxed.wasm, simd.h), else 0. */
 EMSCRIPTEN_KEEPALIVE int alab_wasm_simd(void) {
-#ifdef __wasm_simd128__
+#if defined(__wasm_relaxed_simd__)
+    return 2;
+#elif defined(__wasm_simd128__)
     return 1;
 #else
     return 0;

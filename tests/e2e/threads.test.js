@@ -52,20 +52,21 @@ describe('on a cross-origin isolated page', () => {
 
   it('is isolated, and one thread is asked for, one thread runs', () => {
     expect(one.isolated).toBe(true);
-    expect(one.engine).toEqual({ threads: 1, asked: 1, build: 'attnlab.wasm', note: null });
+    // Chromium runs relaxed SIMD: 'auto' picks the relaxed builds (tests/e2e/backend.test.js)
+    expect(one.engine).toEqual({ threads: 1, asked: 1, build: 'attnlab-relaxed.wasm', backend: 'relaxed-simd', note: null, backendNote: null });
   });
 
   it("'auto' runs min(cores, 4) threads in attnlab/worker, bit for bit the one-thread numbers", async () => {
     const auto = await call(W.page, { api: 'worker', model: BUILTIN, text: CHAPTER, runs: RUNS });
     const want = Math.min(auto.cores, 4);
     expect(auto.engine.threads).toBe(want);
-    expect(auto.engine.build).toBe(want > 1 ? 'attnlab-mt.wasm' : 'attnlab.wasm');
+    expect(auto.engine.build).toBe(want > 1 ? 'attnlab-relaxed-mt.wasm' : 'attnlab-relaxed.wasm');
     expect(auto.runs).toEqual(one.runs); // float bits, every attention and logit
   }, 120_000);
 
   it('3 threads on the main thread of the page (a caller that may not block) give the same bits', async () => {
     const main = await call(W.page, { api: 'main', model: BUILTIN, threads: 3, text: CHAPTER, runs: RUNS });
-    expect(main.engine).toEqual({ threads: 3, asked: 3, build: 'attnlab-mt.wasm', note: null });
+    expect(main.engine).toEqual({ threads: 3, asked: 3, build: 'attnlab-relaxed-mt.wasm', backend: 'relaxed-simd', note: null, backendNote: null });
     expect(main.runs).toEqual(one.runs);
   }, 120_000);
 
@@ -79,10 +80,10 @@ describe('on a page without isolation', () => {
       const auto = await call(W.page, { api: 'worker', model: BUILTIN, text: CHAPTER, runs: [{}] });
       expect(auto.isolated).toBe(false);
       expect(auto.engine.threads).toBe(1);
-      expect(auto.engine.build).toBe('attnlab.wasm');
+      expect(auto.engine.build).toBe('attnlab-relaxed.wasm');
       expect(auto.engine.note).toMatch(/not cross-origin isolated/);
       const two = await call(W.page, { api: 'main', model: BUILTIN, threads: 2, text: CHAPTER, runs: [{}] });
-      expect(two.engine).toMatchObject({ threads: 1, asked: 2, build: 'attnlab.wasm' });
+      expect(two.engine).toMatchObject({ threads: 1, asked: 2, build: 'attnlab-relaxed.wasm' });
       expect(two.engine.note).toMatch(/not cross-origin isolated/);
       expect(two.runs[0].logits).toEqual(auto.runs[0].logits);
       expect(W.errors).toEqual([]);

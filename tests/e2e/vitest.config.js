@@ -14,6 +14,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Chromium runs the relaxed-SIMD build (tests/e2e/backend.test.js); with this flag the Node side of the
+    // tests, which computes what the page must show, runs the same build, so they compare like with like
+    execArgv: ['--experimental-wasm-relaxed-simd'],
     maxWorkers: 1,
     fileParallelism: false,
   },

@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 import { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo, loadModel } from '../../web/src/index.js';
+import { WASM_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let w;
 let real; // attentions of the tiny model on the chapter sentence, (3, 4, 19, 19)
 beforeAll(async () => {
-  w = await instantiateAttnlab(readFileSync(join(ROOT, 'web/dist/attnlab.wasm')));
+  w = await instantiateAttnlab(readFileSync(WASM_PATH));
   const m = await loadModel(join(ROOT, 'tests/fixtures/tiny'));
   real = m.run('Because the storm intensified , the ship finally sank .', { mask: ['causal', 'full', 'window:3'] });
   m.dispose();

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer, CSP } from '../../scripts/serve.mjs';
 import { loadModel } from '../../web/src/index.js';
+import { BACKEND } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
@@ -99,12 +100,16 @@ function compare(got, want) {
   expect(maxAbsDiff(got.top.map((t) => t.prob), want.top.map((t) => t.prob))).toBeLessThanOrEqual(1e-6);
 }
 
-const inPage = (spec) => page.evaluate((s) => window.attnlabTest(s), spec);
+// the page runs the kernels this Node process runs (Chromium could run either), so the numbers compare at 1e-6;
+// the relaxed project (tests/js/vitest.relaxed.config.js) compares the relaxed builds
+const inPage = (spec) => page.evaluate((s) => window.attnlabTest(s), { backend: BACKEND, ...spec });
 
 describe('attnlab/worker in headless Chromium', () => {
   it('loads the tiny model from a URL in a module worker and matches Node to 1e-6', async () => {
     const out = await inPage({ model: '/tests/fixtures/tiny/', text: CHAPTER, runs: RUNS, errors: ERRORS.map(([o]) => o) });
     expect(out.config).toEqual(local.config);
+    expect(out.engine.backend).toBe(BACKEND);
+    expect(local.backend).toBe(BACKEND);
     RUNS.forEach((opts, i) => compare(out.runs[i], local.run(CHAPTER, opts)));
     expect(out.errors.map((e) => e.code)).toEqual(ERRORS.map(([, code]) => code));
     expect(out.errors.every((e) => e.isAttnlabError)).toBe(true);

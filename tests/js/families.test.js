@@ -15,6 +15,7 @@ import * as workerApi from '../../web/src/worker-client.js';
 import { maxAbsDiff } from './helpers/compare.js';
 import { checkpointBuffers } from './helpers/checkpoint.js';
 import { instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, SCALE_Q, SCALE_K, SWAP_QK } from '../../web/src/core/wasm.js';
+import { WASM_PATH, WASM_MT_PATH } from './helpers/builds.js';
 
 const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE, scaleQ: SCALE_Q, scaleK: SCALE_K, swapQK: SWAP_QK };
 
@@ -187,9 +188,9 @@ describe('Hugging Face folders in every form', () => {
       const { o, st } = files(d);
       return w.loadModelFiles(o, st.map(({ name, bytes }) => { const ptr = w.malloc(bytes.length); w.writeBytes(ptr, bytes); return { name, ptr, len: bytes.length }; }));
     };
-    const one = await instantiateAttnlab(readFileSync(join(ROOT, 'web/dist/attnlab.wasm')));
+    const one = await instantiateAttnlab(readFileSync(WASM_PATH));
     for (const threads of [2, 3]) {
-      const w = await instantiateAttnlab(readFileSync(join(ROOT, 'web/dist/attnlab-mt.wasm')), { threads });
+      const w = await instantiateAttnlab(readFileSync(WASM_MT_PATH), { threads });
       expect(w.threads()).toBe(threads);
       w.setParallelMinWork(0);
       for (const n of names) {

@@ -21,6 +21,7 @@ import { loadModel } from '../../web/src/index.js';
 import { modelInternals } from '../../web/src/model.js';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 import { writeCheckpoint } from './helpers/checkpoint.js';
+import { WASM_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
@@ -74,7 +75,7 @@ describe('1,000 runs', () => {
 
 describe('50 load/dispose cycles', () => {
   it('each dispose frees every byte of its model, and every cycle uses the same memory', async () => {
-    const fresh = await instantiateAttnlab(readFileSync(join(ROOT, 'web/dist/attnlab.wasm')));
+    const fresh = await instantiateAttnlab(readFileSync(WASM_PATH));
     const baseline = fresh.heapInUse(); // a fresh instance's heap (static data only)
     const seen = [];
     for (let i = 0; i < 50; i++) {

@@ -16,12 +16,13 @@ import { loadModel, AttnlabError, dagScore, nullDagScore, headAverage } from '..
 import { modelInternals, Result } from '../../web/src/model.js';
 import { startServer } from '../../scripts/serve.mjs';
 import { maxAbsDiff } from './helpers/compare.js';
+import { WASM_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIX = join(ROOT, 'tests/fixtures');
 const BUILTIN = join(ROOT, 'models/brown-gpt2');
 const CLI = join(ROOT, 'build/attnlab');
-const WASM = join(ROOT, 'web/dist/attnlab.wasm');
+const WASM = WASM_PATH; // helpers/builds.js: attnlab.wasm, or attnlab-relaxed.wasm under its flag
 const golden = JSON.parse(readFileSync(join(FIX, 'golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';

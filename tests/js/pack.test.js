@@ -52,7 +52,8 @@ describe('npm pack', () => {
     const paths = packed.files.map((f) => f.path).sort();
     for (const p of ['package.json', 'README.md', 'web/src/index.js', 'web/src/worker-client.js', 'web/src/worker.js',
       'web/src/model.js', 'web/src/sources.js', 'web/src/analysis.js', 'web/src/core/wasm.js', 'web/src/core/errors.js',
-      'web/dist/attnlab.wasm', 'web/dist/attnlab-mt.wasm', 'web/src/core/thread.js', 'web/src/core/threads.js',
+      'web/dist/attnlab.wasm', 'web/dist/attnlab-mt.wasm', 'web/dist/attnlab-relaxed.wasm', 'web/dist/attnlab-relaxed-mt.wasm',
+      'web/src/core/thread.js', 'web/src/core/threads.js',
       'web/src/core/imports.js', 'types/index.d.ts', 'types/worker.d.ts',
       // 'attnlab/widget': its sources for bundlers, the prebuilt module for pages without a build step
       'web/src/widget/index.js', 'web/src/widget/worker.js', 'web/dist/widget/attnlab-widget.js', 'web/dist/widget/attnlab-widget-worker.js', 'types/widget.d.ts',
@@ -61,7 +62,7 @@ describe('npm pack', () => {
       expect(paths).toContain(p);
     for (const f of BUILTIN_FILES)
       expect(paths, `the tarball lacks the built-in model's ${f}: built-in model missing (train it: make model)`).toContain(`models/brown-gpt2/${f}`);
-    const allowed = /^(package\.json|README\.md|LICENSE|web\/src\/[\w-]+\.js|web\/src\/core\/\w+\.js|web\/src\/(widget|figures|ui)\/[\w-]+\.js|web\/dist\/attnlab(-mt)?\.wasm|web\/dist\/widget\/[\w.-]+\.(js|wasm)|web\/dist\/widget\/posters\/(en|zh)\/fig[1-4](-full)?\.svg|types\/\w+\.d\.ts|models\/brown-gpt2\/(evidence\/)?[\w.-]+)$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|web\/src\/[\w-]+\.js|web\/src\/core\/\w+\.js|web\/src\/(widget|figures|ui)\/[\w-]+\.js|web\/dist\/attnlab(-relaxed)?(-mt)?\.wasm|web\/dist\/widget\/[\w.-]+\.(js|wasm)|web\/dist\/widget\/posters\/(en|zh)\/fig[1-4](-full)?\.svg|types\/\w+\.d\.ts|models\/brown-gpt2\/(evidence\/)?[\w.-]+)$/;
     expect(paths.filter((p) => !allowed.test(p))).toEqual([]);
     expect(paths.some((p) => p.startsWith('tests/') || p.startsWith('c/') || p.startsWith('build/'))).toBe(false);
     const wasm = packed.files.find((f) => f.path === 'web/dist/attnlab.wasm');

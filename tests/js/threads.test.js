@@ -6,7 +6,8 @@
 // helpers that read memory grown while they slept; a helper that traps makes
 // the run fail with ETHREAD instead of hanging; bad thread counts get codes.
 //
-// Needs web/dist/attnlab.wasm and web/dist/attnlab-mt.wasm (make wasm).
+// Needs web/dist/attnlab.wasm and web/dist/attnlab-mt.wasm (make wasm), or their relaxed twins
+// (helpers/builds.js).
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -19,14 +20,16 @@ import {
 import { AttnlabError } from '../../web/src/core/errors.js';
 import { checkpointBuffers } from './helpers/checkpoint.js';
 import { maxAbsDiff } from './helpers/compare.js';
+import { WASM_PATH, WASM_MT_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE };
 const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
-const MT_BYTES = new Uint8Array(readFileSync(join(ROOT, 'web/dist/attnlab-mt.wasm')));
-const ST_BYTES = new Uint8Array(readFileSync(join(ROOT, 'web/dist/attnlab.wasm')));
+// this process's builds (helpers/builds.js): the SIMD128 ones, or the relaxed-SIMD twins under its flag
+const MT_BYTES = new Uint8Array(readFileSync(WASM_MT_PATH));
+const ST_BYTES = new Uint8Array(readFileSync(WASM_PATH));
 
 function modelFiles(name) {
   const dir = join(ROOT, golden.models[name].dir);

@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { loadModel } from '../../web/src/index.js';
 import { loadModel as loadInWorker } from '../../web/src/worker-client.js';
 import { AttnlabError } from '../../web/src/core/errors.js';
+import { BACKEND, ST_BUILD, MT_BUILD, backendNoteMatcher } from './helpers/builds.js';
 
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
 const RUN = { interventions: [{ kind: 'soft', layer: 4, head: 'all', row: 9, col: 2, lambda: 2 }], captureQK: { layer: 1, head: 2 } };
@@ -26,8 +27,10 @@ afterAll(() => { one?.dispose(); two?.dispose(); });
 
 describe("loadModel's threads option", () => {
   it('reports what runs in model.engine', () => {
-    expect(one.engine).toEqual({ threads: 1, asked: 1, build: 'attnlab.wasm', note: null });
-    expect(two.engine).toEqual({ threads: 2, asked: 2, build: 'attnlab-mt.wasm', note: null });
+    const backend = { backend: BACKEND, backendNote: backendNoteMatcher(expect) };
+    expect(one.engine).toEqual({ threads: 1, asked: 1, build: ST_BUILD, note: null, ...backend });
+    expect(two.engine).toEqual({ threads: 2, asked: 2, build: MT_BUILD, note: null, ...backend });
+    expect(one.backend).toBe(BACKEND);
     expect(Object.isFrozen(two.engine)).toBe(true);
   });
 
@@ -49,7 +52,7 @@ describe("loadModel's threads option", () => {
   it("'auto' is one thread in Node, and says so", async () => {
     const m = await loadModel(undefined);
     try {
-      expect(m.engine).toMatchObject({ threads: 1, asked: 'auto', build: 'attnlab.wasm' });
+      expect(m.engine).toMatchObject({ threads: 1, asked: 'auto', build: ST_BUILD });
       expect(m.engine.note).toMatch(/Node/);
     } finally {
       m.dispose();
@@ -67,7 +70,7 @@ describe("loadModel's threads option", () => {
   it('falls back to one thread, with the reason, when the helpers cannot start', async () => {
     const m = await loadModel(undefined, { threads: 2, threadWorker: 'file:///nonexistent/thread.js' });
     try {
-      expect(m.engine).toMatchObject({ threads: 1, asked: 2, build: 'attnlab.wasm' });
+      expect(m.engine).toMatchObject({ threads: 1, asked: 2, build: ST_BUILD });
       expect(m.engine.note).toMatch(/ETHREAD/);
       expect(bits(m.run(CHAPTER).logits)).toEqual(bits(one.run(CHAPTER).logits));
     } finally {
@@ -88,7 +91,7 @@ describe("attnlab/worker's threads option", () => {
   it('runs the model in its worker on 2 threads, bit for bit', async () => {
     const m = await loadInWorker(undefined, { threads: 2 });
     try {
-      expect(m.engine).toEqual({ threads: 2, asked: 2, build: 'attnlab-mt.wasm', note: null });
+      expect(m.engine).toEqual({ threads: 2, asked: 2, build: MT_BUILD, backend: BACKEND, note: null, backendNote: backendNoteMatcher(expect) });
       const r = await m.run(CHAPTER, RUN);
       expect(bits(r.attentions)).toEqual(bits(one.run(CHAPTER, RUN).attentions));
     } finally {

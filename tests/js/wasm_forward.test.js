@@ -3,7 +3,8 @@
 // (web/src/core/wasm.js), and reports every error through the boundary with
 // its stable code while staying usable afterwards.
 //
-// Needs web/dist/attnlab.wasm (make wasm); ATTNLAB_WASM=path overrides it.
+// Needs web/dist/attnlab.wasm (make wasm), or attnlab-relaxed.wasm where relaxed SIMD runs
+// (helpers/builds.js); ATTNLAB_WASM=path overrides it.
 // Golden data: tests/fixtures/golden.json (tests/ref/gen_fixtures.py).
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -16,9 +17,9 @@ import {
 } from '../../web/src/core/wasm.js';
 import { AttnlabError, ERROR_CODES } from '../../web/src/core/errors.js';
 import { maxAbsDiff } from './helpers/compare.js';
+import { WASM_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const WASM_PATH = process.env.ATTNLAB_WASM || join(ROOT, 'web/dist/attnlab.wasm');
 const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';

@@ -34,8 +34,12 @@ import * as evidence from './evidence.js';
 import * as circuits from './circuits.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
 import { EVIDENCE_SETS } from './evidence-sets.js';
-import { checkReadOptions, defaultWasmURL, defaultWasmMTURL, readModelInto, resolveSource, resolveURL } from './sources.js';
+import {
+  checkReadOptions, defaultWasmURL, defaultWasmMTURL, defaultWasmRelaxedURL, defaultWasmRelaxedMTURL, readModelInto,
+  resolveSource, resolveURL,
+} from './sources.js';
 import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
+import { BACKENDS, BUILDS, relaxedSimdSupported } from './core/backend.js';
 
 /** Limits of c/include/attnlab.h that the JS side checks first. */
 export const MAX_TEXT_BYTES = C.MAX_TEXT_BYTES;
@@ -98,9 +102,8 @@ const utf8 = new TextEncoder();
 
 const moduleCache = new Map(); // href -> Promise<WebAssembly.Module>
 
-async function newInstance(wasm, { mt = false, threads = 1, threadWorker } = {}) {
+async function newInstance(wasm, { mt = false, threads = 1, threadWorker, what = mt ? 'options.wasmMT' : 'options.wasm' } = {}) {
   let src = wasm ?? (mt ? defaultWasmMTURL() : defaultWasmURL());
-  const what = mt ? 'options.wasmMT' : 'options.wasm';
   let key = null;
   if (typeof src === 'string' || src instanceof URL) {
     src = await resolveURL(src, 'wasm URL');
@@ -123,12 +126,52 @@ async function newInstance(wasm, { mt = false, threads = 1, threadWorker } = {})
 }
 
 /**
- * The instance for loadModel's thread options: attnlab-mt.wasm with helper
- * threads where they are asked for ('auto' or a number > 1) and this
- * environment can run them, else attnlab.wasm. Returns {w, engine}; engine
- * says what was asked, what runs and, when that is fewer threads, why.
+ * The instance for loadModel's backend and thread options. The backend: 'auto'
+ * takes the relaxed-SIMD builds where this engine validates a relaxed
+ * instruction (core/backend.js) and their location is known (wasmRelaxed and
+ * wasmRelaxedMT, each defaulting to the package's own unless the caller moved
+ * its SIMD128 twin with wasm or wasmMT), else the SIMD128 builds;
+ * if the relaxed build cannot start, 'auto' falls back to SIMD128 and says why
+ * (engine.backendNote); a backend asked for by name is that one or an error.
+ * The threads: the backend's multithreaded build with helper threads where they
+ * are asked for ('auto' or a number > 1) and this environment can run them,
+ * else its one-thread build. Returns {w, engine}; engine says what was asked,
+ * what runs and, when that is fewer threads or not the relaxed build, why.
  */
-async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
+async function instanceFor({ wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threads, threadWorker }) {
+  const askedBackend = backend === undefined || backend === null ? 'auto' : backend;
+  if (askedBackend !== 'auto' && !BACKENDS.includes(askedBackend))
+    throw new AttnlabError(typeof askedBackend === 'string' ? 'EINVAL' : 'ETYPE',
+                           `options.backend must be 'auto', ${BACKENDS.map((b) => `'${b}'`).join(' or ')}, got ${String(askedBackend)}`);
+  let backendNote = null;
+  if (askedBackend === 'relaxed-simd' && !relaxedSimdSupported())
+    throw new AttnlabError('EWASM', 'options.backend: this engine does not run relaxed SIMD (WebAssembly.validate refused ' +
+                           'f32x4.relaxed_madd; Node 20 needs --experimental-wasm-relaxed-simd)');
+  if (askedBackend === 'auto') {
+    if (!relaxedSimdSupported()) backendNote = 'this engine does not run relaxed SIMD (WebAssembly.validate refused f32x4.relaxed_madd)';
+    else if (wasm != null && wasmRelaxed == null) backendNote = 'options.wasm was given without options.wasmRelaxed';
+    else if (wasmMT != null && wasmRelaxedMT == null) backendNote = 'options.wasmMT was given without options.wasmRelaxedMT';
+    else {
+      const relaxed = { wasm: wasmRelaxed ?? defaultWasmRelaxedURL(), wasmMT: wasmRelaxedMT ?? defaultWasmRelaxedMTURL() };
+      try {
+        return await threadedInstance({ ...relaxed, threads, threadWorker, relaxedNames: true });
+      } catch (e) {
+        if (!(e instanceof AttnlabError) || e.code === 'ETYPE' || e.code === 'ERANGE') throw e;
+        backendNote = `the relaxed-SIMD build could not start (${e.code}: ${e.message}); running the SIMD128 build`;
+      }
+    }
+  } else if (askedBackend === 'relaxed-simd') {
+    return threadedInstance({ wasm: wasmRelaxed ?? defaultWasmRelaxedURL(), wasmMT: wasmRelaxedMT ?? defaultWasmRelaxedMTURL(),
+                              threads, threadWorker, relaxedNames: true });
+  }
+  const r = await threadedInstance({ wasm, wasmMT, threads, threadWorker, relaxedNames: false });
+  r.engine.backendNote = backendNote;
+  return r;
+}
+
+// One backend's builds: its multithreaded one where threads can run, else its one-thread one.
+async function threadedInstance({ wasm, wasmMT, threads, threadWorker, relaxedNames }) {
+  const names = relaxedNames ? { st: 'options.wasmRelaxed', mt: 'options.wasmRelaxedMT' } : { st: 'options.wasm', mt: 'options.wasmMT' };
   const asked = threads === undefined || threads === null ? 'auto' : threads;
   if (asked !== 'auto' && (!Number.isInteger(asked) || asked < 1 || asked > MAX_THREADS))
     throw new AttnlabError(typeof asked === 'number' ? 'ERANGE' : 'ETYPE',
@@ -144,15 +187,22 @@ async function instanceFor({ wasm, wasmMT, threads, threadWorker }) {
   }
   if (n > 1) {
     try {
-      const w = await newInstance(wasmMT, { mt: true, threads: n, threadWorker });
-      return { w, engine: { threads: w.threads(), asked, build: 'attnlab-mt.wasm', note: null } };
+      const w = await newInstance(wasmMT, { mt: true, threads: n, threadWorker, what: names.mt });
+      return { w, engine: engineOf(w, { threads: w.threads(), asked, mt: true, note: null }) };
     } catch (e) {
       if (!(e instanceof AttnlabError) || e.code === 'ETYPE') throw e;
       note = `the multithreaded build could not start (${e.code}: ${e.message}); running on one thread`;
     }
   }
-  const w = await newInstance(wasm);
-  return { w, engine: { threads: 1, asked, build: 'attnlab.wasm', note } };
+  const w = await newInstance(wasm, { what: names.st });
+  return { w, engine: engineOf(w, { threads: 1, asked, mt: false, note }) };
+}
+
+// model.engine: the backend as the running module reports it (alab_wasm_simd), and its build's file name.
+function engineOf(w, { threads, asked, mt, note }) {
+  const backend = w.backend();
+  const build = (BUILDS[backend] || BUILDS.simd128)[mt ? 1 : 0];
+  return { threads, asked, build, backend, note, backendNote: null };
 }
 
 // ---------------------------------------------------------------------------
@@ -382,12 +432,17 @@ export class Model {
   }
 
   /** @private use loadModel() */
-  constructor(token, w, handle, source, engine = { threads: 1, asked: 1, build: 'attnlab.wasm', note: null }) {
+  constructor(token, w, handle, source, engine = { threads: 1, asked: 1, build: 'attnlab.wasm', backend: 'simd128', note: null, backendNote: null }) {
     if (token !== NEW) throw new AttnlabError('ETYPE', 'use loadModel() to create a Model');
     this.#w = w;
     this.#h = handle;
-    /** {threads, asked, build, note}: the threads runs are split over, what was asked, the wasm build, and why fewer (or null). */
+    /**
+     * {threads, asked, build, backend, note, backendNote}: the threads runs are split over, what was asked, the
+     * wasm build, its kernels ('relaxed-simd' or 'simd128'), why fewer threads (or null), why not relaxed (or null).
+     */
     this.engine = Object.freeze({ ...engine });
+    /** 'relaxed-simd' (attnlab-relaxed*.wasm) or 'simd128' (attnlab*.wasm): the kernels this model runs. */
+    this.backend = this.engine.backend;
     /** How the weights are held: 'f32', or 'half' (16-bit, converted inside the products; loadModel's weights option). */
     this.weights = w.modelHalf(handle) ? 'half' : 'f32';
     const c = w.config(handle);
@@ -1273,8 +1328,15 @@ export function modelInternals(model) {
  * @param {undefined|null|string|URL|object|FileList|File[]} [source] see sources.js
  * @param {{onProgress?: (e: object) => void, wasm?: string|URL|BufferSource|WebAssembly.Module|Response,
  *          threads?: 'auto'|number, wasmMT?: string|URL|BufferSource|WebAssembly.Module|Response,
+ *          wasmRelaxed?: string|URL|BufferSource|WebAssembly.Module|Response,
+ *          wasmRelaxedMT?: string|URL|BufferSource|WebAssembly.Module|Response,
+ *          backend?: 'auto'|'relaxed-simd'|'simd128',
  *          threadWorker?: string|URL, signal?: AbortSignal, timeoutMs?: number,
  *          redirects?: 'same-origin'|'any'|'none'}} [options]
+ *   backend: 'auto' (default) runs the relaxed-SIMD build (attnlab-relaxed.wasm, -mt: every multiply-add
+ *   of the kernels one f32x4.relaxed_madd) where WebAssembly.validate accepts a relaxed instruction, else
+ *   the SIMD128 build; 'relaxed-simd' or 'simd128' asks for one (EWASM where relaxed SIMD does not run).
+ *   wasmRelaxed, wasmRelaxedMT: where the relaxed builds are. model.backend says which runs.
  *   signal: aborts the load (EABORT); timeoutMs: a download that goes this long without a byte is
  *   ended (ETIMEDOUT; default 30000, 0 for none); redirects: which HTTP redirects are followed
  *   (default 'same-origin': only within the origin of the URL given). See sources.js.
@@ -1284,8 +1346,10 @@ export function modelInternals(model) {
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options) {
-  const { onProgress, wasm, threads, wasmMT, threadWorker, signal, timeoutMs, redirects, weights = 'auto' } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'threadWorker', 'signal', 'timeoutMs', 'redirects', 'weights']);
+  const { onProgress, wasm, threads, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threadWorker, signal, timeoutMs, redirects,
+          weights = 'auto' } =
+    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'wasmRelaxed', 'wasmRelaxedMT', 'backend',
+                                        'threadWorker', 'signal', 'timeoutMs', 'redirects', 'weights']);
   if (!['auto', 'f32', 'half'].includes(weights))
     throw new AttnlabError(typeof weights === 'string' ? 'EINVAL' : 'ETYPE', "options.weights must be 'auto', 'f32' or 'half'");
   if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
@@ -1294,7 +1358,7 @@ export async function loadModel(source, options) {
   const emit = onProgress ? (e) => onProgress(e) : () => {};
   const src = await resolveSource(source);
   const t0 = performance.now();
-  const { w, engine } = await instanceFor({ wasm, wasmMT, threads, threadWorker });
+  const { w, engine } = await instanceFor({ wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threads, threadWorker });
   const t1 = performance.now();
   let files;
   try {

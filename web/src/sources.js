@@ -111,6 +111,16 @@ export function defaultWasmMTURL() {
   return new URL('../dist/attnlab-mt.wasm', import.meta.url);
 }
 
+/** The default location of the relaxed-SIMD build: web/dist/attnlab-relaxed.wasm of this package. */
+export function defaultWasmRelaxedURL() {
+  return new URL('../dist/attnlab-relaxed.wasm', import.meta.url);
+}
+
+/** The default location of its multithreaded twin: web/dist/attnlab-relaxed-mt.wasm of this package. */
+export function defaultWasmRelaxedMTURL() {
+  return new URL('../dist/attnlab-relaxed-mt.wasm', import.meta.url);
+}
+
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
 const hasBlob = typeof Blob !== 'undefined';
 const utf8 = new TextEncoder();

@@ -125,8 +125,10 @@ class WorkerModel {
     this.config = null;
     /** The model's directory URL, or 'buffers' (after load). */
     this.source = null;
-    /** {threads, asked, build, note} of the model in the worker (after load); see Model#engine. */
+    /** {threads, asked, build, backend, note, backendNote} of the model in the worker (after load); see Model#engine. */
     this.engine = null;
+    /** 'relaxed-simd' or 'simd128' (after load); see Model#backend. */
+    this.backend = null;
     /** 'f32' or 'half' (after load); see Model#weights. */
     this.weights = null;
   }
@@ -159,11 +161,13 @@ class WorkerModel {
 
   async #load(source, options) {
     const o = {};
-    for (const k of ['wasm', 'wasmMT', 'threads', 'threadWorker', 'timeoutMs', 'redirects', 'weights']) if (options[k] !== undefined) o[k] = options[k];
+    for (const k of ['wasm', 'wasmMT', 'wasmRelaxed', 'wasmRelaxedMT', 'backend', 'threads', 'threadWorker', 'timeoutMs', 'redirects', 'weights'])
+      if (options[k] !== undefined) o[k] = options[k];
     const value = await this.#call('load', [source, o], { transfer: options.transfer, onProgress: options.onProgress });
     this.config = Object.freeze(value.config);
     this.source = value.source;
     this.engine = Object.freeze(value.engine);
+    this.backend = this.engine.backend;
     this.weights = value.weights;
   }
 
@@ -280,7 +284,8 @@ async function loadModel(source, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
     throw new AttnlabError('ETYPE', 'loadModel: options must be an object');
   const o = options || {};
-  const known = ['onProgress', 'wasm', 'wasmMT', 'threads', 'threadWorker', 'weights', 'worker', 'transfer', 'signal', 'timeoutMs', 'redirects'];
+  const known = ['onProgress', 'wasm', 'wasmMT', 'wasmRelaxed', 'wasmRelaxedMT', 'backend', 'threads', 'threadWorker', 'weights', 'worker',
+                 'transfer', 'signal', 'timeoutMs', 'redirects'];
   for (const k of Object.keys(o))
     if (!known.includes(k)) throw new AttnlabError('EINVAL', `loadModel: unknown option '${k}' (known: ${known.join(', ')})`);
   if (o.onProgress !== undefined && o.onProgress !== null && typeof o.onProgress !== 'function')
@@ -293,6 +298,8 @@ async function loadModel(source, options) {
   const src = await sourceMessage(source, transfer, o.transfer === true);
   const wasm = await wasmMessage(o.wasm);
   const wasmMT = await wasmMessage(o.wasmMT);
+  const wasmRelaxed = await wasmMessage(o.wasmRelaxed);
+  const wasmRelaxedMT = await wasmMessage(o.wasmRelaxedMT);
   const threadWorker = o.threadWorker === undefined || o.threadWorker === null ? undefined
     : (await resolveURL(o.threadWorker, 'threadWorker URL')).href;
   const model = new WorkerModel(NEW, await startWorker(o.worker));
@@ -301,7 +308,7 @@ async function loadModel(source, options) {
   if (signal) signal.addEventListener('abort', onAbort, { once: true });
   try {
     if (signal && signal.aborted) onAbort();
-    await loadInto(model, src, { wasm, wasmMT, threads: o.threads, threadWorker, weights: o.weights, transfer, timeoutMs, redirects,
+    await loadInto(model, src, { wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend: o.backend, threads: o.threads, threadWorker, weights: o.weights, transfer, timeoutMs, redirects,
       onProgress: o.onProgress || null });
   } catch (e) {
     await model.dispose();

@@ -1,14 +1,14 @@
 // threads.js (test page) — window.threadsTest({api, model, threads, text, runs}): load a model with
 // 'attnlab/worker' (api 'worker') or 'attnlab' on this page's main thread (api 'main'), with the
-// given threads option, run it, and return the engine, crossOriginIsolated and the numbers as plain
+// given threads (and backend) option, run it, and return the engine, crossOriginIsolated and the numbers as plain
 // arrays, for tests/e2e/threads.test.js to compare bit for bit.
 
 import { loadModel as loadInWorker } from '/src/worker-client.js';
 import { loadModel as loadHere } from '/src/index.js';
 
-async function threadsTest({ api = 'worker', model, threads, text, runs = [{}] }) {
+async function threadsTest({ api = 'worker', model, threads, backend, text, runs = [{}] }) {
   const load = api === 'worker' ? loadInWorker : loadHere;
-  const m = await load(model, threads === undefined ? {} : { threads });
+  const m = await load(model, { ...(threads === undefined ? {} : { threads }), ...(backend === undefined ? {} : { backend }) });
   try {
     const out = { isolated: globalThis.crossOriginIsolated === true, cores: navigator.hardwareConcurrency, engine: m.engine, runs: [] };
     for (const opts of runs) {

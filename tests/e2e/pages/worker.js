@@ -18,14 +18,15 @@ async function sourceOf(model) {
   }));
 }
 
-async function attnlabTest({ model, text, runs = [], errors = [], timing = false }) {
+async function attnlabTest({ model, text, runs = [], errors = [], timing = false, backend }) {
   const events = [];
   const source = await sourceOf(model);
   const t0 = performance.now();
-  const m = await loadModel(source, { onProgress: (e) => events.push({ status: e.status, file: e.file, loaded: e.loaded, total: e.total }) });
+  const m = await loadModel(source, { onProgress: (e) => events.push({ status: e.status, file: e.file, loaded: e.loaded, total: e.total }),
+                                      ...(backend ? { backend } : {}) });
   const loadMs = performance.now() - t0;
   try {
-    const out = { config: m.config, events, loadMs, runs: [], errors: [], runMs: [] };
+    const out = { config: m.config, engine: m.engine, events, loadMs, runs: [], errors: [], runMs: [] };
     for (const opts of runs) {
       const t1 = performance.now();
       const r = await m.run(text, opts);

@@ -67,8 +67,10 @@ function spawn(url) {
     });
   }
   return import('node:worker_threads').then(({ Worker: NodeWorker }) => {
-    // Workers inherit process.execArgv; --input-type (valid only with -e) would stop a file worker.
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+    // Workers inherit process.execArgv; --input-type (valid only with -e) would stop a file worker, and
+    // worker_threads refuses V8's wasm flags (--experimental-wasm-relaxed-simd, which Node 20 needs for
+    // the relaxed build; --liftoff, --no-wasm-tier-up, ...), which hold for the whole process anyway.
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type') && !/^--(no-)?(experimental-wasm-|wasm-|liftoff)/.test(a));
     // not new URL('./thread.js', import.meta.url) literally: bundlers would copy the unbundled file as an
     // asset for this Node-only branch (the browser branch above is the one they bundle)
     const w = new NodeWorker(url || new URL(THREAD_ENTRY, import.meta.url), { execArgv });

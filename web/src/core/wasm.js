@@ -1,6 +1,9 @@
 // wasm.js — the low layer: loads attnlab.wasm without any Emscripten JS glue,
 // mirrors the C exports 1:1 and owns wasm memory.
 //
+// attnlab-relaxed.wasm and attnlab-relaxed-mt.wasm (clang-19, relaxed SIMD:
+// backend.js) have the same imports and exports as these two and load the same way.
+//
 // The module is built with -sSTANDALONE_WASM --no-entry (a WASI "reactor"):
 // we instantiate it ourselves, give it the handful of imports it asks for
 // (imports.js), call its _initialize, and talk to it through numbers and
@@ -32,6 +35,7 @@
 import { AttnlabError, errorFromRc } from './errors.js';
 import { makeImports, importsSharedMemory, decodeUtf8, MT_INITIAL_PAGES, MT_MAXIMUM_PAGES } from './imports.js';
 import { startHelpers, callerCanBlock, MAX_THREADS } from './threads.js';
+import { backendOfLevel } from './backend.js';
 import {
   C, CONFIG_FIELDS, INTERVENTION_FIELDS, KERNELS, EXPORTS, UNSIGNED_RESULTS, WEIGHTS, HOPFIELD_MODES, FEATURE_MAPS,
   LINATTN_FORMS,
@@ -307,7 +311,10 @@ export class AttnlabWasm {
   }
 
   version() { return this.readCString(this.fn.alab_wasm_version()); }
-  simd() { return this.fn.alab_wasm_simd() === 1; }
+  /** Whether the kernels use wasm SIMD128 (both backends do; the relaxed build adds relaxed_madd). */
+  simd() { return this.fn.alab_wasm_simd() >= 1; }
+  /** 'relaxed-simd' (attnlab-relaxed*.wasm) or 'simd128' (attnlab*.wasm), as the module itself says. */
+  backend() { return backendOfLevel(this.fn.alab_wasm_simd()); }
 
   // ---- model -------------------------------------------------------------
 

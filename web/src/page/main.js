@@ -484,8 +484,9 @@ function localModelName(files, cfg) {
 function modelStatus() {
   if (!model || !config) return;
   $('model-status').textContent = t('modelLoaded', modelName, config) + (modelCached ? ` (${t('modelCached')})` : '') +
-    ' · ' + t('engineThreads', model.engine.threads);
+    ' · ' + t('engineThreads', model.engine.threads, model.engine.backend === 'relaxed-simd');
   $('model-status').title = model.engine.note ? t('engineNote', model.engine.note) : '';
+  document.body.dataset.backend = model.engine.backend; // 'relaxed-simd' or 'simd128' (tests/e2e/backend.test.js)
 }
 
 /** Show the local-files chooser when the picker says "Local files…". */

@@ -8,7 +8,7 @@
 // linear-attention and √d_k demos.
 //
 // The messages are ui/protocol.js's; result buffers are transferred. Methods:
-//   load      [modelURL, wasmURL]             -> {config, source}   (progress: the loader's events)
+//   load      [modelURL, wasmURL]             -> {config, source, engine}   (progress: the loader's events)
 //   run       [modelURL, text, runOptions]    -> a Result message (model.js resultToMessage)
 //   tokenize  [modelURL, text]                -> {ids, tokens}
 //   evidence  [modelURL, kind, text, options] -> an edge or token knockout
@@ -67,15 +67,19 @@ const DEMOS = { hopfield: hopfieldData, linear: linearData, sqrtdk: sqrtdkData }
 const HANDLERS = {
   async load([url, wasm], { progress }) {
     if (!models.has(url)) {
-      // the multithreaded build sits beside attnlab.wasm; it is used only on a cross-origin isolated
-      // page, and where it is missing the model runs on one thread
-      const wasmMT = wasm ? new URL('attnlab-mt.wasm', wasm).href : undefined;
-      const p = loadModel(url, { wasm, wasmMT, onProgress: progress });
+      // the multithreaded build and the relaxed-SIMD twins sit beside attnlab.wasm; the mt builds are
+      // used only on a cross-origin isolated page (where missing, the model runs on one thread), the
+      // relaxed ones where the browser validates relaxed SIMD (where missing, the SIMD128 ones run)
+      const beside = (name) => (wasm ? new URL(name, wasm).href : undefined);
+      const p = loadModel(url, {
+        wasm, wasmMT: beside('attnlab-mt.wasm'), wasmRelaxed: beside('attnlab-relaxed.wasm'),
+        wasmRelaxedMT: beside('attnlab-relaxed-mt.wasm'), onProgress: progress,
+      });
       models.set(url, p);
       p.catch(() => models.delete(url));   // a failed load can be retried
     }
     const m = await models.get(url);
-    return { config: m.config, source: m.source };
+    return { config: m.config, source: m.source, engine: m.engine };
   },
   async run([url, text, options]) {
     const { data, transfer } = resultToMessage((await modelAt(url)).run(text, options));

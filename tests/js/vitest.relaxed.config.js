@@ -1,0 +1,27 @@
+// vitest.relaxed.config.js — the Node tests that load the engine, again on the relaxed-SIMD builds
+// (web/dist/attnlab-relaxed.wasm and attnlab-relaxed-mt.wasm). Node 20 compiles relaxed
+// instructions only with --experimental-wasm-relaxed-simd; with it loadModel's backend 'auto'
+// picks the relaxed builds, and so does tests/js/helpers/builds.js for the tests that load a
+// .wasm file themselves. `make test-js` runs the default config (SIMD128) and then this one:
+//   npx vitest run --config tests/js/vitest.relaxed.config.js [file]
+
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('../../', import.meta.url)),
+  test: {
+    // every test file whose numbers or engine reports come from the wasm builds
+    include: [
+      'analysis', 'boundary', 'browser_worker', 'builtin_circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
+      'evidence-sets-api', 'evidence', 'families', 'heads', 'heads_synthetic', 'loading', 'memory', 'model',
+      'readable', 'real_files', 'relaxed', 'threads', 'threads_api', 'tokenizer_json', 'trained', 'wasm_forward',
+      'worker',
+    ].map((f) => `tests/js/${f}.test.js`),
+    execArgv: ['--experimental-wasm-relaxed-simd'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
