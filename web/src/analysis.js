@@ -110,7 +110,7 @@ export function nullDagScore(T, mask) {
 }
 
 // {mode, window} of a mask argument: 'causal', 'full', 'window:W' or {mode, window}.
-function maskOf(mask) {
+export function maskOf(mask) {
   if (mask === undefined || mask === null) return { mode: 'causal', window: 0 };
   let mode, window = 0;
   if (typeof mask === 'string') {

@@ -4,6 +4,7 @@
 // translator (the strings are the page's, figFind* / figCannot* in i18n.js) and writes the lines.
 
 import { softDo } from '../figures/display-do.js';
+import { maskOf } from '../analysis.js';
 
 /** The largest entry of row i of the T×T matrix A: {j, w} (the first one on ties; NaN entries skipped). */
 export function rowPeak(A, T, i) {
@@ -17,10 +18,8 @@ export function rowPeak(A, T, i) {
 
 /** The number of keys row i may weigh under `mask` ('causal', 'full', 'window:W'). */
 export function keysOf(i, T, mask) {
-  const m = String(mask || 'causal');
-  if (m === 'full') return T;
-  const w = /^window:(\d+)$/.exec(m);
-  return w ? Math.min(i + 1, Number(w[1])) : i + 1;
+  const { mode, window } = maskOf(mask);
+  return mode === 'full' ? T : mode === 'window' ? Math.min(i + 1, window) : i + 1;
 }
 
 /** 1-based rank of entry (i, j) in row i (1 = the largest), among finite entries. */
