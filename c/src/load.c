@@ -389,13 +389,8 @@ static int bind_weights(alab_model *m, const tensor_source *src, int weights) {
                 for (int s = 0; s < src->n; s++)
                     if (t->data >= src->st[s].data && t->data < src->st[s].data + src->st[s].data_len) borrowed[s] = 1;
             }
-            size_t bad = count;
-            for (size_t j = 0; j < count && bad == count; j++) {
-                uint16_t h16;
-                memcpy(&h16, d16 + 2 * j, 2);
-                const float f = m->half == ST_F16 ? alab_f16_to_f32(h16) : alab_bf16_to_f32(h16);
-                if (!(f - f == 0.0f)) bad = j;
-            }
+            /* d16 is 2-byte aligned here (an odd address was copied above); the scan reads the bits */
+            size_t bad = first_nonfinite_16((const uint16_t *)(const void *)d16, count, m->half != ST_F16);
             if (bad < count)
                 rc = alab_fail(ALAB_ENAN, "model.safetensors: tensor \"%s\" holds a non-finite value at index %zu", t->name, bad);
             *l.s[i].dst = (const float *)(const void *)d16;

@@ -8,6 +8,7 @@
  * Legend: T rows (tokens), C input channels, OC output channels.
  * No kernel allocates: the matmuls pack what they reuse into fixed-size
  * buffers on the stack (8-24 KiB of weights, 64 KiB of input rows). */
+#include "internal.h"
 #include "ops.h"
 #include "simd.h"
 
@@ -849,6 +850,31 @@ size_t first_nonfinite_f32(const float *x, size_t n) {
         }
         i = end;
     }
+    return n;
+}
+
+/* 16-bit weights kept as stored (half storage): a value is inf or NaN exactly when its exponent bits are all
+ * set (F16: 0x7c00, BF16: 0x7f80), so the check needs no conversion. Per block of 1024 an OR of the compare
+ * results (which the compiler vectorises), then the first hit of a block that has one. */
+size_t first_nonfinite_16(const uint16_t *h, size_t n, int bf16) {
+    const uint16_t m = bf16 ? 0x7f80u : 0x7c00u;
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i < NF_BLOCK ? n : i + NF_BLOCK;
+        unsigned hit = 0;
+        for (size_t j = i; j < end; j++) hit |= (unsigned)((h[j] & m) == m);
+        if (hit)
+            for (size_t j = i; j < end; j++)
+                if ((h[j] & m) == m) return j;
+        i = end;
+    }
+    return n;
+}
+
+/* The twin: each value converted to f32 and tested there. */
+size_t first_nonfinite_16_ref(const uint16_t *h, size_t n, int bf16) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(bf16 ? alab_bf16_to_f32(h[i]) : alab_f16_to_f32(h[i]))) return i;
     return n;
 }
 

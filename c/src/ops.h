@@ -6,6 +6,7 @@
 #define ALAB_OPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* out (T,OC) = inp (T,C) @ w (C,OC) + bias (OC); bias may be NULL. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
@@ -107,6 +108,8 @@ void axpy_f32_ref(float *y, float alpha, const float *x, int n);
 /* Index of the first inf or NaN in x (n if there is none): the weight check at load. */
 size_t first_nonfinite_f32(const float *x, size_t n);
 size_t first_nonfinite_f32_ref(const float *x, size_t n);
+size_t first_nonfinite_16(const uint16_t *h, size_t n, int bf16);
+size_t first_nonfinite_16_ref(const uint16_t *h, size_t n, int bf16);
 /* Index of the first largest of x[0..n) (0 for n <= 0); NaN is never the
  * largest, except at index 0 (as the reference's first comparison). */
 int argmax_f32(const float *x, int n);

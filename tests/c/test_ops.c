@@ -620,6 +620,37 @@ static void test_first_nonfinite_finds_the_first_inf_or_nan_anywhere(void **stat
     }
 }
 
+/* The 16-bit scan reads exponent bits: every F16 / BF16 inf and NaN pattern is found at its place (the first
+ * of several), the largest finite values and subnormals are not, across block edges; the twin converts. */
+static void test_first_nonfinite_16_finds_inf_and_nan_bits(void **state) {
+    (void)state;
+    static const size_t ns[] = {0, 1, 7, 8, 9, 1023, 1024, 1025, 3000};
+    static const uint16_t bad[2][4] = {{0x7c00, 0xfc00, 0x7e00, 0x7c01}, {0x7f80, 0xff80, 0x7fc0, 0x7f81}};
+    static const uint16_t fine[2][4] = {{0x7bff, 0xfbff, 0x0001, 0x8000}, {0x7f7f, 0xff7f, 0x0001, 0x8000}};
+    for (int bf = 0; bf < 2; bf++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+            size_t n = ns[a];
+            uint16_t *h = malloc((n + 1) * sizeof *h);
+            assert_non_null(h);
+            for (size_t i = 0; i <= n; i++) h[i] = fine[bf][i % 4];
+            assert_int_equal(first_nonfinite_16(h, n, bf), n);
+            assert_int_equal(first_nonfinite_16_ref(h, n, bf), n);
+            for (size_t pos = 0; pos < n; pos += (n > 40 ? n / 13 + 1 : 1))
+                for (int b = 0; b < 4; b++) {
+                    uint16_t keep = h[pos];
+                    h[pos] = bad[bf][b];
+                    if (pos + 3 < n) h[pos + 3] = bad[bf][(b + 1) % 4]; /* a later one is not the answer */
+                    assert_int_equal(first_nonfinite_16(h, n, bf), pos);
+                    assert_int_equal(first_nonfinite_16_ref(h, n, bf), pos);
+                    h[pos] = keep;
+                    if (pos + 3 < n) h[pos + 3] = fine[bf][0];
+                }
+            h[n] = bad[bf][0]; /* just past the end: not looked at */
+            assert_int_equal(first_nonfinite_16(h, n, bf), n);
+            free(h);
+        }
+}
+
 /* kl_block + kl_finish against the double twin: changes from rounding-sized to large, with a common shift
  * (which KL ignores: 0 within rounding), blocks of odd sizes, no change at all (exactly 0) and a p that sums to 1 only in float */
 static void test_kl_blocks_match_ref(void **state) {
@@ -665,6 +696,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_packed_matches_ref_on_odd_and_real_sizes),
         cmocka_unit_test(test_kl_blocks_match_ref),
         cmocka_unit_test(test_first_nonfinite_finds_the_first_inf_or_nan_anywhere),
+        cmocka_unit_test(test_first_nonfinite_16_finds_inf_and_nan_bits),
         cmocka_unit_test(test_argmax_gives_the_first_largest_like_its_twin),
         cmocka_unit_test(test_topk_matches_its_twin_with_ties_nan_and_every_k),
         cmocka_unit_test(test_topk_of_a_million_keeps_the_hundred_thousand_best),

@@ -137,6 +137,33 @@ describe('compare.js', () => {
     expect(Number.isFinite(klDivergence(big, Float32Array.from([0, 1000])))).toBe(true);
   });
 
+  it('KL over a GPT-2-sized vocabulary matches the float64 sum of p·(ln p − ln q), tiny and large, with -Infinity logits', () => {
+    // the page's one-pass form against the two log-softmax arrays it replaced, on 50 257 random logits
+    let s = 7;
+    const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const V = 50257;
+    const p = Float32Array.from({ length: V }, () => 12 * rnd() - 6);
+    for (const [scale, tol] of [[1e-4, 1e-13], [1, 1e-12], [8, 1e-11]]) {
+      const q = Float32Array.from(p, (v) => v + scale * (rnd() - 0.5));
+      q[5] = -Infinity;                    // a token Q rules out that P allows: the divergence is infinite
+      const lp = logSoftmax(p), lq = logSoftmax(q);
+      let direct = 0;
+      for (let k = 0; k < V; k++) direct += Math.exp(lp[k]) * (lp[k] - lq[k]);
+      expect(klDivergence(p, q)).toBe(Infinity);
+      expect(direct).toBe(Infinity);
+      q[5] = p[5];
+      const lq2 = logSoftmax(q);
+      direct = 0;
+      for (let k = 0; k < V; k++) direct += Math.exp(lp[k]) * (lp[k] - lq2[k]);
+      expect(Math.abs(klDivergence(p, q) - direct)).toBeLessThan(tol + 1e-9 * direct);
+    }
+    // a token P rules out adds nothing (0 · ln 0 = 0), whatever Q says of it
+    const p2 = Float32Array.from([0, 1, -Infinity]), q2 = Float32Array.from([0.5, 1, 3]);
+    const lp2 = logSoftmax(p2), lq2 = logSoftmax(q2);
+    const d2 = Math.exp(lp2[0]) * (lp2[0] - lq2[0]) + Math.exp(lp2[1]) * (lp2[1] - lq2[1]);
+    expect(klDivergence(p2, q2)).toBeCloseTo(d2, 14);
+  });
+
   it('measures the attention change per layer: zero below the do layer, the one-hot row at it', async () => {
     const m = await loadModel(join(ROOT, TINY));
     try {

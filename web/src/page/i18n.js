@@ -19,6 +19,8 @@ const maskEn = (m) => (m === 'full' ? 'the full mask' : m.startsWith('window:') 
 const maskZh = (m) => (m === 'full' ? '完全掩码' : m.startsWith('window:') ? `窗口为 ${m.slice(7)} 的掩码` : '因果掩码');
 // A download size: 141 MB, 1.2 GB.
 const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
+// 50257 → "50,257" without Intl: the first toLocaleString call loads ICU data (about 0.1–0.2 s on the page's first load)
+const thousands = (n) => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 // Grouped-query attention: the key-value heads, when fewer than the query heads.
 const kv = (c, form) => (c.nKvHead && c.nKvHead < c.nHead ? form.replace('{n}', c.nKvHead) : '');
 // Sliding-window layers (Mistral, Gemma 3): how many of the layers see only the last W tokens.
@@ -69,7 +71,7 @@ export const STRINGS = {
     modelFiles: 'Choose the files',
     modelDir: 'or a folder',
     modelFilesHint: 'A Hugging Face model folder: config.json, model.safetensors (or its index and shards), and tokenizer.json (GPT-2: vocab.json + merges.txt). Or drop the files anywhere on the page.',
-    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads${kv(c, ' ({n} key-value)')}, d = ${c.nEmbd}, ${c.vocabSize.toLocaleString('en')} tokens${slide(c, '; {n} of {L} layers see only the last {W} tokens (sliding window)')}`,
+    modelLoaded: (name, c) => `${name}: ${c.nLayer} layers × ${c.nHead} heads${kv(c, ' ({n} key-value)')}, d = ${c.nEmbd}, ${thousands(c.vocabSize)} tokens${slide(c, '; {n} of {L} layers see only the last {W} tokens (sliding window)')}`,
     engineThreads: (n, relaxed) => `wasm ${relaxed ? 'relaxed SIMD' : 'SIMD'}, ${n} ${n === 1 ? 'thread' : 'threads'}`,
     engineNote: (why) => `One thread: ${why}`,
     modelLoading: (name) => `Loading ${name}…`,
@@ -491,7 +493,7 @@ export const STRINGS = {
     modelFiles: '选择文件',
     modelDir: '或选择文件夹',
     modelFilesHint: 'Hugging Face 模型文件夹：config.json、model.safetensors（或其索引与分片）以及 tokenizer.json（GPT-2 为 vocab.json + merges.txt）。也可以直接拖放到页面上。',
-    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头${kv(c, '（{n} 个键值头）')}，d = ${c.nEmbd}，词表 ${c.vocabSize.toLocaleString('en')}${slide(c, '；{L} 层中有 {n} 层只看最近 {W} 个词元（滑动窗口）')}`,
+    modelLoaded: (name, c) => `${name}：${c.nLayer} 层 × ${c.nHead} 个头${kv(c, '（{n} 个键值头）')}，d = ${c.nEmbd}，词表 ${thousands(c.vocabSize)}${slide(c, '；{L} 层中有 {n} 层只看最近 {W} 个词元（滑动窗口）')}`,
     engineThreads: (n, relaxed) => `wasm ${relaxed ? '宽松 SIMD' : 'SIMD'}，${n} 个线程`,
     engineNote: (why) => `单线程：${why}`,
     modelLoading: (name) => `正在加载 ${name}…`,
