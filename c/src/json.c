@@ -59,6 +59,8 @@ typedef struct {
     /* pass 2 scratch for the duplicate-key check of large objects */
     const json_value **keyidx;
     size_t cap_keyidx;
+    uint32_t *keyhash;     /* the hashed check's open-addressed table (member index + 1, 0 = empty) */
+    size_t cap_keyhash;
 } parser;
 
 /* Record a parse error at byte offset `at` and return ALAB_EJSON. */
@@ -352,12 +354,57 @@ static int cmp_key(const void *a, const void *b) {
     return x < y ? -1 : (x > y); /* the earlier member first */
 }
 
+/* FNV-1a over a key's bytes. */
+static uint32_t key_hash(const char *k, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 16777619u;
+    return h;
+}
+
+/* The longest probe run the hashed check accepts before it hands the object to the sorted check. */
+#define KEY_PROBE_LIMIT 64
+
+/* The hashed check: members inserted in order into an open-addressed table; the first member whose key is
+ * already there is the repeated key whose second copy comes first (*b), *a its earlier copy. Returns 1 when
+ * decided (a duplicate found or none), 0 when some probe run grew past KEY_PROBE_LIMIT (keys crafted to
+ * collide): then the sorted check decides, so a flood of collisions costs O(n log n), never O(n^2). */
+static int unique_keys_hashed(parser *p, const json_value *kids, size_t n, const json_value **a,
+                              const json_value **b, int *nomem) {
+    size_t size = 16;
+    while (size < 2 * n) size *= 2;
+    if (size > p->cap_keyhash) {
+        uint32_t *t = realloc(p->keyhash, size * sizeof *t);
+        if (!t) { *nomem = 1; return 1; }
+        p->keyhash = t;
+        p->cap_keyhash = size;
+    }
+    uint32_t *t = p->keyhash;
+    memset(t, 0, size * sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        size_t at = key_hash(kids[i].key, kids[i].key_len) & (size - 1);
+        for (int probe = 0;; probe++, at = (at + 1) & (size - 1)) {
+            if (probe > KEY_PROBE_LIMIT) return 0;
+            if (!t[at]) { t[at] = (uint32_t)(i + 1); break; }
+            const json_value *x = &kids[t[at] - 1];
+            if (x->key_len == kids[i].key_len && memcmp(x->key, kids[i].key, x->key_len) == 0) {
+                *a = x;
+                *b = &kids[i];
+                return 1;
+            }
+        }
+    }
+    return 1;
+}
+
 /* Pass 2: refuse an object that names a key twice (Python's json keeps the
  * last, ours kept the first: instead of choosing, we say so). Small objects
- * are compared pairwise; larger ones through a sorted index, so the check is
- * O(n log n) in the member count whatever the keys are (no hash to flood). */
+ * are compared pairwise; larger ones through a hash table (a vocab.json of 50 257
+ * keys: its sorted check was the largest part of a model's load in wasm), or, when
+ * its probe runs grow long, through a sorted index, so the check is O(n log n) in
+ * the member count whatever the keys are (a hash flood costs the sort, no more). */
 static int check_unique_keys(parser *p, const json_value *kids, size_t n, size_t at) {
     const json_value *a = NULL, *b = NULL;
+    int nomem = 0;
     if (n < 2) return ALAB_OK;
     if (n <= 8) {
         for (size_t i = 1; i < n && !a; i++)
@@ -367,7 +414,7 @@ static int check_unique_keys(parser *p, const json_value *kids, size_t n, size_t
                     b = &kids[i];
                     break;
                 }
-    } else {
+    } else if (n > UINT32_MAX - 1 || !unique_keys_hashed(p, kids, n, &a, &b, &nomem)) {
         if (n > p->cap_keyidx) {
             const json_value **k = realloc((void *)p->keyidx, n * sizeof *k);
             if (!k) return ALAB_ENOMEM;
@@ -384,6 +431,7 @@ static int check_unique_keys(parser *p, const json_value *kids, size_t n, size_t
             }
         }
     }
+    if (nomem) return ALAB_ENOMEM;
     if (!a) return ALAB_OK;
     return perr(p, at, "duplicate key \"%.40s%s\" (members %zu and %zu of the object)", a->key,
                 a->key_len > 40 ? "..." : "", (size_t)(a - kids) + 1, (size_t)(b - kids) + 1);
@@ -590,12 +638,14 @@ int json_parse(json_doc *doc, const char *src, size_t len, size_t max_len) {
     if (rc) goto fail;
     free(p.counts);
     free((void *)p.keyidx);
+    free(p.keyhash);
     doc->root = p.nodes;
     return ALAB_OK;
 
 fail:
     free(p.counts);
     free((void *)p.keyidx);
+    free(p.keyhash);
     free(doc->arena);
     doc->arena = NULL;
     doc->root = NULL;

@@ -256,35 +256,47 @@ static int weight_is_borrowable(const st_tensor *t) {
 /* In place: w (R, K) -> its transpose (K, R), through scratch of R*K floats. With
  * neox_heads > 0, the rows are first regrouped from per head [q_h k_h v_h]
  * (each HS rows) into [q | k | v] (GPT-NeoX's query_key_value). */
+/* The row of the transpose that source row r of a fused GPT-NeoX QKV matrix goes to (r itself otherwise):
+ * r = h*3HS + part*HS + d  ->  part*C + h*HS + d. */
+static int64_t neox_col(int64_t r, int64_t R, int neox_heads) {
+    if (!neox_heads) return r;
+    const int64_t HS = R / 3 / neox_heads, Cq = R / 3;
+    const int64_t h = r / (3 * HS), part = (r % (3 * HS)) / HS, d = r % HS;
+    return part * Cq + h * HS + d;
+}
+
+/* w (R x K, row-major) becomes its transpose (K x R) in place, through scratch (R*K values), in tiles of
+ * TB x TB: each tile reads TB short rows and writes TB short rows, where a row at a time wrote K values R
+ * apart (one cache line each; the half model's load spent most of its transposes there). */
+#define TB 32
 static void transpose_inplace(float *w, int64_t R, int64_t K, float *scratch, int neox_heads) {
     memcpy(scratch, w, (size_t)(R * K) * sizeof(float));
-    const int64_t HS = neox_heads ? R / 3 / neox_heads : 0, Cq = neox_heads ? R / 3 : 0;
-    for (int64_t r = 0; r < R; r++) {
-        int64_t col = r;
-        if (neox_heads) { /* r = h*3HS + part*HS + d  ->  part*C + h*HS + d */
-            const int64_t h = r / (3 * HS), part = (r % (3 * HS)) / HS, d = r % HS;
-            col = part * Cq + h * HS + d;
+    for (int64_t r0 = 0; r0 < R; r0 += TB)
+        for (int64_t k0 = 0; k0 < K; k0 += TB) {
+            const int64_t r1 = r0 + TB < R ? r0 + TB : R, k1 = k0 + TB < K ? k0 + TB : K;
+            for (int64_t r = r0; r < r1; r++) {
+                const int64_t col = neox_col(r, R, neox_heads);
+                const float *src = scratch + r * K;
+                for (int64_t k = k0; k < k1; k++) w[k * R + col] = src[k];
+            }
         }
-        const float *src = scratch + r * K;
-        for (int64_t k = 0; k < K; k++) w[k * R + col] = src[k];
-    }
 }
 
 /* transpose_inplace for 16-bit values (half models); scratch holds R*K/2 floats. */
 static void transpose16_inplace(uint16_t *w, int64_t R, int64_t K, float *scratch_f, int neox_heads) {
     uint16_t *scratch = (uint16_t *)(void *)scratch_f;
     memcpy(scratch, w, (size_t)(R * K) * sizeof(uint16_t));
-    const int64_t HS = neox_heads ? R / 3 / neox_heads : 0, Cq = neox_heads ? R / 3 : 0;
-    for (int64_t r = 0; r < R; r++) {
-        int64_t col = r;
-        if (neox_heads) {
-            const int64_t h = r / (3 * HS), part = (r % (3 * HS)) / HS, d = r % HS;
-            col = part * Cq + h * HS + d;
+    for (int64_t r0 = 0; r0 < R; r0 += TB)
+        for (int64_t k0 = 0; k0 < K; k0 += TB) {
+            const int64_t r1 = r0 + TB < R ? r0 + TB : R, k1 = k0 + TB < K ? k0 + TB : K;
+            for (int64_t r = r0; r < r1; r++) {
+                const int64_t col = neox_col(r, R, neox_heads);
+                const uint16_t *src = scratch + r * K;
+                for (int64_t k = k0; k < k1; k++) w[k * R + col] = src[k];
+            }
         }
-        const uint16_t *src = scratch + r * K;
-        for (int64_t k = 0; k < K; k++) w[k * R + col] = src[k];
-    }
 }
+#undef TB
 
 static void neox_bias_inplace(float *b, int64_t R, float *scratch, int heads) {
     memcpy(scratch, b, (size_t)R * sizeof(float));

@@ -186,6 +186,46 @@ static void duplicate_keys_are_refused(void **state) {
     json_free(&doc);
 }
 
+/* The large-object check is a hash table that hands the object to a sorted index when its probe runs grow
+ * long. Keys chosen so that FNV-1a puts all of them in the same slot of the table (the hash the parser uses,
+ * reproduced here) take that second path: the answer is the same, a duplicate named with its members and
+ * distinct keys accepted. */
+static uint32_t fnv1a(const char *k, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 16777619u;
+    return h;
+}
+
+static void colliding_keys_take_the_sorted_check_with_the_same_answer(void **state) {
+    (void)state;
+    enum { N = 300 };
+    const uint32_t mask = 1023; /* the table of 300 members: the power of two >= 600 */
+    char (*keys)[16] = malloc(N * sizeof *keys);
+    int found = 0;
+    for (unsigned c = 0; found < N; c++) {
+        char k[16];
+        int len = snprintf(k, sizeof k, "c%u", c);
+        if ((fnv1a(k, (size_t)len) & mask) == 7) memcpy(keys[found++], k, (size_t)len + 1);
+    }
+    char *big = malloc(N * 24 + 64);
+    size_t n = 0;
+    big[n++] = '{';
+    for (int i = 0; i < N; i++) n += (size_t)sprintf(big + n, "%s\"%s\":%d", i ? "," : "", keys[i], i);
+    json_doc doc;
+    big[n] = '}';
+    assert_int_equal(json_parse(&doc, big, n + 1, 0), ALAB_OK);
+    assert_int_equal(doc.root->n, N);
+    json_free(&doc);
+    /* member 201 repeats member 151, member 251 member 3: the first second copy is named */
+    n += (size_t)sprintf(big + n, ",\"%s\":0,\"%s\":0}", keys[150], keys[2]);
+    assert_int_equal(json_parse(&doc, big, n, 0), ALAB_EJSON);
+    char want[80];
+    snprintf(want, sizeof want, "duplicate key \"%s\" (members 151 and %d", keys[150], N + 1);
+    assert_non_null(strstr(doc.err, want));
+    free(big);
+    free(keys);
+}
+
 /* "[[[...1...]]]" with `depth` brackets on each side. */
 static char *nested(int depth, size_t *len) {
     char *s = malloc((size_t)depth * 2 + 2);
@@ -326,6 +366,7 @@ int main(void) {
         cmocka_unit_test(numbers_follow_the_json_grammar_including_exponents),
         cmocka_unit_test(json_int64_accepts_exact_integers_below_2_pow_53_only),
         cmocka_unit_test(duplicate_keys_are_refused),
+        cmocka_unit_test(colliding_keys_take_the_sorted_check_with_the_same_answer),
         cmocka_unit_test(nesting_of_exactly_64_levels_is_accepted),
         cmocka_unit_test(nesting_of_65_levels_is_rejected),
         cmocka_unit_test(a_document_over_max_len_is_refused_with_elimit),
