@@ -51,6 +51,9 @@ function initScript() {
       if (e.name === 'attnlab:drawn' && e.detail === 1 && window.__painted === undefined) {
         requestAnimationFrame(() => { window.__painted = performance.now(); });
       }
+      if (e.name === 'attnlab:live' && window.__livePainted === undefined) {
+        requestAnimationFrame(() => { window.__livePainted = performance.now(); });
+      }
     }
   }).observe({ type: 'mark', buffered: true });
   // main-thread tasks over 50 ms (wall clock), from navigation on
@@ -94,7 +97,7 @@ async function main() {
   const model = o.model ?? (existsSync(BUILTIN_WEIGHTS) ? null : TINY);
   const query = model ? `?model=${model}` : '';
   const env = await setup();
-  const nav = { drawLong: [], drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], boot: [], loadStart: [], ready: [] };
+  const nav = { live: [], livePainted: [], drawLong: [], drawn: [], painted: [], prerender: [], wasm: [], read: [], build: [], run: [], draw: [], boot: [], loadStart: [], ready: [] };
   const lam = { fig4: [], all: [] };
   const steps = {};   // attnlab:build:figN / attnlab:dom:figN of the first draw, ms
   let info = null;
@@ -108,6 +111,7 @@ async function main() {
         await P.page.waitForFunction(() => window.__painted !== undefined);
         const t = await P.page.evaluate(() => ({
           drawn: performance.getEntriesByName('attnlab:drawn')[0].startTime, painted: window.__painted,
+          live: performance.getEntriesByName('attnlab:live')[0].startTime, livePainted: window.__livePainted ?? null,
           prerender: window.__prePainted ?? null, load: JSON.parse(document.body.dataset.loadTiming || 'null'),
           run: Number(document.body.dataset.runMs), draw: Number(document.body.dataset.drawMs),
           boot: performance.getEntriesByName('attnlab:boot')[0].startTime,
@@ -127,6 +131,8 @@ async function main() {
           steps: Object.fromEntries(performance.getEntriesByType('measure').filter((m) => /^attnlab:(build|dom):/.test(m.name))
             .map((m) => [m.name, m.duration])),
         }));
+        nav.live.push(t.live);
+        if (t.livePainted !== null) nav.livePainted.push(t.livePainted);
         nav.drawn.push(t.drawn);
         nav.painted.push(t.painted);
         if (t.prerender !== null) nav.prerender.push(t.prerender);
@@ -160,7 +166,9 @@ async function main() {
   }
   const rows = [
     ...(nav.prerender.length ? [['navigation → first figure painted (the opening view drawn at build time)', median(nav.prerender)]] : []),
-    ['navigation → four figures drawn (DOM)', median(nav.drawn)],
+    ['navigation → live: the four figures drawn from the model (DOM; the default-do search may still run)', median(nav.live)],
+    ...(nav.livePainted.length ? [['navigation → live, painted (next frame)', median(nav.livePainted)]] : []),
+    ['navigation → four figures drawn (DOM), the default do chosen', median(nav.drawn)],
     ['navigation → four figures painted (next frame)', median(nav.painted)],
     ['  navigation → the page script runs (HTML, CSS, the module bundle evaluated)', median(nav.boot)],
     ['  navigation → the model load starts (boot)', median(nav.loadStart)],

@@ -77,16 +77,27 @@ describe('runner.js', () => {
         for (let k = 0; k < 50; k++) runner.request(spec({ kind: 'soft', lambda: k / 5 }));
       });
       await done;
-      expect(results.map((r) => r.spec.lambda)).toEqual([0, 49 / 5]);
+      const finals = results.filter((r) => !r.provisional);
+      expect(finals.map((r) => r.spec.lambda)).toEqual([0, 49 / 5]);
       // one tokenize, one base run (cached for the second job), and for each job (no cell chosen yet) the
       // default-cell search: one do per candidate column, the strongest kept as the job's do run
       const k = Math.min(DEFAULT_CANDIDATES, results[0].base.T);
       expect(calls).toEqual(['tokenize', 'base', ...Array(k).fill('do 0'), ...Array(k).fill(`do ${49 / 5}`)]);
-      expect(results[1].defaultSearch.tried.length).toBe(k);
+      expect(finals[1].defaultSearch.tried.length).toBe(k);
+      // the first job had a newer request waiting: no provisional picture; the last one handed out its first
+      // candidate (the chapter's cause) before the others ran, then the final result
+      const prov = results.filter((r) => r.provisional);
+      expect(prov.map((r) => r.spec.lambda)).toEqual([49 / 5]);
+      expect(results.indexOf(prov[0])).toBe(1);
+      expect(prov[0].defaultSearch.tried).toEqual([finals[1].defaultSearch.tried[0]]);
+      expect(prov[0].sel.col).toBe(finals[1].defaultSearch.tried[0].col);
+      expect(prov[0].after.logits).toBeInstanceOf(Float32Array);
+      const wantFirst = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: prov[0].sel.row, col: prov[0].sel.col, lambda: 49 / 5 }] });
+      expect(Array.from(prov[0].after.logits)).toEqual(Array.from(wantFirst.logits));
       expect(busy).toEqual([true, false]);
-      expect(results[1].base).toBe(results[0].base);
-      const want = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: results[1].sel.row, col: results[1].sel.col, lambda: 49 / 5 }] });
-      expect(Array.from(results[1].after.logits)).toEqual(Array.from(want.logits));
+      expect(finals[1].base).toBe(finals[0].base);
+      const want = m.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 2, head: 'all', row: finals[1].sel.row, col: finals[1].sel.col, lambda: 49 / 5 }] });
+      expect(Array.from(finals[1].after.logits)).toEqual(Array.from(want.logits));
       // a different mask reruns the base and adds the unmodified reference run
       const more = [];
       await new Promise((resolve) => {
@@ -115,7 +126,8 @@ describe('runner.js', () => {
         runner.request(spec({ text: '' }));
       });
       expect(errors).toEqual(['EEMPTY']);
-      expect(results.length).toBe(1);
+      // the later request: its provisional first candidate, then its final result
+      expect(results.map((r) => Boolean(r.provisional))).toEqual([true, false]);
     } finally {
       m.dispose();
     }

@@ -21,7 +21,7 @@ import { outlineCell } from '../ui/selection.js';
 import { fitSearch, fitWidth } from '../ui/fit.js';
 import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
-import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, pickModelFiles, explain, familyOfFiles } from './models.js';
+import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, fetchBuiltinModel, pickModelFiles, explain, familyOfFiles } from './models.js';
 import { Runner, maskOption } from './runner.js';
 import { describeTrend, klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from '../figures/delta.js';
@@ -207,9 +207,19 @@ function cancelLoad() {
   }
 }
 
+/** A new model worker (attnlab/worker's own script): loadModel takes it over, and dispose ends it. */
+function startPageWorker() {
+  return new Worker(new URL('../worker.js', import.meta.url), { type: 'module', name: 'attnlab' });
+}
+
 /** The files of a model choice: the built-in URL, a hub model's downloaded files, or local files. */
 async function sourceOf(what, token, signal) {
-  if (what === 'builtin') return { source: builtin.url.href, name: builtin.name, cached: false };
+  if (what === 'builtin') {
+    if (builtin.custom) return { source: builtin.url.href, name: builtin.name, cached: false };
+    // the default model's files: index.html started their download (preload); the bytes go to the worker
+    const files = await fetchBuiltinModel(builtin.url, { signal, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
+    return { source: files, name: builtin.name, cached: false, transfer: true };
+  }
   if (typeof what !== 'string') return { source: pickModelFiles(what.files), name: t('localName'), cached: false };
   const hub = HUB_MODELS[what];
   $('model-status').textContent = t('modelLoading', hub.name);
@@ -298,11 +308,24 @@ async function switchModel(what) {
   $('model-cancel').hidden = what === 'builtin';   // the built-in model is served with the page: nothing to stop
   setState(model ? 'busy' : 'loading');
   try {
-    const { source, name, cached } = await sourceOf(what, token, signal);
+    // the worker (its script, then the wasm) starts while the files download
+    const worker = startPageWorker();
+    let got;
+    try {
+      got = await sourceOf(what, token, signal);
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+    const { source, name, cached, transfer = false } = got;
     $('model-status').textContent = t('modelLoading', name);
     if (!model) setStatus(t('statusLoadingWasm'));
     const m = await loadModel(source, {
       signal,
+      transfer,
+      worker,
+      // the built-in model's F16 weights stay in 16 bits: no conversion pass at load, half the memory
+      weights: what === 'builtin' ? 'half' : 'auto',
       onProgress: (e) => {
         if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total);
         if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
@@ -513,17 +536,27 @@ function runHandlers(ref) {
     },
     onResult(out) {
       if (!mine()) return;
-      document.body.dataset.runMs = out.ms.toFixed(1);   // the worker's calls for this view (bench/bench_page.mjs)
       // The run chose the cell only when the reader had none for this text (a new
       // sentence: the default cell). A run for an older selection (arrow keys
       // faster than the worker) must not undo the reader's newer choice.
-      // (A cell outside the sentence, from a link, is replaced by the run's too.)
-      const mineSel = S.sel && S.sel.text === S.text && S.sel.row < out.base.T && S.sel.col < out.base.T;
-      if (out.spec.text === S.text && !mineSel) S.sel = out.sel;
-      last = out;
+      // (A cell outside the sentence, from a link, is replaced by the run's too; so is a provisional one.)
+      const mineSel = S.sel && !S.sel.provisional && S.sel.text === S.text && S.sel.row < out.base.T && S.sel.col < out.base.T;
+      if (out.spec.text === S.text && !mineSel) S.sel = out.provisional ? { ...out.sel, provisional: true } : out.sel;
       clearError('run');
-      document.body.dataset.runMs = out.ms.toFixed(1);
+      if (out.provisional) {   // the search's first candidate, drawn while the others run (runner.js)
+        last = out;
+        renderAll();
+        return;
+      }
+      document.body.dataset.runMs = out.ms.toFixed(1);   // the worker's calls for this view (bench/bench_page.mjs)
       resultToDraw = { t0: performance.now() };
+      // the search kept the cell already drawn: the same picture; only the note of what was searched changes
+      if (last && last.provisional && last.spec === out.spec && last.sel.row === out.sel.row && last.sel.col === out.sel.col) {
+        Object.assign(last, { provisional: false, defaultSearch: out.defaultSearch, ms: out.ms });
+        if (!provisionalDrawing) finishDraw();
+        return;
+      }
+      last = out;
       renderAll();
     },
     onError(e) {
@@ -842,12 +875,7 @@ async function drawInModel() {
   const kind = iv.kind === 'hard' ? t('kindHard') : t('kindSoft', iv.lambda);
   $('inmodel-text').textContent = last.masked ? t('inModelMasked', where, kind) : t('inModelText', where, kind);
   $('inmodel').dataset.masked = String(Boolean(last.masked));
-  // the default cell of this sentence (runner.js: the strongest of a few dos), while it is the one shown
-  if (last.defaultSearch) defaultFound = { text: last.spec.text, row: last.sel.row, col: last.sel.col, n: last.defaultSearch.tried.length, tried: last.defaultSearch.tried };
-  const dn = $('default-note');
-  dn.hidden = !(defaultFound && defaultFound.text === last.spec.text && defaultFound.row === iv.row && defaultFound.col === iv.col);
-  if (!dn.hidden) dn.textContent = t('defaultNote', defaultFound.n, iv.row, iv.col);
-  $('inmodel').dataset.defaultTried = defaultFound ? JSON.stringify(defaultFound.tried) : '';
+  noteDefault();
   const kl = klDivergence(base.logits, after.logits);
   $('kl').textContent = kl === 0 ? '0' : kl < 1e-4 ? kl.toExponential(2) : kl.toFixed(4);
   $('kl-zero').hidden = kl !== 0 || Boolean(last.masked);
@@ -899,6 +927,16 @@ async function drawInModel() {
       el('br'), el('span', { class: 'dmap-scale' }, t('deltaScale', fmtScale(scaleMax)))))));
   // the caption says what these maps' own scales show (a rise is said as a rise)
   $('delta-trend').textContent = t('deltaTrend', describeTrend(maps.map((x) => x.scaleMax), maps[0].layer), fmtScale);
+}
+
+/** The note under the in-model panel: the default cell of this sentence (runner.js: the strongest of a few dos), while it is the one shown. */
+function noteDefault() {
+  const iv = last.intervention;
+  if (last.defaultSearch && !last.provisional) defaultFound = { text: last.spec.text, row: last.sel.row, col: last.sel.col, n: last.defaultSearch.tried.length, tried: last.defaultSearch.tried };
+  const dn = $('default-note');
+  dn.hidden = !(defaultFound && defaultFound.text === last.spec.text && defaultFound.row === iv.row && defaultFound.col === iv.col);
+  if (!dn.hidden) dn.textContent = t('defaultNote', defaultFound.n, iv.row, iv.col);
+  $('inmodel').dataset.defaultTried = defaultFound ? JSON.stringify(defaultFound.tried) : '';
 }
 
 /** ±max of a ΔA map's colour scale, short. */
@@ -994,6 +1032,7 @@ function writeFindings() {
 
 // A result waiting to be counted as drawn ({t0}); renderAll counts it when it finishes.
 let resultToDraw = null;
+let provisionalDrawing = 0;   // the renderGen of a provisional result's draw under way (0: none)
 let renderGen = 0, localGen = 0;
 
 /** True when the last run's heatmaps are bitmaps (big T): then drawing yields between figures. */
@@ -1030,6 +1069,7 @@ async function appendInFrames(parent, nodes, batch, stale) {
 async function renderAll() {
   if (!last || !config) return false;
   const gen = ++renderGen;
+  provisionalDrawing = last.provisional ? gen : 0;
   const slice = bigT();
   const prof = {};
   markStale(false);
@@ -1052,22 +1092,34 @@ async function renderAll() {
   }
   writeFindings();
   document.body.dataset.prof = JSON.stringify(prof);
-  if (resultToDraw) {
-    document.body.dataset.drawMs = (performance.now() - resultToDraw.t0).toFixed(1);
-    resultToDraw = null;
-    renders += 1;
-    document.body.dataset.renders = String(renders);
-    heads.sentenceChanged();
-    evidence.sentenceChanged();
-    performance.mark('attnlab:drawn', { detail: renders });
-    // a cell the link asked for that the sentence does not have: say so (the runner chose the default)
-    if (linkSel && last.spec.text === linkSel.text) {
-      if (last.sel.row !== linkSel.row || last.sel.col !== linkSel.col) showError(t('urlRefused', `row=${linkSel.row}, col=${linkSel.col} (T = ${last.base.T})`), 'url');
-      linkSel = null;
-    }
-    writeView();
+  if (provisionalDrawing === gen) provisionalDrawing = 0;
+  if (last.provisional) {
+    // the first live picture of the page (bench/bench_page.mjs): the search for the default cell still runs
+    if (!performance.getEntriesByName('attnlab:live').length) performance.mark('attnlab:live');
+    return true;
   }
+  finishDraw();
   return true;
+}
+
+/** After a final result is drawn: count it, let the panels know, check the link's cell, write the URL. */
+function finishDraw() {
+  if (!resultToDraw) return;
+  noteDefault();
+  document.body.dataset.drawMs = (performance.now() - resultToDraw.t0).toFixed(1);
+  resultToDraw = null;
+  renders += 1;
+  document.body.dataset.renders = String(renders);
+  heads.sentenceChanged();
+  evidence.sentenceChanged();
+  if (!performance.getEntriesByName('attnlab:live').length) performance.mark('attnlab:live');
+  performance.mark('attnlab:drawn', { detail: renders });
+  // a cell the link asked for that the sentence does not have: say so (the runner chose the default)
+  if (linkSel && last.spec.text === linkSel.text) {
+    if (last.sel.row !== linkSel.row || last.sel.col !== linkSel.col) showError(t('urlRefused', `row=${linkSel.row}, col=${linkSel.col} (T = ${last.base.T})`), 'url');
+    linkSel = null;
+  }
+  writeView();
 }
 
 /** A quick redraw after a selection or λ change, before the worker answers (for big T, one figure a task). */

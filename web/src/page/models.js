@@ -193,6 +193,70 @@ export async function fetchHubModel(base, { onProgress = () => {}, signal, files
   return { files: out.map((b, k) => new File([b], names[k])), cached, cacheFailed };
 }
 
+/** The built-in model's four files, in the order index.html preloads them. */
+export const BUILTIN_FILES = Object.freeze(['model.safetensors', 'vocab.json', 'merges.txt', 'config.json']);
+const BUILTIN_KEYS = { 'model.safetensors': 'safetensors', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'config.json': 'config' };
+
+/** One file's bytes: into one buffer of the announced size when there is one (no second copy), with progress. */
+async function readBody(res, total, onBytes) {
+  if (!res.body) return new Uint8Array(await res.arrayBuffer());
+  const reader = res.body.getReader();
+  let out = total !== null ? new Uint8Array(total) : null;
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (out && loaded + value.byteLength <= out.length) out.set(value, loaded);
+    else {
+      if (out) { chunks.push(out.subarray(0, loaded)); out = null; }   // more than announced (a compressed body)
+      chunks.push(value);
+    }
+    loaded += value.byteLength;
+    onBytes(loaded);
+  }
+  if (out && loaded < out.length) throw new AttnlabError('EIO', `received ${loaded} of ${out.length} bytes (the connection ended early)`);
+  if (out) return out;
+  const all = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) { all.set(c, at); at += c.byteLength; }
+  return all;
+}
+
+/**
+ * The built-in model's files, fetched on the page's thread with the mode of index.html's
+ * <link rel="preload" as="fetch" crossorigin="anonymous"> (cors, same-origin credentials): the downloads
+ * the HTML started are taken over, not repeated. All four in parallel; onProgress({file, loaded, total})
+ * for the weights. Returns {config, vocab, merges, safetensors} as Uint8Arrays, ready to hand to the
+ * worker (loadModel's object source, transferred). A missing file is an EIO error naming the HTTP status.
+ */
+export async function fetchBuiltinModel(base, { signal, onProgress = () => {} } = {}) {
+  const one = async (file) => {
+    const url = new URL(file, base).href;
+    let res;
+    try {
+      res = await fetch(url, { signal, mode: 'cors', credentials: 'same-origin' });
+    } catch (e) {
+      if (e && e.name === 'AbortError') throw new AttnlabError('EABORT', 'the load was aborted');
+      throw new AttnlabError('EIO', `${url}: ${e.message}`);
+    }
+    if (!res.ok) throw new AttnlabError('EIO', `${url}: HTTP ${res.status}`);
+    const len = res.headers.get('content-length');
+    const total = len !== null && /^\d+$/.test(len) && !res.headers.get('content-encoding') ? Number(len) : null;
+    const weights = file === 'model.safetensors';
+    let bytes;
+    try {
+      bytes = await readBody(res, total, weights ? (loaded) => onProgress({ file, loaded, total }) : () => {});
+    } catch (e) {
+      if (e && e.name === 'AbortError') throw new AttnlabError('EABORT', 'the load was aborted');
+      throw e instanceof AttnlabError ? new AttnlabError(e.code, `${url}: ${e.message}`) : new AttnlabError('EIO', `${url}: ${e.message}`);
+    }
+    if (weights) onProgress({ file, loaded: bytes.byteLength, total: bytes.byteLength, done: true });
+    return [BUILTIN_KEYS[file], bytes];
+  };
+  return Object.fromEntries(await Promise.all(BUILTIN_FILES.map(one)));
+}
+
 const WRONG_FILES = new Set(['EJSON', 'ECONFIG', 'EFORMAT', 'EDTYPE', 'EMISSING', 'ESHAPE', 'EVOCAB', 'EMERGES']);
 
 /** The family (config.json's model_type) of a set of local files, when their config.json says one; else null. */

@@ -10,6 +10,9 @@
 //   after      the same plus the do(j → i) at the chosen layer and head(s)
 //   plain      the unmodified model (causal, no ablation), only when the mask or
 //              an ablation differs from it; cached per text
+// For a new sentence the default cell is searched (strongestDo): the first candidate's result is handed to
+// onResult at once with provisional: true, so the page draws while the other candidates run; the final
+// result follows (the same cell or the stronger one found).
 // Results are plain Result objects (see docs/api.md), kept for rendering and export.
 // A soft do on a masked cell is refused by the model (EMASKED): then after = base
 // and masked = true, and the page says so.
@@ -65,7 +68,7 @@ export function doIntervention(spec, sel) {
  * WorkerModel (its run may return a promise); base: the run without the do.
  * @returns {Promise<{sel: {row, col, text}, search: {tried: {col, kl}[], kl, after}}>}
  */
-export async function strongestDo(model, spec, base, opts = {}) {
+export async function strongestDo(model, spec, base, opts = {}, onFirst = null) {
   const T = base.T;
   const row = T - 1;
   const cols = defaultCandidates(base.tokens, base.attention(spec.layer, spec.head).subarray(row * T, row * T + T));
@@ -77,6 +80,8 @@ export async function strongestDo(model, spec, base, opts = {}) {
     const kl = klDivergence(base.logits, after.logits);
     tried.push({ col, kl });
     if (!best || kl > best.kl) best = { sel, after, kl };
+    // the first candidate (the chapter's cause when the sentence has it) can be drawn while the rest are tried
+    if (onFirst && tried.length === 1 && cols.length > 1) await onFirst({ sel, after, kl, tried: tried.slice() });
   }
   return { sel: best.sel, search: { tried, kl: best.kl, after: best.after } };
 }
@@ -123,10 +128,6 @@ export class Runner {
     this.#handlers.onBusy(false);
   }
 
-  async #strongest(spec, base, opts) {
-    return strongestDo(this.#model, spec, base, opts);
-  }
-
   async #exec(spec) {
     const m = this.#model;
     const c = this.#cache;
@@ -152,13 +153,27 @@ export class Runner {
       c.baseKey = baseKey;
     }
     const base = c.base;
+    const plain = await this.#plain(spec, mask, ablate);
+    const out = (s, iv, after, masked, search) => ({ spec, sel: s, defaultSearch: search, fig2Head, intervention: iv, base, after, plain,
+      masked, tokBytes: c.tokBytes, idBytes: this.#idBytes, ms: performance.now() - t0 });
     let search = null;
-    if (choose && T > 1) ({ sel, search } = await this.#strongest(spec, base, { mask, ablate }));
+    if (choose && T > 1) {
+      // the first candidate's picture goes out at once, marked provisional; the search goes on and the final
+      // result says which cell won (the page redraws only when it is another one)
+      const first = async (f) => {
+        if (this.#pending) return;   // a newer request waits: no picture of this one
+        await this.#labels([base, f.after, plain]);
+        const o = out(f.sel, doIntervention(spec, f.sel), f.after, false, { tried: f.tried, kl: f.kl });
+        this.#handlers.onResult({ ...o, provisional: true }, false);
+      };
+      ({ sel, search } = await strongestDo(m, spec, base, { mask, ablate }, first));
+    }
     const iv = doIntervention(spec, sel);
     // A soft do on a cell the mask hides is refused by the model (EMASKED): the panel says so, after = base.
     let after, masked = false;
     if (search) {
       after = search.after;
+      delete search.after;
     } else {
       try {
         after = await m.run(spec.text, { mask, ablate, interventions: [iv], topK: 10 });
@@ -168,20 +183,28 @@ export class Runner {
         masked = true;
       }
     }
-    let plain = null;
-    if (mask !== 'causal' || ablate.length > 0) {
-      if (c.plainText !== spec.text) {
-        c.plain = await m.run(spec.text, { topK: 10 });
-        c.plainText = spec.text;
-      }
-      plain = c.plain;
+    await this.#labels([base, after, plain]);
+    return out(sel, iv, after, masked, search);
+  }
+
+  /** The unmodified model's run (causal, no ablation) when the view's mask or ablations differ from it; cached per text. */
+  async #plain(spec, mask, ablate) {
+    if (mask === 'causal' && ablate.length === 0) return null;
+    const c = this.#cache;
+    if (c.plainText !== spec.text) {
+      c.plain = await this.#model.run(spec.text, { topK: 10 });
+      c.plainText = spec.text;
     }
-    const need = [...new Set([base, after, plain].flatMap((r) => (r ? r.top.map((x) => x.id) : [])))].filter((id) => !this.#idBytes.has(id));
+    return c.plain;
+  }
+
+  /** The bytes of the runs' top predictions not yet known (their labels). */
+  async #labels(runs) {
+    const m = this.#model;
+    const need = [...new Set(runs.flatMap((r) => (r ? r.top.map((x) => x.id) : [])))].filter((id) => !this.#idBytes.has(id));
     if (need.length && m.tokenBytes) {
       const got = await m.tokenBytes(need);
       need.forEach((id, k) => this.#idBytes.set(id, got[k]));
     }
-    if (search) delete search.after;
-    return { spec, sel, defaultSearch: search, fig2Head, intervention: iv, base, after, plain, masked, tokBytes: c.tokBytes, idBytes: this.#idBytes, ms: performance.now() - t0 };
   }
 }
