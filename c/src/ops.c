@@ -8,7 +8,6 @@
  * Legend: T rows (tokens), C input channels, OC output channels.
  * No kernel allocates: the matmuls pack what they reuse into fixed-size
  * buffers on the stack (8-24 KiB of weights, 64 KiB of input rows). */
-#include "internal.h"
 #include "ops.h"
 #include "simd.h"
 
@@ -871,10 +870,25 @@ size_t first_nonfinite_16(const uint16_t *h, size_t n, int bf16) {
     return n;
 }
 
-/* The twin: each value converted to f32 and tested there. */
+/* A 16-bit value as f32, by its definition (sign, exponent, mantissa; subnormals): the twin's own decoding, so
+ * that ops.c stands alone in the scalar and wasm test builds. */
+static float half_value(uint16_t h, int bf16) {
+    if (bf16) {
+        const uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const float sign = (h & 0x8000) ? -1.0f : 1.0f;
+    if (e == 31) return m ? NAN : sign * INFINITY;
+    return sign * ldexpf((float)(e ? m + 1024 : m), (e ? e : 1) - 25);
+}
+
+/* The twin: each value decoded to f32 and tested there. */
 size_t first_nonfinite_16_ref(const uint16_t *h, size_t n, int bf16) {
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(bf16 ? alab_bf16_to_f32(h[i]) : alab_f16_to_f32(h[i]))) return i;
+        if (!isfinite(half_value(h[i], bf16))) return i;
     return n;
 }
 
