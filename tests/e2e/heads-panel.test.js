@@ -64,7 +64,8 @@ beforeAll(async () => {
   if (!HAVE_MODEL) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   env = await setup();
-  local = await loadModel(join(ROOT, 'models/brown-gpt2'));
+  // the page keeps the built-in model's F16 weights in 16 bits (weights: 'half'): the same here, for equal numbers
+  local = await loadModel(join(ROOT, 'models/brown-gpt2'), { weights: 'half' });
   ({ nLayer: L, nHead: H } = local.config);
   W = await watchedPage(env);
   await W.page.goto(env.url);
