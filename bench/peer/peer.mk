@@ -7,6 +7,7 @@
 #   make bench-peer-families            SmolLM2-135M-shaped (llama) and Pythia-160m-shaped (gpt_neox) f32, one thread,
 #                                       T = 11, 128 (PEER_FAMILY_T), then their KV-cache decode (bench-decode-families)
 #   make bench-peer-families PEER_FAMILIES=smollm2-135m PEER_RUNS=9
+#   make bench-peer-families PEER_WASM=web/dist/attnlab-relaxed.wasm PEER_DECODE=0   the relaxed build, no decode
 #   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
 #   make bench-threads                  attnlab alone, 1 against 2 threads (BENCH_THREADS=n)
 #   make bench-decode DECODE_THREADS=2  generation with the KV cache, on 2 threads
@@ -78,12 +79,17 @@ $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/peer/$(s).onnx): $(B)/bench/peer/%.
 	OMP_NUM_THREADS=1 $(PEER_PY) -W ignore $(PEER_FAMILIES_PY) export $(B)/bench/$* $@
 
 .PHONY: bench-peer-families bench-decode-families
-bench-peer-families: web/dist/attnlab.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/peer/$(s).onnx)
+# PEER_WASM=web/dist/attnlab-relaxed.wasm runs the relaxed build (Node gets --experimental-wasm-relaxed-simd
+# always: harmless for the plain build); PEER_DECODE=0 skips the decode runs.
+PEER_WASM ?= web/dist/attnlab.wasm
+PEER_DECODE ?= 1
+bench-peer-families: $(PEER_WASM) $(foreach s,$(PEER_FAMILIES),$(B)/bench/peer/$(s).onnx)
 	@for s in $(PEER_FAMILIES); do \
-	  node bench/peer/peer_bench.mjs --model $(B)/bench/$$s --onnx $(B)/bench/peer/$$s.onnx --runs $(PEER_RUNS) \
-	    --runs-long $(PEER_RUNS_LONG) --T $(PEER_FAMILY_T) --threads 1 --json $(B)/bench/peer/result-$$s-1thread.json || exit 1; \
+	  node --experimental-wasm-relaxed-simd bench/peer/peer_bench.mjs --model $(B)/bench/$$s --onnx $(B)/bench/peer/$$s.onnx \
+	    --runs $(PEER_RUNS) --runs-long $(PEER_RUNS_LONG) --T $(PEER_FAMILY_T) --threads 1 --wasm $(PEER_WASM) \
+	    --json $(B)/bench/peer/result-$$s-$(notdir $(basename $(PEER_WASM)))-1thread.json || exit 1; \
 	done
-	$(MAKE) --no-print-directory bench-decode-families
+	@if [ "$(PEER_DECODE)" != 0 ]; then $(MAKE) --no-print-directory bench-decode-families; fi
 
 # KV-cache generation of the families (f32, one thread unless DECODE_THREADS): tokens/s, decode step vs T = 1 prefill
 bench-decode-families: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)/model.safetensors)
