@@ -8,6 +8,8 @@
 #                                       T = 11, 128 (PEER_FAMILY_T), then their KV-cache decode (bench-decode-families)
 #   make bench-peer-families PEER_FAMILIES=smollm2-135m PEER_RUNS=9
 #   make bench-peer-families PEER_WASM=web/dist/attnlab-relaxed.wasm PEER_DECODE=0   the relaxed build, no decode
+#   make bench-peer-relaxed3 PEER_RUNS=9  the relaxed build, the three shapes at T = 11 and 128, 3 rounds
+#   make profile-peer                   V8 CPU profile of the relaxed build per wasm function, the three shapes
 #   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
 #   make bench-threads                  attnlab alone, 1 against 2 threads (BENCH_THREADS=n)
 #   make bench-decode DECODE_THREADS=2  generation with the KV cache, on 2 threads
@@ -106,9 +108,28 @@ bench-peer-relaxed: web/dist/attnlab-relaxed.wasm $(PEER_ONNX)
 DECODE_SHAPES := $(PEER_MODEL) $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/$(s))
 $(B)/bench/%-f16/model.safetensors: $(B)/bench/%/model.safetensors bench/peer/to_f16.mjs
 	node bench/peer/to_f16.mjs $(B)/bench/$* $(B)/bench/$*-f16
+# the three shapes against ORT-web, T = 11 and 128, PEER_ROUNDS rounds in a row (docs/BENCHMARKS.md, issue 39 item 2)
+PEER_ROUNDS ?= 3
+.PHONY: bench-peer-relaxed3
+bench-peer-relaxed3: web/dist/attnlab-relaxed.wasm $(PEER_ONNX) $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/peer/$(s).onnx)
+	@for r in $$(seq $(PEER_ROUNDS)); do echo "## round $$r, $$(date -u +%FT%TZ), load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  $(MAKE) --no-print-directory bench-peer-relaxed PEER_T=11,128 PEER_RUNS=$(PEER_RUNS) || exit 1; \
+	  $(MAKE) --no-print-directory bench-peer-families PEER_WASM=web/dist/attnlab-relaxed.wasm PEER_DECODE=0 \
+	    PEER_FAMILIES="$(PEER_FAMILY_SHAPES)" PEER_RUNS=$(PEER_RUNS) || exit 1; done
 bench-decode-relaxed: web/dist/attnlab.wasm web/dist/attnlab-relaxed.wasm $(addsuffix /model.safetensors,$(DECODE_SHAPES)) \
                       $(addsuffix -f16/model.safetensors,$(DECODE_SHAPES))
 	@for wt in f32 half; do for b in attnlab attnlab-relaxed attnlab attnlab-relaxed; do \
 	  dirs="$(DECODE_SHAPES)"; [ $$wt = half ] && dirs="$(addsuffix -f16,$(DECODE_SHAPES))"; \
 	  node --experimental-wasm-relaxed-simd bench/peer/decode_bench.mjs $$dirs --wasm web/dist/$$b.wasm --weights $$wt \
 	    --prompt 11 --new 32 --runs 5 || exit 1; done; done
+
+# The relaxed build with its function names kept (wasm-opt -g), for V8's CPU profiler: where a forward's time goes,
+# per wasm function, on the three shapes (bench/peer/profile_forward.mjs; docs/BENCHMARKS.md).
+.PHONY: wasm-prof profile-peer
+$(B)/prof/attnlab-relaxed-prof.wasm: web/dist/attnlab-relaxed.wasm
+	@mkdir -p $(dir $@)
+	$(WASM_OPT_NPM) $(filter-out --strip-debug,$(RELAXED_OPT)) -g -O3 $(B)/wasm-relaxed/attnlab-relaxed.wasm -o $@
+wasm-prof: $(B)/prof/attnlab-relaxed-prof.wasm
+profile-peer: $(B)/prof/attnlab-relaxed-prof.wasm $(addsuffix /model.safetensors,$(DECODE_SHAPES))
+	@for d in $(DECODE_SHAPES); do \
+	  node --experimental-wasm-relaxed-simd bench/peer/profile_forward.mjs $< --model $$d --T 11,128 --runs 15 || exit 1; done

@@ -1,9 +1,10 @@
 // profile_forward.mjs — where a forward's time goes, by wasm function: V8's sampling CPU profiler (node:inspector)
 // around `--runs` forwards of one model at each T, self time summed per function name (docs/BENCHMARKS.md).
 //
+//   make profile-peer   (the three shapes of make bench-peer), or
 //   node --experimental-wasm-relaxed-simd bench/peer/profile_forward.mjs WASM --model DIR [--T 11,128] [--runs 20]
 //
-// WASM must keep its name section (a "profiling" build: `make wasm-prof`, build/prof/*.wasm), or every function
+// WASM must keep its name section (`make wasm-prof`: build/prof/attnlab-relaxed-prof.wasm), or every function
 // shows as wasm-function[n]. Inlined kernels count in their caller (ops.c's micro-kernels are always_inline).
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
