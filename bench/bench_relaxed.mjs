@@ -28,6 +28,10 @@ const SHAPES = [
   ['matmul_packed', 128, 768, 2304], ['matmul_packed', 128, 768, 3072], ['matmul_packed', 128, 3072, 768],
   ['matmul', 128, 64, 128], ['matmul', 128, 128, 64],
   ['matmul_nt', 1, 768, 50257],
+  // SmolLM2-135M's products (d 576, key/value 192, SwiGLU 1536, V 49152); Pythia-160m's are GPT-2's shapes
+  ['matmul_packed', 11, 576, 576], ['matmul_packed', 11, 576, 1536], ['matmul_packed', 11, 1536, 576],
+  ['matmul_packed', 128, 576, 192], ['matmul_packed', 128, 576, 1536], ['matmul_packed', 128, 1536, 576],
+  ['matmul_nt', 1, 576, 49152],
 ];
 const KIND = { matmul: 0, matmul_nt: 2, matmul_packed: 4 };
 

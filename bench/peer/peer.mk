@@ -7,6 +7,9 @@
 #   make bench-peer-families            SmolLM2-135M-shaped (llama) and Pythia-160m-shaped (gpt_neox) f32, one thread,
 #                                       T = 11, 128 (PEER_FAMILY_T), then their KV-cache decode (bench-decode-families)
 #   make bench-peer-families PEER_FAMILIES=smollm2-135m PEER_RUNS=9
+#   make bench-peer-families PEER_WASM=web/dist/attnlab-relaxed.wasm PEER_DECODE=0   the relaxed build, no decode
+#   make bench-peer-relaxed3 PEER_RUNS=9  the relaxed build, the three shapes at T = 11 and 128, 3 rounds
+#   make profile-peer                   V8 CPU profile of the relaxed build per wasm function, the three shapes
 #   make bench-peer-threads             2 threads each: attnlab-mt.wasm against ORT-web (see bench/peer/README.md)
 #   make bench-threads                  attnlab alone, 1 against 2 threads (BENCH_THREADS=n)
 #   make bench-decode DECODE_THREADS=2  generation with the KV cache, on 2 threads
@@ -78,12 +81,17 @@ $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/peer/$(s).onnx): $(B)/bench/peer/%.
 	OMP_NUM_THREADS=1 $(PEER_PY) -W ignore $(PEER_FAMILIES_PY) export $(B)/bench/$* $@
 
 .PHONY: bench-peer-families bench-decode-families
-bench-peer-families: web/dist/attnlab.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/peer/$(s).onnx)
+# PEER_WASM=web/dist/attnlab-relaxed.wasm runs the relaxed build (Node gets --experimental-wasm-relaxed-simd
+# always: harmless for the plain build); PEER_DECODE=0 skips the decode runs.
+PEER_WASM ?= web/dist/attnlab.wasm
+PEER_DECODE ?= 1
+bench-peer-families: $(PEER_WASM) $(foreach s,$(PEER_FAMILIES),$(B)/bench/peer/$(s).onnx)
 	@for s in $(PEER_FAMILIES); do \
-	  node bench/peer/peer_bench.mjs --model $(B)/bench/$$s --onnx $(B)/bench/peer/$$s.onnx --runs $(PEER_RUNS) \
-	    --runs-long $(PEER_RUNS_LONG) --T $(PEER_FAMILY_T) --threads 1 --json $(B)/bench/peer/result-$$s-1thread.json || exit 1; \
+	  node --experimental-wasm-relaxed-simd bench/peer/peer_bench.mjs --model $(B)/bench/$$s --onnx $(B)/bench/peer/$$s.onnx \
+	    --runs $(PEER_RUNS) --runs-long $(PEER_RUNS_LONG) --T $(PEER_FAMILY_T) --threads 1 --wasm $(PEER_WASM) \
+	    --json $(B)/bench/peer/result-$$s-$(notdir $(basename $(PEER_WASM)))-1thread.json || exit 1; \
 	done
-	$(MAKE) --no-print-directory bench-decode-families
+	@if [ "$(PEER_DECODE)" != 0 ]; then $(MAKE) --no-print-directory bench-decode-families; fi
 
 # KV-cache generation of the families (f32, one thread unless DECODE_THREADS): tokens/s, decode step vs T = 1 prefill
 bench-decode-families: web/dist/attnlab.wasm web/dist/attnlab-mt.wasm $(foreach s,$(PEER_FAMILIES),$(B)/bench/$(s)/model.safetensors)
@@ -100,9 +108,28 @@ bench-peer-relaxed: web/dist/attnlab-relaxed.wasm $(PEER_ONNX)
 DECODE_SHAPES := $(PEER_MODEL) $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/$(s))
 $(B)/bench/%-f16/model.safetensors: $(B)/bench/%/model.safetensors bench/peer/to_f16.mjs
 	node bench/peer/to_f16.mjs $(B)/bench/$* $(B)/bench/$*-f16
+# the three shapes against ORT-web, T = 11 and 128, PEER_ROUNDS rounds in a row (docs/BENCHMARKS.md, issue 39 item 2)
+PEER_ROUNDS ?= 3
+.PHONY: bench-peer-relaxed3
+bench-peer-relaxed3: web/dist/attnlab-relaxed.wasm $(PEER_ONNX) $(foreach s,$(PEER_FAMILY_SHAPES),$(B)/bench/peer/$(s).onnx)
+	@for r in $$(seq $(PEER_ROUNDS)); do echo "## round $$r, $$(date -u +%FT%TZ), load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  $(MAKE) --no-print-directory bench-peer-relaxed PEER_T=11,128 PEER_RUNS=$(PEER_RUNS) || exit 1; \
+	  $(MAKE) --no-print-directory bench-peer-families PEER_WASM=web/dist/attnlab-relaxed.wasm PEER_DECODE=0 \
+	    PEER_FAMILIES="$(PEER_FAMILY_SHAPES)" PEER_RUNS=$(PEER_RUNS) || exit 1; done
 bench-decode-relaxed: web/dist/attnlab.wasm web/dist/attnlab-relaxed.wasm $(addsuffix /model.safetensors,$(DECODE_SHAPES)) \
                       $(addsuffix -f16/model.safetensors,$(DECODE_SHAPES))
 	@for wt in f32 half; do for b in attnlab attnlab-relaxed attnlab attnlab-relaxed; do \
 	  dirs="$(DECODE_SHAPES)"; [ $$wt = half ] && dirs="$(addsuffix -f16,$(DECODE_SHAPES))"; \
 	  node --experimental-wasm-relaxed-simd bench/peer/decode_bench.mjs $$dirs --wasm web/dist/$$b.wasm --weights $$wt \
 	    --prompt 11 --new 32 --runs 5 || exit 1; done; done
+
+# The relaxed build with its function names kept (wasm-opt -g), for V8's CPU profiler: where a forward's time goes,
+# per wasm function, on the three shapes (bench/peer/profile_forward.mjs; docs/BENCHMARKS.md).
+.PHONY: wasm-prof profile-peer
+$(B)/prof/attnlab-relaxed-prof.wasm: web/dist/attnlab-relaxed.wasm
+	@mkdir -p $(dir $@)
+	$(WASM_OPT_NPM) $(filter-out --strip-debug,$(RELAXED_OPT)) -g -O3 $(B)/wasm-relaxed/attnlab-relaxed.wasm -o $@
+wasm-prof: $(B)/prof/attnlab-relaxed-prof.wasm
+profile-peer: $(B)/prof/attnlab-relaxed-prof.wasm $(addsuffix /model.safetensors,$(DECODE_SHAPES))
+	@for d in $(DECODE_SHAPES); do \
+	  node --experimental-wasm-relaxed-simd bench/peer/profile_forward.mjs $< --model $$d --T 11,128 --runs 15 || exit 1; done
