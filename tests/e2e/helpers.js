@@ -91,8 +91,10 @@ export async function watchedPage(env, { viewport = { width: 1400, height: 900 }
 
 /** Wait until the page has drawn at least `n` results and is idle. */
 export async function waitDrawn(page, n = 1, timeout = 60_000) {
-  await page.waitForFunction((k) => Number(document.body.dataset.renders || 0) >= k && document.body.dataset.state === 'ready',
-    n, { timeout });
+  // and the heads and evidence panels built (the page builds them once idle after its first drawing,
+  // lazy-panels.js): a test may go on to their cards at once
+  await page.waitForFunction((k) => Number(document.body.dataset.renders || 0) >= k && document.body.dataset.state === 'ready' &&
+    (!document.getElementById('heads') || document.getElementById('figures').dataset.panels === 'built'), n, { timeout });
 }
 
 /** The number of results drawn so far. */

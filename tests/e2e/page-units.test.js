@@ -12,6 +12,7 @@ import { Runner, defaultSelection, doIntervention, maskOption, defaultCandidates
 import { klDivergence, logSoftmax, attentionChange, attentionChangeSliced, rankMoves, describeTrend } from '../../web/src/page/compare.js';
 import { builtinSource, pickModelFiles, explain, PageError, HUB_MODELS, MODEL_FILES } from '../../web/src/page/models.js';
 import { STRINGS, translator } from '../../web/src/page/i18n.js';
+import { LazyPanel } from '../../web/src/page/lazy-panels.js';
 import { ROOT, CHAPTER, TINY } from './helpers.js';
 
 const spec = (over = {}) => ({
@@ -331,5 +332,37 @@ describe('i18n.js', () => {
     // and the page has no inline script or style for the CSP to refuse
     expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
+  });
+});
+
+describe('LazyPanel (lazy-panels.js): a stand-in until the panel is built', () => {
+  const fake = () => {
+    const calls = [];
+    return { calls, setModel: (...a) => calls.push(['setModel', ...a]), sentenceChanged: () => calls.push(['sentence']), setLang: () => calls.push(['lang']) };
+  };
+  it('keeps only the last model before the build, applies it then with the sentence, and passes calls on after', () => {
+    let made = 0;
+    const panel = fake();
+    const lazy = new LazyPanel(() => { made += 1; return panel; });
+    lazy.sentenceChanged();
+    lazy.setLang();
+    lazy.setModel('m1', { nLayer: 1 }, 'one');
+    lazy.setModel('m2', { nLayer: 2 }, 'two');
+    expect(made).toBe(0);
+    expect(lazy.built).toBe(false);
+    expect(lazy.build()).toBe(panel);
+    expect(lazy.build()).toBe(panel);
+    expect(made).toBe(1);
+    expect(panel.calls).toEqual([['setModel', 'm2', { nLayer: 2 }, 'two'], ['sentence']]);
+    lazy.setLang();
+    lazy.sentenceChanged();
+    lazy.setModel('m3', {}, 'three');
+    expect(panel.calls.slice(2)).toEqual([['lang'], ['sentence'], ['setModel', 'm3', {}, 'three']]);
+  });
+  it('built before any model: nothing is replayed', () => {
+    const panel = fake();
+    const lazy = new LazyPanel(() => panel);
+    lazy.build();
+    expect(panel.calls).toEqual([]);
   });
 });

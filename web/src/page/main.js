@@ -9,7 +9,6 @@
 // URL parameters: ?model=/path/on/this/server/ (a model directory; tests use
 // /tests/fixtures/tiny/), ?lang=zh, ?text=… (the sentence).
 
-import '../ui/page.css';
 import { loadModel } from '../worker-client.js';
 import {
   figAttentionAsymmetry, figOuterProduct, outerProductDemo, figDag, figDoIntervention, toElement, tokenLabel,
@@ -21,7 +20,8 @@ import { outlineCell } from '../ui/selection.js';
 import { fitSearch, fitWidth } from '../ui/fit.js';
 import { attachTooltip, titleText } from '../ui/tooltip.js';
 import { figureArgs } from '../ui/figure-args.js';
-import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, fetchBuiltinModel, pickModelFiles, explain, familyOfFiles } from './models.js';
+import { builtinSource, HUB_MODELS, LARGE_MODEL_BYTES, fetchHubModel, fetchBuiltinModel, BUILTIN_WEIGHTS, pickModelFiles, explain, familyOfFiles } from './models.js';
+import { startPageWorker } from './head-start.js';
 import { Runner, maskOption } from './runner.js';
 import { describeTrend, klDivergence, attentionChange, attentionChangeSliced, rankMoves } from './compare.js';
 import { deltaBars, deltaMaps } from '../figures/delta.js';
@@ -29,6 +29,7 @@ import { topTable } from './top-table.js';
 import { exportFigure, downloadBlob, runData } from './export.js';
 import { HeadsPanel } from './heads.js';
 import { EvidencePanel } from './evidence-panel.js';
+import { LazyPanel, deferPanels } from './lazy-panels.js';
 import { readableTokens, readableToken } from './readable.js';
 import { setRasterThreshold, vectorOnly } from '../figures/raster.js';
 import { FIGURE_FILES } from '../figures/names.js';
@@ -79,9 +80,13 @@ let renders = 0;
 let errorFrom = null;    // 'load' | 'run' | null
 const figArgs = {};      // key -> [figure function, args] of what is on screen (export rebuilds from it)
 const FIG_FNS = { fig1: figAttentionAsymmetry, fig2: figOuterProduct, fig3: figDag, fig4: figDoIntervention };
-let heads = null;        // the "Heads & counterfactuals" panel (heads.js)
+let early = null;        // the worker and downloads the entry module started (head-start.js)
+let heads = null;        // the "Heads & counterfactuals" panel (heads.js), built on first need (lazy-panels.js)
 let uiReady = Promise.resolve();   // the controls and panels are set up (boot: after the first frame)
-let evidence = null;     // the "Does attention explain?" panel (evidence-panel.js)
+let evidence = null;     // the "Does attention explain?" panel (evidence-panel.js), the same
+let buildPanels = () => {};   // builds both panels now (lazy-panels.js deferPanels)
+let liveNow = null;
+const firstDrawn = new Promise((resolve) => { liveNow = resolve; });   // the page's first live drawing
 let defaultFound = null; // {text, row, col, n}: the default cell the runner found for this text
 
 function specOf() {
@@ -207,16 +212,12 @@ function cancelLoad() {
   }
 }
 
-/** A new model worker (attnlab/worker's own script): loadModel takes it over, and dispose ends it. */
-function startPageWorker() {
-  return new Worker(new URL('../worker.js', import.meta.url), { type: 'module', name: 'attnlab' });
-}
-
 /** The files of a model choice: the built-in URL, a hub model's downloaded files, or local files. */
 async function sourceOf(what, token, signal) {
   if (what === 'builtin') {
     if (builtin.custom) return { source: builtin.url.href, name: builtin.name, cached: false };
-    // the default model's files: index.html started their download (preload); the bytes go to the worker
+    // the default model's files (a reload of it: the first load is the entry module's, earlyLoad); the bytes go
+    // to the worker
     const files = await fetchBuiltinModel(builtin.url, { signal, onProgress: (p) => { if (token === loadToken) progressUI(p.file, p.loaded, p.total); } });
     return { source: files, name: builtin.name, cached: false, transfer: true };
   }
@@ -291,6 +292,53 @@ async function loadFailed(e, what, token) {
   setState(model ? 'ready' : 'error');
 }
 
+/** The load events of loadModel: the progress bar, and the load's timing on the body (bench_page reads it). */
+function onLoadEvent(e) {
+  if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total);
+  if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
+}
+
+/**
+ * The built-in model's load the entry module started (head-start.js: its files taken over from index.html's
+ * preloads, the worker building the model while this bundle arrived), claimed once; null when there is none
+ * (another model in the link, or claimed already). Resolves {m, name, cached} like loadChoice.
+ */
+function earlyLoad(token, signal) {
+  const pending = early.takeLoad((e) => {
+    if (token !== loadToken) return;
+    if (e.kind === 'fetch') progressUI(e.file, e.loaded, e.total);
+    else if (e.kind === 'files') {
+      $('model-status').textContent = t('modelLoading', builtin.name);
+      if (!model) setStatus(t('statusLoadingWasm'));
+    } else onLoadEvent(e);
+  }, signal);
+  return pending && pending.then((m) => ({ m, name: builtin.name, cached: false }));
+}
+
+/** Fetch the files of a model choice (sourceOf) and load them in a new worker: {m, name, cached}. */
+async function loadChoice(what, token, signal) {
+  // the worker (its script, then the wasm) starts while the files download; the first load takes the one the
+  // entry module started
+  const worker = early.takeWorker() ?? startPageWorker();
+  let got;
+  try {
+    got = await sourceOf(what, token, signal);
+  } catch (e) {
+    worker.terminate();
+    throw e;
+  }
+  const { source, name, cached, transfer = false } = got;
+  $('model-status').textContent = t('modelLoading', name);
+  if (!model) setStatus(t('statusLoadingWasm'));
+  const m = await loadModel(source, {
+    signal, transfer, worker,
+    // the built-in model's F16 weights stay in 16 bits: no conversion pass at load, half the memory
+    weights: what === 'builtin' ? BUILTIN_WEIGHTS : 'auto',
+    onProgress: onLoadEvent,
+  });
+  return { m, name, cached };
+}
+
 /**
  * Load a model and make it the page's model. what: 'builtin' | a HUB_MODELS key | {files: FileList|File[]}.
  * On failure the previous model stays; Cancel (or another choice) stops it.
@@ -308,29 +356,8 @@ async function switchModel(what) {
   $('model-cancel').hidden = what === 'builtin';   // the built-in model is served with the page: nothing to stop
   setState(model ? 'busy' : 'loading');
   try {
-    // the worker (its script, then the wasm) starts while the files download
-    const worker = startPageWorker();
-    let got;
-    try {
-      got = await sourceOf(what, token, signal);
-    } catch (e) {
-      worker.terminate();
-      throw e;
-    }
-    const { source, name, cached, transfer = false } = got;
-    $('model-status').textContent = t('modelLoading', name);
-    if (!model) setStatus(t('statusLoadingWasm'));
-    const m = await loadModel(source, {
-      signal,
-      transfer,
-      worker,
-      // the built-in model's F16 weights stay in 16 bits: no conversion pass at load, half the memory
-      weights: what === 'builtin' ? 'half' : 'auto',
-      onProgress: (e) => {
-        if (e.status === 'progress' || e.status === 'done') progressUI(e.file, e.loaded, e.total);
-        if (e.status === 'ready' && e.timing) document.body.dataset.loadTiming = JSON.stringify(e.timing);
-      },
-    });
+    // the page's first load on the built-in model is the entry module's, already under way
+    const { m, name, cached } = await ((what === 'builtin' && earlyLoad(token, signal)) || loadChoice(what, token, signal));
     performance.mark('attnlab:model-ready');
     await uiReady;   // the controls and the panels exist (boot sets them up after the first frame)
     if (token !== loadToken) { m.dispose(); return; }
@@ -1114,6 +1141,7 @@ function finishDraw() {
   evidence.sentenceChanged();
   if (!performance.getEntriesByName('attnlab:live').length) performance.mark('attnlab:live');
   performance.mark('attnlab:drawn', { detail: renders });
+  liveNow();
   // a cell the link asked for that the sentence does not have: say so (the runner chose the default)
   if (linkSel && last.spec.text === linkSel.text) {
     if (last.sel.row !== linkSel.row || last.sel.col !== linkSel.col) showError(t('urlRefused', `row=${linkSel.row}, col=${linkSel.col} (T = ${last.base.T})`), 'url');
@@ -1550,8 +1578,17 @@ function boot() {
   const ui = new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
     wireControls();
     wireFigures();
-    heads = new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text });
-    evidence = new EvidencePanel({ lang: () => S.lang, sentence: () => S.text });
+    // the two panels below the figures: built when the reader nears them or once the page is live and idle
+    heads = new LazyPanel(() => new HeadsPanel({ t: () => t, lang: () => S.lang, sentence: () => S.text }));
+    evidence = new LazyPanel(() => new EvidencePanel({ lang: () => S.lang, sentence: () => S.text }));
+    buildPanels = deferPanels([heads, evidence], [$('heads'), $('evidence')], firstDrawn);
+    // a link to a card of a panel (index.html#cx-comp): the panels now, then the scroll the browser could not do
+    const target = location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : '';
+    if (target && !document.getElementById(target)) {
+      buildPanels();
+      const to = document.getElementById(target);
+      if (to) to.scrollIntoView({ block: 'start' });
+    }
     window.addEventListener('popstate', () => {
       viewFromHistory = true;
       applyView(location.search);
@@ -1562,4 +1599,8 @@ function boot() {
   switchModel('builtin');
 }
 
-boot();
+/** The entry module's call (entry.js): early is what it started (head-start.js), claimed by the first load. */
+export function start(started) {
+  early = started;
+  boot();
+}

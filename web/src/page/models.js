@@ -1,8 +1,10 @@
 // models.js — where the page's model comes from, and what to say when it fails.
 //
 // Three kinds of source:
-//   built-in   models/brown-gpt2/ next to the page (or ?model=/a/path/ on this
-//              server, for tests): the worker fetches the files itself.
+//   built-in   models/brown-gpt2/ next to the page: index.html starts the four
+//              downloads, the entry module (head-start.js) takes them over and
+//              the bytes go to the worker (builtin-files.js). ?model=/a/path/ on
+//              this server (tests): the worker fetches that folder itself.
 //   hub        a model of HUB_MODELS from Hugging Face. The page downloads its
 //              files with a progress bar and keeps them in the Cache API
 //              (cache 'attnlab-models-v1', one entry per file URL), so a second
@@ -17,6 +19,10 @@
 
 import { AttnlabError } from '../worker-client.js';
 import { modelFilesOf } from '../sources.js';
+import { PageError } from './builtin-files.js';
+
+// the built-in model's directory and files live in builtin-files.js (light: the page's entry module reads them)
+export { PageError, builtinSource, BUILTIN_FILES, BUILTIN_WEIGHTS, fetchBuiltinModel } from './builtin-files.js';
 
 /** A GPT-2 folder as the hub serves it. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
@@ -52,34 +58,6 @@ export const HUB_MODELS = Object.freeze({
 
 export const CACHE_NAME = 'attnlab-models-v1';
 const ABSENT = 'x-attnlab-absent';
-
-/** An error of the page's own (network, HTTP), with a kind the message table knows. */
-export class PageError extends Error {
-  constructor(kind, message, detail = {}) {
-    super(message);
-    this.name = 'PageError';
-    this.kind = kind;
-    Object.assign(this, detail);
-  }
-}
-
-/**
- * The built-in model's directory, or the ?model= override. The override must be a
- * path on this server (tests use ?model=/tests/fixtures/tiny/); anything else is
- * refused, so a link cannot make the page fetch from elsewhere.
- */
-export function builtinSource(search, base) {
-  const param = new URLSearchParams(search).get('model');
-  const builtin = new URL('models/brown-gpt2/', base);
-  if (param === null || param === '') return { url: builtin, name: 'brown-gpt2', custom: false };
-  const u = new URL(param, base);
-  if (u.origin !== new URL(base).origin || !param.startsWith('/') || param.startsWith('//')) {
-    throw new PageError('param', `?model= must be a path on this server, like /tests/fixtures/tiny/ (got ${param})`, { param });
-  }
-  if (!u.pathname.endsWith('/')) u.pathname += '/';
-  const name = u.pathname.replace(/\/+$/, '').split('/').pop() || u.pathname;
-  return { url: u, name, custom: true };
-}
 
 /**
  * Local files (a FileList or an array of Files): the files of a model folder by
@@ -191,70 +169,6 @@ export async function fetchHubModel(base, { onProgress = () => {}, signal, files
     }
   }
   return { files: out.map((b, k) => new File([b], names[k])), cached, cacheFailed };
-}
-
-/** The built-in model's four files, in the order index.html preloads them. */
-export const BUILTIN_FILES = Object.freeze(['model.safetensors', 'vocab.json', 'merges.txt', 'config.json']);
-const BUILTIN_KEYS = { 'model.safetensors': 'safetensors', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'config.json': 'config' };
-
-/** One file's bytes: into one buffer of the announced size when there is one (no second copy), with progress. */
-async function readBody(res, total, onBytes) {
-  if (!res.body) return new Uint8Array(await res.arrayBuffer());
-  const reader = res.body.getReader();
-  let out = total !== null ? new Uint8Array(total) : null;
-  const chunks = [];
-  let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (out && loaded + value.byteLength <= out.length) out.set(value, loaded);
-    else {
-      if (out) { chunks.push(out.subarray(0, loaded)); out = null; }   // more than announced (a compressed body)
-      chunks.push(value);
-    }
-    loaded += value.byteLength;
-    onBytes(loaded);
-  }
-  if (out && loaded < out.length) throw new AttnlabError('EIO', `received ${loaded} of ${out.length} bytes (the connection ended early)`);
-  if (out) return out;
-  const all = new Uint8Array(loaded);
-  let at = 0;
-  for (const c of chunks) { all.set(c, at); at += c.byteLength; }
-  return all;
-}
-
-/**
- * The built-in model's files, fetched on the page's thread with the mode of index.html's
- * <link rel="preload" as="fetch" crossorigin="anonymous"> (cors, same-origin credentials): the downloads
- * the HTML started are taken over, not repeated. All four in parallel; onProgress({file, loaded, total})
- * for the weights. Returns {config, vocab, merges, safetensors} as Uint8Arrays, ready to hand to the
- * worker (loadModel's object source, transferred). A missing file is an EIO error naming the HTTP status.
- */
-export async function fetchBuiltinModel(base, { signal, onProgress = () => {} } = {}) {
-  const one = async (file) => {
-    const url = new URL(file, base).href;
-    let res;
-    try {
-      res = await fetch(url, { signal, mode: 'cors', credentials: 'same-origin' });
-    } catch (e) {
-      if (e && e.name === 'AbortError') throw new AttnlabError('EABORT', 'the load was aborted');
-      throw new AttnlabError('EIO', `${url}: ${e.message}`);
-    }
-    if (!res.ok) throw new AttnlabError('EIO', `${url}: HTTP ${res.status}`);
-    const len = res.headers.get('content-length');
-    const total = len !== null && /^\d+$/.test(len) && !res.headers.get('content-encoding') ? Number(len) : null;
-    const weights = file === 'model.safetensors';
-    let bytes;
-    try {
-      bytes = await readBody(res, total, weights ? (loaded) => onProgress({ file, loaded, total }) : () => {});
-    } catch (e) {
-      if (e && e.name === 'AbortError') throw new AttnlabError('EABORT', 'the load was aborted');
-      throw e instanceof AttnlabError ? new AttnlabError(e.code, `${url}: ${e.message}`) : new AttnlabError('EIO', `${url}: ${e.message}`);
-    }
-    if (weights) onProgress({ file, loaded: bytes.byteLength, total: bytes.byteLength, done: true });
-    return [BUILTIN_KEYS[file], bytes];
-  };
-  return Object.fromEntries(await Promise.all(BUILTIN_FILES.map(one)));
 }
 
 const WRONG_FILES = new Set(['EJSON', 'ECONFIG', 'EFORMAT', 'EDTYPE', 'EMISSING', 'ESHAPE', 'EVOCAB', 'EMERGES']);

@@ -1,0 +1,152 @@
+// page-load-path.test.js — how the page gets to its live figures (issue 39 item 3): the small entry module
+// starts the worker and the built-in model's load before the rest of the page's code arrives (head-start.js),
+// each model file crosses the network once (index.html's preloads are taken over, not repeated), a missing
+// model is reported, and the heads and evidence panels are built only when the reader nears them or the page
+// is idle after its first live drawing (lazy-panels.js).
+//
+//   npx vitest run --config tests/e2e/vitest.config.js page-load-path
+
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync } from 'node:fs';
+import { BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+
+let env;
+
+beforeAll(async () => {
+  env = await setup();
+}, 120_000);
+
+afterAll(async () => {
+  if (env) await env.close();
+});
+
+const FILES = ['model.safetensors', 'vocab.json', 'merges.txt', 'config.json'];
+
+/** Hold the built-in model's weights until release(). */
+async function holdWeights(context) {
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  await context.route('**/models/brown-gpt2/model.safetensors', async (route) => { await gate; await route.continue(); });
+  return release;
+}
+
+const mark = (page, name) => page.evaluate((n) => {
+  const m = performance.getEntriesByName(n);
+  return m.length ? m[0].startTime : null;
+}, name);
+
+describe.runIf(existsSync(BUILTIN_WEIGHTS))('the load path of the built-in model', () => {
+  it('the entry module starts the load before the page\'s main code runs; each file is requested once', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    const requests = new Map();
+    page.on('request', (r) => {
+      const name = new URL(r.url()).pathname.split('/').pop();
+      if (r.url().includes('/models/brown-gpt2/')) requests.set(name, (requests.get(name) || 0) + 1);
+    });
+    try {
+      await page.goto(env.url);
+      await waitDrawn(page);
+      const entry = await mark(page, 'attnlab:entry'), boot = await mark(page, 'attnlab:boot');
+      expect(entry).not.toBeNull();
+      expect(entry).toBeLessThan(boot);
+      // the built-in model's load began in the entry module (head-start.js), not when main.js got to it
+      const early = await mark(page, 'attnlab:load-early');
+      expect(early).not.toBeNull();
+      expect(early).toBeLessThan(boot);
+      // one request per file: the preload's, taken over by the entry module's XHR (a second would be a second download)
+      expect(Object.fromEntries(requests)).toEqual(Object.fromEntries(FILES.map((f) => [f, 1])));
+      // the page shows the built-in model, loaded with half storage like the page promises
+      expect(await page.evaluate(() => document.body.dataset.model)).toBe('brown-gpt2');
+      const timing = await page.evaluate(() => JSON.parse(document.body.dataset.loadTiming || 'null'));
+      expect(timing).not.toBeNull();
+      // the progress bar had its events replayed: it is hidden once the model is in
+      expect(await page.locator('#model-progress').isHidden()).toBe(true);
+      expect(P.issues.pageErrors).toEqual([]);
+      expect(P.issues.consoleErrors).toEqual([]);
+      expect(await P.cspViolations()).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a missing built-in model is told as such, and the page stays usable', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    try {
+      await context.route('**/models/brown-gpt2/model.safetensors', (route) => route.fulfill({ status: 404, body: 'no' }));
+      await page.goto(env.url);
+      await page.waitForFunction(() => document.body.dataset.state === 'error');
+      const text = await page.textContent('#error-text');
+      expect(text).toContain('/models/brown-gpt2/');
+      expect(text).toMatch(/make model/);
+      expect(await page.locator('#model-select').isEnabled()).toBe(true);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe.runIf(existsSync(BUILTIN_WEIGHTS))('the heads and evidence panels are built on first need', () => {
+  it('not while the model loads; built once the page is live and idle', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    try {
+      const release = await holdWeights(context);
+      await page.goto(env.url);
+      await page.waitForFunction(() => performance.getEntriesByName('attnlab:boot').length > 0);
+      await page.waitForTimeout(300);
+      // the panels' sections are there (headings, landmarks), their cards are not
+      expect(await page.evaluate(() => [document.getElementById('figures').dataset.panels, document.getElementById('evidence').children.length]))
+        .toEqual([undefined, 0]);
+      release();
+      await waitDrawn(page);
+      const [live, built] = [await mark(page, 'attnlab:live'), await mark(page, 'attnlab:panels')];
+      expect(built).toBeGreaterThan(live);
+      expect(await page.evaluate(() => document.getElementById('evidence').children.length)).toBeGreaterThan(0);
+      // built with the page's model: the evidence panel's layer choice has the model's layers
+      const L = await page.evaluate(() => document.getElementById('ev-edge-layer').options.length);
+      expect(L).toBeGreaterThan(0);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('scrolled to before the model is in: built at once, then given the model when it arrives', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    try {
+      const release = await holdWeights(context);
+      await page.goto(env.url);
+      await page.waitForFunction(() => performance.getEntriesByName('attnlab:boot').length > 0);
+      await page.evaluate(() => document.getElementById('heads').scrollIntoView());
+      await page.waitForFunction(() => document.getElementById('figures').dataset.panels === 'built');
+      expect(await mark(page, 'attnlab:live')).toBeNull();
+      expect(await page.evaluate(() => document.getElementById('ev-edge-layer').options.length)).toBe(0);
+      release();
+      await waitDrawn(page);
+      expect(await page.evaluate(() => document.getElementById('ev-edge-layer').options.length)).toBeGreaterThan(0);
+      expect(await page.evaluate(() => document.getElementById('hp-cf-layer').options.length)).toBeGreaterThan(0);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a link to a card inside a panel (#cx-comp) builds the panels and scrolls there', async () => {
+    const P = await watchedPage(env);
+    const { page, context } = P;
+    try {
+      await page.goto(`${env.url}#cx-comp`);
+      await page.waitForFunction(() => document.getElementById('cx-comp') !== null);
+      await waitDrawn(page);
+      const top = await page.evaluate(() => document.getElementById('cx-comp').getBoundingClientRect().top);
+      expect(Math.abs(top)).toBeLessThan(900);
+      expect(P.issues.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

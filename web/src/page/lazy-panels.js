@@ -1,0 +1,67 @@
+// lazy-panels.js — the heads and evidence panels below the figures are built (their JS state, the evidence and
+// circuits cards' DOM, their handlers) only when the reader comes near them or the page is idle after its first
+// live drawing, whichever is first: on the way to the live figures the page does none of that work. Until then
+// a LazyPanel stands in for a panel: it keeps the last setModel and passes nothing else on (a panel reads the
+// language and the sentence when it is built). Both panels are built together (the heads panel links into the
+// circuits cards of the evidence panel), each in its own task; #figures carries data-panels="built" after.
+
+/** A stand-in for a panel made by make() on first need: setModel, sentenceChanged, setLang like the panel's. */
+export class LazyPanel {
+  constructor(make) {
+    this.make = make;
+    this.panel = null;
+    this.modelArgs = null;
+  }
+
+  get built() { return this.panel !== null; }
+
+  build() {
+    if (this.panel) return this.panel;
+    this.panel = this.make();
+    if (this.modelArgs) {
+      this.panel.setModel(...this.modelArgs);
+      this.panel.sentenceChanged();   // the sentence the page shows now: the panel's cards start from it
+      this.modelArgs = null;
+    }
+    return this.panel;
+  }
+
+  setModel(...args) { if (this.panel) this.panel.setModel(...args); else this.modelArgs = args; }
+  sentenceChanged() { if (this.panel) this.panel.sentenceChanged(); }
+  setLang() { if (this.panel) this.panel.setLang(); }
+}
+
+/**
+ * Build the panels when one of sections comes within margin of the viewport, or idle after whenLive resolves
+ * (requestIdleCallback, else a timeout), or when buildNow() is called; one panel per task, in the order given.
+ * Returns buildNow: builds whatever is left at once (a link into a panel needs its DOM now).
+ */
+export function deferPanels(panels, sections, whenLive, { margin = '1200px 0px', mark = document.getElementById('figures') } = {}) {
+  let scheduled = false, observer = null;
+  const done = () => {
+    if (observer) observer.disconnect();
+    if (mark) mark.dataset.panels = 'built';
+    performance.mark('attnlab:panels');
+  };
+  const buildNow = () => {
+    for (const p of panels) p.build();
+    done();
+  };
+  const later = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 1500 }) : setTimeout(fn, 50));
+  const stepwise = () => {
+    if (scheduled) return;
+    scheduled = true;
+    const next = (k) => {
+      if (k === panels.length) { done(); return; }
+      panels[k].build();
+      later(() => next(k + 1));
+    };
+    later(() => next(0));
+  };
+  if (typeof IntersectionObserver === 'function') {
+    observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) stepwise(); }, { rootMargin: margin });
+    for (const s of sections) if (s) observer.observe(s);
+  }
+  whenLive.then(stepwise);
+  return buildNow;
+}
