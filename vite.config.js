@@ -7,6 +7,7 @@
 
 import { defineConfig, createLogger } from 'vite';
 import { fileURLToPath } from 'node:url';
+import { translator } from './web/src/page/i18n.js';
 
 // Vite warns that the API's Node-only branches (node:fs, node:worker_threads …,
 // never taken in a browser) are externalized, and that the built-in model's
@@ -17,7 +18,49 @@ const EXPECTED = /externalized for browser compatibility|models\/brown-gpt2\/'?,
 logger.warn = (msg, opts) => { if (!EXPECTED.test(msg)) warn(msg, opts); };
 logger.warnOnce = (msg, opts) => { if (!EXPECTED.test(msg)) warn(msg, opts); };
 
+const escapeHtml = (x) => String(x).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * index.html's static labels (data-i18n, data-i18n-aria, data-i18n-title) filled with the English strings at build
+ * time, as the page's script fills them at boot (ui/i18n.js applyStatic), so that the first paint is readable
+ * before the script runs; a Chinese reader's labels are replaced at boot, like the opening view's pictures.
+ */
+function englishLabels(html) {
+  const t = translator('en');
+  const out = html.replace(/(<([a-z][a-z0-9]*)\b[^>]*\bdata-i18n="([A-Za-z0-9_]+)"[^>]*>)([^<]*)(<\/\2>)/g,
+    (all, open, tag, key, text, close) => `${open}${escapeHtml(t(key))}${close}`);
+  return out.replace(/<[a-z][a-z0-9]*\b[^>]*\bdata-i18n-(aria|title)="([A-Za-z0-9_]+)"[^>]*>/g, (tagText, kind, key) => {
+    const attr = kind === 'aria' ? 'aria-label' : 'title';
+    if (new RegExp(`\\s${attr}="`).test(tagText)) return tagText;
+    return tagText.replace(/\s*\/?>$/, (end) => ` ${attr}="${escapeHtml(t(key))}"${end}`);
+  });
+}
+
+/**
+ * The chapter page's entry module (web/src/page/entry.js) is small and imports the rest of the page (main.js)
+ * itself, after starting the model's load; so that the rest downloads beside the entry instead of after it,
+ * index.html gets a <link rel="modulepreload"> for main.js's chunk and the chunks it imports.
+ */
+function preloadPageMain() {
+  return {
+    name: 'attnlab-preload-page-main',
+    apply: 'build',
+    transformIndexHtml: {
+      order: 'post',
+      handler(html, ctx) {
+        if (!ctx.bundle || ctx.path !== '/index.html') return html;
+        const main = Object.values(ctx.bundle).find((c) => c.type === 'chunk' && c.facadeModuleId &&
+          c.facadeModuleId.replaceAll('\\', '/').endsWith('/src/page/main.js'));
+        if (!main) throw new Error('vite.config.js: no chunk for web/src/page/main.js (the entry imports it)');
+        const files = [main.fileName, ...main.imports].filter((f) => !html.includes(f));
+        return { html: englishLabels(html), tags: files.map((f) => ({ tag: 'link', attrs: { rel: 'modulepreload', crossorigin: true, href: `./${f}` }, injectTo: 'head' })) };
+      },
+    },
+  };
+}
+
 export default defineConfig({
+  plugins: [preloadPageMain()],
   root: 'web',
   base: './',             // relative URLs: the page works under any path prefix
   // build/page-public/: the opening view drawn by the figure code (make page writes

@@ -36,7 +36,12 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the opening view, drawn at build ti
     try {
       const release = await holdWeights(context);
       await page.goto(env.url);
+      // the first figure's picture at once; the others are lazy images (loading="lazy"), fetched as the reader
+      // nears them: scrolled to here, one by one, while the weights are still held
+      await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) >= 1 && document.querySelector('#fig1 .prerender-img').naturalWidth > 0);
+      for (const f of ['fig2', 'fig3', 'fig4']) await page.evaluate((id) => document.getElementById(id).scrollIntoView(), f);
       await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) === 4);
+      await page.evaluate(() => window.scrollTo(0, 0));
       expect(await page.evaluate(() => document.body.dataset.renders || '0')).toBe('0');
       const srcs = await page.$$eval('.prerender-img', (xs) => xs.map((x) => [new URL(x.src).pathname, x.naturalWidth > 0]));
       expect(srcs).toEqual(['fig1', 'fig2', 'fig3', 'fig4'].map((k) => [`/prerender/en/${FIGURE_FILES[k]}.svg`, true]));
@@ -81,7 +86,7 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the opening view, drawn at build ti
     try {
       const release = await holdWeights(context);
       await page.goto(`${env.url}?lang=zh`);
-      await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) === 4);
+      await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) >= 1 && document.querySelector('#fig1 .prerender-img').naturalWidth > 0);
       const src = () => page.$eval('#fig1 .prerender-img', (x) => new URL(x.src).pathname);
       expect(await src()).toBe(`/prerender/zh/${FIGURE_FILES.fig1}.svg`);
       expect(await page.textContent('#fig1 .prerender-note')).toContain('构建页面时');

@@ -150,3 +150,27 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the heads and evidence panels are b
     }
   });
 });
+
+describe('before the page\'s script runs', () => {
+  it('the labels are there in English (filled at build time) and the opening view is painted', async () => {
+    const { translator } = await import('../../web/src/page/i18n.js');
+    const t = translator('en');
+    const context = await env.browser.newContext({ viewport: { width: 1400, height: 900 }, javaScriptEnabled: false });
+    try {
+      const page = await context.newPage();
+      await page.goto(env.url);
+      const labels = await page.$$eval('[data-i18n]', (xs) => xs.map((x) => [x.dataset.i18n, x.textContent]));
+      expect(labels.length).toBeGreaterThan(50);
+      for (const [key, text] of labels) expect(text, key).toBe(t(key));
+      const aria = await page.$$eval('[data-i18n-aria]', (xs) => xs.map((x) => [x.dataset.i18nAria, x.getAttribute('aria-label')]));
+      for (const [key, text] of aria) expect(text, key).toBe(t(key));
+      if (existsSync(BUILTIN_WEIGHTS)) {
+        await page.waitForFunction(() => document.querySelector('.prerender-img').complete);
+        expect(await page.$eval('.prerender-img', (x) => x.naturalWidth)).toBeGreaterThan(0);
+      }
+      await page.screenshot({ path: 'tests/e2e/artifacts/page-before-script.png' });
+    } finally {
+      await context.close();
+    }
+  });
+});
