@@ -345,6 +345,10 @@ export interface FeatureOptions { featureMap?: FeatureMapName; m?: number; W?: A
 /** The lineage demos on one WebAssembly instance; every method is synchronous. */
 export class Lineage {
   private constructor();
+  /** The build that runs ('auto' takes the relaxed-SIMD one where the engine runs it, like loadModel). */
+  readonly backend: Backend;
+  /** Why 'auto' runs the SIMD128 build (null when it runs the relaxed one, or a backend was named). */
+  readonly backendNote: string | null;
   dispose(): void;
   /** Glyph g (0–9): 100 ±1 values, row-major, +1 = ink. */
   glyph(g: number): Float32Array;
@@ -380,7 +384,7 @@ export class Lineage {
 }
 
 /** A Lineage on its own WebAssembly instance. */
-export function loadLineage(options?: { wasm?: WasmSource }): Promise<Lineage>;
+export function loadLineage(options?: { wasm?: WasmSource; wasmRelaxed?: WasmSource; backend?: 'auto' | Backend }): Promise<Lineage>;
 
 // ---------------------------------------------------------------------------
 // Heads: importance and roles (docs/heads.md). Merged into Model; the worker

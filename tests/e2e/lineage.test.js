@@ -46,6 +46,8 @@ afterAll(async () => {
 
 describe('the lineage page', () => {
   it('draws every demo on load', async () => {
+    // Chromium runs relaxed SIMD: the demos run on the relaxed build, as loadModel's page does
+    expect(await W.page.evaluate(() => document.body.dataset.backend)).toBe('relaxed-simd');
     const { page } = W;
     for (const id of ['fig-hstate', 'fig-htarget', 'fig-henergy', 'fig-modern2d', 'fig-favor', 'fig-qkhist', 'fig-entropy'])
       expect(await page.$$eval(`#${id} svg`, (x) => x.length), id).toBe(1);

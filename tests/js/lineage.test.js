@@ -222,3 +222,60 @@ describe('lineage-demos.js: the demos the lineage page and the widgets share', (
     }
   });
 });
+
+describe('the build: relaxed SIMD where the engine runs it (the rule of loadModel)', () => {
+  it("'auto' picks the relaxed build exactly where WebAssembly.validate accepts relaxed_madd, and says why not", async () => {
+    const { relaxedSimdSupported } = await import('../../web/src/core/backend.js');
+    const can = relaxedSimdSupported();
+    expect(lab.backend).toBe(can ? 'relaxed-simd' : 'simd128');
+    expect(lab.backendNote === null).toBe(can);
+    if (!can) expect(lab.backendNote).toMatch(/relaxed/);
+    const plain = await loadLineage({ backend: 'simd128' });
+    try {
+      expect(plain.backend).toBe('simd128');
+      expect(plain.backendNote).toBeNull();
+    } finally {
+      plain.dispose();
+    }
+    if (can) {
+      // a SIMD128 build given by the caller without its relaxed twin: that one runs, and the note says so
+      const { defaultWasmURL } = await import('../../web/src/sources.js');
+      const moved = await loadLineage({ wasm: defaultWasmURL() });
+      try {
+        expect(moved.backend).toBe('simd128');
+        expect(moved.backendNote).toMatch(/without options\.wasmRelaxed/);
+      } finally {
+        moved.dispose();
+      }
+    } else {
+      await expect(loadLineage({ backend: 'relaxed-simd' })).rejects.toMatchObject({ code: 'EWASM' });
+    }
+    await expect(loadLineage({ backend: 'fma' })).rejects.toMatchObject({ code: 'EINVAL' });
+    await expect(loadLineage({ backend: 3 })).rejects.toMatchObject({ code: 'ETYPE' });
+  });
+
+  it('the two builds agree on modern Hopfield, softmax attention and linear attention (float32 tolerance)', async () => {
+    const plain = await loadLineage({ backend: 'simd128' });
+    try {
+      let s = 12345;
+      const rnd = (n) => Float32Array.from({ length: n }, () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 - 0.5; });
+      const T = 23, d = 16, dv = 12;
+      const Q = rnd(T * d), K = rnd(T * d), V = rnd(T * dv);
+      const a = lab.softmaxAttention(Q, K, V, { d, causal: true });
+      const b = plain.softmaxAttention(Q, K, V, { d, causal: true });
+      expect(a.length).toBe(T * dv);
+      expect(maxAbs(a, b)).toBeLessThan(1e-5);
+      const la = lab.linearAttention(Q, K, V, { d, featureMap: 'elu', causal: true, form: 'prefix' });
+      const lb = plain.linearAttention(Q, K, V, { d, featureMap: 'elu', causal: true, form: 'prefix' });
+      expect(la.length).toBe(T * dv);
+      expect(maxAbs(la, lb)).toBeLessThan(1e-5);
+      const X = rnd(8 * d), xi = rnd(d);
+      const ma = lab.modernStep(X, xi, { d, beta: 2 }), mb = plain.modernStep(X, xi, { d, beta: 2 });
+      expect(ma.state.length).toBe(d);
+      expect(maxAbs(ma.state, mb.state)).toBeLessThan(1e-5);
+      expect(Math.abs(ma.energyAfter - mb.energyAfter)).toBeLessThan(1e-5);
+    } finally {
+      plain.dispose();
+    }
+  });
+});

@@ -14,7 +14,7 @@ export default defineConfig({
     // every test file whose numbers or engine reports come from the wasm builds
     include: [
       'analysis', 'boundary', 'browser_worker', 'builtin_circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
-      'evidence-sets-api', 'evidence', 'families', 'heads', 'heads_synthetic', 'loading', 'memory', 'model',
+      'evidence-sets-api', 'evidence', 'families', 'heads', 'heads_synthetic', 'lineage', 'loading', 'memory', 'model',
       'readable', 'real_files', 'relaxed', 'threads', 'threads_api', 'tokenizer_json', 'trained', 'wasm_forward',
       'worker',
     ].map((f) => `tests/js/${f}.test.js`),

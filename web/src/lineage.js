@@ -5,7 +5,8 @@
 // in its own WebAssembly instance; this layer checks arguments, names things
 // with strings and hands out copies (Float32Array / Float64Array / numbers).
 //
-//   const lab = await loadLineage();                       // { wasm } optional
+//   const lab = await loadLineage();                       // { wasm, wasmRelaxed, backend } optional
+//   lab.backend                                            // 'relaxed-simd' | 'simd128', as loadModel chooses
 //   const W = lab.hebbian([lab.glyph(0), lab.glyph(1)]);   // N×N
 //   const noisy = lab.corrupt(lab.glyph(0), 0.2, { seed: 7 });
 //   const r = lab.hopfieldRun(W, noisy, { mode: 'async' }); // {state, energies, steps, converged}
@@ -23,7 +24,8 @@
 import { instantiateAttnlab, HOPFIELD_MODES, FEATURE_MAPS, LINATTN_FORMS } from './core/wasm.js';
 import { AttnlabError } from './core/errors.js';
 import { checkNumbers, checkIndex, checkFinite } from './analysis.js';
-import { defaultWasmURL, resolveURL } from './sources.js';
+import { defaultWasmURL, defaultWasmRelaxedURL, resolveURL } from './sources.js';
+import { BACKENDS, relaxedSimdSupported } from './core/backend.js';
 
 /** Glyphs of the C core: 10×10 digits 0–9, +1 ink, −1 paper. */
 export const GLYPH_SIDE = 10;
@@ -98,11 +100,16 @@ const now = () => (typeof performance !== 'undefined' ? performance.now() : Date
  * Make one with loadLineage(); dispose() drops the instance.
  */
 export class Lineage {
-  constructor(wasm) {
+  constructor(wasm, backendNote = null) {
     if (!wasm || typeof wasm !== 'object' || typeof wasm.glyph !== 'function')
       throw new AttnlabError('ETYPE', 'Lineage: make one with loadLineage(), not with new Lineage(…)');
     this._w = wasm;
+    /** Why 'auto' runs the SIMD128 build where it could have run the relaxed one (null otherwise). */
+    this.backendNote = backendNote;
   }
+
+  /** The build that runs: 'relaxed-simd' or 'simd128' (as the module itself reports it). */
+  get backend() { return this._wasm.backend(); }
 
   get _wasm() {
     if (!this._w) throw new AttnlabError('EDISPOSED', 'this Lineage was disposed');
@@ -400,14 +407,45 @@ export class Lineage {
 }
 
 /**
- * A Lineage on a new WebAssembly instance.
- * @param {{wasm?: string|URL|ArrayBuffer|ArrayBufferView|Response|WebAssembly.Module}} [options]
+ * A Lineage on a new WebAssembly instance. backend: 'auto' (default) runs the relaxed-SIMD build where this engine
+ * validates a relaxed instruction (core/backend.js) and its location is known (wasmRelaxed, defaulting to the
+ * package's own unless wasm moved its SIMD128 twin), else the SIMD128 build, and falls back to SIMD128 when the
+ * relaxed build cannot start (lab.backendNote says why); 'relaxed-simd' or 'simd128' is that build or an error —
+ * the same rule as loadModel's.
+ * @param {{wasm?: string|URL|ArrayBuffer|ArrayBufferView|Response|WebAssembly.Module,
+ *          wasmRelaxed?: string|URL|ArrayBuffer|ArrayBufferView|Response|WebAssembly.Module,
+ *          backend?: 'auto'|'relaxed-simd'|'simd128'}} [options]
  * @returns {Promise<Lineage>}
  */
 export async function loadLineage(options) {
-  const { wasm } = checkOpts('loadLineage', options, ['wasm']);
-  let src = wasm ?? defaultWasmURL();
-  if (typeof src === 'string' || src instanceof URL) src = await resolveURL(src, 'wasm URL');
-  const w = await instantiateAttnlab(src);
-  return new Lineage(w);
+  const { wasm, wasmRelaxed, backend } = checkOpts('loadLineage', options, ['wasm', 'wasmRelaxed', 'backend']);
+  const asked = backend === undefined || backend === null ? 'auto' : backend;
+  if (asked !== 'auto' && !BACKENDS.includes(asked))
+    throw new AttnlabError(typeof asked === 'string' ? 'EINVAL' : 'ETYPE',
+                           `options.backend must be 'auto', ${BACKENDS.map((b) => `'${b}'`).join(' or ')}, got ${String(asked)}`);
+  const start = async (src, fallback) => {
+    let s = src ?? fallback();
+    if (typeof s === 'string' || s instanceof URL) s = await resolveURL(s, 'wasm URL');
+    return instantiateAttnlab(s);
+  };
+  if (asked === 'relaxed-simd') {
+    if (!relaxedSimdSupported())
+      throw new AttnlabError('EWASM', 'options.backend: this engine does not run relaxed SIMD (WebAssembly.validate refused ' +
+                             'f32x4.relaxed_madd; Node 20 needs --experimental-wasm-relaxed-simd)');
+    return new Lineage(await start(wasmRelaxed, defaultWasmRelaxedURL));
+  }
+  let note = null;
+  if (asked === 'auto') {
+    if (!relaxedSimdSupported()) note = 'this engine does not run relaxed SIMD (WebAssembly.validate refused f32x4.relaxed_madd)';
+    else if (wasm != null && wasmRelaxed == null) note = 'options.wasm was given without options.wasmRelaxed';
+    else {
+      try {
+        return new Lineage(await start(wasmRelaxed, defaultWasmRelaxedURL));
+      } catch (e) {
+        if (!(e instanceof AttnlabError) || e.code === 'ETYPE') throw e;
+        note = `the relaxed-SIMD build could not start (${e.code}: ${e.message}); running the SIMD128 build`;
+      }
+    }
+  }
+  return new Lineage(await start(wasm, defaultWasmURL), note);
 }

@@ -449,6 +449,7 @@ async function boot() {
   drawModern();
   drawLinear();
   drawSqrtDk();
+  document.body.dataset.backend = lab.backend;   // the build running the demos (relaxed SIMD where the browser has it)
   document.body.dataset.state = 'ready';
   document.body.dataset.capacity = 'running';
   capStatus();
