@@ -35,21 +35,27 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the opening view, drawn at build ti
     const { page, context } = P;
     try {
       const release = await holdWeights(context);
+      // the pictures' paints (Element Timing), counted from the start
+      await page.addInitScript(() => {
+        window.__painted = [];
+        new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__painted.push(e.renderTime || e.loadTime); })
+          .observe({ type: 'element', buffered: true });
+      });
       await page.goto(env.url);
-      // the first figure's picture at once; the others are lazy images (loading="lazy"), fetched as the reader
-      // nears them: scrolled to here, one by one, while the weights are still held
-      await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) >= 1 && document.querySelector('#fig1 .prerender-img').naturalWidth > 0);
-      for (const f of ['fig2', 'fig3', 'fig4']) await page.evaluate((id) => document.getElementById(id).scrollIntoView(), f);
+      // the first figure's picture is painted from the HTML at once; the others are lazy images
+      // (loading="lazy"), fetched and painted as the reader nears them: scrolled to here, one by one, while the
+      // weights are still held
+      await page.waitForFunction(() => window.__painted.length >= 1 && document.querySelector('#fig1 .prerender-img').naturalWidth > 0);
+      for (const [k, f] of [[2, 'fig2'], [3, 'fig3'], [4, 'fig4']]) {
+        await page.evaluate((id) => document.getElementById(id).scrollIntoView(), f);
+        await page.waitForFunction((n) => window.__painted.length >= n, k);
+      }
       await page.waitForFunction(() => Number(document.body.dataset.prerender || 0) === 4);
+      expect(await page.evaluate(() => window.__painted.length)).toBe(4);
       await page.evaluate(() => window.scrollTo(0, 0));
       expect(await page.evaluate(() => document.body.dataset.renders || '0')).toBe('0');
       const srcs = await page.$$eval('.prerender-img', (xs) => xs.map((x) => [new URL(x.src).pathname, x.naturalWidth > 0]));
       expect(srcs).toEqual(['fig1', 'fig2', 'fig3', 'fig4'].map((k) => [`/prerender/en/${FIGURE_FILES[k]}.svg`, true]));
-      // painted from the HTML, before the page's script ran (Element Timing of the pictures)
-      const paint = await page.evaluate(() => new Promise((resolve) => {
-        new PerformanceObserver((l) => resolve(l.getEntries().map((e) => e.renderTime || e.loadTime))).observe({ type: 'element', buffered: true });
-      }));
-      expect(paint.length).toBe(4);
       await page.screenshot({ path: join(ROOT, 'tests/e2e/artifacts/page-prerender.png') });
       // the pictures show the numbers the live model gives: Fig. 1's cells, the default do cell in Fig. 4
       const svg = readFileSync(join(ROOT, 'web/dist/page/prerender/en', `${FIGURE_FILES.fig1}.svg`), 'utf8');
