@@ -137,3 +137,11 @@ export function figCells(page, fig, role) {
   return page.evaluate(([f, r]) => [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)]
     .map((x) => [Number(x.dataset.i), Number(x.dataset.j), Number(x.dataset.v)]), [fig, role]);
 }
+
+/** Hold the built-in model's weights (every request for them) until release() is called; returns release. */
+export async function holdWeights(context) {
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  await context.route('**/models/brown-gpt2/model.safetensors', async (route) => { await gate; await route.continue(); });
+  return release;
+}

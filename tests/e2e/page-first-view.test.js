@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import { FIGURE_FILES } from '../../web/src/figures/names.js';
-import { ROOT, CHAPTER, TINY, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ROOT, CHAPTER, TINY, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, holdWeights } from './helpers.js';
 
 let env;
 
@@ -20,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (env) await env.close();
 });
-
-/** Hold the built-in model's weights until release() (the page is then between first paint and the live figures). */
-async function holdWeights(context) {
-  let release;
-  const gate = new Promise((r) => { release = r; });
-  await context.route('**/models/brown-gpt2/model.safetensors', async (route) => { await gate; await route.continue(); });
-  return release;
-}
 
 describe.runIf(existsSync(BUILTIN_WEIGHTS))('the opening view, drawn at build time', () => {
   it('is on screen before the model is loaded, holds the live model\'s numbers, and the live figures replace it', async () => {

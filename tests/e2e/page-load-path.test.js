@@ -8,7 +8,7 @@
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
-import { BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, holdWeights } from './helpers.js';
 
 let env;
 
@@ -21,14 +21,6 @@ afterAll(async () => {
 });
 
 const FILES = ['model.safetensors', 'vocab.json', 'merges.txt', 'config.json'];
-
-/** Hold the built-in model's weights until release(). */
-async function holdWeights(context) {
-  let release;
-  const gate = new Promise((r) => { release = r; });
-  await context.route('**/models/brown-gpt2/model.safetensors', async (route) => { await gate; await route.continue(); });
-  return release;
-}
 
 const mark = (page, name) => page.evaluate((n) => {
   const m = performance.getEntriesByName(n);
