@@ -49,9 +49,13 @@
  * attention multiplies heads in place inside the (T, 3C) qkv buffer with it.
  * The model's own layer weights go through matmul_packed_forward below. */
 
-/* Rows of a register tile: 4 (tiles of 5 or 6 rows were slower, docs/BENCHMARKS.md);
- * the switches on the 1..3 rows left over below assume it. */
+/* Rows of a register tile: 4 (tiles of 5 or 6 rows were slower, 3 x 3 and 2 x 4 no faster:
+ * docs/BENCHMARKS.md). Settable at compile time for such experiments; the switches on the
+ * rows left over below handle any MM_MR <= 4. */
+#ifndef MM_MR
 #define MM_MR 4
+#endif
+_Static_assert(MM_MR >= 1 && MM_MR <= 4, "the leftover-row switches handle MM_MR <= 4");
 #ifndef MM_NV
 #define MM_NV ALAB_MM_NV
 #endif
