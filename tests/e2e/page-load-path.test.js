@@ -80,14 +80,20 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the load path of the built-in model
   });
 });
 
+/** The page opened with its weights held back, once its main code runs; resolves to the release function. */
+async function openHeld(page, context) {
+  const release = await holdWeights(context);
+  await page.goto(env.url);
+  await page.waitForFunction(() => performance.getEntriesByName('attnlab:boot').length > 0);
+  return release;
+}
+
 describe.runIf(existsSync(BUILTIN_WEIGHTS))('the heads and evidence panels are built on first need', () => {
   it('not while the model loads; built once the page is live and idle', async () => {
     const P = await watchedPage(env);
     const { page, context } = P;
     try {
-      const release = await holdWeights(context);
-      await page.goto(env.url);
-      await page.waitForFunction(() => performance.getEntriesByName('attnlab:boot').length > 0);
+      const release = await openHeld(page, context);
       await page.waitForTimeout(300);
       // the panels' sections are there (headings, landmarks), their cards are not
       expect(await page.evaluate(() => [document.getElementById('figures').dataset.panels, document.getElementById('evidence').children.length]))
@@ -110,9 +116,7 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the heads and evidence panels are b
     const P = await watchedPage(env);
     const { page, context } = P;
     try {
-      const release = await holdWeights(context);
-      await page.goto(env.url);
-      await page.waitForFunction(() => performance.getEntriesByName('attnlab:boot').length > 0);
+      const release = await openHeld(page, context);
       await page.evaluate(() => document.getElementById('heads').scrollIntoView());
       await page.waitForFunction(() => document.getElementById('figures').dataset.panels === 'built');
       expect(await mark(page, 'attnlab:live')).toBeNull();

@@ -37,8 +37,10 @@ export class LazyPanel {
  * Returns buildNow: builds whatever is left at once (a link into a panel needs its DOM now).
  */
 export function deferPanels(panels, sections, whenLive, { margin = '1200px 0px', mark = document.getElementById('figures') } = {}) {
-  let scheduled = false, observer = null;
-  const done = () => {
+  let scheduled = false, finished = false, observer = null;
+  const done = () => {   // once, whichever way the panels were built (buildNow during the stepwise build)
+    if (finished) return;
+    finished = true;
     if (observer) observer.disconnect();
     if (mark) mark.dataset.panels = 'built';
     performance.mark('attnlab:panels');
