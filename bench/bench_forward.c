@@ -7,17 +7,7 @@
 #include <time.h>
 
 #include "attnlab.h"
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -56,7 +46,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
         }
-        qsort(ms, (size_t)runs, sizeof(double), cmp_double);
+        qsort(ms, (size_t)runs, sizeof(double), cmp_d);
         printf("| %d | %.2f | %.2f | %d |\n", T, ms[runs / 2], ms[0], runs);
         free(ms);
         free(ids);

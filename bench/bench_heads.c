@@ -10,30 +10,8 @@
 #include <time.h>
 
 #include "attnlab.h"
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) { buf[n] = 0; *len = (size_t)n; }
-    return buf;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_util.h"
+#include "io.h"
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "models/brown-gpt2";
@@ -43,8 +21,8 @@ int main(int argc, char **argv) {
     int rc = alab_model_load_dir(&m, dir);
     if (rc) { fprintf(stderr, "load %s: %s (%s)\n", dir, alab_strerror(rc), alab_last_error()); return 1; }
     size_t len = 0;
-    char *text = slurp(txt, &len);
-    if (!text) { fprintf(stderr, "cannot read %s\n", txt); return 1; }
+    char *text = NULL;
+    if (alab_read_whole_file(&text, &len, txt, UINT64_MAX, 0)) { fprintf(stderr, "%s\n", alab_last_error()); return 1; }
     int *ids = malloc(sizeof(int) * (len + 1)), n = 0;
     rc = alab_bpe_encode(ids, (int)len + 1, &n, alab_model_bpe(m), text, len);
     if (rc || n < T) { fprintf(stderr, "encode: %d tokens (%d)\n", n, rc); return 1; }

@@ -10,19 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "internal.h"
 #include "json.h"
 #include "safetensors.h"
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* "{"t0":{...},"t1":{...},...}" behind its 8-byte length: a safetensors file with no data. */
 static uint8_t *st_file_of(int n, size_t *len) {

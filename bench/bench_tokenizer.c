@@ -17,7 +17,10 @@
 #include <time.h>
 
 #include "attnlab.h"
+#include "bench_util.h"
+#include "gpt2_bytes.h"
 #include "internal.h"
+#include "io.h"
 
 /* CPU time of this thread: the machine these figures come from is shared,
  * and wall time there measures the neighbours as much as the loader. */
@@ -26,98 +29,21 @@ static double now(void) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static char *slurp(const char *p, size_t *n) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc(*n + 1);
-    if (fread(b, 1, *n, f) != *n) { fclose(f); free(b); return NULL; }
-    fclose(f);
-    return b;
-}
-
-static void byte_char(char *out, int b) {
-    int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    int cp = b;
-    if (!printable) {
-        int n = 0;
-        for (int x = 0; x < b; x++)
-            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) n++;
-        cp = 256 + n;
-    }
-    if (cp < 0x80) { out[0] = (char)cp; out[1] = 0; }
-    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); out[2] = 0; }
-}
-static char alpha[256][4];
-static size_t spell(char *s, const unsigned char *b, size_t n, int json) {
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (json && (b[i] == '"' || b[i] == '\\')) s[o++] = '\\';
-        for (int k = 0; alpha[b[i]][k]; k++) s[o++] = alpha[b[i]][k];
-    }
-    return o;
-}
-static uint64_t old_fnv(const unsigned char *s, size_t n) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 29);
-}
-static uint64_t old_mix(uint64_t x) {
-    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-static uint32_t pow2_at_least(uint64_t n) {
-    uint32_t c = 16;
-    while (c < n) c <<= 1;
-    return c;
-}
-static size_t bytes_members(char *s) {
-    size_t o = (size_t)sprintf(s, "{");
-    for (int b = 0; b < 256; b++) {
-        o += (size_t)sprintf(s + o, "%s\"", b ? ", " : "");
-        unsigned char c = (unsigned char)b;
-        o += spell(s + o, &c, 1, 1);
-        o += (size_t)sprintf(s + o, "\": %d", b);
-    }
-    return o;
-}
-
-static char *flood_vocab(int n, int crafted, size_t *len) {
-    uint32_t mask = pow2_at_least(2 * (uint64_t)(256 + n)) - 1;
-    char *s = malloc(8192 + (size_t)n * 32);
-    size_t o = bytes_members(s);
-    int made = 0;
-    for (uint64_t k = 0; made < n; k++) {
-        unsigned char t[5] = {'q', (unsigned char)(k >> 24), (unsigned char)(k >> 16), (unsigned char)(k >> 8), (unsigned char)k};
-        if (crafted ? (((uint32_t)old_fnv(t, 5) & mask) >= 1024) : (k % 97 != 0)) continue;
-        o += (size_t)sprintf(s + o, ", \"");
-        o += spell(s + o, t, 5, 1);
-        o += (size_t)sprintf(s + o, "\": %d", 256 + made++);
-    }
-    o += (size_t)sprintf(s + o, "}");
-    *len = o;
-    return s;
-}
 
 static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **merges, size_t *ml) {
     uint32_t mask = pow2_at_least(2 * (uint64_t)(65536 + m + 1) + 2) - 1;
-    char *v = malloc(8192 + (65536 + (size_t)m) * 32), *g = malloc((65536 + (size_t)m) * 24 + 64);
-    size_t vo = bytes_members(v), go = (size_t)sprintf(g, "#version: 0.2\n");
+    const size_t vcap = 8192 + (65536 + (size_t)m) * 32;
+    char *v = malloc(vcap), *g = malloc((65536 + (size_t)m) * 24 + 64);
+    size_t vo = (size_t)sprintf(v, "{"), go = (size_t)sprintf(g, "#version: 0.2\n");
+    vo += byte_members(v + vo, vcap - vo);
     for (int p = 0; p < 65536; p++) {
         unsigned char t[2] = {(unsigned char)(p >> 8), (unsigned char)p};
         vo += (size_t)sprintf(v + vo, ", \"");
-        vo += spell(v + vo, t, 2, 1);
+        vo += spell_bytes(v + vo, t, 2, 1);
         vo += (size_t)sprintf(v + vo, "\": %d", 256 + p);
-        go += spell(g + go, t, 1, 0);
+        go += spell_bytes(g + go, t, 1, 0);
         g[go++] = ' ';
-        go += spell(g + go, t + 1, 1, 0);
+        go += spell_bytes(g + go, t + 1, 1, 0);
         g[go++] = '\n';
     }
     /* then m lines "xy zw": both parts pair tokens, the result a 4-byte token */
@@ -126,14 +52,14 @@ static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **me
     for (uint64_t k = 0; made < m && k < space; k++) {
         int p = (int)(k >> 16), q = (int)(k & 0xffff);
         uint64_t key = ((uint64_t)(256 + p) << 32) | (uint32_t)(256 + q);
-        if (crafted ? (((uint32_t)old_mix(key) & mask) >= 1024) : (k % step != 0)) continue;
+        if (crafted ? (((uint32_t)old_hash_u64(key) & mask) >= 1024) : (k % step != 0)) continue;
         unsigned char t[4] = {(unsigned char)(p >> 8), (unsigned char)p, (unsigned char)(q >> 8), (unsigned char)q};
         vo += (size_t)sprintf(v + vo, ", \"");
-        vo += spell(v + vo, t, 4, 1);
+        vo += spell_bytes(v + vo, t, 4, 1);
         vo += (size_t)sprintf(v + vo, "\": %d", 256 + 65536 + made++);
-        go += spell(g + go, t, 2, 0);
+        go += spell_bytes(g + go, t, 2, 0);
         g[go++] = ' ';
-        go += spell(g + go, t + 2, 2, 0);
+        go += spell_bytes(g + go, t + 2, 2, 0);
         g[go++] = '\n';
     }
     if (made < m) { fprintf(stderr, "only %d of %d crafted merges\n", made, m); exit(1); }
@@ -199,8 +125,8 @@ static void added_tokens_bench(void) {
         o += (size_t)snprintf(s + o, cap - o, "\", \"single_word\": false, \"special\": true}");
     }
     o += (size_t)snprintf(s + o, cap - o, "], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
-                          "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": ");
-    o += bytes_members(s + o);
+                          "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {");
+    o += byte_members(s + o, cap - o);
     o += (size_t)snprintf(s + o, cap - o, "}, \"merges\": []}}");
     double t[3];
     size_t kept = 0, table = 0;
@@ -230,8 +156,8 @@ static void added_tokens_bench(void) {
                          "{\"id\": 256, \"content\": \"%s\", \"single_word\": false, \"special\": true, \"normalized\": false}, "
                          "{\"id\": 257, \"content\": \"%s\", \"single_word\": false, \"special\": false, \"normalized\": true}], "
                          "\"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, "
-                         "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": ", a, c);
-    o += bytes_members(s + o);
+                         "\"post_processor\": null, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {", a, c);
+    o += byte_members(s + o, cap - o);
     o += (size_t)snprintf(s + o, cap - o, "}, \"merges\": []}}");
     alab_bpe *b = NULL;
     if (alab_bpe_load_hf(&b, s, o, NULL, 0)) { fprintf(stderr, "%s\n", alab_last_error()); exit(1); }
@@ -253,7 +179,6 @@ static void added_tokens_bench(void) {
 }
 
 int main(int argc, char **argv) {
-    for (int b = 0; b < 256; b++) byte_char(alpha[b], b);
     if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
     int only_json = argc == 2 && strcmp(argv[1], "--tokenizer-json") == 0; /* part 3 alone */
     if (!only_json) {
@@ -305,8 +230,8 @@ int main(int argc, char **argv) {
     int *ids = malloc(tl * sizeof *ids);
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         size_t n;
-        char *j = slurp(files[f][1], &n);
-        if (!j) { printf("| %s | (missing) | |\n", files[f][0]); continue; }
+        char *j = NULL;
+        if (alab_read_whole_file(&j, &n, files[f][1], UINT64_MAX, 0)) { printf("| %s | (missing) | |\n", files[f][0]); continue; }
         double tload[3], tenc[3];
         for (int r = 0; r < 3; r++) {
             alab_bpe *b = NULL;

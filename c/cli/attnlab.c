@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "attnlab.h"
+#include "io.h"
 #include "json.h"
 #include "reference_text.h"
 
@@ -1210,26 +1211,6 @@ static int set_push(input_set *s, int *ids, int T, int P, int index) {
     return 0;
 }
 
-static char *slurp_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, r;
-    do {
-        if (n + 65536 > cap) {
-            char *nb = realloc(buf, cap = 2 * cap + 65536);
-            if (!nb) { free(buf); fclose(f); return NULL; }
-            buf = nb;
-        }
-        r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* The inputs of --set: heldout / repeated (the built-in model's evidence/ folder) or a file of texts. */
 static int load_set(input_set *s, const cli *c, alab_model *m) {
     char dir[PATH_MAX], path[PATH_MAX];
@@ -1244,8 +1225,11 @@ static int load_set(input_set *s, const cli *c, alab_model *m) {
         snprintf(path, sizeof path, "%s", c->set);
     }
     size_t len = 0;
-    char *text = slurp_file(path, &len);
-    if (!text) { fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno)); return 1; }
+    char *text = NULL; /* any size, and pipes too (--set <(...)) */
+    if (alab_read_whole_file(&text, &len, path, UINT64_MAX, ALAB_READ_STREAMS)) {
+        fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
     int rc = 0;
     if (named && strcmp(c->set, "repeated") == 0) {
         json_doc doc;

@@ -3,12 +3,17 @@
  *
  * Each file is opened without blocking (O_NONBLOCK: opening a FIFO for reading
  * would otherwise wait for a writer forever), checked with fstat to be a
- * regular file no larger than the limit of its kind, and only then read. */
+ * regular file no larger than the limit of its kind, and only then read; by
+ * alab_read_whole_file (io.h), which the CLI, tests, benchmarks and fuzzers
+ * read their files with too. */
+#include "io.h"
+
 #include "internal.h"
 #include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,50 +29,117 @@ static const char *kind_of(mode_t m) {
     return "not a regular file";
 }
 
-/* Read a whole regular file into a malloc'd buffer (plus a NUL byte not
- * counted in *len, so text files can be treated as C strings if needed). */
-static int read_file(char **out, size_t *len, const char *path, uint64_t max_len) {
+/* alab_fail, then errno = e (formatting may change errno; the CLI prints strerror(errno)). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int fail_errno(int e, int rc, const char *fmt, ...) {
+    char msg[512]; /* alab_last_error's size */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    alab_fail(rc, "%s", msg);
+    errno = e;
+    return rc;
+}
+
+/* ALAB_READ_STREAMS: read to the end whatever fd is, growing the buffer, at most max_len bytes. */
+static int read_stream(char **out, size_t *len, int fd, const char *path, uint64_t max_len) {
+    char *buf = NULL;
+    size_t cap = 0, got = 0;
+    for (;;) {
+        if (cap - got < 2) {
+            const size_t grow = cap ? cap : 65536;
+            char *nb = cap > SIZE_MAX - grow ? NULL : realloc(buf, cap + grow);
+            if (!nb) {
+                free(buf);
+                return fail_errno(ENOMEM, ALAB_ENOMEM, "cannot allocate %zu more bytes for %s", grow, path);
+            }
+            buf = nb;
+            cap += grow;
+        }
+        ssize_t r = read(fd, buf + got, cap - got - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            const int e = errno;
+            free(buf);
+            return fail_errno(e, ALAB_EIO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+        if (got > max_len) {
+            free(buf);
+            return fail_errno(EFBIG, ALAB_ELIMIT, "%s is more than %llu bytes, over the limit for this file", path,
+                              (unsigned long long)max_len);
+        }
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return ALAB_OK;
+}
+
+int alab_read_whole_file(char **out, size_t *len, const char *path, uint64_t max_len, unsigned flags) {
     *out = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return alab_fail(ALAB_EIO, "cannot open %s: %s", path, strerror(errno));
+    const int streams = (flags & ALAB_READ_STREAMS) != 0;
+    /* without streams, O_NONBLOCK: opening a FIFO would otherwise wait for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (streams ? 0 : O_NONBLOCK));
+    if (fd < 0) {
+        const int e = errno;
+        return fail_errno(e, ALAB_EIO, "cannot open %s: %s", path, strerror(e));
+    }
+    if (streams) {
+        int rc = read_stream(out, len, fd, path, max_len);
+        const int e = errno;
+        close(fd);
+        errno = e;
+        return rc;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return alab_fail(ALAB_EIO, "cannot stat %s: %s", path, strerror(e));
+        return fail_errno(e, ALAB_EIO, "cannot stat %s: %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return alab_fail(ALAB_EIO, "%s is %s, not a regular file", path, kind_of(st.st_mode));
+        return fail_errno(S_ISDIR(st.st_mode) ? EISDIR : EINVAL, ALAB_EIO, "%s is %s, not a regular file", path,
+                          kind_of(st.st_mode));
     }
     if (st.st_size < 0 || (uint64_t)st.st_size > max_len) {
         close(fd);
-        return alab_fail(ALAB_ELIMIT, "%s is %lld bytes, over the limit of %llu for this file", path,
-                         (long long)st.st_size, (unsigned long long)max_len);
+        return fail_errno(EFBIG, ALAB_ELIMIT, "%s is %lld bytes, over the limit of %llu for this file", path,
+                          (long long)st.st_size, (unsigned long long)max_len);
     }
     if ((uint64_t)st.st_size >= SIZE_MAX) {
         close(fd);
-        return alab_fail(ALAB_ENOMEM, "%s is %lld bytes, more than this process can address", path, (long long)st.st_size);
+        return fail_errno(ENOMEM, ALAB_ENOMEM, "%s is %lld bytes, more than this process can address", path,
+                          (long long)st.st_size);
     }
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size + 1);
     if (!buf) {
         close(fd);
-        return alab_fail(ALAB_ENOMEM, "cannot allocate %zu bytes for %s", size, path);
+        return fail_errno(ENOMEM, ALAB_ENOMEM, "cannot allocate %zu bytes for %s", size, path);
     }
     size_t got = 0;
+    int read_errno = 0;
     while (got < size) {
         size_t want = size - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : size - got;
         ssize_t r = read(fd, buf + got, want);
         if (r < 0 && errno == EINTR) continue;
+        if (r < 0) read_errno = errno;
         if (r <= 0) break;
         got += (size_t)r;
     }
     close(fd);
     if (got != size) {
         free(buf);
-        return alab_fail(ALAB_EIO, "short read on %s (%zu of %zu bytes; did it change while it was read?)", path, got, size);
+        if (read_errno) return fail_errno(read_errno, ALAB_EIO, "cannot read %s: %s", path, strerror(read_errno));
+        return fail_errno(EIO, ALAB_EIO, "short read on %s (%zu of %zu bytes; did it change while it was read?)", path, got,
+                          size);
     }
     buf[size] = '\0';
     *out = buf;
@@ -86,7 +158,7 @@ static char *join_path(const char *dir, const char *name) {
 }
 
 /* Is there an entry of that name? (stat, never open: opening a FIFO would block;
- * read_file then refuses whatever is not a regular file.) */
+ * alab_read_whole_file then refuses whatever is not a regular file.) */
 static int exists(const char *dir, const char *name) {
     char *path = join_path(dir, name);
     struct stat st;
@@ -99,7 +171,7 @@ static int exists(const char *dir, const char *name) {
 static int read_in(char **out, size_t *len, const char *dir, const char *name, uint64_t max) {
     char *path = join_path(dir, name);
     if (!path) return alab_fail(ALAB_ENOMEM, "out of memory");
-    int rc = read_file(out, len, path, max);
+    int rc = alab_read_whole_file(out, len, path, max, 0);
     free(path);
     return rc;
 }

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "gpt2_bytes.h"
 #include "internal.h"
 #include "testutil.h"
 
@@ -21,15 +22,10 @@ static alab_bpe *gpt2;
 static json_doc cases;
 
 static int load_gpt2(void **state) {
-    size_t vl = 0, ml = 0, cl = 0;
-    char *v = slurp(repo_path("models/brown-gpt2/vocab.json"), &vl);
-    char *m = slurp(repo_path("models/brown-gpt2/merges.txt"), &ml);
+    size_t cl = 0;
     char *c = slurp(repo_path("tests/fixtures/bpe_cases.json"), &cl);
-    int ok = v && m && c && alab_bpe_load(&gpt2, v, vl, m, ml) == ALAB_OK &&
-             json_parse(&cases, c, cl, 0) == ALAB_OK;
+    int ok = c && load_gpt2_bpe(&gpt2) == ALAB_OK && json_parse(&cases, c, cl, 0) == ALAB_OK;
     if (!ok) print_error("setup failed (ATTNLAB_ROOT=%s): %s\n", getenv("ATTNLAB_ROOT"), alab_last_error());
-    free(v);
-    free(m);
     free(c);
     return ok ? 0 : -1;
 }
@@ -40,16 +36,8 @@ static int free_gpt2(void **state) {
     return 0;
 }
 
-/* Encode into a malloc'd array; asserts success. */
-static int *encode(const char *text, size_t len, int *n) {
-    int need = 0;
-    int rc = alab_bpe_encode(NULL, 0, &need, gpt2, text, len);
-    assert_true(rc == ALAB_OK || rc == ALAB_ELIMIT);
-    int *ids = malloc(((size_t)need + 1) * sizeof *ids);
-    assert_int_equal(alab_bpe_encode(ids, need, n, gpt2, text, len), ALAB_OK);
-    assert_int_equal(*n, need);
-    return ids;
-}
+/* Encode with GPT-2 into a malloc'd array; asserts success. */
+static int *encode(const char *text, size_t len, int *n) { return encode_with(gpt2, text, len, n); }
 
 static int id_of(const char *text) {
     int n;
@@ -58,28 +46,6 @@ static int id_of(const char *text) {
     int id = ids[0];
     free(ids);
     return id;
-}
-
-/* Input bytes of a case row: "text", or "bytes_hex" decoded. */
-static char *row_bytes(const json_value *row, size_t *len) {
-    const json_value *t = json_get(row, "text");
-    if (t) {
-        char *s = malloc(t->n + 1);
-        memcpy(s, t->u.str, t->n + 1);
-        *len = t->n;
-        return s;
-    }
-    const json_value *h = json_get(row, "bytes_hex");
-    assert_non_null(h);
-    assert_int_equal(h->n % 2, 0);
-    char *s = malloc(h->n / 2 + 1);
-    for (uint32_t i = 0; i < h->n / 2; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(h->u.str + 2 * i, "%2x", &v), 1);
-        s[i] = (char)v;
-    }
-    *len = h->n / 2;
-    return s;
 }
 
 /* ---- the GPT-2 files ------------------------------------------------------ */
@@ -403,33 +369,13 @@ static void display_reports_the_size_needed_when_the_buffer_is_small(void **stat
 
 /* ---- small hand-made tokenizers: merge order and file validation ------------------- */
 
-/* GPT-2's byte alphabet, written independently of bpe.c: the JSON/merges
- * spelling of byte b, UTF-8 encoded into out (NUL-terminated). */
-static void byte_char(char *out, int b) {
-    int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    int cp = b;
-    if (!printable) {
-        int n = 0;
-        for (int x = 0; x < b; x++)
-            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) n++;
-        cp = 256 + n;
-    }
-    if (cp < 0x80) { out[0] = (char)cp; out[1] = 0; }
-    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); out[2] = 0; }
-}
-
 /* vocab.json with the 256 bytes (ids 0..255, in byte order) plus extra
  * tokens (ASCII letters only) with ids 256.., or a fully custom tail. */
 static char *make_vocab(const char *const *extra, int n_extra, const char *tail) {
     size_t cap = 8192 + 64 * (size_t)n_extra + (tail ? strlen(tail) : 0);
-    char *s = malloc(cap), c[4];
-    size_t o = 0;
-    o += (size_t)snprintf(s + o, cap - o, "{");
-    for (int b = 0; b < 256; b++) {
-        byte_char(c, b);
-        const char *esc = (b == '"' || b == '\\') ? "\\" : "";
-        o += (size_t)snprintf(s + o, cap - o, "%s\"%s%s\": %d", b ? ", " : "", esc, c, b);
-    }
+    char *s = malloc(cap);
+    size_t o = (size_t)snprintf(s, cap, "{");
+    o += byte_members(s + o, cap - o);
     for (int i = 0; i < n_extra; i++) o += (size_t)snprintf(s + o, cap - o, ", \"%s\": %d", extra[i], 256 + i);
     o += (size_t)snprintf(s + o, cap - o, "%s}", tail ? tail : "");
     return s;

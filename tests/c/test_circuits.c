@@ -1,9 +1,10 @@
 /* test_circuits.c — where a head looks versus what it moves (c/src/circuits.c): pattern/value patching, path
  * patching, direct logit attribution, value norms, causal tracing by component and composition scores, against
- * the float64 reference (tests/fixtures/circuits_golden.json from tests/ref/circuits_ref.py) on a GPT-2, a
- * Llama (grouped-query), a GPT-NeoX (parallel residual, partial rotary) and a Qwen3 checkpoint; and the identities
- * that hold exactly (a head patched whole is today's head patching, the attribution sums to the logit difference,
- * a last-layer change at a position other than the last cannot move it), and the refusals. */
+ * the float64 reference (tests/fixtures/circuits_golden.json from tests/ref/circuits_ref.py) on the REF_CIRCUITS
+ * rows of tests/c/families.h (GPT-2, Llama (grouped-query), GPT-NeoX (parallel residual, partial rotary), Qwen3,
+ * Mistral, Gemma 3); on every row, the identities that hold exactly (a head patched whole is today's head
+ * patching, the attribution sums to the logit difference, a last-layer change at a position other than the last
+ * cannot move it); and the refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "families.h"
 #include "model.h"
 #include "ops.h"
 #include "safetensors.h"
@@ -25,14 +27,6 @@ static float *st_tensor_f32(const st_file *f, const char *name) {
     memcpy(out, t->data, t->nbytes);
     return out;
 }
-
-static const char *const FAMILY_DIRS[] = {"tests/fixtures/tiny", "tests/fixtures/families/llama",
-                                          "tests/fixtures/families/neox", "tests/fixtures/families/qwen3",
-                                          "tests/fixtures/families/mistral", "tests/fixtures/families/gemma3"};
-#define N_DIRS (int)(sizeof FAMILY_DIRS / sizeof FAMILY_DIRS[0])
-
-/* Gemma 3 normalises each sublayer's output before the residual add: no linear head terms (DLA, composition). */
-static int post_normed(const alab_model *m) { return strcmp(alab_model_config(m)->family, "gemma3_text") == 0; }
 
 /* A pair the model can normalise: the corrupted input differs from the clean one in its middle token, the
  * answers are the clean run's two most likely next tokens. */
@@ -75,8 +69,8 @@ static void unpack_inverts_pack(void **state) {
 /* The BOTH kind in the denoising direction is alab_activation_patching's head grid. */
 static void patching_a_whole_head_is_head_patching(void **state) {
     (void)state;
-    for (int f = 0; f < N_DIRS; f++) {
-        alab_model *m = load_model(FAMILY_DIRS[f]);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const alab_config *c = alab_model_config(m);
         const int L = c->n_layer, NH = c->n_head;
         test_pair p = pair_for(m);
@@ -98,15 +92,16 @@ static void patching_a_whole_head_is_head_patching(void **state) {
 /* The terms of the attribution add up to the logit difference, each head's sources to its term. */
 static void attribution_sums_to_the_logit_difference(void **state) {
     (void)state;
-    for (int f = 0; f < N_DIRS; f++) {
-        alab_model *m = load_model(FAMILY_DIRS[f]);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const alab_config *c = alab_model_config(m);
         const int L = c->n_layer, NH = c->n_head;
         test_pair p = pair_for(m);
         float *heads = malloc((size_t)L * NH * sizeof *heads), *src = malloc((size_t)L * NH * p.T * sizeof *src);
         double *terms = malloc((size_t)(3 + 2 * L) * sizeof *terms), ld;
         for (int other = 0; other < 2; other++) {
-            if (post_normed(m)) { /* refused, for either kind of answer (refusals_on_post_normed_sublayers) */
+            if (FAMILIES[f].post_norm) { /* no linear head terms: refused, for either kind of answer
+                                            (refusals_on_post_normed_sublayers) */
                 assert_int_equal(alab_direct_logit_attribution(heads, src, terms, &ld, m, p.clean, p.T, p.a, other ? -1 : p.b),
                                  ALAB_EINVAL);
                 continue;
@@ -139,8 +134,8 @@ static void attribution_sums_to_the_logit_difference(void **state) {
  * patching (every other head of that layer is frozen at what it computes anyway). */
 static void last_layer_senders_into_the_logits_are_head_patching(void **state) {
     (void)state;
-    for (int f = 0; f < N_DIRS; f++) {
-        alab_model *m = load_model(FAMILY_DIRS[f]);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const alab_config *c = alab_model_config(m);
         const int L = c->n_layer, NH = c->n_head;
         test_pair p = pair_for(m);
@@ -162,8 +157,8 @@ static void last_layer_senders_into_the_logits_are_head_patching(void **state) {
 /* The last layer's blocks at a position before the last cannot reach the last position's logits. */
 static void last_layer_components_elsewhere_change_nothing(void **state) {
     (void)state;
-    for (int f = 0; f < N_DIRS; f++) {
-        alab_model *m = load_model(FAMILY_DIRS[f]);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const int L = alab_model_config(m)->n_layer;
         test_pair p = pair_for(m);
         float *attn = malloc((size_t)L * p.T * sizeof *attn), *mlp = malloc((size_t)L * p.T * sizeof *mlp);
@@ -396,12 +391,16 @@ static void circuits_match_the_reference(void **state) {
     assert_int_equal(json_parse(&doc, text, len, 0), ALAB_OK);
     const double tol = json_get(doc.root, "tolerance")->u.num;
     const json_value *models = json_get(doc.root, "models");
-    assert_true(models->n >= 6);
+    assert_int_equal(models->n, families_with(REF_CIRCUITS)); /* each a REF_CIRCUITS row of families.h */
     for (int threads = 1; threads <= 2; threads++)
         for (uint32_t k = 0; k < models->n; k++) {
             const json_value *g = &models->u.items[k];
             const char *name = json_get(g, "name")->u.str;
-            alab_model *m = load_model(json_get(g, "dir")->u.str);
+            const test_family *row = family_by_key(name);
+            assert_non_null(row);
+            assert_true(row->refs & REF_CIRCUITS);
+            assert_string_equal(json_get(g, "dir")->u.str, row->dir);
+            alab_model *m = load_model(row->dir);
             assert_int_equal(alab_model_set_threads(m, threads), ALAB_OK);
             const int L = golden_int(g, "L"), NH = golden_int(g, "NH"), T = golden_int(g, "T");
             int clean[64], corrupt[64], dla_ids[64];
@@ -444,7 +443,7 @@ static void circuits_match_the_reference(void **state) {
             /* a family whose head outputs are not linear terms of the residual (Gemma 3) refuses direct logit
                attribution and composition scores, and the reference gives no numbers for them */
             const json_value *jref = json_get(g, "refused");
-            assert_true(jref ? post_normed(m) : !post_normed(m));
+            assert_true(jref ? row->post_norm : !row->post_norm);
             if (jref) {
                 assert_int_equal(jref->n, 2);
                 assert_null(json_get(g, "dla"));

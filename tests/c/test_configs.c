@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "attnlab.h"
+#include "families.h"
 #include "model.h"
 #include "testutil.h"
 
@@ -67,6 +68,26 @@ static void each_published_config_parses_and_expects_the_published_tensors(void 
         }
         assert_memory_equal(want, MODELS[i].first_line, strlen(MODELS[i].first_line));
         free(got), free(cfg_text), free(want);
+    }
+}
+
+/* Every family of families.h has a published config here, of its family, unless its row names none (GPT-2:
+ * test_gpt2.c's fixtures); every config here is of a family in the list. */
+static void every_family_has_a_published_config(void **state) {
+    (void)state;
+    const size_t n_models = sizeof MODELS / sizeof MODELS[0];
+    for (int f = 0; f < N_FAMILIES; f++) {
+        const char *pub = FAMILIES[f].published;
+        if (!pub) continue;
+        size_t i = 0;
+        while (i < n_models && strcmp(MODELS[i].dir, pub) != 0) i++;
+        if (i == n_models) fail_msg("%s: %s is not in MODELS", FAMILIES[f].key, pub);
+        assert_string_equal(MODELS[i].family, FAMILIES[f].family);
+    }
+    for (size_t i = 0; i < n_models; i++) {
+        int known = 0;
+        for (int f = 0; f < N_FAMILIES; f++) known |= strcmp(FAMILIES[f].family, MODELS[i].family) == 0;
+        if (!known) fail_msg("%s: family %s is not in families.h", MODELS[i].dir, MODELS[i].family);
     }
 }
 
@@ -166,6 +187,7 @@ static void gemma3_1b_and_mistral_7b_settings(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_published_config_parses_and_expects_the_published_tensors),
+        cmocka_unit_test(every_family_has_a_published_config),
         cmocka_unit_test(the_settings_are_the_published_ones),
         cmocka_unit_test(gemma3_270m_settings),
         cmocka_unit_test(gemma3_1b_and_mistral_7b_settings),

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "families.h"
 #include "model.h" /* alab_forward_rows, the windowed run (internal) */
 
 /* ---- the interventional measurements against the reference --------------- */
@@ -462,16 +463,12 @@ static void edge_set_summary_matches_the_reference(void **state) {
 /* A knockout in row i of layer l changes no row before i, and in the last layer no row after i: the edge
  * knockouts recompute rows [i, T) (or row i) only, with the other rows' q, k, v from the plain run. Those rows
  * must be the full run's bit for bit, in every family (fused and separate q/k/v, rotary, grouped keys, q/k
- * norms, parallel residual), at window starts inside and across the groups of 4 rows and the attention's
- * blocks of 32 rows, with 1 and 2 threads. */
+ * norms, parallel residual, sliding windows: every row of families.h), at window starts inside and across the
+ * groups of 4 rows and the attention's blocks of 32 rows, with 1 and 2 threads. */
 static void windowed_rows_equal_the_full_run(void **state) {
     (void)state;
-    static const char *dirs[] = {"tests/fixtures/tiny", "tests/fixtures/families/gpt2-untied",
-                                 "tests/fixtures/families/neox", "tests/fixtures/families/llama",
-                                 "tests/fixtures/families/qwen2", "tests/fixtures/families/qwen3",
-                                 "tests/fixtures/families/smollm2"};
-    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
-        alab_model *m = load_model(dirs[d]);
+    for (int d = 0; d < N_FAMILIES; d++) {
+        alab_model *m = load_model(FAMILIES[d].dir);
         const alab_config *c = alab_model_config(m);
         const int L = c->n_layer, C = c->n_embd, NH = c->n_head;
         int T = c->n_positions < 37 ? c->n_positions : 37, ids[64];
@@ -511,7 +508,7 @@ static void windowed_rows_equal_the_full_run(void **state) {
                             assert_int_equal(alab_result_hidden(got, m, t), ALAB_OK);
                             if (memcmp(got, want + (size_t)t * C, (size_t)C * sizeof *got))
                                 fail_msg("%s, %d thread(s): layer %d, knockout row %d, window [%d, %d): row %d differs "
-                                         "from the full run", dirs[d], threads, l, i, i, r1, t);
+                                         "from the full run", FAMILIES[d].dir, threads, l, i, i, r1, t);
                         }
                         /* what the window did not compute is not offered */
                         assert_null(alab_result_attention(m));
@@ -568,11 +565,15 @@ static void sliding_window_families_match_the_reference(void **state) {
     golden_open(&g);
     const json_value *fams = json_get(g.doc.root, "families");
     assert_non_null(fams);
-    assert_int_equal(fams->n, 2);
+    assert_int_equal(fams->n, families_with(REF_EVIDENCE)); /* each a REF_EVIDENCE row of families.h */
     for (uint32_t f = 0; f < fams->n; f++) {
         const json_value *e = &fams->u.items[f];
         const char *name = json_get(e, "name")->u.str;
-        alab_model *m = load_model(json_get(e, "dir")->u.str);
+        const test_family *row = family_by_key(name);
+        assert_non_null(row);
+        assert_true((row->refs & REF_EVIDENCE) && row->sliding);
+        assert_string_equal(json_get(e, "dir")->u.str, row->dir);
+        alab_model *m = load_model(row->dir);
         const alab_config *c = alab_model_config(m);
         const int L = c->n_layer, NH = c->n_head, D = NH * c->head_dim;
         assert_string_equal(c->family, json_get(e, "model_type")->u.str);
@@ -679,7 +680,8 @@ static void sliding_window_families_match_the_reference(void **state) {
         free(wr); free(wh);
         alab_model_free(m);
     }
-    fprintf(stderr, "evidence: mistral and gemma3, largest difference from the float64 reference %.3g\n", fam_max);
+    fprintf(stderr, "evidence: %u sliding-window families, largest difference from the float64 reference %.3g\n",
+            fams->n, fam_max);
     golden_close(&g);
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attnlab.h"
+#include "families.h"
 #include "internal.h"
 #include "json.h"
 #include "model.h"
@@ -120,20 +121,30 @@ static void opts_of(alab_run_opts *o, const json_value *j, alab_intervention *iv
     }
 }
 
+/* The golden.json entry of a REF_FAMILIES row (families.h); the golden holds no other. */
+static const json_value *golden_family(const test_family *row) {
+    const json_value *fams = json_get(g_doc.root, "families"), *fam = json_get(fams, row->key);
+    assert_int_equal(fams->n, families_with(REF_FAMILIES));
+    if (!fam) fail_msg("%s: no entry in tests/fixtures/families/golden.json", row->key);
+    assert_string_equal(json_get(fam, "dir")->u.str, row->dir);
+    return fam;
+}
+
 static void ids_of(const json_value *fam, int *ids, int *T) {
     const json_value *a = json_get(fam, "ids");
     for (uint32_t i = 0; i < a->n; i++) ids[i] = (int)a->u.items[i].u.num;
     *T = (int)a->n;
 }
 
+/* Every REF_FAMILIES row of families.h (GPT-2's tests/fixtures/tiny has its reference in
+ * tests/fixtures/golden.json: test_gpt2.c). */
 static void every_family_matches_the_reference(void **state) {
     (void)state;
-    const json_value *fams = json_get(g_doc.root, "families");
-    assert_non_null(fams);
-    assert_true(fams->n >= 6);
-    for (uint32_t f = 0; f < fams->n; f++) {
-        const json_value *fam = &fams->u.items[f];
-        alab_model *m = load_model(json_get(fam, "dir")->u.str);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        if (!(FAMILIES[f].refs & REF_FAMILIES)) continue;
+        const char *key = FAMILIES[f].key;
+        const json_value *fam = golden_family(&FAMILIES[f]);
+        alab_model *m = load_model(FAMILIES[f].dir);
         const alab_config *c = alab_model_config(m);
         assert_int_equal(c->n_layer, (int)num_or(fam, "n_layer", 0));
         assert_int_equal(c->n_head, (int)num_or(fam, "n_head", 0));
@@ -149,25 +160,25 @@ static void every_family_matches_the_reference(void **state) {
             alab_run_opts o;
             opts_of(&o, json_get(cs, "opts"), iv, lm, lw);
             int rc = alab_forward(m, ids, T, &o);
-            if (rc) fail_msg("%s/%s: %s: %s", fam->key, json_get(cs, "name")->u.str, alab_strerror(rc), alab_last_error());
+            if (rc) fail_msg("%s/%s: %s: %s", key, json_get(cs, "name")->u.str, alab_strerror(rc), alab_last_error());
             const size_t NA = (size_t)c->n_layer * c->n_head * T * T;
             double da = max_abs_diff(alab_result_attention(m), golden(cs, "attentions", NA), NA);
             double dl = max_abs_diff(alab_result_logits(m), golden(cs, "logits", (size_t)c->vocab_size), (size_t)c->vocab_size);
             if (!(da <= TOL_ATT) || !(dl <= TOL_LOGITS))
-                fail_msg("%s/%s: attentions differ by %.3g, logits by %.3g", fam->key, json_get(cs, "name")->u.str, da, dl);
+                fail_msg("%s/%s: attentions differ by %.3g, logits by %.3g", key, json_get(cs, "name")->u.str, da, dl);
             double nll = 0;
             int nn = 0;
             assert_int_equal(alab_result_nll(&nll, &nn, m), ALAB_OK); /* the final norm and head at every position */
             assert_int_equal(nn, T - 1);
             if (!(fabs(nll - num_or(cs, "nll", NAN)) <= 1e-3))
-                fail_msg("%s/%s: next-token loss %.6f, reference %.6f", fam->key, json_get(cs, "name")->u.str, nll, num_or(cs, "nll", NAN));
+                fail_msg("%s/%s: next-token loss %.6f, reference %.6f", key, json_get(cs, "name")->u.str, nll, num_or(cs, "nll", NAN));
             const float *gq = golden(cs, "q", (size_t)T * c->head_dim), *gk = golden(cs, "k", (size_t)T * c->head_dim);
             if (gq) {
                 assert_non_null(alab_result_q(m));
                 double dq = max_abs_diff(alab_result_q(m), gq, (size_t)T * c->head_dim);
                 double dk = max_abs_diff(alab_result_k(m), gk, (size_t)T * c->head_dim);
                 if (!(dq <= TOL_ATT) || !(dk <= TOL_ATT))
-                    fail_msg("%s/%s: q differs by %.3g, k by %.3g", fam->key, json_get(cs, "name")->u.str, dq, dk);
+                    fail_msg("%s/%s: q differs by %.3g, k by %.3g", key, json_get(cs, "name")->u.str, dq, dk);
             }
         }
         alab_model_free(m);
@@ -182,9 +193,10 @@ static void every_family_matches_the_reference(void **state) {
  * sliding-window families the mask "causal" is the model's own (the plain run), and must equal it. */
 static void every_case_moves_the_goldens(void **state) {
     (void)state;
-    const json_value *fams = json_get(g_doc.root, "families");
-    for (uint32_t f = 0; f < fams->n; f++) {
-        const json_value *fam = &fams->u.items[f], *cases = json_get(fam, "cases");
+    for (int f = 0; f < N_FAMILIES; f++) {
+        if (!(FAMILIES[f].refs & REF_FAMILIES)) continue;
+        const char *key = FAMILIES[f].key;
+        const json_value *fam = golden_family(&FAMILIES[f]), *cases = json_get(fam, "cases");
         const size_t T = json_get(fam, "ids")->n;
         const size_t NA = (size_t)num_or(fam, "n_layer", 0) * (size_t)num_or(fam, "n_head", 0) * T * T;
         const size_t V = (size_t)num_or(fam, "vocab_size", 0);
@@ -194,21 +206,20 @@ static void every_case_moves_the_goldens(void **state) {
             if (!strcmp(json_get(cs, "name")->u.str, "capture")) continue; /* captures, changes nothing */
             const char *name = json_get(cs, "name")->u.str;
             double d = max_abs_diff(golden(cs, "attentions", NA), a0, NA) + max_abs_diff(golden(cs, "logits", V), l0, V);
-            const int qk_normed = !strcmp(fam->key, "qwen3") || !strcmp(fam->key, "gemma3");
-            const int invariant = (qk_normed && (!strcmp(name, "scaleQ") || !strcmp(name, "scaleK_all"))) ||
+            const int invariant = (FAMILIES[f].qk_norm && (!strcmp(name, "scaleQ") || !strcmp(name, "scaleK_all"))) ||
                                   !strcmp(name, "causal");
-            if (invariant && !(d < TOL_ATT)) fail_msg("%s/%s: should equal the plain run (%.3g)", fam->key, name, d);
-            if (!invariant && !(d > 10 * TOL_LOGITS)) fail_msg("%s/%s: the golden equals the plain run's", fam->key, name);
+            if (invariant && !(d < TOL_ATT)) fail_msg("%s/%s: should equal the plain run (%.3g)", key, name, d);
+            if (!invariant && !(d > 10 * TOL_LOGITS)) fail_msg("%s/%s: the golden equals the plain run's", key, name);
         }
     }
 }
 
-/* Generation with the key/value cache (rotary positions, grouped heads, parallel residual) equals full forwards. */
+/* Generation with the key/value cache (rotary positions, grouped heads, parallel residual) equals full forwards,
+ * on every row of families.h. */
 static void cached_generation_equals_full_forwards(void **state) {
     (void)state;
-    const json_value *fams = json_get(g_doc.root, "families");
-    for (uint32_t f = 0; f < fams->n; f++) {
-        alab_model *m = load_model(json_get(&fams->u.items[f], "dir")->u.str);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const int V = alab_model_config(m)->vocab_size, N = 20;
         int ids[4] = {40, 81, 33, 200}, a[20], b[20], na, nb;
         float *la = malloc((size_t)N * V * sizeof(float)), *lb = malloc((size_t)N * V * sizeof(float));
@@ -219,28 +230,36 @@ static void cached_generation_equals_full_forwards(void **state) {
             assert_int_equal(na, N);
             assert_memory_equal(a, b, sizeof a);
             double d = max_abs_diff(la, lb, (size_t)N * V);
-            if (!(d <= 1e-4)) fail_msg("%s: cached logits differ by %.3g", fams->u.items[f].key, d);
+            if (!(d <= 1e-4)) fail_msg("%s: cached logits differ by %.3g", FAMILIES[f].key, d);
         }
         free(la), free(lb);
         alab_model_free(m);
     }
 }
 
-/* Two threads give the one-thread numbers bit for bit (with interventions and capture). */
+/* Two threads give the one-thread numbers bit for bit (with interventions and capture), on every row of
+ * families.h: with the golden's last case where the row has one, else an ablation and a capture. */
 static void threads_are_bit_for_bit(void **state) {
     (void)state;
-    const json_value *fams = json_get(g_doc.root, "families");
-    for (uint32_t f = 0; f < fams->n; f++) {
-        const json_value *fam = &fams->u.items[f];
-        const json_value *cs = &json_get(fam, "cases")->u.items[json_get(fam, "cases")->n - 1];
-        alab_model *m = load_model(json_get(fam, "dir")->u.str);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
         const alab_config *c = alab_model_config(m);
-        int ids[64], T;
-        ids_of(fam, ids, &T);
-        alab_intervention iv[16];
+        int ids[64], T = 9;
+        alab_intervention iv[16] = {{ALAB_ABLATE, c->n_layer - 1, 0, 0, 0, 0.0f, 1.0f}};
         int lm[8], lw[8];
         alab_run_opts o;
-        opts_of(&o, json_get(cs, "opts"), iv, lm, lw);
+        alab_run_opts_init(&o);
+        o.interventions = iv;
+        o.n_interventions = 1;
+        o.capture_layer = 0;
+        o.capture_head = c->n_head - 1;
+        for (int t = 0; t < T; t++) ids[t] = (t * 37 + 11) % c->vocab_size;
+        if (FAMILIES[f].refs & REF_FAMILIES) {
+            const json_value *fam = golden_family(&FAMILIES[f]);
+            const json_value *cs = &json_get(fam, "cases")->u.items[json_get(fam, "cases")->n - 1];
+            ids_of(fam, ids, &T);
+            opts_of(&o, json_get(cs, "opts"), iv, lm, lw);
+        }
         const size_t NA = (size_t)c->n_layer * c->n_head * T * T;
         float *a1 = malloc(NA * 4), *l1 = malloc((size_t)c->vocab_size * 4);
         assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
@@ -258,20 +277,25 @@ static void threads_are_bit_for_bit(void **state) {
     }
 }
 
+/* Each row's facts (families.h) are what the loader makes of its folder. */
 static void the_config_names_the_family(void **state) {
     (void)state;
-    static const struct { const char *dir, *family; int kv, hs; } want[] = {
-        {"tests/fixtures/families/neox", "gpt_neox", 2, 16}, {"tests/fixtures/families/llama", "llama", 2, 8},
-        {"tests/fixtures/families/qwen2", "qwen2", 2, 8}, {"tests/fixtures/families/qwen3", "qwen3", 2, 16},
-        {"tests/fixtures/families/mistral", "mistral", 2, 12}, {"tests/fixtures/families/gemma3", "gemma3_text", 1, 16},
-        {"tests/fixtures/tiny", "gpt2", 4, 8},
-    };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        alab_model *m = load_model(want[i].dir);
-        assert_string_equal(alab_model_config(m)->family, want[i].family);
-        assert_int_equal(alab_model_config(m)->n_kv_head, want[i].kv);
-        assert_int_equal(alab_model_config(m)->head_dim, want[i].hs);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        const test_family *row = &FAMILIES[f];
+        alab_model *m = load_model(row->dir), *h = NULL;
+        const alab_config *c = alab_model_config(m);
+        assert_string_equal(c->family, row->family);
+        assert_int_equal(c->n_kv_head, row->n_kv_head);
+        assert_int_equal(c->head_dim, row->head_dim);
+        assert_int_equal(m->arch.qk_norm, row->qk_norm);
+        assert_int_equal(m->arch.fam->names.post_attn_norm != NULL, row->post_norm);
+        int sliding = 0;
+        for (int l = 0; l < c->n_layer; l++) sliding |= alab_model_layer_window(m, l) > 0;
+        assert_int_equal(sliding, row->sliding);
+        assert_int_equal(alab_model_load_dir_ex(&h, repo_path(row->dir), ALAB_WEIGHTS_HALF), ALAB_OK);
+        assert_int_equal(alab_model_half(h), row->half);
         alab_model_free(m);
+        alab_model_free(h);
     }
 }
 
@@ -387,15 +411,16 @@ static void a_tokenizer_json_folder_encodes_with_its_bos(void **state) {
  * an F32 folder stays F32. */
 static void half_storage_matches_the_reference_and_f32_storage(void **state) {
     (void)state;
-    const json_value *fams = json_get(g_doc.root, "families");
     int halves = 0;
-    for (uint32_t f = 0; f < fams->n; f++) {
-        const json_value *fam = &fams->u.items[f];
-        alab_model *h = NULL, *m = load_model(json_get(fam, "dir")->u.str);
-        assert_int_equal(alab_model_load_dir_ex(&h, repo_path(json_get(fam, "dir")->u.str), ALAB_WEIGHTS_HALF), ALAB_OK);
+    for (int f = 0; f < N_FAMILIES; f++) {
+        if (!(FAMILIES[f].refs & REF_FAMILIES)) continue;
+        const json_value *fam = golden_family(&FAMILIES[f]);
+        alab_model *h = NULL, *m = load_model(FAMILIES[f].dir);
+        assert_int_equal(alab_model_load_dir_ex(&h, repo_path(FAMILIES[f].dir), ALAB_WEIGHTS_HALF), ALAB_OK);
         assert_int_equal(alab_model_half(m), 0);
         const int is16 = strcmp(json_get(fam, "dtype")->u.str, "F32") != 0;
         assert_int_equal(alab_model_half(h), is16);
+        assert_int_equal(is16, FAMILIES[f].half);
         halves += is16;
         const alab_config *c = alab_model_config(m);
         int ids[64], T;
@@ -415,7 +440,7 @@ static void half_storage_matches_the_reference_and_f32_storage(void **state) {
             double sa = max_abs_diff(alab_result_attention(h), alab_result_attention(m), NA);
             double sl = max_abs_diff(alab_result_logits(h), alab_result_logits(m), V);
             if (!(da <= TOL_ATT && dl <= TOL_LOGITS && sa <= 1e-5 && sl <= 1e-5))
-                fail_msg("%s/%s half: vs reference %.3g %.3g, vs f32 storage %.3g %.3g", fam->key,
+                fail_msg("%s/%s half: vs reference %.3g %.3g, vs f32 storage %.3g %.3g", FAMILIES[f].key,
                          json_get(cs, "name")->u.str, da, dl, sa, sl);
             double n1, n2;
             int c1, c2;
@@ -431,7 +456,7 @@ static void half_storage_matches_the_reference_and_f32_storage(void **state) {
         alab_model_free(m);
         alab_model_free(h);
     }
-    assert_int_equal(halves, 6); /* neox, llama, smollm2, qwen2, qwen3, gemma3 */
+    assert_true(halves > 0); /* each row's half flag is checked above */
     alab_model *t = load_model("tests/fixtures/tiny-bf16"), *th = NULL; /* GPT-2 too */
     assert_int_equal(alab_model_load_dir_ex(&th, repo_path("tests/fixtures/tiny-bf16"), ALAB_WEIGHTS_HALF), ALAB_OK);
     assert_int_equal(alab_model_half(th), 1);
@@ -508,6 +533,17 @@ static void remove_dir(const char *dir, const char *const *files) {
 static const char *const QWEN3_FILES[] = {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
                                           "model.safetensors.index.json", "vocab.json", "merges.txt", NULL};
 static const char *const LLAMA_FILES[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", NULL};
+
+/* A copy of folder rel (its files) whose config.json is orig with its first `from` replaced by `to`. */
+static const char *copy_with_edit(const char *rel, const char *const *files, const char *orig, const char *from, const char *to) {
+    const char *d = copy_dir(rel, files), *at = strstr(orig, from);
+    char p[512], text[4096];
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, to, at + strlen(from));
+    snprintf(p, sizeof p, "%s/config.json", d);
+    write_text(p, text);
+    return d;
+}
 
 static int load_rc(const char *dir) {
     alab_model *m = NULL;
@@ -621,12 +657,7 @@ static void bad_configs_get_clear_codes(void **state) {
     char *orig = slurp(repo_path("tests/fixtures/families/llama/config.json"), &len);
     assert_non_null(orig);
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        const char *d = copy_dir("tests/fixtures/families/llama", LLAMA_FILES);
-        char *at = strstr(orig, edits[i].from), p[512], text[4096];
-        assert_non_null(at);
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, edits[i].to, at + strlen(edits[i].from));
-        snprintf(p, sizeof p, "%s/config.json", d);
-        write_text(p, text);
+        const char *d = copy_with_edit("tests/fixtures/families/llama", LLAMA_FILES, orig, edits[i].from, edits[i].to);
         int rc = load_rc(d);
         if (rc != edits[i].rc || !strstr(alab_last_error(), edits[i].field))
             fail_msg("edit %zu (%s): rc %d (%s), expected %d naming %s", i, edits[i].to, rc, alab_last_error(), edits[i].rc,
@@ -740,12 +771,7 @@ static void bad_sliding_configs_get_clear_codes(void **state) {
     char *orig = slurp(repo_path("tests/fixtures/families/gemma3/config.json"), &len);
     assert_non_null(orig);
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        const char *d = copy_dir("tests/fixtures/families/gemma3", GEMMA_FILES);
-        char *at = strstr(orig, edits[i].from), p[512], text[4096];
-        assert_non_null(at);
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, edits[i].to, at + strlen(edits[i].from));
-        snprintf(p, sizeof p, "%s/config.json", d);
-        write_text(p, text);
+        const char *d = copy_with_edit("tests/fixtures/families/gemma3", GEMMA_FILES, orig, edits[i].from, edits[i].to);
         int rc = load_rc(d);
         if (rc != ALAB_ECONFIG || !strstr(alab_last_error(), edits[i].field))
             fail_msg("gemma3 edit %zu (%s): rc %d (%s), expected ECONFIG naming %s", i, edits[i].to, rc, alab_last_error(),
@@ -758,12 +784,7 @@ static void bad_sliding_configs_get_clear_codes(void **state) {
     static const char *const to[] = {"\"sliding_window\": null", "\"sliding_window_absent\": 4"};
     static const int want[] = {0, 4096};
     for (int i = 0; i < 2; i++) {
-        const char *d = copy_dir("tests/fixtures/families/mistral", GEMMA_FILES);
-        char *at = strstr(orig, "\"sliding_window\": 4"), p[512], text[4096];
-        assert_non_null(at);
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - orig), orig, to[i], at + strlen("\"sliding_window\": 4"));
-        snprintf(p, sizeof p, "%s/config.json", d);
-        write_text(p, text);
+        const char *d = copy_with_edit("tests/fixtures/families/mistral", GEMMA_FILES, orig, "\"sliding_window\": 4", to[i]);
         alab_model *m = NULL;
         assert_int_equal(alab_model_load_dir(&m, d), ALAB_OK);
         assert_int_equal(alab_model_layer_window(m, 1), want[i]);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -140,6 +141,55 @@ static void an_empty_or_missing_directory_is_refused(void **state) {
     expect_load("/nonexistent-attnlab-dir", ALAB_EIO, "cannot open /nonexistent-attnlab-dir/config.json");
 }
 
+/* alab_read_whole_file (c/src/io.h), which the CLI, the tests, the benchmarks and the fuzzers read files with:
+ * the bytes plus a NUL, the cap, what it refuses, and errno for the CLI's message. */
+static void the_whole_file_reader(void **state) {
+    char *dir = copy_tiny(), *buf = (char *)&buf;
+    size_t len = 7;
+    FILE *f = fopen(file_in(dir, "ten"), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite("0123456789", 1, 10, f), 10);
+    fclose(f);
+    for (unsigned flags = 0; flags <= ALAB_READ_STREAMS; flags++) {
+        assert_int_equal(alab_read_whole_file(&buf, &len, file_in(dir, "ten"), 10, flags), ALAB_OK);
+        assert_int_equal(len, 10);
+        assert_memory_equal(buf, "0123456789", 11);
+        free(buf);
+        assert_int_equal(alab_read_whole_file(&buf, &len, file_in(dir, "ten"), 9, flags), ALAB_ELIMIT);
+        assert_int_equal(errno, EFBIG);
+        assert_null(buf);
+        assert_int_equal(len, 0);
+        assert_int_equal(alab_read_whole_file(&buf, &len, file_in(dir, "none"), 10, flags), ALAB_EIO);
+        assert_int_equal(errno, ENOENT);
+        assert_non_null(strstr(alab_last_error(), "cannot open"));
+        assert_int_equal(alab_read_whole_file(&buf, &len, dir, 10, flags), ALAB_EIO);
+        assert_int_equal(errno, EISDIR);
+    }
+    assert_non_null(strstr(alab_last_error(), "cannot read")); /* streams: read() refuses the directory */
+    /* a pipe: refused, or with ALAB_READ_STREAMS read to its end */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], "hello", 5), 5);
+    close(fds[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    assert_int_equal(alab_read_whole_file(&buf, &len, path, 100, 0), ALAB_EIO);
+    assert_non_null(strstr(alab_last_error(), "is a FIFO, not a regular file"));
+    assert_int_equal(alab_read_whole_file(&buf, &len, path, 100, ALAB_READ_STREAMS), ALAB_OK);
+    assert_int_equal(len, 5);
+    assert_string_equal(buf, "hello");
+    free(buf);
+    close(fds[0]);
+    /* an endless stream stops at the cap */
+    assert_int_equal(alab_read_whole_file(&buf, &len, "/dev/zero", 200000, ALAB_READ_STREAMS), ALAB_ELIMIT);
+    assert_int_equal(errno, EFBIG);
+    assert_int_equal(alab_read_whole_file(&buf, &len, "/dev/null", 10, ALAB_READ_STREAMS), ALAB_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(buf[0], '\0');
+    free(buf);
+    remove_tree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_copy_loads),
@@ -147,6 +197,7 @@ int main(void) {
         cmocka_unit_test(a_directory_or_a_socket_in_place_of_a_file_is_refused),
         cmocka_unit_test(each_file_kind_is_held_to_its_own_limit),
         cmocka_unit_test(an_empty_or_missing_directory_is_refused),
+        cmocka_unit_test(the_whole_file_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

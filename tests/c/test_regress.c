@@ -57,14 +57,8 @@ static alab_bpe *gpt2_bpe; /* the real GPT-2 tokenizer, loaded once */
 static int via_bpe_encode(const char *d, size_t n) {
     alab_bpe *bpe = gpt2_bpe;
     if (!bpe) {
-        size_t vl = 0, ml = 0;
-        char *v = slurp(repo_path("models/brown-gpt2/vocab.json"), &vl), *m = slurp(repo_path("models/brown-gpt2/merges.txt"), &ml);
-        assert_non_null(v);
-        assert_non_null(m);
-        assert_int_equal(alab_bpe_load(&bpe, v, vl, m, ml), ALAB_OK);
+        assert_int_equal(load_gpt2_bpe(&bpe), ALAB_OK);
         gpt2_bpe = bpe;
-        free(v);
-        free(m);
     }
     int *ids = malloc((3 * n + 1) * sizeof *ids), n_ids = -1;
     int rc = alab_bpe_encode(ids, (int)(3 * n + 1), &n_ids, bpe, d, n);

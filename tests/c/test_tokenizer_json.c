@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "bpe_internal.h"
+#include "gpt2_bytes.h"
 #include "testutil.h"
 
 enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, NEOX20B, LLAMA2, GEMMA3, MISTRAL, TINYLLAMA, GPT2, N_TOK };
@@ -60,13 +61,9 @@ static int setup(void **state) {
         free(c);
         if (rc) return -1;
     }
-    size_t vl = 0, ml = 0, cl = 0;
-    char *v = slurp(repo_path("models/brown-gpt2/vocab.json"), &vl);
-    char *m = slurp(repo_path("models/brown-gpt2/merges.txt"), &ml);
+    size_t cl = 0;
     char *c = slurp(repo_path("tests/fixtures/hf_cases.json"), &cl);
-    int ok = v && m && c && alab_bpe_load(&gpt2_files, v, vl, m, ml) == ALAB_OK && json_parse(&cases, c, cl, 0) == ALAB_OK;
-    free(v);
-    free(m);
+    int ok = c && load_gpt2_bpe(&gpt2_files) == ALAB_OK && json_parse(&cases, c, cl, 0) == ALAB_OK;
     free(c);
     return ok ? 0 : -1;
 }
@@ -76,36 +73,6 @@ static int teardown(void **state) {
     alab_bpe_free(gpt2_files);
     json_free(&cases);
     return 0;
-}
-
-static char *row_bytes(const json_value *row, size_t *len) {
-    const json_value *t = json_get(row, "text");
-    if (t) {
-        char *s = malloc(t->n + 1);
-        memcpy(s, t->u.str, t->n + 1);
-        *len = t->n;
-        return s;
-    }
-    const json_value *h = json_get(row, "bytes_hex");
-    assert_non_null(h);
-    char *s = malloc(h->n / 2 + 1);
-    for (uint32_t i = 0; i < h->n / 2; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(h->u.str + 2 * i, "%2x", &v), 1);
-        s[i] = (char)v;
-    }
-    *len = h->n / 2;
-    return s;
-}
-
-static int *encode(const alab_bpe *b, const char *text, size_t len, int *n) {
-    int need = 0;
-    int rc = alab_bpe_encode(NULL, 0, &need, b, text, len);
-    assert_true(rc == ALAB_OK || rc == ALAB_ELIMIT);
-    int *ids = malloc(((size_t)need + 1) * sizeof *ids);
-    assert_int_equal(alab_bpe_encode(ids, need, n, b, text, len), ALAB_OK);
-    assert_int_equal(*n, need);
-    return ids;
 }
 
 /* ---- the real files ------------------------------------------------------ */
@@ -152,7 +119,7 @@ static void every_row_matches_tokenizers_js_on_every_file(void **state) {
             const json_value *want = json_get(json_get(row, "ids"), tok_name[t]);
             assert_non_null(want);
             int n;
-            int *ids = encode(tok[t], text, len, &n);
+            int *ids = encode_with(tok[t], text, len, &n);
             int same = (uint32_t)n == want->n;
             for (int i = 0; same && i < n; i++) same = ids[i] == (int)want->u.items[i].u.num;
             if (!same) {
@@ -191,7 +158,7 @@ static void gpt2_as_tokenizer_json_equals_gpt2_files(void **state) {
         char *text = row_bytes(&rows->u.items[r], &len);
         if (!contains(text, len, "<|endoftext|>")) {
             int n1, n2;
-            int *a = encode(tok[NEOX], text, len, &n1), *b = encode(gpt2_files, text, len, &n2);
+            int *a = encode_with(tok[NEOX], text, len, &n1), *b = encode_with(gpt2_files, text, len, &n2);
             assert_int_equal(n1, n2);
             assert_memory_equal(a, b, (size_t)n1 * sizeof *a);
             free(a);
@@ -203,41 +170,16 @@ static void gpt2_as_tokenizer_json_equals_gpt2_files(void **state) {
     assert_true(compared > 150);
     /* and the added token is found in text only by the tokenizer.json */
     int n;
-    int *ids = encode(tok[NEOX], "a<|endoftext|>b", 15, &n);
+    int *ids = encode_with(tok[NEOX], "a<|endoftext|>b", 15, &n);
     assert_int_equal(n, 3);
     assert_int_equal(ids[1], 50256);
     free(ids);
-    ids = encode(gpt2_files, "a<|endoftext|>b", 15, &n);
+    ids = encode_with(gpt2_files, "a<|endoftext|>b", 15, &n);
     assert_true(n > 3);
     free(ids);
 }
 
 /* ---- small synthetic tokenizer.json files ---------------------------------- */
-
-static void byte_char(char *out, int b) {
-    int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    int cp = b;
-    if (!printable) {
-        int n = 0;
-        for (int x = 0; x < b; x++)
-            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) n++;
-        cp = 256 + n;
-    }
-    if (cp < 0x80) { out[0] = (char)cp; out[1] = 0; }
-    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); out[2] = 0; }
-}
-
-/* The 256 byte tokens as JSON members "c": id (no braces). */
-static size_t byte_members(char *s, size_t cap) {
-    size_t o = 0;
-    char c[4];
-    for (int b = 0; b < 256; b++) {
-        byte_char(c, b);
-        const char *esc = (b == '"' || b == '\\') ? "\\" : "";
-        o += (size_t)snprintf(s + o, cap - o, "%s\"%s%s\": %d", b ? ", " : "", esc, c, b);
-    }
-    return o;
-}
 
 /* A tokenizer.json: the 256 bytes + "ab" (256) + "abc" (257) + extra vocab
  * members, merges (a JSON array body), added_tokens (array body), and the
@@ -275,7 +217,7 @@ static int load_spec(alab_bpe **b, const spec *p, const char *cfg) {
 
 static void expect_ids(const alab_bpe *b, const char *text, const int *want, int n_want) {
     int n;
-    int *ids = encode(b, text, strlen(text), &n);
+    int *ids = encode_with(b, text, strlen(text), &n);
     if (n != n_want || memcmp(ids, want, (size_t)n * sizeof *ids)) {
         fprintf(stderr, "\"%s\":", text);
         for (int i = 0; i < n; i++) fprintf(stderr, " %d", ids[i]);
@@ -394,7 +336,7 @@ static void long_added_tokens_on_a_long_text_cost_a_pass(void **state) {
     memcpy(text + (1u << 20) - 1024, a, 1024); /* the raw token at the very end */
     text[1u << 20] = 0;
     int n = 0;
-    int *ids = encode(b, text, 1u << 20, &n);
+    int *ids = encode_with(b, text, 1u << 20, &n);
     assert_true(n > 0 && ids[n - 1] == 258);
     /* the matchers keep at most 18 bytes per byte of the tokens (17 per trie node, a node per byte at most) */
     assert_true(alab_bpe_added_table_bytes(b) <= 18 * 2048 + 64);
@@ -464,7 +406,7 @@ static void a_vocabulary_may_lack_the_bytes_text_cannot_hold(void **state) {
     assert_int_equal(alab_bpe_vocab_size(b), 256 - 13);
     const char text[] = "h\xc3\xa9llo \xc0\xff\xf5 \xe2\x9c\x93";
     int n;
-    int *ids = encode(b, text, sizeof text - 1, &n);
+    int *ids = encode_with(b, text, sizeof text - 1, &n);
     char out[64];
     size_t len;
     assert_int_equal(alab_bpe_decode(out, sizeof out, &len, b, ids, n), ALAB_OK);
@@ -688,60 +630,6 @@ static void merges_txt_reads_cr_lf_and_crlf_line_ends(void **state) {
 
 /* ---- issue 21 item 2: no file can flood the hash tables ------------------------ */
 
-/* The old, unkeyed hashes of bpe.c, to craft what collided under them. */
-static uint64_t old_hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 29);
-}
-static uint64_t old_hash_u64(uint64_t x) {
-    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-static uint32_t pow2_at_least(uint64_t n) {
-    uint32_t c = 16;
-    while (c < n) c <<= 1;
-    return c;
-}
-
-/* Append the spelling of bytes in GPT-2's alphabet to s (json: with JSON escapes). */
-static size_t spell_as(char *s, const unsigned char *bytes, size_t n, int json) {
-    size_t o = 0;
-    char c[4];
-    for (size_t i = 0; i < n; i++) {
-        byte_char(c, bytes[i]);
-        if (json && (bytes[i] == '"' || bytes[i] == '\\')) s[o++] = '\\';
-        for (int k = 0; c[k]; k++) s[o++] = c[k];
-    }
-    return o;
-}
-#define spell(s, b, n) spell_as(s, b, n, 1)
-
-/* vocab.json: the 256 bytes, then n five-byte tokens. crafted: tokens whose
- * old FNV-1a slot falls in the first 1024 of the table's 2^17 slots (what
- * issue 21 timed at 11.5 s for 100k); else every k-th five-byte string. */
-static char *flood_vocab(int n, int crafted, size_t *len) {
-    int V = 256 + n;
-    uint32_t mask = pow2_at_least(2 * (uint64_t)V) - 1;
-    size_t cap = 8192 + (size_t)n * 32;
-    char *s = malloc(cap);
-    size_t o = (size_t)snprintf(s, cap, "{");
-    o += byte_members(s + o, cap - o);
-    int made = 0;
-    for (uint64_t k = 0; made < n; k++) {
-        unsigned char t[5] = {'q', (unsigned char)(k >> 24), (unsigned char)(k >> 16), (unsigned char)(k >> 8),
-                              (unsigned char)k};
-        if (crafted ? (((uint32_t)old_hash_bytes(t, 5) & mask) >= 1024) : (k % 97 != 0)) continue;
-        o += (size_t)snprintf(s + o, cap - o, ", \"");
-        o += spell(s + o, t, 5);
-        o += (size_t)snprintf(s + o, cap - o, "\": %d", 256 + made++);
-    }
-    o += (size_t)snprintf(s + o, cap - o, "}");
-    *len = o;
-    return s;
-}
-
 static uint64_t probes_of(const char *v, size_t vl, const char *m, size_t ml) {
     alab_bpe *b = NULL;
     int rc = alab_bpe_load(&b, v, vl, m, ml);
@@ -779,11 +667,11 @@ static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **me
     for (int p = 0; p < 65536; p++) { /* id of the pair (x, y) is 256 + p */
         unsigned char t[2] = {(unsigned char)(p >> 8), (unsigned char)p};
         vo += (size_t)snprintf(v + vo, vcap - vo, ", \"");
-        vo += spell(v + vo, t, 2);
+        vo += spell_bytes(v + vo, t, 2, 1);
         vo += (size_t)snprintf(v + vo, vcap - vo, "\": %d", 256 + p);
-        go += spell_as(g + go, t, 1, 0);
+        go += spell_bytes(g + go, t, 1, 0);
         g[go++] = ' ';
-        go += spell_as(g + go, t + 1, 1, 0);
+        go += spell_bytes(g + go, t + 1, 1, 0);
         g[go++] = '\n';
     }
     int made = 0;
@@ -793,11 +681,11 @@ static void flood_merges(int m, int crafted, char **vocab, size_t *vl, char **me
         if (crafted ? (((uint32_t)old_hash_u64(key) & mask) >= 1024) : (k % 331 != 0)) continue;
         unsigned char t[3] = {(unsigned char)(p >> 8), (unsigned char)p, (unsigned char)z};
         vo += (size_t)snprintf(v + vo, vcap - vo, ", \"");
-        vo += spell(v + vo, t, 3);
+        vo += spell_bytes(v + vo, t, 3, 1);
         vo += (size_t)snprintf(v + vo, vcap - vo, "\": %d", 256 + 65536 + made++);
-        go += spell_as(g + go, t, 2, 0);
+        go += spell_bytes(g + go, t, 2, 0);
         g[go++] = ' ';
-        go += spell_as(g + go, t + 2, 1, 0);
+        go += spell_bytes(g + go, t + 2, 1, 0);
         g[go++] = '\n';
     }
     assert_int_equal(made, m);
@@ -928,7 +816,7 @@ static void sentencepiece_style_long_piece(void **state) {
     char *text = malloc(n);
     for (size_t i = 0; i < n; i++) text[i] = "ab"[i % 2];
     int got = 0;
-    int *ids = encode(b, text, n, &got);
+    int *ids = encode_with(b, text, n, &got);
     assert_int_equal(got, (int)(n / 2)); /* "▁ab" then "ab" x (n/2 - 1) */
     assert_int_equal(ids[0], 11);
     for (int i = 1; i < got; i++) assert_int_equal(ids[i], 10);

@@ -1,5 +1,6 @@
-/* testutil.h — what the cmocka suites share: paths, file reading, and the
- * golden-fixture reader. Include after <cmocka.h>. */
+/* testutil.h — what the cmocka suites share: paths, file reading, GPT-2's
+ * tokenizer and its case rows, and the golden-fixture reader. Include after
+ * <cmocka.h>. The model families: families.h; GPT-2's byte alphabet: gpt2_bytes.h. */
 #ifndef ALAB_TESTUTIL_H
 #define ALAB_TESTUTIL_H
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "attnlab.h"
+#include "io.h"
 #include "json.h"
 
 /* Path of a file in the repository: $ATTNLAB_ROOT (default ".") + "/" + rel. */
@@ -21,18 +23,58 @@ static inline const char *repo_path(const char *rel) {
     return out;
 }
 
-/* Whole file into malloc'd memory (NUL-terminated, not counted). NULL on failure. */
+/* Whole file into malloc'd memory (NUL-terminated, not counted); NULL on failure
+ * (alab_read_whole_file of c/src/io.h: regular files only, no size limit). */
 static inline char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) { buf[n] = '\0'; if (len) *len = (size_t)n; }
+    char *buf = NULL;
+    size_t n = 0;
+    if (alab_read_whole_file(&buf, &n, path, UINT64_MAX, 0) != ALAB_OK) return NULL;
+    if (len) *len = n;
     return buf;
+}
+
+/* The built-in model's GPT-2 tokenizer (models/brown-gpt2: vocab.json, merges.txt) into *out; an ALAB_* code. */
+static inline int load_gpt2_bpe(alab_bpe **out) {
+    size_t vl = 0, ml = 0;
+    char *v = slurp(repo_path("models/brown-gpt2/vocab.json"), &vl), *m = slurp(repo_path("models/brown-gpt2/merges.txt"), &ml);
+    int rc = v && m ? alab_bpe_load(out, v, vl, m, ml) : ALAB_EIO;
+    free(v);
+    free(m);
+    return rc;
+}
+
+/* The ids of text by b into a malloc'd array (*n of them); asserts success. */
+static inline int *encode_with(const alab_bpe *b, const char *text, size_t len, int *n) {
+    int need = 0;
+    int rc = alab_bpe_encode(NULL, 0, &need, b, text, len);
+    assert_true(rc == ALAB_OK || rc == ALAB_ELIMIT);
+    int *ids = malloc(((size_t)need + 1) * sizeof *ids);
+    assert_int_equal(alab_bpe_encode(ids, need, n, b, text, len), ALAB_OK);
+    assert_int_equal(*n, need);
+    return ids;
+}
+
+/* The input bytes of a tokenizer case row (malloc'd, NUL-terminated): "text", or "bytes_hex" decoded. */
+static inline char *row_bytes(const json_value *row, size_t *len) {
+    const json_value *t = json_get(row, "text");
+    if (t) {
+        char *s = malloc(t->n + 1);
+        memcpy(s, t->u.str, t->n + 1);
+        *len = t->n;
+        return s;
+    }
+    const json_value *h = json_get(row, "bytes_hex");
+    assert_non_null(h);
+    assert_int_equal(h->n % 2, 0);
+    char *s = malloc(h->n / 2 + 1);
+    for (uint32_t i = 0; i < h->n / 2; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(h->u.str + 2 * i, "%2x", &v), 1);
+        s[i] = (char)v;
+    }
+    s[h->n / 2] = '\0';
+    *len = h->n / 2;
+    return s;
 }
 
 /* Floats of a JSON array into a malloc'd buffer; *n receives the count. */

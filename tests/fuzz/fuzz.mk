@@ -28,7 +28,8 @@ FUZZ_DICT_fuzz_safetensors := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_model_load := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_shard_index := -dict=tests/fuzz/json.dict
 FUZZ_DICT_fuzz_tokenizer_json := -dict=tests/fuzz/json.dict
-FUZZ_CORE_OBJ := $(patsubst c/src/%.c,$(FZ)/obj/%.o,$(CORE_SRC))
+# NATIVE_SRC: the targets read their fixtures with io.c's alab_read_whole_file
+FUZZ_CORE_OBJ := $(patsubst c/src/%.c,$(FZ)/obj/%.o,$(NATIVE_SRC))
 # built by pattern rules, but kept (make would delete them as intermediates)
 .SECONDARY: $(FUZZ_CORE_OBJ) $(addprefix $(FZ)/,$(FUZZ_TARGETS))
 
@@ -87,7 +88,7 @@ $(ASAN_DIR)/obj/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@
 
-$(ASAN_DIR)/test_%: tests/c/test_%.c tests/c/testutil.h $(ASAN_OBJ)
+$(ASAN_DIR)/test_%: tests/c/test_%.c $(wildcard tests/c/*.h) $(ASAN_OBJ)
 	$(FUZZ_CC) $(ASAN_CFLAGS) $< $(ASAN_OBJ) -lcmocka -lm -o $@
 
 # the tokenizer.json test reads files made from GPT-2's (see the Makefile)
@@ -107,7 +108,7 @@ TSAN_OBJ := $(patsubst c/src/%.c,$(TSAN_DIR)/obj/%.o,$(NATIVE_SRC))
 $(TSAN_DIR)/obj/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(TSAN_CFLAGS) -c $< -o $@
-$(TSAN_DIR)/test_parallel: tests/c/test_parallel.c tests/c/testutil.h $(TSAN_OBJ)
+$(TSAN_DIR)/test_parallel: tests/c/test_parallel.c $(wildcard tests/c/*.h) $(TSAN_OBJ)
 	$(FUZZ_CC) $(TSAN_CFLAGS) $< $(TSAN_OBJ) -lcmocka -lm -o $@
 test-tsan: $(TSAN_DIR)/test_parallel
 	ATTNLAB_ROOT=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $<

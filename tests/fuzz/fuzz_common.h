@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attnlab.h"
+#include "io.h"
 
 #ifndef ALAB_ROOT
 #define ALAB_ROOT "."
@@ -32,22 +33,17 @@
         if ((rc) != 0) FUZZ_CHECK(alab_last_error()[0] != '\0');                          \
     } while (0)
 
-/* The whole file ROOT/rel in malloc'd memory; exits if it is missing (a
- * set-up error, not a finding). */
+/* The whole file ROOT/rel in malloc'd memory (alab_read_whole_file of c/src/io.h);
+ * exits if it cannot be read (a set-up error, not a finding). */
 static char *fuzz_slurp(const char *rel, size_t *len) {
     const char *root = getenv("ATTNLAB_ROOT");
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", root && *root ? root : ALAB_ROOT, rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "fuzz: cannot open %s\n", path); exit(2); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "fuzz: cannot read %s\n", path); exit(2); }
-    fclose(f);
-    buf[n] = '\0';
-    *len = (size_t)n;
+    char *buf = NULL;
+    if (alab_read_whole_file(&buf, len, path, UINT64_MAX, 0) != ALAB_OK) {
+        fprintf(stderr, "fuzz: %s\n", alab_last_error());
+        exit(2);
+    }
     return buf;
 }
 
