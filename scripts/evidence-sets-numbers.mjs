@@ -3,7 +3,7 @@
 // built-in sets"): edge knockout through the CLI (`attnlab evidence --kind edge --set heldout`, the same numbers
 // as Model#edgeKnockoutSet, tests/js/evidence-sets-api.test.js), token knockout, ablation and patching through
 // the npm API. Writes docs/generated/evidence-sets.md and evidence-sets.json. It takes minutes (tens of
-// thousands of forward passes), so `make docs-numbers` runs it but tests/js/docs_numbers.test.js does not
+// thousands of forward passes), so `make docs-numbers` runs it but tests/js/docs-numbers.test.js does not
 // recompute it (as with evidence-distil.md); every number it writes carries its set, n, interval and null.
 //   node scripts/evidence-sets-numbers.mjs [--threads N]
 import { writeFileSync, mkdirSync, readFileSync, existsSync } from 'node:fs';

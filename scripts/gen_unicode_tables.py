@@ -16,7 +16,7 @@ Where the classes come from
     GPT-2 encoder.py. Its Unicode data is newer than `unicodedata`'s (Python
     3.11 ships Unicode 14.0; Node 20 and recent `regex` releases have Unicode
     17.0). A tokenizer must agree with the JS engine that tests it
-    (js-tiktoken under Node), and tests/js/bpe_reference.test.js checks every
+    (js-tiktoken under Node), and tests/js/bpe-reference.test.js checks every
     code point of these tables against Node's /\\p{L}/u, /\\p{N}/u and /\\s/u.
     `--source unicodedata` uses Python's unicodedata instead (older data).
   * \\s: the ECMAScript definition (js-tiktoken and gpt-3-encoder are JS):

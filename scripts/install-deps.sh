@@ -11,6 +11,7 @@ command -v clang-19 >/dev/null 2>&1 || need+=(clang-19)
 command -v wasm-ld-19 >/dev/null 2>&1 || need+=(lld-19)
 [ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)  # tests/firefox (make test-firefox)
 [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto/NotoSansCJK* >/dev/null 2>&1 || need+=(fonts-noto-cjk)  # Chinese figure labels
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)

@@ -5,7 +5,7 @@
 //   node scripts/make_neox_tokenizer.mjs OUT.json [--digits]
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { neoxTokenizerJson } from '../tests/js/helpers/hf_tokenizers.js';
+import { neoxTokenizerJson } from '../tests/js/helpers/hf-tokenizers.js';
 
 const out = process.argv[2];
 if (!out) throw new Error('usage: node scripts/make_neox_tokenizer.mjs OUT.json');

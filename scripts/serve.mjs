@@ -6,7 +6,7 @@
 // URL space (everything read-only, GET and HEAD only):
 //   /models/...           the repo's models/ (the built-in model)
 //   /tests/fixtures/...   the repo's tests/fixtures/ (the tiny test model)
-//   /tests/e2e/pages/...  the repo's browser test pages (tests/js/browser_worker.test.js)
+//   /tests/e2e/pages/...  the repo's browser test pages (tests/js/browser-worker.test.js)
 //   /web/dist/...         the repo's web/dist/ (attnlab.wasm; widget/, the prebuilt
 //                         'attnlab/widget' module of `make widget`)
 //   /examples/...         the repo's examples/: /examples/plain-html/ is the widget

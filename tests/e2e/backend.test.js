@@ -7,51 +7,20 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/backend.test.js
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { chromium } from 'playwright-core';
-import { startServer } from '../../scripts/serve.mjs';
-import { ARGS, CHAPTER, CHROMIUM, buildPageIfStale, waitDrawn } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { CHAPTER, waitDrawn, useBrowser, threadsPage, threadsCall, refuseRelaxed } from './helpers.js';
 
 const BUILTIN = '/models/brown-gpt2/';
 const RUNS = [{}, { interventions: [{ kind: 'hard', layer: 5, head: 'all', row: 9, col: 2 }] }];
 
-// Safari's answer to the feature test: any module with a relaxed instruction is invalid.
-function refuseRelaxed() {
-  const validate = WebAssembly.validate;
-  WebAssembly.validate = (bytes) => {
-    const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer || bytes);
-    for (let i = 0; i + 2 < b.length; i++) if (b[i] === 0xfd && b[i + 1] === 0x85 && b[i + 2] === 0x02) return false;
-    return validate(bytes);
-  };
-}
+const env = useBrowser();
 
-let server, browser;
-beforeAll(async () => {
-  buildPageIfStale();
-  server = await startServer({ port: 0 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-});
-afterAll(async () => {
-  await browser?.close();
-  if (server) await new Promise((r) => server.server.close(r));
-});
-
-async function testPage(b, init) {
-  const context = await b.newContext();
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  if (init) await page.addInitScript(init);
-  await page.goto(new URL('tests/e2e/pages/threads.html', server.url).href);
-  await page.waitForFunction(() => window.threadsReady === true);
-  return { page, context, errors };
-}
-const call = (page, spec) => page.evaluate((s) => window.threadsTest(s), spec);
+const testPage = (init) => threadsPage(env.browser, env.url, init);
+const call = threadsCall;
 
 describe('in Chromium', () => {
   it("'auto' runs the relaxed builds, in attnlab/worker and on the main thread, the same bits on 1 and 2 threads", async () => {
-    const W = await testPage(browser);
+    const W = await testPage();
     try {
       expect(await W.page.evaluate(() => WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1,
         123, 3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11])))).toBe(true);
@@ -70,10 +39,10 @@ describe('in Chromium', () => {
   }, 120_000);
 
   it('the chapter page runs the relaxed build and names it in its status line', async () => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const context = await env.browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     try {
-      await page.goto(server.url);
+      await page.goto(env.url);
       await page.waitForFunction(() => document.body.dataset.backend !== undefined, null, { timeout: 60_000 });
       await waitDrawn(page);
       expect(await page.evaluate(() => document.body.dataset.backend)).toBe('relaxed-simd');
@@ -86,7 +55,7 @@ describe('in Chromium', () => {
 
 describe('where relaxed SIMD does not validate', () => {
   it('the SIMD128 builds run on the main thread, and the model says why', async () => {
-    const W = await testPage(browser, refuseRelaxed);
+    const W = await testPage(refuseRelaxed);
     try {
       const r = await call(W.page, { api: 'main', model: BUILTIN, threads: 2, text: CHAPTER, runs: [{}] });
       expect(r.engine).toMatchObject({ backend: 'simd128', build: 'attnlab-mt.wasm', threads: 2 });
@@ -98,13 +67,13 @@ describe('where relaxed SIMD does not validate', () => {
   }, 120_000);
 
   it('the chapter page, whose relaxed builds cannot be fetched, runs SIMD128 and says "wasm SIMD"', async () => {
-    // (the page loads its model in a worker, where an init script cannot replace WebAssembly.validate, and
-    // Chromium 156 no longer takes --js-flags=--no-experimental-wasm-relaxed-simd: the fallback is tested here)
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    // (the fetch-failure fallback; the feature test's own 'no' inside the page's worker, as Safari gives it, is
+    // plain-module.test.js's: Chromium 156 takes no flag that turns relaxed SIMD off)
+    const context = await env.browser.newContext({ viewport: { width: 1400, height: 900 } });
     await context.route(/attnlab-relaxed(-mt)?[-.\w]*\.wasm(\?.*)?$/, (route) => route.fulfill({ status: 404, body: 'not here' }));
     const page = await context.newPage();
     try {
-      await page.goto(server.url);
+      await page.goto(env.url);
       await page.waitForFunction(() => document.body.dataset.backend !== undefined, null, { timeout: 60_000 });
       expect(await page.evaluate(() => document.body.dataset.backend)).toBe('simd128');
       expect(await page.textContent('#model-status')).toMatch(/ · wasm SIMD, \d threads?$/);

@@ -11,18 +11,19 @@
 //
 // Skipped when the built-in model's weights are missing.
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
-import { ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ARTIFACTS, BUILTIN_WEIGHTS, useBrowser, watchedPage, waitDrawn } from './helpers.js';
 import { traceTaskTimes } from './thread-clock.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const suite = HAVE_MODEL ? describe : describe.skip;
 
-let env, W, TEXT, T;
+const env = useBrowser({ when: HAVE_MODEL, artifacts: true });
+let W, TEXT, T;
 
 /** A text of exactly n tokens of the built-in model (whole words of a Brown-like sentence). */
 function textOfTokens(m, n) {
@@ -40,12 +41,10 @@ function textOfTokens(m, n) {
 
 beforeAll(async () => {
   if (!HAVE_MODEL) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   const m = await loadModel();
   TEXT = textOfTokens(m, m.config.nPositions);
   T = m.tokenize(TEXT).tokens.length;
   m.dispose();
-  env = await setup();
   W = await watchedPage(env);
   // long tasks of the main thread, from the first paint on
   await W.page.addInitScript(() => {
@@ -57,10 +56,6 @@ beforeAll(async () => {
   await W.page.goto(env.url);
   await waitDrawn(W.page);
 }, 240_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
 
 const longTasks = (page, since = 0) => page.evaluate((s) => window.__long.filter((x) => x.start >= s), since);
 

@@ -4,40 +4,24 @@
 // L1H0 on the induction-prev pairs (hatched where a sender has no path, the previous-token head strongest into the
 // keys), direct logit attribution with its per-source bars, composition scores with the null's 97.5 % line, a set
 // this model does not separate, the exports, and the Chinese page.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setup, watchedPage, waitDrawn, ARTIFACTS } from './helpers.js';
+import { ARTIFACTS, useBrowser, openPanels, computeCard, fmtValue } from './helpers.js';
 import { loadModel } from '../../web/src/index.js';
 
-let env, ref;
-beforeAll(async () => {
-  env = await setup();
-  ref = await loadModel();
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 120000);
-afterAll(async () => { ref.dispose(); await env.close(); });
+const env = useBrowser({ artifacts: true, ref: () => loadModel() });
 
-const fmtValue = (v) => String(Number(v.toPrecision(6)));
 const fx = (x, d) => { const s = x.toFixed(d); return /^-0\.0*$/.test(s) ? s.slice(1) : s; };
 const iv = (s, d) => `${fx(s.mean, d)} [${fx(s.lo, d)}, ${fx(s.hi, d)}]`;
 
-async function openPage(lang = 'en') {
-  const w = await watchedPage(env);
-  await w.page.goto(`${env.url}?lang=${lang}`);
-  await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 60000 });
-  await waitDrawn(w.page, 1, 120000);
-  return w;
-}
-
+/** Compute card `id`, on the sentence or (given `set`) on the first `limit` pairs of a built-in set. */
 async function compute(page, id, set, limit) {
   if (set) {
     await page.selectOption(`#${id}-set`, set);
     await page.fill(`#${id}-limit`, String(limit));
   }
-  await page.click(`#${id}-go`);
-  await page.waitForFunction((i) => ['done', 'error'].includes(document.getElementById(i).dataset.state), id, { timeout: 240000 });
-  return page.$eval(`#${id}`, (n) => n.dataset.state);
+  return computeCard(page, id);
 }
 
 /** The cells of the grid with data-role `role` in a card: [{k, name, v, lo, hi, missing}]. */
@@ -46,9 +30,9 @@ const cells = (page, id, role) => page.$$eval(`#${id}-charts [data-role="${role}
 
 describe('where a head looks, what it moves', () => {
   it('pattern vs value, path patching, attribution and composition give the API\'s numbers; exports; Chinese', async () => {
-    const w = await openPage('en');
+    const w = await openPanels(env, 'en');
     const { page } = w;
-    const { nLayer: L, nHead: H } = ref.config, LH = L * H, L1H0 = H;
+    const { nLayer: L, nHead: H } = env.ref.config, LH = L * H, L1H0 = H;
     await page.$eval('#cx', (n) => n.scrollIntoView());
     expect(await page.textContent('#cx-title')).toBe('Where a head looks, what it moves');
     // the Break-the-circuit card links to the composition card, and following the link scrolls there without a new view
@@ -61,7 +45,7 @@ describe('where a head looks, what it moves', () => {
 
     // ── pattern vs value on the induction pairs ──
     expect(await page.inputValue('#cx-pv-set')).toBe('induction');
-    const pv = ref.patternValueSet('induction', { limit: 8 });
+    const pv = env.ref.patternValueSet('induction', { limit: 8 });
     expect(pv.n).toBeGreaterThan(2);
     expect(await compute(page, 'cx-pv', 'induction', 8)).toBe('done');
     expect(await page.$eval('#cx-pv', (n) => n.dataset.n)).toBe(String(pv.n));
@@ -105,7 +89,7 @@ describe('where a head looks, what it moves', () => {
     expect(await page.inputValue('#cx-path-layer')).toBe('1');
     expect(await page.inputValue('#cx-path-head')).toBe('0');
     const recv = ['q', 'k', 'v'].map((input) => ({ layer: 1, head: 0, input }));
-    const pp = ref.pathPatchingSet('induction-prev', { limit: 8, receivers: [...recv, { input: 'logits' }] });
+    const pp = env.ref.pathPatchingSet('induction-prev', { limit: 8, receivers: [...recv, { input: 'logits' }] });
     expect(await compute(page, 'cx-path', 'induction-prev', 8)).toBe('done');
     const kg = await cells(page, 'cx-path', 'path-k');
     expect(kg).toHaveLength(LH);
@@ -119,7 +103,7 @@ describe('where a head looks, what it moves', () => {
     await page.locator('#cx-path').screenshot({ path: join(ARTIFACTS, 'circuits-path-en.png') });
 
     // ── direct logit attribution, and one head's term on the first pair by source position ──
-    const da = ref.attributionSet('induction', { limit: 4 });
+    const da = env.ref.attributionSet('induction', { limit: 4 });
     expect(await compute(page, 'cx-dla', 'induction', 4)).toBe('done');
     const dh = await cells(page, 'cx-dla', 'dla-heads');
     expect(dh.find((x) => x.name === 'L1H0').v).toBe(fmtValue(da.heads[L1H0].mean));
@@ -129,7 +113,7 @@ describe('where a head looks, what it moves', () => {
     expect(await page.$eval('#cx-dla-charts [data-role="bars"]', (g) => g.textContent.includes('\uFFFD'))).toBe(false);
 
     // ── composition scores and their null ──
-    const cs = ref.compositionScores({ nNull: 200, seed: 1 });
+    const cs = env.ref.compositionScores({ nNull: 200, seed: 1 });
     expect(await compute(page, 'cx-comp')).toBe('done');
     const lines = await page.$$eval('#cx-comp-charts [data-role="null-hi"]', (ls) => ls.map((l) => l.dataset.v));
     expect(lines).toEqual(['q', 'k', 'v'].map((k) => fmtValue(cs.null[k].hi)));
@@ -149,9 +133,9 @@ describe('where a head looks, what it moves', () => {
   }, 400000);
 
   it('a set this model does not separate: the skipped pairs are counted, with their reason, and no grid is drawn for none; cancel; 360 px', async () => {
-    const w = await openPage('en');
+    const w = await openPanels(env, 'en');
     const { page } = w;
-    const pv = ref.patternValueSet('pairs', { limit: 10 });
+    const pv = env.ref.patternValueSet('pairs', { limit: 10 });
     expect(await compute(page, 'cx-pv', 'pairs', 10)).toBe('done');
     const sum = await page.textContent('#cx-pv-sum');
     expect(sum).toContain(`${pv.n} of 10 pairs kept: the built-in minimal pairs.`);

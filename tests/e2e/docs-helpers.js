@@ -62,6 +62,40 @@ export function launch() {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }
 
+/**
+ * A new context and page at `url`, with a record of what must not happen — issues: {pageErrors, consoleErrors,
+ * requests (every URL the context asked for), foreign (those off the page's origin but data: and blob:)} — and, in
+ * the page, window.__workers (Worker constructions) and window.__csp (CSP violations). {context, page, issues, status}.
+ */
+export async function openRecorded(browser, url, { width = 1400, height = 900, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, colorScheme });
+  const page = await context.newPage();
+  const issues = { pageErrors: [], consoleErrors: [], requests: [], foreign: [] };
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    const W = window.Worker;
+    window.__workers = 0;
+    window.Worker = class extends W { constructor(...a) { super(...a); window.__workers += 1; } };
+  });
+  page.on('pageerror', (e) => issues.pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') issues.consoleErrors.push(m.text()); });
+  const origin = new URL(url).origin;
+  context.on('request', (r) => {
+    const u = r.url();
+    issues.requests.push(u);
+    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) issues.foreign.push(u);
+  });
+  const res = await page.goto(url);
+  return { context, page, issues, status: res.status() };
+}
+
+/** Scroll the page from top to bottom `step` pixels at a time (lazy content comes in as it is neared). */
+export async function scrollThrough(page, step) {
+  const h = await page.evaluate(() => document.documentElement.scrollHeight);
+  for (let y = 0; y <= h; y += step) { await page.evaluate((yy) => window.scrollTo(0, yy), y); await page.waitForTimeout(60); }
+}
+
 /** Wait until every widget matching sel on the page has drawn (data-state=ready). */
 export async function waitWidgets(page, sel = 'attnlab-figure, attnlab-lab', timeout = 90_000) {
   await page.waitForFunction((s) => {

@@ -13,35 +13,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import { ARTIFACTS, BUILTIN_WEIGHTS, CHAPTER, ROOT } from './helpers.js';
-import { buildDocsIfStale, serveDocs, launch, waitWidgets, widgetInfo } from './docs-helpers.js';
+import { buildDocsIfStale, serveDocs, launch, waitWidgets, widgetInfo, openRecorded, scrollThrough } from './docs-helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 let srv, browser, ref;
 
-async function open(path, { width = 1400, height = 900, colorScheme = 'light' } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, colorScheme });
-  const page = await context.newPage();
-  const issues = { pageErrors: [], consoleErrors: [], requests: [], foreign: [] };
-  await page.addInitScript(() => {
-    const W = window.Worker;
-    window.__workers = 0;
-    window.Worker = class extends W { constructor(...a) { super(...a); window.__workers += 1; } };
-  });
-  page.on('pageerror', (e) => issues.pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') issues.consoleErrors.push(m.text()); });
-  const origin = new URL(srv.url).origin;
-  context.on('request', (r) => {
-    issues.requests.push(r.url());
-    if (!r.url().startsWith('data:') && !r.url().startsWith('blob:') && new URL(r.url()).origin !== origin) issues.foreign.push(r.url());
-  });
-  const res = await page.goto(srv.url + path);
-  return { context, page, issues, status: res.status() };
-}
-
-async function scrollThrough(page) {
-  const h = await page.evaluate(() => document.documentElement.scrollHeight);
-  for (let y = 0; y <= h; y += 450) { await page.evaluate((yy) => window.scrollTo(0, yy), y); await page.waitForTimeout(60); }
-}
+const open = (path, viewport) => openRecorded(browser, srv.url + path, viewport);
 
 const boxHeights = (page) => page.$$eval('attnlab-figure', (els) => els.map((e) => [e.getAttribute('figure'), e.shadowRoot.querySelector('.figure').getBoundingClientRect().height]));
 
@@ -71,7 +48,7 @@ describe.skipIf(!HAVE_MODEL)('the chapter page', () => {
 
   it('embeds Figs. 1–4 and the Hopfield, √d_k and linear-attention demos, each drawn, in Chinese, with its caption', async () => {
     const { page } = W;
-    await scrollThrough(page);
+    await scrollThrough(page, 450);
     await waitWidgets(page);
     const info = await widgetInfo(page);
     expect(info.map((w) => w.figure)).toEqual(['hopfield', 'sqrtdk', 'linear', '1', '2', '3', '4']);
@@ -164,7 +141,7 @@ describe.skipIf(!HAVE_MODEL)('the chapter page', () => {
 describe.skipIf(!HAVE_MODEL)('the site', () => {
   it('the chapter at 360 px, dark: every figure drawn, no horizontal overflow', async () => {
     const W = await open('chapter/', { width: 360, height: 740, colorScheme: 'dark' });
-    await scrollThrough(W.page);
+    await scrollThrough(W.page, 450);
     await waitWidgets(W.page);
     const info = await widgetInfo(W.page);
     expect(info.map((w) => w.state)).toEqual(Array(7).fill('ready'));

@@ -7,12 +7,11 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/draw-tasks.test.js
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { setup, watchedPage, waitDrawn, TINY } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { useBrowser, watchedPage, waitDrawn, TINY } from './helpers.js';
+import { mainThreadTasks } from './thread-clock.js';
 
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 const FIGS = ['fig1', 'fig2', 'fig3', 'fig4'];
 
@@ -25,8 +24,7 @@ describe('the first view, figure by figure', () => {
     await waitDrawn(page, 1, 120_000);
     await page.waitForTimeout(300);
     const ev = JSON.parse((await env.browser.stopTracing()).toString()).traceEvents;
-    const mains = new Set(ev.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
-    const tasks = ev.filter((e) => e.ph === 'X' && e.name === 'RunTask' && mains.has(`${e.pid}:${e.tid}`));
+    const tasks = mainThreadTasks(ev);
     expect(tasks.length, 'the trace saw the main thread\'s tasks').toBeGreaterThan(10);
     // the first draw's steps: the end event of each measure (it lies in the task that called performance.measure)
     const ends = ev.filter((e) => (e.ph === 'e' || e.ph === 'E') && /^attnlab:(build|dom):fig\d$/.test(e.name));

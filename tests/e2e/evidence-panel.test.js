@@ -4,64 +4,43 @@
 // a long grid can be cancelled; over a set (the built-in held-out sentences,
 // or a typed list) the aggregates, their intervals and the permutation null
 // are the API's, a set can be cancelled mid-way; English and Chinese.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pngMeta } from '../../web/src/figures/png-meta.js';
-import { setup, watchedPage, waitDrawn, ARTIFACTS, CHAPTER } from './helpers.js';
+import { waitDrawn, ARTIFACTS, CHAPTER, useBrowser, openPanels, computeCard, fmtValue } from './helpers.js';
 import { loadModel } from '../../web/src/index.js';
 
-let env, ref;
-beforeAll(async () => {
-  env = await setup();
-  ref = await loadModel();
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 120000);
-afterAll(async () => { ref.dispose(); await env.close(); });
-
-async function openPage(lang = 'en', viewport) {
-  const w = await watchedPage(env, viewport ? { viewport } : {});
-  await w.page.goto(`${env.url}?lang=${lang}`);
-  await w.page.waitForFunction(() => document.body.dataset.model, null, { timeout: 60000 });
-  await waitDrawn(w.page, 1, 120000);
-  return w;
-}
-
-async function compute(page, id) {
-  await page.click(`#${id}-go`);
-  await page.waitForFunction((i) => ['done', 'error'].includes(document.getElementById(i).dataset.state), id, { timeout: 240000 });
-  return page.$eval(`#${id}`, (n) => n.dataset.state);
-}
+const env = useBrowser({ artifacts: true, ref: () => loadModel() });
 
 // the source buttons are radio inputs drawn as a segmented control: a reader clicks the label
 const source = (page, id, v) => page.click(`label[for="${id}-src-${v}"]`);
 const f3 = (x) => x.toFixed(3);
 const interval = (s) => `${f3(s.mean)} [${f3(s.lo)}, ${f3(s.hi)}]`;
-const fmtValue = (v) => String(Number(v.toPrecision(6)));
 const fint = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
 
 describe('the evidence panel', () => {
   it('computes all four cards on this sentence with the API\'s numbers', async () => {
-    const w = await openPage('en');
+    const w = await openPanels(env, 'en');
     const { page } = w;
     await page.$eval('#evidence', (n) => n.scrollIntoView());
     for (const id of ['ev-edge', 'ev-tok', 'ev-abl', 'ev-pat']) {
       expect(await page.$eval(`#${id}`, (n) => n.dataset.source)).toBe('sentence'); // the default source
-      expect(await compute(page, id)).toBe('done');
+      expect(await computeCard(page, id)).toBe('done');
     }
-    const L = ref.config.nLayer;
-    const edge = ref.edgeKnockout(CHAPTER, { layer: L - 1, head: 'all' });
+    const L = env.ref.config.nLayer;
+    const edge = env.ref.edgeKnockout(CHAPTER, { layer: L - 1, head: 'all' });
     const sum = await page.textContent('#ev-edge-sum');
     expect(sum).toContain(`ρ(A, E) = ${edge.spearman.toFixed(3)}`);
     // the card's finding in one line, from the same numbers (findings.js), naming the sign's meaning
     expect(sum).toMatch(new RegExp(`^Found in this sentence: .*ρ = ${edge.spearman.toFixed(3).replace('.', '\\.')}`));
     expect(await page.$$eval('#ev-edge-charts [data-role="points"] circle', (c) => c.length)).toBe(edge.pairs);
     // on one sentence: the permutation null of its correlation, and no interval over inputs
-    const one = ref.edgeKnockoutSet([CHAPTER], { layer: L - 1, head: 'all' });
+    const one = env.ref.edgeKnockoutSet([CHAPTER], { layer: L - 1, head: 'all' });
     const band = await page.$eval('#ev-edge-charts [data-role="null-band"]', (r) => ({ lo: r.dataset.lo, hi: r.dataset.hi }));
     expect(band).toEqual({ lo: fmtValue(one.local.spearman.nullLo), hi: fmtValue(one.local.spearman.nullHi) });
     expect(await page.textContent('#ev-edge-notes')).toContain('One input: no interval over inputs; the null still applies.');
-    const tok = ref.tokenKnockout(CHAPTER);
+    const tok = env.ref.tokenKnockout(CHAPTER);
     expect(await page.textContent('#ev-tok-sum')).toContain(tok.spearman.rollout.toFixed(3));
     // four readings: the last layer, its value-weighted form (issue 35 item 4), rollout and flow
     expect(await page.$$eval('#ev-tok-charts [data-role="null-band"]', (r) => r.length)).toBe(4);
@@ -78,7 +57,7 @@ describe('the evidence panel', () => {
     expect(ablSum).toContain('Cannot show: which way of removing a head is right');
     expect(await page.textContent('#ev-pat-sum')).toMatch(/^Found: the clean residual entering layer \d+ at “.+” brings back -?\d\.\d{3} of the answer's logit difference, the most of any layer; of the heads, L\d+ H\d+ the most/);
     const clean = await page.inputValue('#ev-pat-clean'), corrupt = await page.inputValue('#ev-pat-corrupt');
-    const p = ref.activationPatching(clean, corrupt);
+    const p = env.ref.activationPatching(clean, corrupt);
     expect(await page.textContent('#ev-pat-sum')).toContain(p.ldClean.toFixed(3));
     expect(p.answers[0]).not.toBe(p.answers[1]); // the default pair flips this model's answer
     await page.$eval('#evidence', (n) => n.scrollIntoView());
@@ -98,16 +77,16 @@ describe('the evidence panel', () => {
   }, 300000);
 
   it('over the built-in set: the API\'s mean, interval, null band, p-value and noise floor; cancel mid-set', async () => {
-    const w = await openPage('en');
+    const w = await openPanels(env, 'en');
     const { page } = w;
     await source(page, 'ev-edge', 'set');
     expect(await page.isVisible('#ev-edge-limit')).toBe(true);
     expect(await page.textContent('#ev-edge-of')).toBe('of 125');
     expect(await page.inputValue('#ev-edge-set')).toBe('heldout');
     await page.fill('#ev-edge-limit', '6');
-    expect(await compute(page, 'ev-edge')).toBe('done');
-    const L = ref.config.nLayer;
-    const s = ref.edgeKnockoutSet('heldout', { limit: 6 });
+    expect(await computeCard(page, 'ev-edge')).toBe('done');
+    const L = env.ref.config.nLayer;
+    const s = env.ref.edgeKnockoutSet('heldout', { limit: 6 });
     expect(s.n).toBe(6);
     expect(await page.$eval('#ev-edge', (n) => n.dataset.n)).toBe('6');
     const sum = await page.textContent('#ev-edge-sum');
@@ -159,7 +138,7 @@ describe('the evidence panel', () => {
   }, 300000);
 
   it('"your list": three typed sentences (token knockout) and two typed pairs (patching) give the API\'s numbers', async () => {
-    const w = await openPage('en');
+    const w = await openPanels(env, 'en');
     const { page } = w;
     const lines = ['The cat sat on the mat and looked at the door .', 'She opened the window because the room was hot .',
                    'The old man walked to the river every morning .'];
@@ -168,9 +147,9 @@ describe('the evidence panel', () => {
     expect(await page.isVisible('#ev-tok-limit')).toBe(false);
     await page.fill('#ev-tok-list', lines.join('\n') + '\n\n');
     expect(await page.textContent('#ev-tok-list-count')).toBe('3 inputs');
-    expect(await compute(page, 'ev-tok')).toBe('done');
+    expect(await computeCard(page, 'ev-tok')).toBe('done');
     expect(await page.$eval('#ev-tok', (n) => n.dataset.n)).toBe('3');
-    const s = ref.tokenKnockoutSet(lines);
+    const s = env.ref.tokenKnockoutSet(lines);
     const sum = await page.textContent('#ev-tok-sum');
     expect(sum).toContain('3 inputs: your list;');
     for (const k of ['lastLayer', 'valueWeighted', 'rollout', 'flow']) expect(sum).toContain(`ρ = ${interval(s.readings[k])}`);
@@ -181,8 +160,8 @@ describe('the evidence panel', () => {
     expect(await page.isVisible('#ev-pat-clean')).toBe(false);
     await page.fill('#ev-pat-list', 'The cat sat on the | The cats sat on the\nThen Martha lowered | Then Tom lowered | her | his');
     expect(await page.textContent('#ev-pat-list-count')).toBe('2 pairs');
-    expect(await compute(page, 'ev-pat')).toBe('done');
-    const pt = ref.patchingSet([['The cat sat on the', 'The cats sat on the'], ['Then Martha lowered', 'Then Tom lowered', [' her', ' his']]]);
+    expect(await computeCard(page, 'ev-pat')).toBe('done');
+    const pt = env.ref.patchingSet([['The cat sat on the', 'The cats sat on the'], ['Then Martha lowered', 'Then Tom lowered', [' her', ' his']]]);
     expect(pt.n).toBe(2); // neither pair is skipped on the built-in model
     const psum = await page.textContent('#ev-pat-sum');
     expect(psum).toContain('2 pairs: your list;');
@@ -197,7 +176,7 @@ describe('the evidence panel', () => {
   }, 300000);
 
   it('cancels a long grid and computes again; Chinese labels and a set in Chinese', async () => {
-    const w = await openPage('zh', { width: 360, height: 800 });
+    const w = await openPanels(env, 'zh', { width: 360, height: 800 });
     const { page } = w;
     const before = await page.evaluate(() => Number(document.body.dataset.renders || 0));
     await page.fill('#text', 'The rain made the road wet , so the car skidded into the ditch and the driver called for help because the brakes failed .');
@@ -212,7 +191,7 @@ describe('the evidence panel', () => {
     expect(await page.textContent('#ev-tok-src-set-label')).toBe('内置数据集');
     expect(await page.textContent('#ev-tok-src-list-label')).toBe('自定义列表');
     expect(await page.textContent('#ev-pat-src-sentence-label')).toBe('本句对');
-    expect(await compute(page, 'ev-tok')).toBe('done');
+    expect(await computeCard(page, 'ev-tok')).toBe('done');
     expect(await page.textContent('#ev-tok-notes')).toContain('只有一条输入：没有对输入的区间；置换零分布仍然适用。');
     await page.$eval('#ev-tok', (n) => n.scrollIntoView());
     await page.screenshot({ path: join(ARTIFACTS, 'evidence-zh-360.png') });
@@ -220,10 +199,10 @@ describe('the evidence panel', () => {
     await source(page, 'ev-tok', 'set');
     expect(await page.textContent('#ev-tok-of')).toBe('共 125 条');
     await page.fill('#ev-tok-limit', '4');
-    expect(await compute(page, 'ev-tok')).toBe('done');
+    expect(await computeCard(page, 'ev-tok')).toBe('done');
     const sum = await page.textContent('#ev-tok-sum');
     expect(sum).toContain('4 条输入：留出句子；自助重采样 1000 次，置换 1000 次，种子 1。');
-    const s = ref.tokenKnockoutSet('heldout', { limit: 4 });
+    const s = env.ref.tokenKnockoutSet('heldout', { limit: 4 });
     expect(sum).toContain(`读法「注意力展开」与效果：ρ = ${interval(s.readings.rollout)}`);
     const notes = await page.textContent('#ev-tok-notes');
     expect(notes).toContain('灰色带：置换零分布');
@@ -238,11 +217,11 @@ describe('the evidence panel', () => {
   }, 300000);
 
   it('Chinese at full width: the set charts and their legends', async () => {
-    const w = await openPage('zh');
+    const w = await openPanels(env, 'zh');
     const { page } = w;
     await source(page, 'ev-edge', 'set');
     await page.fill('#ev-edge-limit', '6');
-    expect(await compute(page, 'ev-edge')).toBe('done');
+    expect(await computeCard(page, 'ev-edge')).toBe('done');
     const texts = await page.$$eval('#ev-edge-charts text', (ts) => ts.map((x) => x.textContent));
     expect(texts).toContain('置换零分布，中间 95%');
     expect(texts).toContain('局部：A 与位置 i 的效果');

@@ -11,23 +11,14 @@
 // Screenshots: tests/e2e/artifacts/fig-layout-*.png. The page runs on the tiny model
 // (always) and the built-in one; the widget needs the built-in model's weights.
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdirSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, BUILTIN_WEIGHTS, TINY, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ARTIFACTS, BUILTIN_WEIGHTS, TINY, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 import { buildWidgetIfStale, serveRepo } from './docs-helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
-let env;
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-}, 180_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser({ artifacts: true });
 
 /**
  * In the browser: the text boxes of one figure's <svg> (found by `sel` in the

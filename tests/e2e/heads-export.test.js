@@ -8,14 +8,17 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/heads-export.test.js
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { describe, it, expect, beforeAll } from 'vitest';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import { pngSize } from '../../web/src/figures/export.js';
-import { ROOT, TINY, ARTIFACTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ROOT, TINY, ARTIFACTS, useBrowser, downloadOf } from './helpers.js';
 
-let env, W, L, H;
+// env.ref: the tiny model in Node (its shape); env.main: the page on it
+const env = useBrowser({ artifacts: true, ref: () => loadModel(join(ROOT, TINY)), open: `?model=${TINY}` });
+let L, H;
+beforeAll(() => { ({ nLayer: L, nHead: H } = env.ref.config); });
 
 // card id → [file base name, number of charts in the SVG, the cell group whose data-v the JSON repeats]
 const CARDS = {
@@ -27,26 +30,6 @@ const CARDS = {
   'hp-ed': ['attnlab_heads_weight_edit', 3],
   'hp-dag': ['attnlab_heads_dag_profile', 2],
 };
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-  const m = await loadModel(join(ROOT, TINY));
-  ({ nLayer: L, nHead: H } = m.config);
-  m.dispose();
-  W = await watchedPage(env);
-  await W.page.goto(`${env.url}?model=${TINY}`);
-  await waitDrawn(W.page);
-}, 120_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
-
-async function downloadOf(page, click) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
-  return { name: dl.suggestedFilename(), bytes: readFileSync(await dl.path()) };
-}
 
 /** Press the card's Compute button (nothing computes before it) and wait until it has drawn. */
 async function ready(page, card) {
@@ -72,7 +55,7 @@ function expectCells(drawn, matrix, what) {
 
 describe('the heads panel exports each card as SVG, PNG and JSON', () => {
   it('has SVG, PNG and JSON buttons on every card, disabled until the card has drawn', async () => {
-    const { page } = W;
+    const { page } = env.main;
     for (const card of Object.keys(CARDS)) {
       const kinds = await page.$$eval(`.hp-actions[data-card="${card}"] button`, (bs) => bs.map((b) => b.dataset.export));
       expect(kinds, card).toEqual(['svg', 'png', 'json']);
@@ -84,7 +67,7 @@ describe('the heads panel exports each card as SVG, PNG and JSON', () => {
 
   for (const [card, [base, nCharts]] of Object.entries(CARDS)) {
     it(`${card}: the SVG parses with its ${nCharts} charts, the PNG is a PNG, the JSON has the card's numbers`, async () => {
-      const { page } = W;
+      const { page } = env.main;
       await ready(page, card);
       expect(await page.$$eval(`.hp-actions[data-card="${card}"] button`, (bs) => bs.every((b) => !b.disabled))).toBe(true);
 
@@ -161,14 +144,14 @@ describe('the heads panel exports each card as SVG, PNG and JSON', () => {
   }
 
   it('labels the buttons in Chinese after a language switch, and nothing broke', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.click('#lang');   // the English ↔ 中文 toggle
     await page.waitForFunction(() => document.documentElement.lang === 'zh-Hans');
     const aria = await page.$eval('.hp-actions[data-card="hp-imp"] button[data-export="svg"]', (b) => b.getAttribute('aria-label'));
     expect(aria).toMatch(/下载/);
-    expect(W.issues.pageErrors).toEqual([]);
-    expect(W.issues.consoleErrors).toEqual([]);
-    expect(await W.cspViolations()).toEqual([]);
-    expect(W.issues.foreign).toEqual([]);
+    expect(env.main.issues.pageErrors).toEqual([]);
+    expect(env.main.issues.consoleErrors).toEqual([]);
+    expect(await env.main.cspViolations()).toEqual([]);
+    expect(env.main.issues.foreign).toEqual([]);
   }, 120_000);
 });

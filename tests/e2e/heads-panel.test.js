@@ -8,8 +8,8 @@
 // The tests of the first describe share one page, in order (run the file, not single
 // tests). Skipped when the built-in model's weights are missing.
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import {
@@ -20,12 +20,18 @@ import { gridMap, lineChart, diffBars, lossLines } from '../../web/src/figures/c
 import { deltaBars } from '../../web/src/figures/delta.js';
 import { breakHeads, circuitEffect, copies } from '../../web/src/page/circuit.js';
 import { walk, toString } from '../../web/src/figures/svg.js';
-import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ROOT, TINY, ARTIFACTS, BUILTIN_WEIGHTS, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const suite = HAVE_MODEL ? describe : describe.skip;
 
-let env, local, W, L, H;
+// the page keeps the built-in model's F16 weights in 16 bits (weights: 'half'): env.ref the same, for equal numbers;
+// env.main: the page on it
+const env = useBrowser({
+  when: HAVE_MODEL, artifacts: true, ref: () => loadModel(join(ROOT, 'models/brown-gpt2'), { weights: 'half' }), open: '',
+});
+let L, H;
+beforeAll(() => { if (HAVE_MODEL) ({ nLayer: L, nHead: H } = env.ref.config); });
 
 /** Each card's Compute button (the weight-edit card sits inside the pair's card, with its own). */
 const COMPUTE = { 'hp-imp': 'imp', 'hp-roles': 'roles', 'hp-circ': 'circ', 'hp-mask': 'mask', 'hp-cf': 'cf', 'hp-ed': 'edit', 'hp-dag': 'dag' };
@@ -60,26 +66,9 @@ function cellsOf(page, sel) {
 
 const close = (a, b, tol = 1e-4) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
 
-beforeAll(async () => {
-  if (!HAVE_MODEL) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-  // the page keeps the built-in model's F16 weights in 16 bits (weights: 'half'): the same here, for equal numbers
-  local = await loadModel(join(ROOT, 'models/brown-gpt2'), { weights: 'half' });
-  ({ nLayer: L, nHead: H } = local.config);
-  W = await watchedPage(env);
-  await W.page.goto(env.url);
-  await waitDrawn(W.page);
-}, 180_000);
-
-afterAll(async () => {
-  if (local) local.dispose();
-  if (env) await env.close();
-});
-
 suite('the heads panel on the built-in model', () => {
   it('says which rung of the ladder each card is', async () => {
-    const { page } = W;
+    const { page } = env.main;
     expect(await page.textContent('#heads-h')).toBe('Heads & counterfactuals');
     const badge = (id) => page.locator(`#${id} .fig-head .rung`).textContent();
     expect(await badge('hp-imp')).toMatch(/^Rung 2/);
@@ -92,7 +81,7 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('scrolling through the panel starts no forward pass: every card waits for its Compute button', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const ids = ['hp-imp', 'hp-roles', 'hp-circ', 'hp-mask', 'hp-cf', 'hp-ed', 'hp-dag'];
     for (const id of ids) {
       await page.locator(`#${id}`).scrollIntoViewIfNeeded();
@@ -109,7 +98,7 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('draws the importance grid (L×H finite Δ) and the pruning curve (L·H + 1 points) with the API\'s numbers', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await compute(page, 'hp-imp');
     const d = await ready(page, 'hp-imp');
     // 2·L·H + 1 short calls (one forward each), all done
@@ -123,8 +112,8 @@ suite('the heads panel on the built-in model', () => {
     expect(points.length).toBe(L * H + 1);
     expect(points.every(Number.isFinite)).toBe(true);
     // the same text through the API in Node
-    const ids = local.tokenize(DEFAULT_IMP_TEXT).ids;
-    const api = local.headImportance(ids);
+    const ids = env.ref.tokenize(DEFAULT_IMP_TEXT).ids;
+    const api = env.ref.headImportance(ids);
     expect(Number(d.t)).toBe(ids.length);
     expect(close(Number(d.baseLoss), api.baseLoss, 1e-5)).toBe(true);
     expect(close(Number(d.lossAtHalf), api.lossAtHalf, 1e-5)).toBe(true);
@@ -138,13 +127,13 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('draws the four role grids in [0, 1] and names the top heads as the API does', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await compute(page, 'hp-roles');
     const d = await ready(page, 'hp-roles');
     expect(d.inductionDefined).toBe('true');
-    const ids = local.tokenize(DEFAULT_IMP_TEXT).ids;
-    const api = local.headRoles(ids, { top: 3 });
-    const ind = local.headRoles(local.repeatedTokens(50, { seed: 1 }), { top: 3 });
+    const ids = env.ref.tokenize(DEFAULT_IMP_TEXT).ids;
+    const api = env.ref.headRoles(ids, { top: 3 });
+    const ind = env.ref.headRoles(env.ref.repeatedTokens(50, { seed: 1 }), { top: 3 });
     for (const role of ['prev', 'sink', 'dup', 'induction']) {
       const cells = await cellsOf(page, `#hp-roles-grids g[data-role="role-${role}"]`);
       expect(cells.length, role).toBe(L * H);
@@ -163,11 +152,11 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('break the circuit: each preset ablates the heads the roles name; the curves, grid and sentence are the API\'s numbers', async () => {
-    const { page } = W;
-    const rep = local.repeatedTokens(50, { seed: 1 });
-    const text = local.headRoles(local.tokenize(DEFAULT_IMP_TEXT).ids, { top: 3 });
-    const ind = local.headRoles(rep, { top: 3 });
-    const plain = local.tokenLosses(rep);
+    const { page } = env.main;
+    const rep = env.ref.repeatedTokens(50, { seed: 1 });
+    const text = env.ref.headRoles(env.ref.tokenize(DEFAULT_IMP_TEXT).ids, { top: 3 });
+    const ind = env.ref.headRoles(rep, { top: 3 });
+    const plain = env.ref.tokenLosses(rep);
     for (const preset of ['prev', 'induction', 'induction2']) {
       if (preset === 'prev') await compute(page, 'hp-circ');
       else await page.click(`#hp-circ [data-break="${preset}"]`);
@@ -180,8 +169,8 @@ suite('the heads panel on the built-in model', () => {
       const heads = breakHeads(preset, text, ind);
       const ablate = heads.map((x) => [x.layer, x.head]);
       expect(d.heads).toBe(heads.map((x) => `L${x.layer}H${x.head}`).join(' + '));
-      const fx = circuitEffect({ plain, broken: local.tokenLosses(rep, { ablate }), ind,
-        indBroken: local.headRoles(rep, { ablate }), n: 50, nHead: H, ablated: heads });
+      const fx = circuitEffect({ plain, broken: env.ref.tokenLosses(rep, { ablate }), ind,
+        indBroken: env.ref.headRoles(rep, { ablate }), n: 50, nHead: H, ablated: heads });
       // measured on what the ablated model does: the copying gain (first − second copy) and the heads left working
       expect(close(Number(d.gainPlain), fx.plain.gain, 1e-5)).toBe(true);
       expect(close(Number(d.gainBroken), fx.broken.gain, 1e-5)).toBe(true);
@@ -198,7 +187,7 @@ suite('the heads panel on the built-in model', () => {
       // the two curves: 99 points each, the page's points are the API's losses
       const pts = await page.$$eval('#hp-circ-loss g[data-role="points-b"] circle', (cs) => cs.map((c) => Number(c.dataset.v)));
       expect(pts.length).toBe(99);
-      const want = local.tokenLosses(rep, { ablate }).losses;
+      const want = env.ref.tokenLosses(rep, { ablate }).losses;
       for (const k of [0, 49, 60, 98]) expect(close(pts[k], want[k], 1e-4), `point ${k}`).toBe(true);
       expect((await cellsOf(page, '#hp-circ-grid g[data-role="circ-induction"]')).length).toBe(L * H);
       // the summary states the same numbers
@@ -232,14 +221,14 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('per-layer masks: "lower full, upper causal" changes the prediction and the attention; "all causal" changes nothing', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const text = await page.inputValue('#text');
     const mixed = maskPreset('lowerFull', L);
     await compute(page, 'hp-mask');
     let d = await ready(page, 'hp-mask', (x) => x.mask === mixed.join(','));
     const kl = Number(d.kl);
     expect(kl).toBeGreaterThan(0);
-    const a = local.run(text, { topK: 10 }), b = local.run(text, { mask: mixed, topK: 10 });
+    const a = env.ref.run(text, { topK: 10 }), b = env.ref.run(text, { mask: mixed, topK: 10 });
     const apiTopB = b.top.map((x) => x.id);
     const pageTopB = await page.$$eval('#hp-mask-top-b tbody tr', (rs) => rs.map((r) => Number(r.dataset.id)));
     expect(pageTopB).toEqual(apiTopB);
@@ -264,10 +253,10 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('a sentence pair: KL > 0, the diff heatmap on aligned cells, unaligned cells marked', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await compute(page, 'hp-cf');
     let d = await ready(page, 'hp-cf');
-    const api = local.counterfactual(DEFAULT_PAIR[0], DEFAULT_PAIR[1], { topK: 10 });
+    const api = env.ref.counterfactual(DEFAULT_PAIR[0], DEFAULT_PAIR[1], { topK: 10 });
     expect(Number(d.kl)).toBeGreaterThan(0);
     expect(close(Number(d.kl), api.next.kl, 1e-3)).toBe(true);
     expect(Number(d.aligned)).toBe(api.aligned.length);
@@ -286,7 +275,7 @@ suite('the heads panel on the built-in model', () => {
     await page.fill('#hp-cf-b', B);
     await page.click('#hp-cf-form button[type="submit"]');
     d = await ready(page, 'hp-cf', (x) => x.aligned !== d.aligned);
-    const api2 = local.counterfactual(DEFAULT_PAIR[0], B, { topK: 10 });
+    const api2 = env.ref.counterfactual(DEFAULT_PAIR[0], B, { topK: 10 });
     const unpaired = new Set(Array.from({ length: T }, (_, i) => i).filter((i) => !api2.aligned.some((p) => p[0] === i)));
     expect(unpaired.size).toBeGreaterThan(0);
     cells = await cellsOf(page, '#hp-cf-map g[data-role="cf-diff"]');
@@ -301,14 +290,14 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('a head weight edit: the default moves the prediction visibly; α = 1 changes nothing and says so; the swap is the API\'s', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const text = await page.inputValue('#text');
     await compute(page, 'hp-ed');
     let d = await ready(page, 'hp-ed');
     // the default edit (swap W_Q ↔ W_K of L0H0): KL above EDIT_MIN_KL and another top token, as the API computes it
     const want = { kind: DEFAULT_EDIT.kind, layer: DEFAULT_EDIT.layer, head: DEFAULT_EDIT.head };
     expect(JSON.parse(d.edit)).toEqual(want);
-    const base = local.run(text, { topK: 10 }), api = local.run(text, { interventions: [want], topK: 10 });
+    const base = env.ref.run(text, { topK: 10 }), api = env.ref.run(text, { interventions: [want], topK: 10 });
     const klApi = klDivergence(base.logits, api.logits);
     expect(klApi).toBeGreaterThan(EDIT_MIN_KL);
     expect(api.top[0].id).not.toBe(base.top[0].id);
@@ -351,10 +340,10 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('the DAG profile: per-layer bars and per-head excess against the null, as the API computes them', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await compute(page, 'hp-dag');
     const d = await ready(page, 'hp-dag');
-    const api = local.dagProfile(DEFAULT_DAG);
+    const api = env.ref.dagProfile(DEFAULT_DAG);
     expect(close(Number(d.overall), api.mean.overall, 1e-5)).toBe(true);
     expect(close(Number(d.null), api.mean.null, 1e-9)).toBe(true);
     const bars = await page.$$eval('#hp-dag-layers g[data-role="bars"] rect', (rs) => rs.map((r) => Number(r.dataset.v)));
@@ -367,12 +356,12 @@ suite('the heads panel on the built-in model', () => {
     // the full mask: the null of bidirectional attention
     await page.selectOption('#hp-dag-mask', 'full');
     const f = await ready(page, 'hp-dag', (x) => Number(x.null) < 0.6);
-    const apiFull = local.dagProfile(DEFAULT_DAG, { mask: 'full' });
+    const apiFull = env.ref.dagProfile(DEFAULT_DAG, { mask: 'full' });
     expect(close(Number(f.null), apiFull.mean.null, 1e-9)).toBe(true);
   });
 
   it('screenshots', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.locator('#heads').screenshot({ path: join(ARTIFACTS, 'heads-panel-1400-light.png') });
     for (const id of ['hp-imp', 'hp-roles', 'hp-mask', 'hp-cf', 'hp-dag']) {
       await page.locator(`#${id}`).screenshot({ path: join(ARTIFACTS, `heads-${id}.png`) });
@@ -380,7 +369,7 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('a click on a figure while the importance grid computes is not queued behind it: drawn first, then the grid resumes', async () => {
-    const { page } = W;
+    const { page } = env.main;
     // a longer text (about 180 tokens): 49 calls of one forward each
     const long = `${DEFAULT_IMP_TEXT} ${DEFAULT_IMP_TEXT}`;
     await page.fill('#hp-imp-input', long);
@@ -417,15 +406,15 @@ suite('the heads panel on the built-in model', () => {
     expect(calls.filter((e) => e[2] === 'busy')).toEqual([]);
     // and the grid resumed after the figure and finished with the API's numbers
     expect(order.slice(at).some((e) => e[0] === 'imp' && e[1] > before[1])).toBe(true);
-    const ids = local.tokenize(long).ids;
+    const ids = env.ref.tokenize(long).ids;
     expect(Number(d.t)).toBe(ids.length);
-    expect(Number(d.baseLoss)).toBe(local.headImportance(ids, { pruning: false }).baseLoss);
-    expect(close(Number(d.lossAtHalf), local.headImportance(ids).lossAtHalf, 1e-5)).toBe(true);
+    expect(Number(d.baseLoss)).toBe(env.ref.headImportance(ids, { pruning: false }).baseLoss);
+    expect(close(Number(d.lossAtHalf), env.ref.headImportance(ids).lossAtHalf, 1e-5)).toBe(true);
     await page.fill('#hp-imp-input', DEFAULT_IMP_TEXT);
   });
 
   it('another model (local files: the tiny one): every card waits for Compute again, then computes with its shape', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const tinyDir = join(ROOT, TINY);
     const tiny = await loadModel(tinyDir);
     try {
@@ -458,10 +447,10 @@ suite('the heads panel on the built-in model', () => {
   });
 
   it('no console error, page error, CSP violation or foreign request', async () => {
-    const { issues } = W;
+    const { issues } = env.main;
     expect(issues.pageErrors).toEqual([]);
     expect(issues.consoleErrors).toEqual([]);
-    expect(await W.cspViolations()).toEqual([]);
+    expect(await env.main.cspViolations()).toEqual([]);
     expect(issues.foreign).toEqual([]);
   });
 });

@@ -10,55 +10,32 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/honest-figures.test.js
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { loadModel, nullDagScore, asymmetry } from '../../web/src/index.js';
-import { ROOT, CHAPTER, TINY, setup, watchedPage, waitDrawn, afterRender } from './helpers.js';
+import { ROOT, CHAPTER, TINY, afterRender, useBrowser, figMatrix, downloadOf } from './helpers.js';
 
-let env, local, W, L, T;
+// env.ref: the tiny model in Node; env.main: the page on it
+const env = useBrowser({ ref: () => loadModel(join(ROOT, TINY)), open: `?model=${TINY}` });
+let L, T;
+beforeAll(() => {
+  L = env.ref.config.nLayer;
+  T = env.ref.tokenize(CHAPTER).tokens.length;
+});
 
-function cells(page, fig, role) {
-  return page.evaluate(([f, r]) => {
-    const rects = [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)];
-    const n = Math.round(Math.sqrt(rects.length));
-    const out = new Array(n * n).fill(NaN);
-    for (const x of rects) out[Number(x.dataset.i) * n + Number(x.dataset.j)] = Number(x.dataset.v);
-    return out;
-  }, [fig, role]);
-}
+const cells = figMatrix;
 
 const panelTitles = (page, fig) => page.evaluate((f) =>
   [...document.querySelectorAll(`#${f} .fig-svg [data-role="panel-title"]`)].map((n) => n.textContent), fig);
-
-async function downloadOf(page, click) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
-  return { name: dl.suggestedFilename(), bytes: readFileSync(await dl.path()) };
-}
 
 function expectClose(got, want, tol, what) {
   expect(got.length, what).toBe(want.length);
   for (let k = 0; k < want.length; k++) expect(Math.abs(got[k] - want[k]), `${what} [${k}]`).toBeLessThanOrEqual(tol);
 }
 
-beforeAll(async () => {
-  env = await setup();
-  local = await loadModel(join(ROOT, TINY));
-  L = local.config.nLayer;
-  T = local.tokenize(CHAPTER).tokens.length;
-  W = await watchedPage(env);
-  await W.page.goto(`${env.url}?model=${TINY}`);
-  await waitDrawn(W.page);
-}, 120_000);
-
-afterAll(async () => {
-  if (local) local.dispose();
-  if (env) await env.close();
-});
-
 describe('the figures say what the mask does (tiny model)', () => {
   it('Fig. 1 states, on the figure and in its text, that the lower half of A − Aᵀ shows the causal mask', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const titles = await panelTitles(page, 'fig1');
     expect(titles[1]).toMatch(/causal mask: red below = the mask/);
     expect((await page.textContent('#fig1 svg [data-role="suptitle"]')).replace(/\s+/g, ''))
@@ -71,12 +48,12 @@ describe('the figures say what the mask does (tiny model)', () => {
   });
 
   it('one click draws A − Aᵀ of the full-mask run beside it, and the exports carry it', async () => {
-    const { page } = W;
+    const { page } = env.main;
     expect(await page.getAttribute('#fig1 svg', 'data-compare')).toBe('none');
     await page.click('#fig1-compare');
     await page.waitForSelector('#fig1 svg[data-compare="full"]');
     expect(await page.getAttribute('#fig1-compare', 'aria-pressed')).toBe('true');
-    const full = local.run(CHAPTER, { mask: 'full' });
+    const full = env.ref.run(CHAPTER, { mask: 'full' });
     const want = Array.from(asymmetry(full.attention(L - 1, 'avg')));
     const got = await cells(page, 'fig1', 'asymmetry-full');
     expectClose(got, want, 1e-5, 'full-mask A − Aᵀ');
@@ -98,7 +75,7 @@ describe('the figures say what the mask does (tiny model)', () => {
   });
 
   it("Fig. 3's null line is the null of the mask in use; no 0.5 reading", async () => {
-    const { page } = W;
+    const { page } = env.main;
     const nul = async () => Number(await page.getAttribute('#fig3 svg', 'data-null-dag'));
     expect(await nul()).toBeCloseTo(nullDagScore(T), 5);
     const text = await page.textContent('#fig3');
@@ -112,13 +89,13 @@ describe('the figures say what the mask does (tiny model)', () => {
     await afterRender(page, () => page.selectOption('#mask', 'window'));
     await afterRender(page, () => page.fill('#window', '3'));
     expect(await nul()).toBeCloseTo(nullDagScore(T, 'window:3'), 5);
-    expect(await nul()).toBeCloseTo(local.run(CHAPTER, { mask: 'window:3' }).nullDagScore, 5);
+    expect(await nul()).toBeCloseTo(env.ref.run(CHAPTER, { mask: 'window:3' }).nullDagScore, 5);
     await afterRender(page, () => page.selectOption('#mask', 'causal'));
     expect(await nul()).toBeCloseTo(nullDagScore(T), 5);
   });
 
   it('a soft do on a masked cell: the model refuses it, the panel and Fig. 4 say so, nothing errors', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await afterRender(page, () => page.check('#kind-soft'));
     await afterRender(page, () => page.selectOption('#row', '1'));
     await afterRender(page, () => page.selectOption('#col', String(T - 1)));
@@ -131,7 +108,7 @@ describe('the figures say what the mask does (tiny model)', () => {
     await afterRender(page, () => page.selectOption('#col', '0'));
     expect(await page.getAttribute('#inmodel', 'data-masked')).toBe('false');
     expect(await page.getAttribute('#fig4 svg', 'data-masked')).toBe('false');
-    expect(W.issues.pageErrors).toEqual([]);
-    expect(W.issues.consoleErrors).toEqual([]);
+    expect(env.main.issues.pageErrors).toEqual([]);
+    expect(env.main.issues.consoleErrors).toEqual([]);
   });
 });

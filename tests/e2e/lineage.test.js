@@ -8,47 +8,27 @@
 //
 // The tests are one reader's session on one page, in order.
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { loadLineage } from '../../web/src/index.js';
 import { pngSize } from '../../web/src/figures/export.js';
-import { ARTIFACTS, setup, watchedPage } from './helpers.js';
+import { ARTIFACTS, useBrowser, downloadOf } from './helpers.js';
 
-let env, W, lab;
+// env.ref: the lineage demos' API in Node; env.main: lineage.html, drawn
+const env = useBrowser({ artifacts: true, ref: () => loadLineage(), open: 'lineage.html' });
 
 const attr = (page, sel, name) => page.$eval(sel, (e, n) => e.getAttribute(n), name);
 const cellsOf = (page, id) => page.$$eval(`#${id} g[data-role="grid"] rect`, (rs) => rs.map((r) => Number(r.dataset.v)));
-const renders = (page) => page.evaluate(() => Number(document.body.dataset.renders || 0));
 
 async function setRange(page, id, value) {
   await page.$eval(`#${id}`, (e, v) => { e.value = String(v); e.dispatchEvent(new Event('input', { bubbles: true })); e.dispatchEvent(new Event('change', { bubbles: true })); }, value);
 }
 
-async function downloadOf(page, click) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
-  return { name: dl.suggestedFilename(), bytes: readFileSync(await dl.path()) };
-}
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-  lab = await loadLineage();
-  W = await watchedPage(env);
-  await W.page.goto(`${env.url}lineage.html`);
-  await W.page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
-}, 120_000);
-
-afterAll(async () => {
-  if (lab) lab.dispose();
-  if (env) await env.close();
-});
-
 describe('the lineage page', () => {
   it('draws every demo on load', async () => {
     // Chromium runs relaxed SIMD: the demos run on the relaxed build, as loadModel's page does
-    expect(await W.page.evaluate(() => document.body.dataset.backend)).toBe('relaxed-simd');
-    const { page } = W;
+    expect(await env.main.page.evaluate(() => document.body.dataset.backend)).toBe('relaxed-simd');
+    const { page } = env.main;
     for (const id of ['fig-hstate', 'fig-htarget', 'fig-henergy', 'fig-modern2d', 'fig-favor', 'fig-qkhist', 'fig-entropy'])
       expect(await page.$$eval(`#${id} svg`, (x) => x.length), id).toBe(1);
     expect((await cellsOf(page, 'fig-hstate')).length).toBe(100);
@@ -56,34 +36,34 @@ describe('the lineage page', () => {
   });
 
   it('the classical state is the API\'s corrupted glyph, and Run reaches the stored glyph with a falling energy', async () => {
-    const { page } = W;
+    const { page } = env.main;
     // defaults: glyph 3 from 20 % noise (seed 1), stored {0, 1, 3}
-    const want = lab.corrupt(lab.glyph(3), 0.2, { seed: 1 });
+    const want = env.ref.corrupt(env.ref.glyph(3), 0.2, { seed: 1 });
     expect(await cellsOf(page, 'fig-hstate')).toEqual(Array.from(want));
     await page.click('#h-run');
     await page.waitForFunction(() => /fixed point|不动点/.test(document.getElementById('h-status').textContent));
-    expect(await cellsOf(page, 'fig-hstate')).toEqual(Array.from(lab.glyph(3)));
+    expect(await cellsOf(page, 'fig-hstate')).toEqual(Array.from(env.ref.glyph(3)));
     expect(Number(await attr(page, '#h-status', 'data-overlap'))).toBe(1);
     const E = await page.$$eval('#fig-henergy circle[data-y]', (cs) => cs.map((c) => Number(c.dataset.y)));
     expect(E.length).toBeGreaterThanOrEqual(2);
     for (let k = 1; k < E.length; k++) expect(E[k]).toBeLessThanOrEqual(E[k - 1] + 1e-6);
-    const W2 = lab.hebbian([0, 1, 3].map((g) => lab.glyph(g)));
-    expect(E[E.length - 1]).toBeCloseTo(lab.energy(W2, lab.glyph(3)), 3);
+    const W2 = env.ref.hebbian([0, 1, 3].map((g) => env.ref.glyph(g)));
+    expect(E[E.length - 1]).toBeCloseTo(env.ref.energy(W2, env.ref.glyph(3)), 3);
   });
 
   it('the corruption slider changes the drawn state', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const before = await cellsOf(page, 'fig-hstate');
     await setRange(page, 'corrupt', 40);
     const after = await cellsOf(page, 'fig-hstate');
     expect(after).not.toEqual(before);
-    expect(after).toEqual(Array.from(lab.corrupt(lab.glyph(3), 0.4, { seed: 1 })));
+    expect(after).toEqual(Array.from(env.ref.corrupt(env.ref.glyph(3), 0.4, { seed: 1 })));
     await page.click('#h-step');
     expect(await page.$$eval('#fig-henergy circle[data-y]', (cs) => cs.length)).toBe(2);
   });
 
   it('the β slider moves the fixed point through the three regimes', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const fixedAt = async (v) => {
       await setRange(page, 'beta', v);
       return {
@@ -97,13 +77,13 @@ describe('the lineage page', () => {
     expect(lo.x).not.toBeCloseTo(hi.x, 2);
     // the drawn fixed point is the API's
     const X = Float32Array.from([2, 2, 2.5, 1.5, 1.6, 2.5, -2.5, 1, 0.5, -2.5]);
-    const r = lab.modernRun(X, [0.4, 1.0], { beta: 10 ** 1.5, d: 2, maxSteps: 500 });
+    const r = env.ref.modernRun(X, [0.4, 1.0], { beta: 10 ** 1.5, d: 2, maxSteps: 500 });
     expect(hi.x).toBeCloseTo(r.state[0], 4);
     expect(hi.y).toBeCloseTo(r.state[1], 4);
   });
 
   it('shows one Hopfield update equal to attention, and the linear forms equal to the quadratic one', async () => {
-    const { page } = W;
+    const { page } = env.main;
     expect(Number(await attr(page, '#eq-diff2', 'data-v'))).toBeLessThanOrEqual(1e-6);
     expect(Number(await attr(page, '#eq-diff100', 'data-v'))).toBeLessThanOrEqual(1e-6);
     const hop = await page.$$eval('#equiv td[data-hop]', (x) => x.map((e) => Number(e.dataset.hop)));
@@ -123,7 +103,7 @@ describe('the lineage page', () => {
   });
 
   it('the d_k slider changes the histogram and the variances follow d_k', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await setRange(page, 'dk', 8); // 256
     expect(await page.$eval('#dk-out', (e) => e.textContent)).toBe('256');
     const v = Number(await attr(page, '#qk-stats', 'data-variance'));
@@ -138,7 +118,7 @@ describe('the lineage page', () => {
   });
 
   it('the capacity curve and the timing plot appear, with the 0.138 line and the crossover', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.waitForFunction(() => document.body.dataset.capacity === 'done', null, { timeout: 90_000 });
     expect(await page.$$eval('#fig-capacity [data-role="capacity-line"]', (x) => x.map((e) => e.dataset.v))).toEqual(['0.138']);
     const succ = await page.$$eval('#fig-capacity g[data-role="series-success"] circle', (cs) => cs.map((c) => [Number(c.dataset.x), Number(c.dataset.y)]));
@@ -164,7 +144,7 @@ describe('the lineage page', () => {
   }, 200_000);
 
   it('exports a figure as SVG and PNG', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const svg = await downloadOf(page, () => page.click('.fig-actions[data-fig="timing"] button[data-export="svg"]'));
     expect(svg.name).toBe('attnlab_lineage_timing.svg');
     expect(svg.bytes.toString('utf8')).toMatch(/^<\?xml[^]*<svg[^]*data-figure="attention-timing"/);
@@ -174,7 +154,7 @@ describe('the lineage page', () => {
   });
 
   it('switches to Chinese and back', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.click('#lang');
     expect(await page.$eval('#classical-h', (e) => e.textContent)).toMatch(/经典霍普菲尔德/);
     expect(await page.$eval('#fig-capacity svg', (e) => e.getAttribute('lang'))).toBe('zh-Hans');
@@ -184,14 +164,14 @@ describe('the lineage page', () => {
   });
 
   it('had no page errors, console errors, CSP violations or foreign requests', async () => {
-    expect(W.issues.pageErrors).toEqual([]);
-    expect(W.issues.consoleErrors).toEqual([]);
-    expect(await W.cspViolations()).toEqual([]);
-    expect(W.issues.foreign).toEqual([]);
+    expect(env.main.issues.pageErrors).toEqual([]);
+    expect(env.main.issues.consoleErrors).toEqual([]);
+    expect(await env.main.cspViolations()).toEqual([]);
+    expect(env.main.issues.foreign).toEqual([]);
   });
 
   it('is linked from the main page', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.goto(env.url);
     const href = await page.$eval('a[href="lineage.html"]', (a) => a.href);
     expect(href).toBe(`${env.url}lineage.html`);

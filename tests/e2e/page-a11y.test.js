@@ -5,12 +5,10 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-a11y
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { CHAPTER, setup, watchedPage, waitDrawn } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { CHAPTER, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 /**
  * Press Tab until `done()` holds in the page; the number of presses (or -1). From the top of a page just opened,

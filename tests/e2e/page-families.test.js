@@ -10,12 +10,12 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-families
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, displayDo } from '../../web/src/index.js';
 import { HUB_MODELS, LARGE_MODEL_BYTES } from '../../web/src/page/models.js';
-import { ROOT, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender, figCells } from './helpers.js';
+import { ROOT, TINY, ARTIFACTS, watchedPage, waitDrawn, afterRender, figCells, useBrowser } from './helpers.js';
 
 const FAM = join(ROOT, 'tests/fixtures/families');
 const LLAMA_HUB = 'https://huggingface.co/unsloth/Llama-3.2-1B/resolve/main/';
@@ -24,16 +24,7 @@ const SMOL_HUB = 'https://huggingface.co/HuggingFaceTB/SmolLM2-135M/resolve/main
 // heatmaps become bitmaps; a shorter sentence keeps their cells in the SVG, where their values can be read.
 const TEXT = 'The ship sank 3 times .';
 
-let env;
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-}, 120_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser({ artifacts: true });
 
 const cells = figCells;
 

@@ -4,13 +4,11 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-findings
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { TINY, setup, watchedPage, waitDrawn } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { TINY, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 import { describeTrend } from '../../web/src/page/compare.js';
 
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 describe('the ΔA caption', () => {
   it('follows the maps\' own scales (en, zh) and changes with them', async () => {

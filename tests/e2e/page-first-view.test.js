@@ -4,22 +4,14 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-first-view
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../web/src/index.js';
 import { FIGURE_FILES } from '../../web/src/figures/names.js';
-import { ROOT, CHAPTER, TINY, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, holdWeights } from './helpers.js';
+import { ROOT, CHAPTER, TINY, BUILTIN_WEIGHTS, watchedPage, waitDrawn, holdWeights, useBrowser } from './helpers.js';
 
-let env;
-
-beforeAll(async () => {
-  env = await setup();
-}, 120_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser();
 
 describe.runIf(existsSync(BUILTIN_WEIGHTS))('the opening view, drawn at build time', () => {
   it('is on screen before the model is loaded, holds the live model\'s numbers, and the live figures replace it', async () => {

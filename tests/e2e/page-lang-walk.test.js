@@ -7,12 +7,10 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-lang-walk
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { setup, watchedPage, waitDrawn } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { watchedPage, waitDrawn, useBrowser } from './helpers.js';
 
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 /** Latin words a Chinese page keeps: names of things (people, models, formats, programs) and the chapter's terms. */
 const ALLOWED_LATIN = new Set([

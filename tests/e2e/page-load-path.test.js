@@ -6,19 +6,11 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-load-path
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
-import { BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, holdWeights } from './helpers.js';
+import { BUILTIN_WEIGHTS, watchedPage, waitDrawn, holdWeights, useBrowser } from './helpers.js';
 
-let env;
-
-beforeAll(async () => {
-  env = await setup();
-}, 120_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser();
 
 const FILES = ['model.safetensors', 'vocab.json', 'merges.txt', 'config.json'];
 

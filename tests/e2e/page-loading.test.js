@@ -6,17 +6,14 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-loading
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, TINY, ARTIFACTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ROOT, TINY, ARTIFACTS, watchedPage, waitDrawn, useBrowser, tinyFile } from './helpers.js';
 
 const DISTIL = 'https://huggingface.co/distilbert/distilgpt2/resolve/main/';
-const tiny = (n) => readFileSync(join(ROOT, TINY, n));
 
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 /** The hub answered with the tiny model, the weights held until release(); aborted requests are counted. */
 async function heldHub(page, context) {
@@ -29,7 +26,7 @@ async function heldHub(page, context) {
     const file = route.request().url().slice(DISTIL.length);
     log.hits.push(file);
     if (file === 'model.safetensors') await hold;
-    const body = tiny(file);
+    const body = tinyFile(file);
     const cors = { 'access-control-allow-origin': '*' };
     await route.fulfill({ status: 200, headers: { ...cors, 'content-length': String(body.length) }, body }).catch(() => {});
   });

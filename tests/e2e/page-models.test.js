@@ -14,33 +14,21 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-models
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, displayDo } from '../../web/src/index.js';
 import { klDivergence } from '../../web/src/page/compare.js';
 import {
-  ROOT, CHAPTER, TINY, ARTIFACTS, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, afterRender,
-  expectedDefaultCell,
-  figCells,
+  ROOT, CHAPTER, TINY, ARTIFACTS, BUILTIN_WEIGHTS, watchedPage, waitDrawn, afterRender, expectedDefaultCell,
+  figCells, useBrowser, tinyFile,
 } from './helpers.js';
 
 const DISTIL = 'https://huggingface.co/distilbert/distilgpt2/resolve/main/';
 const GPT2 = 'https://huggingface.co/openai-community/gpt2/resolve/main/';
 const CDN_HOSTS = ['cdn-lfs.huggingface.co', 'cdn-lfs-us-1.huggingface.co', 'cdn-lfs.hf.co', 'cdn-lfs-us-1.hf.co',
                    'cas-bridge.xethub.hf.co', 'us.aws.cdn.hf.co'];
-const tiny = (n) => readFileSync(join(ROOT, TINY, n));
-
-let env;
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-}, 120_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser({ artifacts: true });
 
 const cells = figCells;
 
@@ -56,7 +44,7 @@ async function fakeHub(context, { redirectTo = null, hold = null } = {}) {
       if (hold) await hold;
       if (redirectTo) return route.fulfill({ status: 302, headers: { ...cors, location: redirectTo }, body: '' });
     }
-    const body = tiny(file);
+    const body = tinyFile(file);
     return route.fulfill({ status: 200, headers: { ...cors, 'content-type': 'application/octet-stream', 'content-length': String(body.length) }, body });
   });
   for (const host of CDN_HOSTS) {
@@ -67,7 +55,7 @@ async function fakeHub(context, { redirectTo = null, hold = null } = {}) {
   }
   await context.route('https://evil.example.com/**', (route) => {
     hits.push(route.request().url());
-    return route.fulfill({ status: 200, headers: cors, body: tiny('model.safetensors') });
+    return route.fulfill({ status: 200, headers: cors, body: tinyFile('model.safetensors') });
   });
   await context.route(`${GPT2}**`, (route) => { hits.push(route.request().url()); return route.abort('internetdisconnected'); });
   return hits;
@@ -176,7 +164,7 @@ describe('the model picker', () => {
     try {
       await page.goto(`${env.url}?model=${TINY}`);
       await waitDrawn(page);
-      const files = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'].map((n) => ({ n, b64: tiny(n).toString('base64') }));
+      const files = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'].map((n) => ({ n, b64: tinyFile(n).toString('base64') }));
       const dt = await page.evaluateHandle((fs) => {
         const d = new DataTransfer();
         for (const { n, b64 } of fs) d.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], n));

@@ -5,14 +5,12 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js page-phone
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
-import { ARTIFACTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { ARTIFACTS, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 
 const PHONE = { width: 360, height: 740 };
-let env;
-beforeAll(async () => { env = await setup(); }, 120_000);
-afterAll(async () => { if (env) await env.close(); });
+const env = useBrowser();
 
 /**
  * Every box on the page that sticks out: wider than the viewport, or (for the descendants of a card) past the

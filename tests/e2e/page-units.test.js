@@ -19,7 +19,7 @@ const spec = (over = {}) => ({
   text: CHAPTER, layer: 2, head: 'avg', sel: null, kind: 'hard', lambda: 3, mask: 'causal', window: 4, ablate: [], ...over,
 });
 
-describe("the ΔA caption from its own numbers (issue 38 item 3)", () => {
+describe("the ΔA caption from its own numbers", () => {
   const f = (x) => x.toFixed(3);
   const say = (vals, l0, lang = 'en') => translator(lang)('deltaTrend', describeTrend(vals, l0), f);
   it('says a rise when the numbers rise (the case the old fixed caption contradicted)', () => {

@@ -10,8 +10,8 @@
 // order: each starts from the settings the previous one left (run the file, not
 // single tests).
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, displayDo, outerProduct, dagScore } from '../../web/src/index.js';
 import { klDivergence, attentionChange } from '../../web/src/page/compare.js';
@@ -19,24 +19,17 @@ import { pngSize } from '../../web/src/figures/export.js';
 import { FIGURE_FILES } from '../../web/src/figures/names.js';
 import { pngMeta } from '../../web/src/figures/png-meta.js';
 import {
-  ROOT, CHAPTER, TINY, ARTIFACTS, setup, watchedPage, waitDrawn, afterRender,
-  expectedDefaultCell,
+  ROOT, CHAPTER, TINY, ARTIFACTS, watchedPage, waitDrawn, afterRender, expectedDefaultCell, useBrowser, figMatrix,
+  downloadOf,
 } from './helpers.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
-let env, local, W;   // W: {context, page, issues} of the main page
+// env.ref: the tiny model in Node; env.main: {context, page, issues} of the main page
+const env = useBrowser({ artifacts: true, ref: () => loadModel(join(ROOT, TINY)), open: `?model=${TINY}` });
 let L, H;
+beforeAll(() => { ({ nLayer: L, nHead: H } = env.ref.config); });
 
-/** data-v of the cells of heatmap group `role` in figure `fig`, as a T×T row-major array. */
-function cells(page, fig, role) {
-  return page.evaluate(([f, r]) => {
-    const rects = [...document.querySelectorAll(`#${f} .fig-svg g[data-role="${r}"] rect[data-i]`)];
-    const T = Math.round(Math.sqrt(rects.length));
-    const out = new Array(T * T).fill(NaN);
-    for (const x of rects) out[Number(x.dataset.i) * T + Number(x.dataset.j)] = Number(x.dataset.v);
-    return out;
-  }, [fig, role]);
-}
+const cells = figMatrix;
 
 function topOf(page, id) {
   return page.evaluate((t) => [...document.querySelectorAll(`#${t} tbody tr`)]
@@ -58,38 +51,17 @@ function selectOption(page, id, value) {
   return page.selectOption(`#${id}`, String(value));
 }
 
-async function downloadOf(page, click) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
-  const path = await dl.path();
-  return { name: dl.suggestedFilename(), bytes: readFileSync(path) };
-}
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  env = await setup();
-  local = await loadModel(join(ROOT, TINY));
-  ({ nLayer: L, nHead: H } = local.config);
-  W = await watchedPage(env);
-  await W.page.goto(`${env.url}?model=${TINY}`);
-  await waitDrawn(W.page);
-}, 120_000);
-
-afterAll(async () => {
-  if (local) local.dispose();
-  if (env) await env.close();
-});
-
 describe('the page on the tiny model', () => {
   it('draws all four figures and the in-model panel for the default sentence', async () => {
-    const { page } = W;
+    const { page } = env.main;
     for (const f of ['fig1', 'fig2', 'fig3', 'fig4']) {
       expect(await page.locator(`#${f} .fig-svg svg[data-figure="${f}"]`).count(), f).toBe(1);
     }
-    const T = local.tokenize(CHAPTER).tokens.length;
+    const T = env.ref.tokenize(CHAPTER).tokens.length;
     expect((await cells(page, 'fig1', 'attention')).length).toBe(T * T);
     expect((await cells(page, 'fig1', 'asymmetry')).length).toBe(T * T);
     expect((await cells(page, 'fig2', 'posterior')).length).toBe(T * T);
-    expect((await cells(page, 'fig2', 'outer-product')).length).toBe(local.config.headSize ** 2);
+    expect((await cells(page, 'fig2', 'outer-product')).length).toBe(env.ref.config.headSize ** 2);
     for (const role of ['original', 'soft-do', 'hard-do']) expect((await cells(page, 'fig4', role)).length).toBe(T * T);
     expect(await page.locator('#fig3 g[data-role="bars"] rect').count()).toBe(H);
     expect(await page.locator('#top-before tbody tr').count()).toBe(10);
@@ -106,14 +78,14 @@ describe('the page on the tiny model', () => {
   });
 
   it('draws the numbers of the API for the same run (attention, A − Aᵀ, q ⊗ k, DAG scores, do, top-10, KL)', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const layer = L - 1;
     const row = Number(await page.inputValue('#row')), col = Number(await page.inputValue('#col'));
-    const r = local.run(CHAPTER, { captureQK: { layer, head: 0 }, topK: 10 });
+    const r = env.ref.run(CHAPTER, { captureQK: { layer, head: 0 }, topK: 10 });
     const T = r.T;
     const A = r.attention(layer, 'avg');
     // the default cell: the last row, the cause column whose do moves the prediction most (runner.js)
-    const cell = await expectedDefaultCell(local, CHAPTER);
+    const cell = await expectedDefaultCell(env.ref, CHAPTER);
     expect(row).toBe(T - 1);
     expect(col).toBe(cell.col);
     expectClose(await cells(page, 'fig1', 'attention'), Array.from(A), 'fig1 attention');
@@ -121,7 +93,7 @@ describe('the page on the tiny model', () => {
     for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) asym.push(A[i * T + j] - A[j * T + i]);
     expectClose(await cells(page, 'fig1', 'asymmetry'), asym, 'fig1 A − Aᵀ');
     // Fig. 2: q ⊗ k of head 0 at (row, col), the trace, that head's attention
-    const HS = local.config.headSize;
+    const HS = env.ref.config.headSize;
     const { matrix, trace } = outerProduct(r.q.slice(row * HS, (row + 1) * HS), r.k.slice(col * HS, (col + 1) * HS));
     expectClose(await cells(page, 'fig2', 'outer-product'), Array.from(matrix), 'fig2 q ⊗ k');
     expectClose([Number(await page.locator('#fig2 svg').getAttribute('data-trace'))], [trace], 'fig2 trace');
@@ -139,7 +111,7 @@ describe('the page on the tiny model', () => {
     expectClose(await cells(page, 'fig4', 'soft-do'), Array.from(displayDo(A, { kind: 'soft', row, col, lambda: 3 })), 'fig4 soft');
     expectClose(await cells(page, 'fig4', 'hard-do'), Array.from(displayDo(A, { kind: 'hard', row, col })), 'fig4 hard');
     // in-model: top-10 before/after and KL
-    const after = local.run(CHAPTER, { interventions: [{ kind: 'hard', layer, head: 'all', row, col }], topK: 10 });
+    const after = env.ref.run(CHAPTER, { interventions: [{ kind: 'hard', layer, head: 'all', row, col }], topK: 10 });
     const before = await topOf(page, 'top-before');
     expect(before.map((x) => x.id)).toEqual(r.top.map((x) => x.id));
     expectClose(before.map((x) => x.p), r.top.map((x) => x.prob), 'top before');
@@ -152,7 +124,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('shows values on hover (cells, bars, edges)', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const cell = page.locator('#fig1 g[data-role="attention"] rect[data-i="3"][data-j="1"]');
     await cell.hover();
     await page.waitForSelector('#tip:not([hidden])');
@@ -165,7 +137,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('a click on a cell chooses (i, j); the hard do at an earlier layer changes the next tokens and the later layers', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await afterRender(page, () => selectOption(page, 'layer', 0));
     // click cell (i=6, j=3) of Fig. 1's attention heatmap
     const topBefore = await topOf(page, 'top-after');
@@ -176,8 +148,8 @@ describe('the page on the tiny model', () => {
     expect(await page.locator('#inmodel').getAttribute('data-col')).toBe('3');
     expect(await page.locator('#fig4 svg').getAttribute('data-row')).toBe('6');
     expect(await page.locator('#fig1 rect[data-role="selection"]').count()).toBe(2);
-    const base = local.run(CHAPTER, { topK: 10 });
-    const after = local.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 0, head: 'all', row: 6, col: 3 }], topK: 10 });
+    const base = env.ref.run(CHAPTER, { topK: 10 });
+    const after = env.ref.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 0, head: 'all', row: 6, col: 3 }], topK: 10 });
     const got = await topOf(page, 'top-after');
     expect(got.map((x) => x.id)).toEqual(after.top.map((x) => x.id));
     expectClose(got.map((x) => x.p), after.top.map((x) => x.prob), 'top after do');
@@ -200,14 +172,14 @@ describe('the page on the tiny model', () => {
     // soft do, one head: matches the API
     await afterRender(page, () => page.check('#kind-soft'));
     await afterRender(page, () => selectOption(page, 'head', 1));
-    const soft = local.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 1, row: 5, col: 2, lambda: 3 }], topK: 10 });
+    const soft = env.ref.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 1, row: 5, col: 2, lambda: 3 }], topK: 10 });
     const gotSoft = await topOf(page, 'top-after');
     expectClose(gotSoft.map((x) => x.p), soft.top.map((x) => x.prob), 'top after soft do head 1');
     expectClose(await cells(page, 'fig1', 'attention'), Array.from(base.attention(0, 1)), 'fig1 head 1 of layer 0');
   });
 
   it('the λ slider redraws live and coalesces runs (never more than one waiting)', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const r0 = Number(await page.evaluate(() => document.body.dataset.renders));
     // 40 input events as fast as a drag can produce them
     await page.evaluate(() => {
@@ -220,7 +192,7 @@ describe('the page on the tiny model', () => {
     const ran = Number(await page.evaluate(() => document.body.dataset.renders)) - r0;
     expect(ran).toBeGreaterThanOrEqual(1);
     expect(ran).toBeLessThanOrEqual(3);  // the running job, then only the latest waiting one
-    const soft = local.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 1, row: 5, col: 2, lambda: 10 }], topK: 10 });
+    const soft = env.ref.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 1, row: 5, col: 2, lambda: 10 }], topK: 10 });
     expectClose((await topOf(page, 'top-after')).map((x) => x.p), soft.top.map((x) => x.prob), 'top after λ = 10');
     // the keyboard moves the slider too
     await page.focus('#lambda');
@@ -229,17 +201,17 @@ describe('the page on the tiny model', () => {
   });
 
   it('head ablation changes the results as the API says', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await afterRender(page, () => selectOption(page, 'head', 'avg'));
     const fig1Before = await cells(page, 'fig1', 'attention');
     const layer = Number(await page.inputValue('#layer'));
     await afterRender(page, () => page.check('#ablation input[data-layer="0"][data-head="1"]'));
     await afterRender(page, () => selectOption(page, 'layer', L - 1));
-    const r = local.run(CHAPTER, { ablate: [[0, 1]], topK: 10 });
+    const r = env.ref.run(CHAPTER, { ablate: [[0, 1]], topK: 10 });
     const fig1 = await cells(page, 'fig1', 'attention');
     expectClose(fig1, Array.from(r.attention(L - 1, 'avg')), 'fig1 with head 0.1 ablated');
     expect(layer).toBe(0);
-    const plain = local.run(CHAPTER, { topK: 10 });
+    const plain = env.ref.run(CHAPTER, { topK: 10 });
     expect(Math.max(...fig1.map((v, k) => Math.abs(v - plain.attention(L - 1, 'avg')[k])))).toBeGreaterThan(1e-4);
     expect(fig1Before.length).toBe(fig1.length);
     const before = await topOf(page, 'top-before');
@@ -251,9 +223,9 @@ describe('the page on the tiny model', () => {
   });
 
   it('mask modes (full, window W) change the results as the API says', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await afterRender(page, () => selectOption(page, 'mask', 'full'));
-    const full = local.run(CHAPTER, { mask: 'full', topK: 10 });
+    const full = env.ref.run(CHAPTER, { mask: 'full', topK: 10 });
     const A = await cells(page, 'fig1', 'attention');
     expectClose(A, Array.from(full.attention(L - 1, 'avg')), 'fig1 with the full mask');
     const T = full.T;
@@ -264,7 +236,7 @@ describe('the page on the tiny model', () => {
     await afterRender(page, () => selectOption(page, 'mask', 'window'));
     expect(await page.isDisabled('#window')).toBe(false);
     await afterRender(page, async () => { await page.fill('#window', '2'); });
-    const win = local.run(CHAPTER, { mask: 'window:2', topK: 10 });
+    const win = env.ref.run(CHAPTER, { mask: 'window:2', topK: 10 });
     const Aw = await cells(page, 'fig1', 'attention');
     expectClose(Aw, Array.from(win.attention(L - 1, 'avg')), 'fig1 with window 2');
     for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) if (j < i - 1 || j > i) expect(Aw[i * T + j]).toBe(0);
@@ -273,7 +245,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('exports every figure as SVG and PNG and the run as JSON', async () => {
-    const { page } = W;
+    const { page } = env.main;
     const modelName = await page.evaluate(() => document.body.dataset.model);
     for (const f of ['fig1', 'fig2', 'fig3', 'fig4']) {
       const svg = await downloadOf(page, () => page.click(`#${f} button[data-export="svg"]`));
@@ -302,7 +274,7 @@ describe('the page on the tiny model', () => {
     const json = await downloadOf(page, () => page.click('#export-json'));
     expect(json.name).toBe('attnlab-run.json');
     const data = JSON.parse(json.bytes.toString('utf8'));
-    const r = local.run(CHAPTER, { topK: 10 });
+    const r = env.ref.run(CHAPTER, { topK: 10 });
     expect(data.text).toBe(CHAPTER);
     expect(data.tokens).toEqual(r.tokens);
     expect(data.ids).toEqual(Array.from(r.ids));
@@ -315,7 +287,7 @@ describe('the page on the tiny model', () => {
     expect(data.settings).toMatchObject({ layer: L - 1, head: 'avg', kind: 'soft', mask: 'causal' });
     expect(data.intervention).toMatchObject({ kind: 'soft', layer: L - 1, head: 'all' });
     // a soft do on row 5 of the last layer cannot reach the last position: the prediction is unchanged
-    const soft = local.run(CHAPTER, { interventions: [{ kind: 'soft', layer: L - 1, head: 'all', row: 5, col: 2, lambda: 9.9 }], topK: 10 });
+    const soft = env.ref.run(CHAPTER, { interventions: [{ kind: 'soft', layer: L - 1, head: 'all', row: 5, col: 2, lambda: 9.9 }], topK: 10 });
     expect(data.intervention).toMatchObject({ row: 5, col: 2, lambda: 9.9 });
     expect(data.kl_before_after).toBeCloseTo(klDivergence(r.logits, soft.logits), 9);
     expect(data.kl_before_after).toBe(0);
@@ -324,29 +296,29 @@ describe('the page on the tiny model', () => {
   });
 
   it('when the do cannot reach the prediction it says so, and offers an earlier layer that can', async () => {
-    const { page } = W;
+    const { page } = env.main;
     expect(await page.isVisible('#kl-zero')).toBe(true);
     await afterRender(page, () => page.click('#kl-zero-fix'));
     expect(await page.inputValue('#layer')).toBe('0');
-    const soft = local.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 'all', row: 5, col: 2, lambda: 9.9 }], topK: 10 });
+    const soft = env.ref.run(CHAPTER, { interventions: [{ kind: 'soft', layer: 0, head: 'all', row: 5, col: 2, lambda: 9.9 }], topK: 10 });
     const kl = Number(await page.locator('#kl').getAttribute('data-v'));
-    expectClose([kl], [klDivergence(local.run(CHAPTER).logits, soft.logits)], 'KL at layer 0');
+    expectClose([kl], [klDivergence(env.ref.run(CHAPTER).logits, soft.logits)], 'KL at layer 0');
     expect(kl).toBeGreaterThan(0);
     expect(await page.isHidden('#kl-zero')).toBe(true);
   });
 
   it('Fig. 2 offers the chapter\'s random-vector demo (d_k = 16, T = 8)', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.check('#demo');
     expect((await cells(page, 'fig2', 'outer-product')).length).toBe(256);
     expect((await cells(page, 'fig2', 'posterior')).length).toBe(64);
     expect(await page.locator('#fig2 svg').getAttribute('data-i')).toBe('5');
     await page.uncheck('#demo');
-    expect((await cells(page, 'fig2', 'outer-product')).length).toBe(local.config.headSize ** 2);
+    expect((await cells(page, 'fig2', 'outer-product')).length).toBe(env.ref.config.headSize ** 2);
   });
 
   it('switches every label and the figures to Chinese and back', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.click('#lang');
     expect(await page.getAttribute('html', 'lang')).toBe('zh-Hans');
     expect(await page.textContent('#fig1-h')).toContain('注意力与不对称性');
@@ -363,7 +335,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('shows token strings as text: the XSS sentence is inert', async () => {
-    const { page, issues } = W;
+    const { page, issues } = env.main;
     await afterRender(page, async () => {
       await page.fill('#text', XSS);
       await page.click('#run');
@@ -374,7 +346,7 @@ describe('the page on the tiny model', () => {
     expect(shown.replace(/\s/g, '')).toBe(XSS.replace(/\s/g, ''));
     expect(await page.locator('#fig1 svg').textContent()).toContain(XSS);
     expect(await page.locator('svg image, svg foreignObject, svg script').count()).toBe(0);
-    const T = local.tokenize(XSS).tokens.length;
+    const T = env.ref.tokenize(XSS).tokens.length;
     expect((await cells(page, 'fig1', 'attention')).length).toBe(T * T);
     await page.waitForTimeout(300);
     expect(issues.dialogs).toEqual([]);
@@ -385,7 +357,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('an empty or too long text gives a message and the page keeps working', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await page.fill('#text', '');
     await page.click('#run');
     await page.waitForSelector('#error:not([hidden])');
@@ -393,10 +365,10 @@ describe('the page on the tiny model', () => {
     await page.fill('#text', 'word '.repeat(200));
     await page.click('#run');
     await page.waitForFunction(() => /too long/.test(document.getElementById('error-text').textContent));
-    expect(await page.textContent('#error-text')).toContain(`at most ${local.config.nPositions} tokens`);
+    expect(await page.textContent('#error-text')).toContain(`at most ${env.ref.config.nPositions} tokens`);
     // how many tokens the text has, by the tokenizer (issue 38 item 2)
-    const n = local.tokenize('word '.repeat(200)).tokens.length;
-    expect(n).toBeGreaterThan(local.config.nPositions);
+    const n = env.ref.tokenize('word '.repeat(200)).tokens.length;
+    expect(n).toBeGreaterThan(env.ref.config.nPositions);
     expect(await page.textContent('#error-text')).toContain(`it has ${n} tokens`);
     // the figures on screen are the previous text's: dimmed, with a note
     expect(await page.getAttribute('#figures', 'class')).toMatch(/\bis-stale\b/);
@@ -408,7 +380,7 @@ describe('the page on the tiny model', () => {
   });
 
   it('a corrupt model file gives a readable error and the page keeps the previous model', async () => {
-    const { page } = W;
+    const { page } = env.main;
     await selectOption(page, 'model-select', 'local');
     expect(await page.isVisible('#model-files')).toBe(true);
     const file = (name, buffer) => ({ name, mimeType: 'application/octet-stream', buffer });
@@ -431,7 +403,7 @@ describe('the page on the tiny model', () => {
     expect(await page.textContent('#error-text')).toMatch(/model\.safetensors.*merges\.txt/);
     // still works: a new sentence runs on the tiny model
     await afterRender(page, async () => { await page.fill('#text', 'The ship sank .'); await page.click('#run'); });
-    expect(await page.locator('#tokens li').count()).toBe(local.tokenize('The ship sank .').tokens.length);
+    expect(await page.locator('#tokens li').count()).toBe(env.ref.tokenize('The ship sank .').tokens.length);
     expect(await page.textContent('#model-status')).toContain('tiny: 3 layers');
     // and good local files load
     await afterRender(page, () => page.setInputFiles('#model-files', ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']
@@ -442,11 +414,11 @@ describe('the page on the tiny model', () => {
   });
 
   it('had no CSP violation, no page or console error, and no request to another host', async () => {
-    expect(await W.cspViolations()).toEqual([]);
-    expect(W.issues.pageErrors).toEqual([]);
-    expect(W.issues.consoleErrors).toEqual([]);
-    expect(W.issues.foreign).toEqual([]);
-    expect(W.issues.dialogs).toEqual([]);
+    expect(await env.main.cspViolations()).toEqual([]);
+    expect(env.main.issues.pageErrors).toEqual([]);
+    expect(env.main.issues.consoleErrors).toEqual([]);
+    expect(env.main.issues.foreign).toEqual([]);
+    expect(env.main.issues.dialogs).toEqual([]);
   });
 });
 

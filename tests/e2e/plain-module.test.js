@@ -9,43 +9,15 @@
 //
 //   npx vitest run --config tests/e2e/vitest.config.js tests/e2e/plain-module.test.js
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, loadLineage, displayDo } from '../../web/src/index.js';
 import { klDivergence } from '../../web/src/page/compare.js';
-import { ROOT, CHAPTER, BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn, afterRender, figCells } from './helpers.js';
+import { ROOT, CHAPTER, BUILTIN_WEIGHTS, useBrowser, watchedPage, waitDrawn, afterRender, figCells, asSafariAnswers } from './helpers.js';
 import { buildWidgetIfStale, serveRepo, waitWidgets, widgetInfo } from './docs-helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
-
-// Safari's answer to the probe: a module with a relaxed instruction (prefix 0xfd, opcode 0x105 as LEB128:
-// fd 85 02; the whole relaxed range 0x100-0x113 is fd 80..93 02) does not validate.
-function refuseRelaxed() {
-  const validate = WebAssembly.validate;
-  WebAssembly.validate = (bytes) => {
-    const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer || bytes);
-    for (let i = 0; i + 2 < b.length; i++) if (b[i] === 0xfd && b[i + 1] >= 0x80 && b[i + 1] <= 0x93 && b[i + 2] === 0x02) return false;
-    return validate(bytes);
-  };
-  globalThis.__refusesRelaxed = true;
-}
-const PROLOGUE = `(${refuseRelaxed})();\n`;
-// the worker scripts: the page's and the lineage page's (Vite chunks), and the widget's
-const WORKER_SCRIPT = /\/(assets\/worker-[\w-]+|widget\/attnlab-widget-worker)\.js(\?.*)?$/;
-
-/** Give a browser context Safari's answer; returns the record {workers: patched script URLs, wasm: every .wasm fetched}. */
-async function asSafariAnswers(context) {
-  const seen = { workers: [], wasm: [] };
-  await context.addInitScript(refuseRelaxed);
-  await context.route(WORKER_SCRIPT, async (route) => {
-    const res = await route.fetch();
-    seen.workers.push(route.request().url());
-    await route.fulfill({ response: res, body: PROLOGUE + (await res.text()) });
-  });
-  context.on('request', (r) => { if (/\.wasm(\?.*)?$/.test(r.url())) seen.wasm.push(new URL(r.url()).pathname); });
-  return seen;
-}
 
 /** |got − want| ≤ 1e-5·|want| + 1e-6 (the pages keep 6 significant digits). */
 function expectClose(got, want, what) {
@@ -57,17 +29,8 @@ function expectClose(got, want, what) {
 
 const relaxedFetched = (seen) => seen.wasm.filter((p) => /relaxed/.test(p));
 
-let env, ref;
-beforeAll(async () => {
-  if (!HAVE_MODEL) return;
-  env = await setup();
-  // the page keeps the built-in model's F16 weights in 16 bits (weights: 'half'): the same here, on SIMD128
-  ref = await loadModel(join(ROOT, 'models/brown-gpt2'), { weights: 'half', backend: 'simd128' });
-}, 180_000);
-afterAll(async () => {
-  if (ref) ref.dispose();
-  if (env) await env.close();
-});
+// the page keeps the built-in model's F16 weights in 16 bits (weights: 'half'): the same here, on SIMD128
+const env = useBrowser({ when: HAVE_MODEL, ref: () => loadModel(join(ROOT, 'models/brown-gpt2'), { weights: 'half', backend: 'simd128' }) });
 
 describe.skipIf(!HAVE_MODEL)('the plain SIMD128 module, chosen by the feature test as Safari answers it (Chromium)', () => {
   it('the chapter page runs attnlab(-mt).wasm, says "wasm SIMD", and draws the API\'s numbers before and after a do', async () => {
@@ -83,8 +46,8 @@ describe.skipIf(!HAVE_MODEL)('the plain SIMD128 module, chosen by the feature te
       expect(relaxedFetched(seen), 'no relaxed build downloaded').toEqual([]);
       expect(seen.wasm.some((p) => /attnlab(-mt)?(-[\w-]+)?\.wasm$/.test(p)), `a SIMD128 build fetched: ${seen.wasm}`).toBe(true);
       // Fig. 1: the last layer's head average, Fig. 4: the display-level do, and the in-model do's top-10 and KL
-      const L = ref.config.nLayer;
-      const base = ref.run(CHAPTER, { topK: 10 });
+      const L = env.ref.config.nLayer;
+      const base = env.ref.run(CHAPTER, { topK: 10 });
       const T = base.T;
       const A = base.attention(L - 1, 'avg');
       const cells = (fig, role) => figCells(page, fig, role).then((cs) => {
@@ -98,7 +61,7 @@ describe.skipIf(!HAVE_MODEL)('the plain SIMD128 module, chosen by the feature te
       expect(await page.inputValue('#row')).toBe('9');
       expect(await page.inputValue('#col')).toBe('2');
       expectClose(await cells('fig4', 'hard-do'), Array.from(displayDo(A, { kind: 'hard', row: 9, col: 2 })), 'fig4 hard');
-      const after = ref.run(CHAPTER, { interventions: [{ kind: 'hard', layer: L - 1, head: 'all', row: 9, col: 2 }], topK: 10 });
+      const after = env.ref.run(CHAPTER, { interventions: [{ kind: 'hard', layer: L - 1, head: 'all', row: 9, col: 2 }], topK: 10 });
       const top = await page.$$eval('#top-after tbody tr', (rs) => rs.map((r) => ({ id: Number(r.dataset.id), p: Number(r.dataset.p) })));
       expect(top.map((x) => x.id)).toEqual(after.top.map((x) => x.id));
       expectClose(top.map((x) => x.p), after.top.map((x) => x.prob), 'top-10 after the do');

@@ -10,22 +10,14 @@
 //
 // Skipped when the built-in model's weights are missing.
 
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
-import { BUILTIN_WEIGHTS, setup, watchedPage, waitDrawn } from './helpers.js';
+import { BUILTIN_WEIGHTS, watchedPage, waitDrawn, useBrowser } from './helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const suite = HAVE_MODEL ? describe : describe.skip;
 
-let env;
-
-beforeAll(async () => {
-  if (HAVE_MODEL) env = await setup();
-}, 180_000);
-
-afterAll(async () => {
-  if (env) await env.close();
-});
+const env = useBrowser({ when: HAVE_MODEL });
 
 /** Poll (from Node: the CSP forbids eval in the page) until every card in ids is data-state="ready". */
 async function cardsReady(page, ids, timeout) {

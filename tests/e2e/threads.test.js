@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
-import { ARTIFACTS, ARGS, CHAPTER, CHROMIUM, buildPageIfStale, waitDrawn } from './helpers.js';
+import { ARTIFACTS, ARGS, CHAPTER, CHROMIUM, buildPageIfStale, waitDrawn, threadsPage, threadsCall } from './helpers.js';
 
 const BUILTIN = '/models/brown-gpt2/';
 const RUNS = [{}, { interventions: [{ kind: 'hard', layer: 5, head: 'all', row: 9, col: 2 }], captureQK: { layer: 2, head: 1 } }];
@@ -29,18 +29,8 @@ afterAll(async () => {
   for (const s of [isolated, plain]) if (s) await new Promise((r) => s.server.close(r));
 });
 
-async function testPage(server) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(new URL('tests/e2e/pages/threads.html', server.url).href);
-  await page.waitForFunction(() => window.threadsReady === true);
-  return { page, context, errors };
-}
-
-const call = (page, spec) => page.evaluate((s) => window.threadsTest(s), spec);
+const testPage = (server) => threadsPage(browser, server.url);
+const call = threadsCall;
 
 describe('on a cross-origin isolated page', () => {
   let W, one;

@@ -17,41 +17,15 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel, loadLineage } from '../../web/src/index.js';
 import { ARTIFACTS, BUILTIN_WEIGHTS, CHAPTER, ROOT } from './helpers.js';
-import { buildWidgetIfStale, serveRepo, launch, waitWidgets, widgetInfo } from './docs-helpers.js';
+import { buildWidgetIfStale, serveRepo, launch, waitWidgets, widgetInfo, openRecorded, scrollThrough } from './docs-helpers.js';
 
 const HAVE_MODEL = existsSync(BUILTIN_WEIGHTS);
 const URL_PATH = 'examples/plain-html/';
 
 let srv, browser, model, lab, ref;
 
-/** A page of the example with a record of what must not happen, and a count of Worker constructions. */
-async function open({ width = 1400, height = 900, colorScheme = 'light', path = URL_PATH } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, colorScheme });
-  const page = await context.newPage();
-  const issues = { pageErrors: [], consoleErrors: [], foreign: [], requests: [] };
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-    const W = window.Worker;
-    window.__workers = 0;
-    window.Worker = class extends W { constructor(...a) { super(...a); window.__workers += 1; } };
-  });
-  page.on('pageerror', (e) => issues.pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') issues.consoleErrors.push(m.text()); });
-  const origin = new URL(srv.url).origin;
-  context.on('request', (r) => {
-    const u = r.url();
-    issues.requests.push(u);
-    if (!u.startsWith('blob:') && !u.startsWith('data:') && new URL(u).origin !== origin) issues.foreign.push(u);
-  });
-  await page.goto(srv.url + path);
-  return { context, page, issues };
-}
-
-async function scrollThrough(page) {
-  const h = await page.evaluate(() => document.documentElement.scrollHeight);
-  for (let y = 0; y <= h; y += 400) { await page.evaluate((yy) => window.scrollTo(0, yy), y); await page.waitForTimeout(60); }
-}
+/** A page of the example (openRecorded: what must not happen, and a count of Worker constructions). */
+const open = ({ path = URL_PATH, ...viewport } = {}) => openRecorded(browser, srv.url + path, viewport);
 
 const cellValues = (page, sel, role) => page.$eval(sel, (e, r) => [...e.shadowRoot.querySelectorAll(`svg g[data-role="${r}"] rect[data-i][data-j]`)]
   .map((c) => [Number(c.dataset.i), Number(c.dataset.j), Number(c.dataset.v)]), role);
@@ -109,7 +83,7 @@ describe.skipIf(!HAVE_MODEL)('the plain-HTML example (no build step)', () => {
 
   it('draws all seven figures with real SVG content, in one worker with one download of the model', async () => {
     const { page, issues } = W;
-    await scrollThrough(page);
+    await scrollThrough(page, 400);
     await waitWidgets(page);
     const info = await widgetInfo(page);
     expect(info.map((w) => w.state)).toEqual(Array(7).fill('ready'));
@@ -257,7 +231,7 @@ describe.skipIf(!HAVE_MODEL)('at 360 px, dark', () => {
   it('every figure fits the width (panels stacked), with no horizontal overflow', async () => {
     const W = await open({ width: 360, height: 740, colorScheme: 'dark' });
     const { page, issues } = W;
-    await scrollThrough(page);
+    await scrollThrough(page, 400);
     await waitWidgets(page);
     const info = await widgetInfo(page);
     expect(info.map((w) => w.state)).toEqual(Array(7).fill('ready'));

@@ -24,8 +24,10 @@ import { join } from 'node:path';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import * as api from '../../web/src/index.js';
+import { caught, caughtAsync, expectError } from './helpers/errors.js';
+import { modelFiles } from './helpers/model-files.js';
 
-const { loadModel, AttnlabError, ERROR_CODES } = api;
+const { loadModel, AttnlabError } = api;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
 const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
@@ -34,22 +36,6 @@ const CHAPTER = plain.text;
 const T = plain.ids.length;
 const L = 3, H = 4, V = 1257, P = 64;
 const MiB = 1 << 20;
-
-function caught(fn) {
-  try { fn(); } catch (e) { return e; }
-  return null;
-}
-async function caughtAsync(fn) {
-  try { await fn(); } catch (e) { return e; }
-  return null;
-}
-function expectError(e, code) {
-  expect(e, `expected AttnlabError ${code}, nothing was thrown`).not.toBeNull();
-  expect(e, String(e && e.stack)).toBeInstanceOf(AttnlabError);
-  expect(e.code, e.message).toBe(code);
-  expect(ERROR_CODES).toContain(e.code);
-  expect(e.message.length).toBeGreaterThan(10);
-}
 
 // ---------------------------------------------------------------------------
 // The bad values, and the code each calls for
@@ -522,8 +508,7 @@ describe('a disposed model throws EDISPOSED before it looks at the arguments', (
 // ---------------------------------------------------------------------------
 
 const read = (dir, f) => new Uint8Array(readFileSync(join(dir, f)));
-const tinyFiles = () => ({ config: read(TINY, 'config.json'), safetensors: read(TINY, 'model.safetensors'),
-  vocab: read(TINY, 'vocab.json'), merges: read(TINY, 'merges.txt') });
+const tinyFiles = () => modelFiles(TINY);
 const PNG = read(join(ROOT, 'docs/img'), 'page.png');
 
 // A safetensors file of 8 + header bytes + dataBytes whose one tensor claims `claim` bytes.

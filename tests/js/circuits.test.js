@@ -8,8 +8,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModel, AttnlabError } from '../../web/src/index.js';
+import { loadModel } from '../../web/src/index.js';
 import * as workerApi from '../../web/src/worker-client.js';
+import { codeOf } from './helpers/errors.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const G = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/circuits_golden.json'), 'utf8'));
@@ -30,11 +31,6 @@ function diff(got, want, name) {
   }
   if (name) seen[name] = Math.max(seen[name] ?? 0, m);
   return m;
-}
-
-function codeOf(f) {
-  try { f(); } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
 }
 
 describe.each(G.models.map((g) => [g.name, g]))('against the float64 reference: %s', (name, g) => {
@@ -213,7 +209,7 @@ describe('over sets of pairs, on the built-in model', () => {
   });
 });
 
-describe('answers are tokens of text, without the BOS a run gets (issue 36, item 6)', () => {
+describe('answers are tokens of text, without the BOS a run gets', () => {
   it('a Llama 3 tokenizer puts <|begin_of_text|> before a run, not before an answer', async () => {
     const m = await loadModel(join(ROOT, 'tests/fixtures/families/llama'));
     try {

@@ -419,7 +419,7 @@ describe('attnlab evidence: pattern-value, path, dla, value-norms, trace, compos
   });
 });
 
-describe('hostile input, third round (issue 36, items 7 and 8)', () => {
+describe('hostile input: a text past the context, a 1 KiB token label, a temperature no float holds', () => {
   it('evidence on a text longer than the context is ETOOLONG before any grid is sized, with nothing on stdout', () => {
     const r = cli(['evidence', '--kind', 'edge', '--text', ' a'.repeat(60001)]);
     expect(r.code).toBe(1);

@@ -6,8 +6,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModel, alignTokens, nextTokenDiff, AttnlabError } from '../../web/src/index.js';
+import { loadModel, alignTokens, nextTokenDiff } from '../../web/src/index.js';
 import * as workerApi from '../../web/src/worker-client.js';
+import { codeOf } from './helpers/errors.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
@@ -15,11 +16,6 @@ const BUILTIN = join(ROOT, 'models/brown-gpt2');
 const A_TEXT = 'Because the storm intensified , the ship finally sank .';
 const B_TEXT = 'Because the storm weakened , the ship finally sank .';
 const read = (f) => new Uint8Array(readFileSync(join(TINY, f)));
-
-function codeOf(f) {
-  try { f(); } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
-}
 
 function maxAbsDiff(a, b) {
   expect(a.length).toBe(b.length);

@@ -14,8 +14,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as api from '../../web/src/index.js';
 import { checkpointBuffers } from './helpers/checkpoint.js';
+import { caught, caughtAsync, expectError } from './helpers/errors.js';
+import { modelFiles } from './helpers/model-files.js';
 
-const { loadModel, AttnlabError, ERROR_CODES } = api;
+const { loadModel } = api;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
 const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
@@ -24,27 +26,8 @@ const CHAPTER = plain.text;
 const T = plain.ids.length; // 19
 const L = 3, H = 4, V = 1257, P = 64;
 
-function files() {
-  const read = (f) => new Uint8Array(readFileSync(join(TINY, f)));
-  return { config: read('config.json'), safetensors: read('model.safetensors'), vocab: read('vocab.json'), merges: read('merges.txt') };
-}
+const files = () => modelFiles(TINY);
 const tinyConfig = () => JSON.parse(readFileSync(join(TINY, 'config.json'), 'utf8'));
-
-function caught(fn) {
-  try { fn(); } catch (e) { return e; }
-  return null;
-}
-async function caughtAsync(fn) {
-  try { await fn(); } catch (e) { return e; }
-  return null;
-}
-function expectError(e, code) {
-  expect(e, `expected AttnlabError ${code}, nothing was thrown`).not.toBeNull();
-  expect(e, String(e && e.stack)).toBeInstanceOf(AttnlabError);
-  expect(e.code).toBe(code);
-  expect(ERROR_CODES).toContain(e.code);
-  expect(e.message.length).toBeGreaterThan(10);
-}
 
 let m;
 beforeAll(async () => { m = await loadModel(TINY); });

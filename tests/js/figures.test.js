@@ -149,7 +149,7 @@ describe('fig1 attention and asymmetry', () => {
     expect(() => figAttentionAsymmetry({ tokens: TOKENS, A, mask: 'diagonal' })).toThrow(/mask/);
   });
 
-  it('names the mask the attention was computed under in its title, never "causal" under another (issue 38)', () => {
+  it('names the mask the attention was computed under in its title, never "causal" under another', () => {
     const first = (f) => textOf(one(f, 'suptitle').children[0]);
     expect(first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm' }))).toBe('m Attention, causal mask');
     const full = first(figAttentionAsymmetry({ tokens: TOKENS, A, model: 'm', mask: 'full' }));
@@ -374,7 +374,7 @@ describe('fig3 DAG scores and causal graph', () => {
   const A = causalMatrix(T, 9);
   const fig = figDag({ tokens: TOKENS, A, dagScores: scores, nullDagScore: nullDagScore(T) });
 
-  it('a head with a DAG score of ~0 still has a visible bar and its value printed (issue 38)', () => {
+  it('a head with a DAG score of ~0 still has a visible bar and its value printed', () => {
     const f = figDag({ tokens: TOKENS, A, dagScores: [0.9, 0, 0.0004, 0.5], nullDagScore: nullDagScore(T) });
     const bars = walk(one(f, 'bars')).filter((n) => n.tag === 'rect');
     expect(bars.map((b) => Number(b.attrs.height) >= 2)).toEqual([true, true, true, true]);

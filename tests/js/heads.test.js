@@ -5,19 +5,15 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModel, AttnlabError } from '../../web/src/index.js';
+import { loadModel } from '../../web/src/index.js';
 import { modelInternals } from '../../web/src/model.js';
 import * as workerApi from '../../web/src/worker-client.js';
+import { codeOf } from './helpers/errors.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
 const BUILTIN = join(ROOT, 'models/brown-gpt2');
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
-
-function codeOf(f) {
-  try { f(); } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
-}
 
 // The roles recomputed in JS from run()'s attention, straight from the definitions.
 function rolesByHand(r, ids) {

@@ -3,7 +3,8 @@
 // sums, the √d_k statistics, and the error codes of bad arguments.
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { loadLineage, Lineage, AttnlabError, GLYPH_SIDE, HOPFIELD_CAPACITY } from '../../web/src/index.js';
+import { loadLineage, Lineage, GLYPH_SIDE, HOPFIELD_CAPACITY } from '../../web/src/index.js';
+import { codeOf } from './helpers/errors.js';
 
 let lab;
 beforeAll(async () => { lab = await loadLineage(); });
@@ -13,11 +14,6 @@ function maxAbs(a, b) {
   let m = 0;
   for (let k = 0; k < a.length; k++) m = Math.max(m, Math.abs(a[k] - b[k]));
   return m;
-}
-
-function codeOf(f) {
-  try { f(); } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
 }
 
 describe('classical Hopfield', () => {

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadModel, AttnlabError } from '../../web/src/index.js';
+import { loadModel } from '../../web/src/index.js';
 import * as worker from '../../web/src/worker-client.js';
 import { FILE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, readModelInto, resolveSource } from '../../web/src/sources.js';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+import { caughtAsync, expectError } from './helpers/errors.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TINY = join(ROOT, 'tests/fixtures/tiny');
@@ -24,20 +25,6 @@ const tinyBuffers = () => ({ config: tiny['config.json'], vocab: tiny['vocab.jso
 const fdsUnder = (dir) => readdirSync('/proc/self/fd').filter((fd) => {
   try { return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir); } catch { return false; }
 }).length;
-
-async function caught(f) {
-  try {
-    await f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
-}
-function expectCode(e, code, word) {
-  expect(e).toBeInstanceOf(AttnlabError);
-  if (e.code !== code) throw new Error(`expected ${code}, got ${e.code}: ${e.message}`);
-  if (word) expect(e.message).toMatch(word);
-}
 
 // A server: handler(req, res, file) for one file (null: serve the tiny model's file). It counts the bytes it
 // wrote per file and resolves closed[file] when that request's socket closes.
@@ -81,8 +68,8 @@ describe('downloads are bounded by the limit of their file kind while they strea
   it.each([['config.json'], ['vocab.json']])('an endless %s without Content-Length stops at its limit (ELIMIT)', async (file) => {
     const s = await server({ [file]: endless });
     try {
-      const e = await caught(() => loadModel(s.base));
-      expectCode(e, 'ELIMIT', new RegExp(`${file.replace('.', '\\.')} is more than \\d+ bytes .*over the limit of ${FILE_LIMITS[file]} bytes`));
+      const e = await caughtAsync(() => loadModel(s.base));
+      expectError(e, 'ELIMIT', new RegExp(`${file.replace('.', '\\.')} is more than \\d+ bytes .*over the limit of ${FILE_LIMITS[file]} bytes`));
       await s.stats.whenClosed(file); // the body was cancelled: the connection is closed by the client
       // Before the fix the body was buffered without limit (1.2 GB in 8 s). The server may run ahead of the
       // reader by its socket buffers, nothing more.
@@ -97,8 +84,8 @@ describe('downloads are bounded by the limit of their file kind while they strea
       'config.json': (req, res) => { res.writeHead(200, { 'content-length': String(3e9) }); res.write(Buffer.alloc(1024, 0x20)); },
     });
     try {
-      const e = await caught(() => loadModel(s.base));
-      expectCode(e, 'ELIMIT', /config\.json is 3000000000 bytes/);
+      const e = await caughtAsync(() => loadModel(s.base));
+      expectError(e, 'ELIMIT', /config\.json is 3000000000 bytes/);
       await s.stats.whenClosed('config.json');
     } finally {
       await s.close();
@@ -113,8 +100,8 @@ describe('downloads are bounded by the limit of their file kind while they strea
       },
     });
     try {
-      const e = await caught(() => loadModel(s.base));
-      expectCode(e, 'EIO', /vocab\.json/);
+      const e = await caughtAsync(() => loadModel(s.base));
+      expectError(e, 'EIO', /vocab\.json/);
     } finally {
       await s.close();
     }
@@ -133,8 +120,8 @@ describe('stalled downloads time out, and say so while they wait', () => {
     });
     const events = [];
     try {
-      const e = await caught(() => loadModel(s.base, { timeoutMs: 2500, onProgress: (ev) => events.push(ev) }));
-      expectCode(e, 'ETIMEDOUT', /model\.safetensors: no byte for \d+ s \(1000 bytes read\)/);
+      const e = await caughtAsync(() => loadModel(s.base, { timeoutMs: 2500, onProgress: (ev) => events.push(ev) }));
+      expectError(e, 'ETIMEDOUT', /model\.safetensors: no byte for \d+ s \(1000 bytes read\)/);
       await s.stats.whenClosed('model.safetensors');
       const waiting = events.filter((ev) => ev.status === 'waiting');
       expect(waiting.length).toBeGreaterThanOrEqual(1); // onProgress was silent while stalled before the fix
@@ -158,14 +145,14 @@ describe('stalled downloads time out, and say so while they wait', () => {
     const ac = new AbortController();
     const progress = [];
     try {
-      const e = await caught(() => loadModel(s.base, {
+      const e = await caughtAsync(() => loadModel(s.base, {
         signal: ac.signal,
         onProgress: (ev) => {
           if (ev.status === 'progress') progress.push(ev.loaded);
           if (progress.length === 3) ac.abort();
         },
       }));
-      expectCode(e, 'EABORT'); // a moving download is not a stall: only the signal ends it
+      expectError(e, 'EABORT'); // a moving download is not a stall: only the signal ends it
       expect(progress.length).toBe(3);
       expect(progress[0]).toBeGreaterThan(0);
       expect(progress[2]).toBeGreaterThan(progress[0]);
@@ -179,8 +166,8 @@ describe('stalled downloads time out, and say so while they wait', () => {
   it('headers that never come end with ETIMEDOUT too', async () => {
     const s = await server({ 'config.json': () => {} });
     try {
-      const e = await caught(() => loadModel(s.base, { timeoutMs: 500 }));
-      expectCode(e, 'ETIMEDOUT', /config\.json: no byte/);
+      const e = await caughtAsync(() => loadModel(s.base, { timeoutMs: 500 }));
+      expectError(e, 'ETIMEDOUT', /config\.json: no byte/);
       await s.stats.whenClosed('config.json');
     } finally {
       await s.close();
@@ -189,9 +176,9 @@ describe('stalled downloads time out, and say so while they wait', () => {
 
   it('timeoutMs: 0 turns the stall timeout off; bad values are refused', async () => {
     for (const [v, code] of [[-1, 'ERANGE'], [1.5, 'ERANGE'], [NaN, 'ENAN'], ['30', 'ETYPE'], [2 ** 31, 'ERANGE']])
-      expectCode(await caught(() => loadModel(TINY, { timeoutMs: v })), code);
-    expectCode(await caught(() => loadModel(TINY, { signal: {} })), 'ETYPE');
-    expectCode(await caught(() => loadModel(TINY, { redirects: 'some' })), 'EINVAL');
+      expectError(await caughtAsync(() => loadModel(TINY, { timeoutMs: v })), code);
+    expectError(await caughtAsync(() => loadModel(TINY, { signal: {} })), 'ETYPE');
+    expectError(await caughtAsync(() => loadModel(TINY, { redirects: 'some' })), 'EINVAL');
     const m = await loadModel(TINY, { timeoutMs: 0 });
     m.dispose();
   });
@@ -207,11 +194,11 @@ describe('options.signal aborts a load at any point and frees what it held', () 
       },
     });
     try {
-      const e = await caught(() => loadModel(s.base, {
+      const e = await caughtAsync(() => loadModel(s.base, {
         signal: ac.signal,
         onProgress: (ev) => { if (ev.file === 'model.safetensors' && ev.status === 'download') setTimeout(() => ac.abort(), 50); },
       }));
-      expectCode(e, 'EABORT', /model\.safetensors: the load was aborted/);
+      expectError(e, 'EABORT', /model\.safetensors: the load was aborted/);
       await s.stats.whenClosed('model.safetensors'); // the body was cancelled (else this waits forever)
     } finally {
       await s.close();
@@ -232,14 +219,14 @@ describe('options.signal aborts a load at any point and frees what it held', () 
       const src = await resolveSource(s.base);
       const ac = new AbortController();
       let heapWhileStreaming = 0;
-      const e = await caught(() => readModelInto(w, src, (ev) => {
+      const e = await caughtAsync(() => readModelInto(w, src, (ev) => {
         if (ev.file === 'model.safetensors' && ev.status === 'download') setTimeout(() => { heapWhileStreaming = w.heapInUse(); ac.abort(); }, 100);
       }, { signal: ac.signal }));
-      expectCode(e, 'EABORT');
+      expectError(e, 'EABORT');
       expect(heapWhileStreaming).toBeGreaterThanOrEqual(heap0 + st.length); // the buffer was there ...
       expect(w.heapInUse()).toBe(heap0); // ... and is gone
-      const e2 = await caught(() => readModelInto(w, src, () => {}, { timeoutMs: 300 }));
-      expectCode(e2, 'ETIMEDOUT');
+      const e2 = await caughtAsync(() => readModelInto(w, src, () => {}, { timeoutMs: 300 }));
+      expectError(e2, 'ETIMEDOUT');
       expect(w.heapInUse()).toBe(heap0);
     } finally {
       await s.close();
@@ -249,13 +236,13 @@ describe('options.signal aborts a load at any point and frees what it held', () 
   it('a signal aborted before the call rejects at once; one aborted while reading a path also stops it', async () => {
     const ac = new AbortController();
     ac.abort();
-    expectCode(await caught(() => loadModel(TINY, { signal: ac.signal })), 'EABORT');
+    expectError(await caughtAsync(() => loadModel(TINY, { signal: ac.signal })), 'EABORT');
     const ac2 = new AbortController();
-    const e = await caught(() => loadModel(TINY, {
+    const e = await caughtAsync(() => loadModel(TINY, {
       signal: ac2.signal,
       onProgress: (ev) => { if (ev.status === 'download' && ev.file === 'model.safetensors') ac2.abort(); },
     }));
-    expectCode(e, 'EABORT');
+    expectError(e, 'EABORT');
     expect(fdsUnder(TINY)).toBe(0); // model.safetensors was open when the abort came: closed
   });
 });
@@ -271,8 +258,8 @@ describe('redirects are followed only within the origin given, and the final URL
     const s = await server({ 'vocab.json': redirecting(`${other.base}vocab.json`) });
     const n = other.stats.requests.length;
     try {
-      const e = await caught(() => loadModel(s.base));
-      expectCode(e, 'EIO', /vocab\.json: .*redirects to http:\/\/127\.0\.0\.1:\d+\/vocab\.json, outside http:\/\/127\.0\.0\.1:\d+/);
+      const e = await caughtAsync(() => loadModel(s.base));
+      expectError(e, 'EIO', /vocab\.json: .*redirects to http:\/\/127\.0\.0\.1:\d+\/vocab\.json, outside http:\/\/127\.0\.0\.1:\d+/);
       expect(other.stats.requests.length).toBe(n);
     } finally {
       await s.close();
@@ -286,15 +273,15 @@ describe('redirects are followed only within the origin given, and the final URL
     });
     try {
       const events = [];
-      const e = await caught(() => loadModel(s.base, { onProgress: (ev) => events.push(ev) }));
-      expectCode(e, 'EIO', /model\.safetensors/); // the cross-origin one, by default
+      const e = await caughtAsync(() => loadModel(s.base, { onProgress: (ev) => events.push(ev) }));
+      expectError(e, 'EIO', /model\.safetensors/); // the cross-origin one, by default
       const done = events.find((ev) => ev.status === 'done' && ev.file === 'config.json');
       expect(done.url).toBe(`${s.base}moved/config.json`);
       const m = await loadModel(s.base, { redirects: 'any', onProgress: (ev) => events.push(ev) });
       const st = events.filter((ev) => ev.status === 'done' && ev.file === 'model.safetensors').pop();
       expect(st.url).toBe(`${other.base}model.safetensors`);
       m.dispose();
-      expectCode(await caught(() => loadModel(s.base, { redirects: 'none' })), 'EIO', /redirects: 'none'|options\.redirects is 'none'/);
+      expectError(await caughtAsync(() => loadModel(s.base, { redirects: 'none' })), 'EIO', /redirects: 'none'|options\.redirects is 'none'/);
     } finally {
       await s.close();
     }
@@ -303,13 +290,13 @@ describe('redirects are followed only within the origin given, and the final URL
   it('to a non-http scheme, or in a loop: EIO', async () => {
     const s = await server({ 'config.json': redirecting('file:///etc/passwd'), 'vocab.json': redirecting('/vocab.json') });
     try {
-      expectCode(await caught(() => loadModel(s.base)), 'EIO', /file: URL/);
+      expectError(await caughtAsync(() => loadModel(s.base)), 'EIO', /file: URL/);
     } finally {
       await s.close();
     }
     const loop = await server({ 'config.json': redirecting('/config.json') });
     try {
-      expectCode(await caught(() => loadModel(loop.base)), 'EIO', /more than 20 redirects/);
+      expectError(await caughtAsync(() => loadModel(loop.base)), 'EIO', /more than 20 redirects/);
     } finally {
       await loop.close();
     }
@@ -319,7 +306,7 @@ describe('redirects are followed only within the origin given, and the final URL
 describe('every source is an AttnlabError with a code when it cannot be read', () => {
   it.each(['data:text/plain,x', 'javascript:alert(1)', 'about:blank', 'blob:http://x/y', 'mailto:a@b.c'])(
     'a %s URL is EINVAL (it was TypeError: Invalid URL)', async (u) => {
-      expectCode(await caught(() => loadModel(u)), 'EINVAL', /http:, https: or file:/);
+      expectError(await caughtAsync(() => loadModel(u)), 'EINVAL', /http:, https: or file:/);
     });
 
   let dir;
@@ -331,8 +318,8 @@ describe('every source is an AttnlabError with a code when it cannot be read', (
     const d = copy('dir');
     rmSync(join(d, 'config.json'));
     mkdirSync(join(d, 'config.json'));
-    expectCode(await caught(() => loadModel(d)), 'EIO', /config\.json at .* is a directory, not a regular file/);
-    expectCode(await caught(() => loadModel(pathToFileURL(d + '/'))), 'EIO', /is a directory/);
+    expectError(await caughtAsync(() => loadModel(d)), 'EIO', /config\.json at .* is a directory, not a regular file/);
+    expectError(await caughtAsync(() => loadModel(pathToFileURL(d + '/'))), 'EIO', /is a directory/);
   });
 
   it('FIFOs in place of the files are refused without opening them (they blocked forever, then every fs call)', async () => {
@@ -340,7 +327,7 @@ describe('every source is an AttnlabError with a code when it cannot be read', (
       const d = copy(`fifo-${f}`);
       rmSync(join(d, f));
       execFileSync('mkfifo', [join(d, f)]);
-      expectCode(await caught(() => loadModel(d)), 'EIO', new RegExp(`${f.replace('.', '\\.')} at .* is a FIFO, not a regular file`));
+      expectError(await caughtAsync(() => loadModel(d)), 'EIO', new RegExp(`${f.replace('.', '\\.')} at .* is a FIFO, not a regular file`));
     }
     expect(fdsUnder(dir)).toBe(0);
     const m = await loadModel(TINY); // the fs still works
@@ -351,33 +338,33 @@ describe('every source is an AttnlabError with a code when it cannot be read', (
     const d = copy('big');
     writeFileSync(join(d, 'merges.txt'), '');
     spawnSync('truncate', ['-s', String(FILE_LIMITS['merges.txt'] + 1), join(d, 'merges.txt')]);
-    expectCode(await caught(() => loadModel(d)), 'ELIMIT', /merges\.txt is 268435457 bytes/);
+    expectError(await caughtAsync(() => loadModel(d)), 'ELIMIT', /merges\.txt is 268435457 bytes/);
   });
 
   it('buffers, strings and Blobs over the limit of their kind are refused before they are copied', async () => {
     const big = new Uint8Array(FILE_LIMITS['config.json'] + 1).fill(0x20);
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), config: big })), 'ELIMIT', /config\.json is 1048577 bytes/);
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), config: ' '.repeat(FILE_LIMITS['config.json'] + 1) })), 'ELIMIT');
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), config: new Blob([big]) })), 'ELIMIT', /config\.json is 1048577 bytes/);
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), config: big })), 'ELIMIT', /config\.json is 1048577 bytes/);
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), config: ' '.repeat(FILE_LIMITS['config.json'] + 1) })), 'ELIMIT');
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), config: new Blob([big]) })), 'ELIMIT', /config\.json is 1048577 bytes/);
     // exactly at the limit is read (and then refused by C for being 1 MiB of spaces, not by the size)
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), config: big.subarray(1) })), 'EJSON');
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), config: big.subarray(1) })), 'EJSON');
   });
 
   it('a detached ArrayBuffer is ETYPE on the main thread too', async () => {
     const buf = new Uint8Array(tiny['config.json']).buffer;
     structuredClone(buf, { transfer: [buf] });
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), config: buf })), 'ETYPE', /detached/);
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), config: buf })), 'ETYPE', /detached/);
     const view = new Uint8Array(new Uint8Array(tiny['vocab.json']).buffer);
     structuredClone(view.buffer, { transfer: [view.buffer] });
-    expectCode(await caught(() => loadModel({ ...tinyBuffers(), vocab: view })), 'ETYPE', /detached/);
+    expectError(await caughtAsync(() => loadModel({ ...tinyBuffers(), vocab: view })), 'ETYPE', /detached/);
   });
 
   it('a File changed after it was picked is EIO (it was a raw NotReadableError)', async () => {
     const d = copy('changed');
     const blob = await openAsBlob(join(d, 'vocab.json'));
     writeFileSync(join(d, 'vocab.json'), '{}'); // changed under the Blob
-    const e = await caught(() => loadModel({ ...tinyBuffers(), vocab: blob }));
-    expectCode(e, 'EIO', /vocab\.json cannot be read any more/);
+    const e = await caughtAsync(() => loadModel({ ...tinyBuffers(), vocab: blob }));
+    expectError(e, 'EIO', /vocab\.json cannot be read any more/);
   });
 });
 
@@ -390,8 +377,8 @@ describe('a safetensors header of 200 000 names loads in wasm (the pairwise dupl
     const h = Buffer.from(parts.join(''));
     const len = Buffer.alloc(8);
     len.writeBigUInt64LE(BigInt(h.length));
-    const e = await caught(() => loadModel({ ...tinyBuffers(), safetensors: Buffer.concat([len, h]) }));
-    expectCode(e, 'EMISSING', /wte/);
+    const e = await caughtAsync(() => loadModel({ ...tinyBuffers(), safetensors: Buffer.concat([len, h]) }));
+    expectError(e, 'EMISSING', /wte/);
   }, 60000);
 });
 
@@ -401,8 +388,8 @@ describe('generate checks its limits before it allocates', () => {
     try {
       const before = m.memoryUsage().wasmBytes;
       for (const n of [2 ** 28, 2 ** 31 - 1]) {
-        const e = await caught(() => m.generate('a b c', { maxTokens: n }));
-        expectCode(e, 'ETOOLONG', /exceed the model's context of 64/);
+        const e = await caughtAsync(() => m.generate('a b c', { maxTokens: n }));
+        expectError(e, 'ETOOLONG', /exceed the model's context of 64/);
       }
       expect(m.memoryUsage().wasmBytes).toBe(before); // it grew by 1 GB before the fix
       expect(m.generate('a b c', { maxTokens: 3 }).ids.length).toBe(3);
@@ -424,10 +411,10 @@ describe('attnlab/worker: the same codes, an abort, and Node flags a worker refu
     const s2 = await server({ 'config.json': () => {} });
     const s3 = await server({ 'config.json': (req, res) => { res.writeHead(302, { location: `${other.base}config.json` }); res.end(); } });
     try {
-      expectCode(await caught(() => worker.loadModel(s.base)), 'EIO', /vocab\.json/);
-      expectCode(await caught(() => worker.loadModel(s2.base, { timeoutMs: 300 })), 'ETIMEDOUT');
-      expectCode(await caught(() => worker.loadModel(s3.base)), 'EIO', /outside/);
-      expectCode(await caught(() => worker.loadModel('data:,x')), 'EINVAL');
+      expectError(await caughtAsync(() => worker.loadModel(s.base)), 'EIO', /vocab\.json/);
+      expectError(await caughtAsync(() => worker.loadModel(s2.base, { timeoutMs: 300 })), 'ETIMEDOUT');
+      expectError(await caughtAsync(() => worker.loadModel(s3.base)), 'EIO', /outside/);
+      expectError(await caughtAsync(() => worker.loadModel('data:,x')), 'EINVAL');
     } finally {
       await Promise.all([s.close(), s2.close(), s3.close(), other.close()]);
     }
@@ -439,11 +426,11 @@ describe('attnlab/worker: the same codes, an abort, and Node flags a worker refu
       'model.safetensors': (req, res) => { res.writeHead(200, { 'content-length': 1e6 }); res.write(Buffer.alloc(10)); },
     });
     try {
-      const e = await caught(() => worker.loadModel(s.base, {
+      const e = await caughtAsync(() => worker.loadModel(s.base, {
         signal: ac.signal,
         onProgress: (ev) => { if (ev.file === 'model.safetensors' && ev.status === 'download') ac.abort(); },
       }));
-      expectCode(e, 'EABORT', /worker was terminated/);
+      expectError(e, 'EABORT', /worker was terminated/);
       await s.stats.whenClosed('model.safetensors'); // the worker's connection went with it
     } finally {
       await s.close();

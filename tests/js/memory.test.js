@@ -21,6 +21,7 @@ import { loadModel } from '../../web/src/index.js';
 import { modelInternals } from '../../web/src/model.js';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 import { writeCheckpoint } from './helpers/checkpoint.js';
+import { modelFiles } from './helpers/model-files.js';
 import { WASM_PATH } from './helpers/builds.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,10 +29,7 @@ const TINY = join(ROOT, 'tests/fixtures/tiny');
 const DISTIL = join(ROOT, 'build/bench/distilgpt2');
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
 
-function tinyFiles() {
-  const read = (f) => new Uint8Array(readFileSync(join(TINY, f)));
-  return { config: read('config.json'), safetensors: read('model.safetensors'), vocab: read('vocab.json'), merges: read('merges.txt') };
-}
+const tinyFiles = () => modelFiles(TINY);
 
 // Bytes of alab_ensure_activations (c/src/forward.c) for T tokens, each part 16-float aligned.
 function activationBytes({ nLayer: L, nHead: NH, nEmbd: C, vocabSize: V, headSize: HS }, T) {

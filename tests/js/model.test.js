@@ -17,6 +17,8 @@ import { modelInternals, Result } from '../../web/src/model.js';
 import { startServer } from '../../scripts/serve.mjs';
 import { maxAbsDiff } from './helpers/compare.js';
 import { WASM_PATH } from './helpers/builds.js';
+import { expectThrows } from './helpers/errors.js';
+import { modelFiles, expectLoadEvents } from './helpers/model-files.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIX = join(ROOT, 'tests/fixtures');
@@ -27,19 +29,6 @@ const golden = JSON.parse(readFileSync(join(FIX, 'golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
 
-
-function files(dir) {
-  const read = (f) => new Uint8Array(readFileSync(join(dir, f)));
-  return { config: read('config.json'), safetensors: read('model.safetensors'), vocab: read('vocab.json'), merges: read('merges.txt') };
-}
-
-function expectCode(fn, code) {
-  let err;
-  try { fn(); } catch (e) { err = e; }
-  expect(err, `expected AttnlabError ${code}`).toBeInstanceOf(AttnlabError);
-  expect(err.code).toBe(code);
-  return err;
-}
 
 function cli(args) {
   if (!existsSync(CLI)) throw new Error(`build/attnlab is missing: run make`);
@@ -219,12 +208,12 @@ describe('interventions, masks and scale, spelled the friendly way', () => {
     const m = models.tiny;
     const base = m.run(CHAPTER);
     const soft = (row, col, layer = 1) => ({ kind: 'soft', layer, head: 1, row, col, lambda: 5 });
-    expectCode(() => m.run(CHAPTER, { interventions: [soft(2, 9)] }), 'EMASKED');
-    expectCode(() => m.run(CHAPTER, { interventions: [soft(9, 2)], mask: 'window:3' }), 'EMASKED');
+    expectThrows(() => m.run(CHAPTER, { interventions: [soft(2, 9)] }), 'EMASKED');
+    expectThrows(() => m.run(CHAPTER, { interventions: [soft(9, 2)], mask: 'window:3' }), 'EMASKED');
     expect(() => m.run(CHAPTER, { interventions: [soft(9, 7)], mask: 'window:3' })).not.toThrow();
     expect(() => m.run(CHAPTER, { interventions: [soft(2, 9)], mask: 'full' })).not.toThrow();
     // per-layer masks: the layer's own mask decides
-    expectCode(() => m.run(CHAPTER, { interventions: [soft(2, 9, 1)], mask: ['full', 'causal', 'full'] }), 'EMASKED');
+    expectThrows(() => m.run(CHAPTER, { interventions: [soft(2, 9, 1)], mask: ['full', 'causal', 'full'] }), 'EMASKED');
     expect(() => m.run(CHAPTER, { interventions: [soft(2, 9, 2)], mask: ['full', 'causal', 'full'] })).not.toThrow();
     // a hard do may still name a future column
     expect(() => m.run(CHAPTER, { interventions: [{ kind: 'hard', layer: 1, head: 1, row: 2, col: 9 }] })).not.toThrow();
@@ -364,7 +353,7 @@ describe('sources', () => {
   });
 
   it('buffers: Uint8Array, ArrayBuffer, strings, views into bigger buffers; the caller keeps them', async () => {
-    const f = files(tinyDir);
+    const f = modelFiles(tinyDir);
     const dec = new TextDecoder();
     const big = new Uint8Array(f.safetensors.length + 100);
     big.set(f.safetensors, 50);
@@ -375,7 +364,7 @@ describe('sources', () => {
   });
 
   it('Blob and File objects, as an object or as a list matched by file name', async () => {
-    const f = files(tinyDir);
+    const f = modelFiles(tinyDir);
     same(await loadModel({ config: new Blob([f.config]), safetensors: new Blob([f.safetensors]), vocab: new Blob([f.vocab]), merges: new Blob([f.merges]) }));
     const list = [new File([f.merges], 'merges.txt'), new File([f.safetensors], 'model.safetensors'),
                   new File([f.vocab], 'vocab.json'), new File([f.config], 'config.json'), new File(['x'], 'README.md')];
@@ -391,13 +380,7 @@ describe('sources', () => {
       const events = [];
       const m = await loadModel(new URL('tests/fixtures/tiny', url), { onProgress: (e) => events.push(e) });
       same(m);
-      const files = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
-      expect(events.filter((e) => e.status === 'initiate').map((e) => e.file)).toEqual(files);
-      expect(events.filter((e) => e.status === 'done').map((e) => e.file)).toEqual(files);
-      expect(events.at(-1)).toMatchObject({ status: 'ready', file: null });
-    const { timing } = events.at(-1);
-    expect(Object.keys(timing).sort()).toEqual(['buildMs', 'readMs', 'wasmMs']);
-    for (const v of Object.values(timing)) expect(v >= 0 && Number.isFinite(v)).toBe(true);
+      expectLoadEvents(events);
       const size = readFileSync(join(tinyDir, 'model.safetensors')).length;
       const prog = events.filter((e) => e.status === 'progress' && e.file === 'model.safetensors');
       expect(prog.length).toBeGreaterThanOrEqual(2);

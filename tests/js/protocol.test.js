@@ -8,6 +8,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { Worker } from 'node:worker_threads';
 import { connect, createServer } from '../../web/src/ui/protocol.js';
 import { AttnlabError } from '../../web/src/core/errors.js';
+import { caughtAsync } from './helpers/errors.js';
 
 const ENTRY = new URL('./helpers/protocol-worker.js', import.meta.url);
 const started = [];
@@ -22,8 +23,6 @@ function start(ordered = false, options = {}) {
 afterEach(async () => {
   for (const c of started.splice(0)) await c.terminate();
 });
-
-const caught = (p) => p.then((v) => ({ resolved: v }), (e) => e);
 
 describe('requests and answers', () => {
   it('matches each answer to its call by id when the answers come back out of order', async () => {
@@ -68,7 +67,7 @@ describe('requests and answers', () => {
 describe('errors keep their code', () => {
   it('an AttnlabError thrown in a handler arrives with its code, message and rc', async () => {
     const { client } = start();
-    const e = await caught(client.call('fail', ['ERANGE', 'layer 9 is out of range [0, 5]', -5]));
+    const e = await caughtAsync(client.call('fail', ['ERANGE', 'layer 9 is out of range [0, 5]', -5]));
     expect(e).toBeInstanceOf(AttnlabError);
     expect([e.code, e.message, e.rc]).toEqual(['ERANGE', 'layer 9 is out of range [0, 5]', -5]);
     // and the worker goes on answering
@@ -77,12 +76,12 @@ describe('errors keep their code', () => {
 
   it('any other thrown value is EINTERNAL, an unknown method EINVAL, an uncloneable argument ETYPE', async () => {
     const { client } = start();
-    const bug = await caught(client.call('bug'));
+    const bug = await caughtAsync(client.call('bug'));
     expect([bug.code, bug.message]).toEqual(['EINTERNAL', 'TypeError: x.y is not a function']);
-    const unknown = await caught(client.call('nope', [1]));
+    const unknown = await caughtAsync(client.call('nope', [1]));
     expect(unknown.code).toBe('EINVAL');
     expect(unknown.message).toMatch(/unknown method 'nope'.*echo/);
-    const clone = await caught(client.call('echo', [() => 1]));
+    const clone = await caughtAsync(client.call('echo', [() => 1]));
     expect(clone).toBeInstanceOf(AttnlabError);
     expect(clone.code).toBe('ETYPE');
     expect(client.pending).toBe(0);
@@ -94,12 +93,11 @@ describe('cancel', () => {
     const { client } = start(true);
     const ac = new AbortController();
     let events = 0;
-    const t0 = Date.now();
-    const e = await caught(client.call('spin', [], { signal: ac.signal, onProgress: () => { if (++events === 3) ac.abort(); } }));
+    const e = await caughtAsync(client.call('spin', [], { signal: ac.signal, onProgress: () => { if (++events === 3) ac.abort(); } }));
     expect(e).toBeInstanceOf(AttnlabError);
     expect(e.code).toBe('EABORT');
-    expect(Date.now() - t0).toBeLessThan(10_000); // not the 20 s of a spin that ran to its end
-    // ordered: this answer comes after the spin has really ended
+    // ordered: this answer comes after the spin has really ended, stopped by the cancel, not run to its end
+    // (the worker's own count, not a wall-clock bound: a loaded machine cannot make it pass or fail)
     expect(await client.call('stats')).toEqual({ started: 1, stoppedByCancel: 1, finished: 0 });
   });
 
@@ -107,11 +105,11 @@ describe('cancel', () => {
     const { client } = start(true);
     const first = client.call('echo', ['first', 150]);
     const ac = new AbortController();
-    const queued = caught(client.call('spin', [], { signal: ac.signal }));
+    const queued = caughtAsync(client.call('spin', [], { signal: ac.signal }));
     ac.abort();
     expect(await first).toBe('first');
     expect((await queued).code).toBe('EABORT');
-    const pre = await caught(client.call('spin', [], { signal: AbortSignal.abort() }));
+    const pre = await caughtAsync(client.call('spin', [], { signal: AbortSignal.abort() }));
     expect(pre.code).toBe('EABORT');
     expect(await client.call('stats')).toEqual({ started: 0, stoppedByCancel: 0, finished: 0 });
   });
@@ -119,7 +117,7 @@ describe('cancel', () => {
   it('an onProgress that throws rejects its call with what it threw and cancels it in the worker', async () => {
     const { client } = start(true);
     const oops = new Error('the listener broke');
-    const e = await caught(client.call('spin', [], { onProgress: (i) => { if (i === 2) throw oops; } }));
+    const e = await caughtAsync(client.call('spin', [], { onProgress: (i) => { if (i === 2) throw oops; } }));
     expect(e).toBe(oops);
     expect(await client.call('stats')).toEqual({ started: 1, stoppedByCancel: 1, finished: 0 });
   });
@@ -128,18 +126,18 @@ describe('cancel', () => {
 describe('a worker that dies or is terminated', () => {
   it('terminate() rejects every pending call with EDISPOSED, and every later one', async () => {
     const { client } = start();
-    const pending = [client.call('hang'), client.call('spin'), client.call('echo', ['late', 5000])].map(caught);
+    const pending = [client.call('hang'), client.call('spin'), client.call('echo', ['late', 5000])].map(caughtAsync);
     expect(client.pending).toBe(3);
     await client.terminate();
     const errors = await Promise.all(pending);
     expect(errors.map((e) => e instanceof AttnlabError && e.code)).toEqual(['EDISPOSED', 'EDISPOSED', 'EDISPOSED']);
     expect(client.pending).toBe(0);
-    expect((await caught(client.call('echo', ['x']))).code).toBe('EDISPOSED');
+    expect((await caughtAsync(client.call('echo', ['x']))).code).toBe('EDISPOSED');
   });
 
   it('terminate(err) rejects with the error given', async () => {
     const { client } = start();
-    const p = caught(client.call('hang'));
+    const p = caughtAsync(client.call('hang'));
     await client.terminate(new AttnlabError('EABORT', 'stopped by the test'));
     expect(await p).toMatchObject({ code: 'EABORT', message: 'stopped by the test' });
   });
@@ -147,9 +145,9 @@ describe('a worker that dies or is terminated', () => {
   it('a worker that exits rejects every pending call with EWASM and tells onFail once', async () => {
     const failures = [];
     const { client } = start(false, { name: 'test worker', onFail: (e) => failures.push(e) });
-    const pending = [client.call('hang'), client.call('spin')].map(caught);
+    const pending = [client.call('hang'), client.call('spin')].map(caughtAsync);
     await client.call('echo', ['ready']); // both requests have reached the worker
-    const exit = caught(client.call('exit', [3]));
+    const exit = caughtAsync(client.call('exit', [3]));
     const errors = await Promise.all([...pending, exit]);
     for (const e of errors) {
       expect(e).toBeInstanceOf(AttnlabError);
@@ -159,12 +157,12 @@ describe('a worker that dies or is terminated', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]).toBe(errors[0]);
     expect(client.failed).toBe(errors[0]);
-    expect((await caught(client.call('echo', ['x']))).code).toBe('EWASM');
+    expect((await caughtAsync(client.call('echo', ['x']))).code).toBe('EWASM');
   });
 
   it('a worker terminated behind the client\'s back rejects its pending calls with EWASM', async () => {
     const { w, client } = start();
-    const p = caught(client.call('hang'));
+    const p = caughtAsync(client.call('hang'));
     await client.call('echo', ['ready']);
     await w.terminate();
     const e = await p;

@@ -11,42 +11,19 @@
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import {
-  instantiateAttnlab, defaultWasmMTURL, DO_HARD, DO_SOFT, ABLATE, MASK_CAUSAL, MASK_FULL, MASK_WINDOW,
-} from '../../web/src/core/wasm.js';
+import { instantiateAttnlab, defaultWasmMTURL } from '../../web/src/core/wasm.js';
 import { AttnlabError } from '../../web/src/core/errors.js';
 import { checkpointBuffers } from './helpers/checkpoint.js';
 import { maxAbsDiff } from './helpers/compare.js';
 import { WASM_PATH, WASM_MT_PATH } from './helpers/builds.js';
+import { codeOfAsync } from './helpers/errors.js';
+import { golden, goldenFiles, forwardOpts } from './helpers/golden.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
 const TOL = golden.tolerance;
-const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE };
-const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
 // this process's builds (helpers/builds.js): the SIMD128 ones, or the relaxed-SIMD twins under its flag
 const MT_BYTES = new Uint8Array(readFileSync(WASM_MT_PATH));
 const ST_BYTES = new Uint8Array(readFileSync(WASM_PATH));
-
-function modelFiles(name) {
-  const dir = join(ROOT, golden.models[name].dir);
-  const read = (f) => new Uint8Array(readFileSync(join(dir, f)));
-  return { config: read('config.json'), safetensors: read('model.safetensors'), vocab: read('vocab.json'), merges: read('merges.txt') };
-}
-
-function forwardOpts(o) {
-  return {
-    interventions: o.interventions.map((x) => ({ kind: KIND[x.kind], layer: x.layer, head: x.head, row: x.row, col: x.col, lambda: x.lambda })),
-    mask: MASK[o.mask], window: o.window,
-    layerMask: o.layer_mask ? o.layer_mask.map((s) => MASK[s]) : null, layerWindow: o.layer_window ?? null,
-    scale: o.scale ?? null,
-    captureLayer: o.capture ? o.capture.layer : -1, captureHead: o.capture ? o.capture.head : -1,
-  };
-}
-
 
 // Indices where a and b differ as float bits (-0 and +0, NaN payloads included).
 function bitDiffs(a, b) {
@@ -57,16 +34,11 @@ function bitDiffs(a, b) {
   return n;
 }
 
-async function codeOf(p) {
-  try { await p; } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
-}
-
 let st;
 const stModels = {};
 beforeAll(async () => {
   st = await instantiateAttnlab(ST_BYTES);
-  for (const name of Object.keys(golden.models)) stModels[name] = st.loadModel(modelFiles(name));
+  for (const name of Object.keys(golden.models)) stModels[name] = st.loadModel(goldenFiles(name));
 });
 afterAll(() => { for (const m of Object.values(stModels)) st.modelFree(m); });
 
@@ -94,7 +66,7 @@ describe('attnlab-mt.wasm', () => {
         w = await instantiateAttnlab(MT_BYTES, { threads });
         expect(w.threads()).toBe(threads);
         w.setParallelMinWork(0);
-        for (const name of Object.keys(golden.models)) models[name] = w.loadModel(modelFiles(name));
+        for (const name of Object.keys(golden.models)) models[name] = w.loadModel(goldenFiles(name));
       });
       afterAll(() => { for (const m of Object.values(models)) w.modelFree(m); w.stopThreads(); });
 
@@ -168,7 +140,7 @@ describe('attnlab-mt.wasm', () => {
 
   it('fails a run with ETHREAD, without hanging, when a helper traps; and keeps failing', async () => {
     const w = await instantiateAttnlab(MT_BYTES, { threads: 2 });
-    const m = w.loadModel(modelFiles('tiny'));
+    const m = w.loadModel(goldenFiles('tiny'));
     w.setParallelMinWork(0);
     w.forward(m, [1, 2, 3]);
     let err;
@@ -183,10 +155,10 @@ describe('attnlab-mt.wasm', () => {
   });
 
   it('refuses bad thread counts and threads without the multithreaded build', async () => {
-    expect(await codeOf(instantiateAttnlab(MT_BYTES, { threads: 0 }))).toBe('ERANGE');
-    expect(await codeOf(instantiateAttnlab(MT_BYTES, { threads: 17 }))).toBe('ERANGE');
-    expect(await codeOf(instantiateAttnlab(MT_BYTES, { threads: 1.5 }))).toBe('ERANGE');
-    expect(await codeOf(instantiateAttnlab(ST_BYTES, { threads: 2 }))).toBe('EINVAL');
-    expect(await codeOf(instantiateAttnlab(defaultWasmMTURL(), { threads: 2, threadWorker: 'file:///nonexistent/thread.js' }))).toBe('ETHREAD');
+    expect(await codeOfAsync(instantiateAttnlab(MT_BYTES, { threads: 0 }))).toBe('ERANGE');
+    expect(await codeOfAsync(instantiateAttnlab(MT_BYTES, { threads: 17 }))).toBe('ERANGE');
+    expect(await codeOfAsync(instantiateAttnlab(MT_BYTES, { threads: 1.5 }))).toBe('ERANGE');
+    expect(await codeOfAsync(instantiateAttnlab(ST_BYTES, { threads: 2 }))).toBe('EINVAL');
+    expect(await codeOfAsync(instantiateAttnlab(defaultWasmMTURL(), { threads: 2, threadWorker: 'file:///nonexistent/thread.js' }))).toBe('ETHREAD');
   });
 });

@@ -11,12 +11,15 @@ import { fileURLToPath } from 'node:url';
 export default defineConfig({
   root: fileURLToPath(new URL('../../', import.meta.url)),
   test: {
-    // every test file whose numbers or engine reports come from the wasm builds
+    // every test file whose numbers or engine reports come from the wasm builds' arithmetic. Left out, as
+    // the relaxed flag changes no instruction they exercise (it turns multiply-adds into relaxed_madd, and
+    // these read files and tokenize: no float kernel): loading (downloads, streaming, timeouts), real-files
+    // (real configs and tokenizers; its forward passes are the families' kernels, which families.test.js
+    // runs here) and tokenizer-json — about a minute of the suite's two minutes (tests/README.md)
     include: [
-      'analysis', 'boundary', 'browser_worker', 'builtin_circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
-      'evidence-sets-api', 'evidence', 'families', 'heads', 'heads_synthetic', 'lineage', 'loading', 'memory', 'model',
-      'readable', 'real_files', 'relaxed', 'threads', 'threads_api', 'tokenizer_json', 'trained', 'wasm_forward',
-      'worker',
+      'analysis', 'boundary', 'browser-worker', 'builtin-circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
+      'evidence-sets-api', 'evidence', 'families', 'heads', 'heads-synthetic', 'lineage', 'memory', 'model',
+      'readable', 'relaxed', 'threads', 'threads-api', 'trained', 'wasm-forward', 'worker',
     ].map((f) => `tests/js/${f}.test.js`),
     execArgv: ['--experimental-wasm-relaxed-simd'],
     testTimeout: 120_000,

@@ -1,6 +1,6 @@
 // worker.js (test page) — exposes window.attnlabTest(spec): load a model with
 // 'attnlab/worker' (web/src/worker-client.js, served at /src/), run it, and
-// return plain numbers for tests/js/browser_worker.test.js and
+// return plain numbers for tests/js/browser-worker.test.js and
 // bench/bench_api.mjs to compare with Node. Typed arrays are returned as
 // plain arrays so they survive page.evaluate.
 

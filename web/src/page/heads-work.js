@@ -11,7 +11,7 @@
 //                      forms them
 //
 // Pure of the DOM (the page passes the foreground test in), so they are tested in
-// Node (tests/js/heads_work.test.js).
+// Node (tests/js/heads-work.test.js).
 
 /**
  * Runs async calls one at a time, each only when `busy()` is false; `subscribe(wake)`

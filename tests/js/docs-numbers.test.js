@@ -1,4 +1,4 @@
-// docs_numbers.test.js — every number the docs quote comes from one script
+// docs-numbers.test.js — every number the docs quote comes from one script
 // (scripts/docs-numbers.mjs, `make docs-numbers`):
 //   1. the committed snippets in docs/generated/ are what the script computes now
 //      (stale after a retraining until `make docs-numbers` is run);

@@ -1,4 +1,4 @@
-// i18n_keys.test.js — every string table has the same keys in English and Chinese (the page's is checked in
+// i18n-keys.test.js — every string table has the same keys in English and Chinese (the page's is checked in
 // tests/e2e/page-units.test.js too): a key missing in one language is listed by name, and a function-valued
 // label takes the same arguments in both.
 

@@ -1,4 +1,4 @@
-// heads_work.test.js — how the Heads panel shares the worker (web/src/page/heads-work.js):
+// heads-work.test.js — how the Heads panel shares the worker (web/src/page/heads-work.js):
 // the importance grid and the DAG profile computed as short calls equal the API's one-call
 // results exactly, and the Lane runs one call at a time and none while the foreground is busy.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';

@@ -1,4 +1,4 @@
-// wasm_forward.test.js — the WebAssembly build (SIMD128 kernels) reproduces the
+// wasm-forward.test.js — the WebAssembly build (SIMD128 kernels) reproduces the
 // independent PyTorch reference on every golden case, through our own loader
 // (web/src/core/wasm.js), and reports every error through the boundary with
 // its stable code while staying usable afterwards.
@@ -9,61 +9,25 @@
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import {
-  instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, MASK_CAUSAL, MASK_FULL, MASK_WINDOW, ALL_HEADS, KERNELS,
+  instantiateAttnlab, DO_HARD, DO_SOFT, ABLATE, ALL_HEADS, KERNELS,
 } from '../../web/src/core/wasm.js';
-import { AttnlabError, ERROR_CODES } from '../../web/src/core/errors.js';
+import { ERROR_CODES } from '../../web/src/core/errors.js';
 import { maxAbsDiff } from './helpers/compare.js';
 import { WASM_PATH } from './helpers/builds.js';
+import { expectThrows } from './helpers/errors.js';
+import { golden, goldenFiles, forwardOpts } from './helpers/golden.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const golden = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/golden.json'), 'utf8'));
 const TOL = golden.tolerance;
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
-
-const KIND = { hard: DO_HARD, soft: DO_SOFT, ablate: ABLATE };
-const MASK = { causal: MASK_CAUSAL, full: MASK_FULL, window: MASK_WINDOW };
-
-function modelFiles(name) {
-  const dir = join(ROOT, golden.models[name].dir);
-  const read = (f) => new Uint8Array(readFileSync(join(dir, f)));
-  return { config: read('config.json'), safetensors: read('model.safetensors'),
-           vocab: read('vocab.json'), merges: read('merges.txt') };
-}
-
-// Golden opts (strings, nulls) -> the low layer's numeric forward options.
-function forwardOpts(o) {
-  return {
-    interventions: o.interventions.map((x) => ({ kind: KIND[x.kind], layer: x.layer, head: x.head,
-                                                 row: x.row, col: x.col, lambda: x.lambda })),
-    mask: MASK[o.mask],
-    window: o.window,
-    layerMask: o.layer_mask ? o.layer_mask.map((s) => MASK[s]) : null,
-    layerWindow: o.layer_window ?? null,
-    scale: o.scale ?? null,
-    captureLayer: o.capture ? o.capture.layer : -1,
-    captureHead: o.capture ? o.capture.head : -1,
-  };
-}
-
-
-function expectCode(fn, code) {
-  let err;
-  try { fn(); } catch (e) { err = e; }
-  expect(err, `expected AttnlabError ${code}`).toBeInstanceOf(AttnlabError);
-  expect(err.code).toBe(code);
-  return err;
-}
 
 let w;             // the AttnlabWasm instance shared by the tests
 const models = {}; // name -> handle
 
 beforeAll(async () => {
   w = await instantiateAttnlab(new Uint8Array(readFileSync(WASM_PATH)));
-  for (const name of Object.keys(golden.models)) models[name] = w.loadModel(modelFiles(name));
+  for (const name of Object.keys(golden.models)) models[name] = w.loadModel(goldenFiles(name));
 });
 
 afterAll(() => {
@@ -120,8 +84,8 @@ describe('tokenization in wasm', () => {
       return w.fn.alab_wasm_decode(out, 8, m, p, ids.length);
     });
     expect(need).toBe(new TextEncoder().encode(CHAPTER).length);
-    expectCode(() => w.tokenDisplay(m, golden.models.tiny.vocab_size), 'ERANGE');
-    expectCode(() => w.decode(m, [0, -1]), 'ERANGE');
+    expectThrows(() => w.tokenDisplay(m, golden.models.tiny.vocab_size), 'ERANGE');
+    expectThrows(() => w.decode(m, [0, -1]), 'ERANGE');
   });
 });
 
@@ -207,8 +171,8 @@ describe('generation in wasm', () => {
     expect(a.rngState).not.toBe(42n);
     const c = w.generate(m, ids, { ...opts, rngState: a.rngState });
     expect(c.ids.length).toBe(8);
-    expectCode(() => w.generate(m, ids, { maxNew: 64 }), 'ETOOLONG');
-    expectCode(() => w.generate(m, ids, { maxNew: 2, temperature: NaN }), 'ENAN');
+    expectThrows(() => w.generate(m, ids, { maxNew: 64 }), 'ETOOLONG');
+    expectThrows(() => w.generate(m, ids, { maxNew: 2, temperature: NaN }), 'ENAN');
   });
 });
 
@@ -229,7 +193,7 @@ describe('errors through the boundary', () => {
   it('empty text gives no ids and the forward pass fails with EEMPTY', () => {
     const m = models.tiny;
     expect(w.encode(m, '').length).toBe(0);
-    const e = expectCode(() => w.forward(m, w.encode(m, '')), 'EEMPTY');
+    const e = expectThrows(() => w.forward(m, w.encode(m, '')), 'EEMPTY');
     expect(e.rc).toBe(-12);
     expect(e.message.length).toBeGreaterThan(0);
     stillUsable();
@@ -237,30 +201,30 @@ describe('errors through the boundary', () => {
 
   it('a text longer than n_positions fails with ETOOLONG', () => {
     const ids = new Array(golden.models.tiny.n_positions + 1).fill(262);
-    expectCode(() => w.forward(models.tiny, ids), 'ETOOLONG');
+    expectThrows(() => w.forward(models.tiny, ids), 'ETOOLONG');
     stillUsable();
   });
 
   it('a safetensors header length past the end of the file fails with EFORMAT', () => {
-    const files = modelFiles('tiny');
+    const files = goldenFiles('tiny');
     const heap0 = w.heapInUse();
     new DataView(files.safetensors.buffer).setBigUint64(0, BigInt(files.safetensors.length) * 2n, true);
-    expectCode(() => w.loadModel(files), 'EFORMAT');
+    expectThrows(() => w.loadModel(files), 'EFORMAT');
     expect(w.heapInUse()).toBe(heap0); // the model took the buffer and freed it on failure
     stillUsable();
   });
 
   it('a truncated safetensors file fails with EFORMAT', () => {
-    const files = modelFiles('tiny');
+    const files = goldenFiles('tiny');
     files.safetensors = files.safetensors.subarray(0, files.safetensors.length - 100);
-    expectCode(() => w.loadModel(files), 'EFORMAT');
+    expectThrows(() => w.loadModel(files), 'EFORMAT');
     stillUsable();
   });
 
   it('a config.json that is not JSON fails with EJSON', () => {
-    const files = modelFiles('tiny');
+    const files = goldenFiles('tiny');
     files.config = '{"n_layer": 3,';
-    expectCode(() => w.loadModel(files), 'EJSON');
+    expectThrows(() => w.loadModel(files), 'EJSON');
     stillUsable();
   });
 
@@ -277,11 +241,11 @@ describe('errors through the boundary', () => {
       { kind: ABLATE, layer: n_layer, head: 0 },
     ];
     for (const iv of bad) {
-      expectCode(() => w.forward(m, chapterCase.ids, { interventions: [iv] }), 'ERANGE');
+      expectThrows(() => w.forward(m, chapterCase.ids, { interventions: [iv] }), 'ERANGE');
       stillUsable();
     }
-    expectCode(() => w.forward(m, chapterCase.ids, { captureLayer: n_layer, captureHead: 0 }), 'ERANGE');
-    expectCode(() => w.forward(m, [golden.models.tiny.vocab_size]), 'ERANGE');
+    expectThrows(() => w.forward(m, chapterCase.ids, { captureLayer: n_layer, captureHead: 0 }), 'ERANGE');
+    expectThrows(() => w.forward(m, [golden.models.tiny.vocab_size]), 'ERANGE');
     stillUsable();
   });
 
@@ -289,35 +253,35 @@ describe('errors through the boundary', () => {
     const m = models.tiny;
     for (const lambda of [NaN, Infinity]) {
       const iv = { kind: DO_SOFT, layer: 1, head: 0, row: 18, col: 3, lambda };
-      expectCode(() => w.forward(m, chapterCase.ids, { interventions: [iv] }), 'ENAN');
+      expectThrows(() => w.forward(m, chapterCase.ids, { interventions: [iv] }), 'ENAN');
       stillUsable();
     }
-    expectCode(() => w.forward(m, chapterCase.ids, { scale: NaN }), 'ENAN');
-    expectCode(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: DO_HARD, layer: NaN, head: 0, row: 1, col: 0 }] }), 'ENAN');
+    expectThrows(() => w.forward(m, chapterCase.ids, { scale: NaN }), 'ENAN');
+    expectThrows(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: DO_HARD, layer: NaN, head: 0, row: 1, col: 0 }] }), 'ENAN');
     stillUsable();
   });
 
   it('a bad kind or mask fails with EINVAL, a non-integer index too', () => {
     const m = models.tiny;
-    expectCode(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: 7, layer: 0, head: 0, row: 1, col: 0 }] }), 'EINVAL');
-    expectCode(() => w.forward(m, chapterCase.ids, { mask: 9 }), 'EINVAL');
-    expectCode(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: DO_HARD, layer: 0.5, head: 0, row: 1, col: 0 }] }), 'EINVAL');
-    expectCode(() => w.forward(m, [1.5, 2]), 'EINVAL');
+    expectThrows(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: 7, layer: 0, head: 0, row: 1, col: 0 }] }), 'EINVAL');
+    expectThrows(() => w.forward(m, chapterCase.ids, { mask: 9 }), 'EINVAL');
+    expectThrows(() => w.forward(m, chapterCase.ids, { interventions: [{ kind: DO_HARD, layer: 0.5, head: 0, row: 1, col: 0 }] }), 'EINVAL');
+    expectThrows(() => w.forward(m, [1.5, 2]), 'EINVAL');
     stillUsable();
   });
 
   it('arguments of the wrong type fail with ETYPE before reaching C', () => {
     const m = models.tiny;
-    expectCode(() => w.forward(m, chapterCase.ids, { scale: '0.5' }), 'ETYPE');
-    expectCode(() => w.encode(m, 42), 'ETYPE');
-    expectCode(() => w.loadModel({ ...modelFiles('tiny'), config: null }), 'ETYPE');
+    expectThrows(() => w.forward(m, chapterCase.ids, { scale: '0.5' }), 'ETYPE');
+    expectThrows(() => w.encode(m, 42), 'ETYPE');
+    expectThrows(() => w.loadModel({ ...goldenFiles('tiny'), config: null }), 'ETYPE');
     stillUsable();
   });
 });
 
 describe('memory', () => {
   it('load/free cycles and repeated runs leave the malloc heap flat', () => {
-    const files = modelFiles('tiny');
+    const files = goldenFiles('tiny');
     const ids = w.encode(models.tiny, CHAPTER);
     const cycle = () => {
       const m = w.loadModel(files);
@@ -381,7 +345,7 @@ describe('SIMD128 kernels against their reference twins', () => {
   });
 
   it('an unknown kernel fails with EINVAL', () => {
-    expectCode(() => w.kernel(99, { inp: [1], T: 1, C: 1 }), 'EINVAL');
+    expectThrows(() => w.kernel(99, { inp: [1], T: 1, C: 1 }), 'EINVAL');
   });
 });
 
@@ -399,6 +363,6 @@ describe('analysis through the boundary', () => {
     expect(trace).toBeCloseTo(11, 6);
     const hard = w.displayDo(A, T, 2, 0, true);
     expect(Array.from(hard.subarray(6, 9))).toEqual([1, 0, 0]);
-    expectCode(() => w.displayDo(A, T, 3, 0, true), 'ERANGE');
+    expectThrows(() => w.displayDo(A, T, 3, 0, true), 'ERANGE');
   });
 });

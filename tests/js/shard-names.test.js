@@ -1,4 +1,4 @@
-// shard_names.test.js — the shard-name rule of an index (issue 36, item 1), one rule in C and JS: a property test
+// shard-names.test.js — the shard-name rule of an index (issue 36, item 1), one rule in C and JS: a property test
 // over random and crafted names that the JS check (sources.js isShardName) and the C check (alab_shard_name_ok,
 // in wasm) agree on every one, and that every name they accept resolves to a file in the model's folder, never to
 // another origin, scheme or directory.

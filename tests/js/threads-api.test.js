@@ -1,4 +1,4 @@
-// threads_api.test.js — the threads option of loadModel, in 'attnlab' and 'attnlab/worker' (Node):
+// threads-api.test.js — the threads option of loadModel, in 'attnlab' and 'attnlab/worker' (Node):
 // what runs is reported in model.engine; a threaded model's runs, generations and head-importance
 // losses are bit for bit the one-thread ones; 'auto' is one thread in Node and says so; bad values
 // get their codes; a helper script that cannot load falls back to one thread with the reason.
@@ -6,17 +6,12 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { loadModel } from '../../web/src/index.js';
 import { loadModel as loadInWorker } from '../../web/src/worker-client.js';
-import { AttnlabError } from '../../web/src/core/errors.js';
 import { BACKEND, ST_BUILD, MT_BUILD, backendNoteMatcher } from './helpers/builds.js';
+import { codeOfAsync } from './helpers/errors.js';
 
 const CHAPTER = 'Because the storm intensified , the ship finally sank .';
 const RUN = { interventions: [{ kind: 'soft', layer: 4, head: 'all', row: 9, col: 2, lambda: 2 }], captureQK: { layer: 1, head: 2 } };
 const bits = (a) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length));
-
-async function codeOf(p) {
-  try { await p; } catch (e) { expect(e).toBeInstanceOf(AttnlabError); return e.code; }
-  return null;
-}
 
 let one, two;
 beforeAll(async () => {
@@ -60,11 +55,11 @@ describe("loadModel's threads option", () => {
   });
 
   it('refuses values that are not a thread count', async () => {
-    expect(await codeOf(loadModel(undefined, { threads: 0 }))).toBe('ERANGE');
-    expect(await codeOf(loadModel(undefined, { threads: 17 }))).toBe('ERANGE');
-    expect(await codeOf(loadModel(undefined, { threads: 2.5 }))).toBe('ERANGE');
-    expect(await codeOf(loadModel(undefined, { threads: '2' }))).toBe('ETYPE');
-    expect(await codeOf(loadModel(undefined, { threads: 2, wasmMT: 42 }))).toBe('ETYPE');
+    expect(await codeOfAsync(loadModel(undefined, { threads: 0 }))).toBe('ERANGE');
+    expect(await codeOfAsync(loadModel(undefined, { threads: 17 }))).toBe('ERANGE');
+    expect(await codeOfAsync(loadModel(undefined, { threads: 2.5 }))).toBe('ERANGE');
+    expect(await codeOfAsync(loadModel(undefined, { threads: '2' }))).toBe('ETYPE');
+    expect(await codeOfAsync(loadModel(undefined, { threads: 2, wasmMT: 42 }))).toBe('ETYPE');
   });
 
   it('falls back to one thread, with the reason, when the helpers cannot start', async () => {
@@ -83,7 +78,7 @@ describe("loadModel's threads option", () => {
     expect(m.engine.threads).toBe(3);
     m.dispose();
     expect(m.disposed).toBe(true);
-    expect(await codeOf(Promise.resolve().then(() => m.run(CHAPTER)))).toBe('EDISPOSED');
+    expect(await codeOfAsync(Promise.resolve().then(() => m.run(CHAPTER)))).toBe('EDISPOSED');
   });
 });
 

@@ -1,4 +1,4 @@
-// fig_findings.test.js — page/fig-findings.js: each figure's one-line finding is made from the figure's own
+// fig-findings.test.js — page/fig-findings.js: each figure's one-line finding is made from the figure's own
 // arguments; hand-worked matrices, the cases where the pattern differs (a row led by a later key under the full
 // mask, a DAG score under its null), and the soft do's weight against analysis.js's displayDo.
 import { describe, it, expect } from 'vitest';

@@ -1,4 +1,4 @@
-// builtin_circuits.test.js — the built-in model's circuits, measured by the
+// builtin-circuits.test.js — the built-in model's circuits, measured by the
 // engine itself (the wasm forward pass behind headRoles / tokenLosses) and held
 // against two things: the targets the model was trained for, and the numbers
 // models/train/evaluate.py wrote into baselines.json from an independent numpy
@@ -19,7 +19,7 @@ const N = C.induction_n;                         // repeatedTokens(50, {seed})
 const name = (k, H) => `L${Math.floor(k / H)}H${k % H}`;
 const argmax = (s) => s.reduce((b, x, i) => (x > s[b] ? i : b), 0);
 
-describe('the built-in model\'s circuits (issue #17 targets, evaluate.py\'s numbers)', () => {
+describe('the built-in model\'s circuits (its training targets, evaluate.py\'s numbers)', () => {
   let m, H;
   beforeAll(async () => { m = await loadModel(BUILTIN); H = m.config.nHead; });
   afterAll(() => m.dispose());

@@ -1,6 +1,6 @@
-// gen_bpe_cases.mjs — write tests/fixtures/bpe_cases.json, the tokenizer case
+// gen-bpe-cases.mjs — write tests/fixtures/bpe_cases.json, the tokenizer case
 // table shared by the C test (tests/c/test_bpe.c) and the JS reference test
-// (tests/js/bpe_reference.test.js).
+// (tests/js/bpe-reference.test.js).
 //
 // Each row is {name, text, ids, decoded}, or {name, bytes_hex, ids, decoded}
 // for input that is not valid UTF-8. The ids come from js-tiktoken's "gpt2"
@@ -11,7 +11,7 @@
 // replacement, keeping a leading U+FEFF: js-tiktoken's own decode() uses a
 // TextDecoder that drops a leading byte order mark, the C decoder does not).
 //
-//   node tests/js/gen_bpe_cases.mjs          (from the repository root)
+//   node tests/js/gen-bpe-cases.mjs          (from the repository root)
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { getEncoding } from 'js-tiktoken';

@@ -1,4 +1,4 @@
-// figure_rowscale.test.js — panels side by side keep a readable plot when the width is moderate: the figure's
+// figure-rowscale.test.js — panels side by side keep a readable plot when the width is moderate: the figure's
 // height follows the width (the chapter's aspect) while its titles and labels do not, so at 600–960 px a
 // three-line title used to leave heatmap cells of 4–5 px. Now the plot side is at least min(200, 3/4 of what the
 // width allows) and the figure grows taller; at the chapter's own size nothing changes.

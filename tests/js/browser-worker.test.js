@@ -1,4 +1,4 @@
-// browser_worker.test.js — 'attnlab/worker' in a real headless Chromium: a page
+// browser-worker.test.js — 'attnlab/worker' in a real headless Chromium: a page
 // (tests/e2e/pages/worker.html) served by scripts/serve.mjs loads the tiny
 // fixture in a module Web Worker, under the page's Content-Security-Policy,
 // from a URL and from File objects, and returns numbers that must equal the

@@ -1,4 +1,4 @@
-// png_meta.test.js — figures/png-meta.js: the pHYs and iTXt chunks written into a PNG are well formed (CRC
+// png-meta.test.js — figures/png-meta.js: the pHYs and iTXt chunks written into a PNG are well formed (CRC
 // checked against zlib's crc32 through Node), read back, replace an old pHYs, keep every other chunk in order,
 // and bad input is refused with a code.
 import { describe, it, expect } from 'vitest';
