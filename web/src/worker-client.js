@@ -12,7 +12,7 @@
 // which run their own wasm instance and need no worker of a model.
 
 import { AttnlabError } from './core/errors.js';
-import { resultFromMessage, counterfactualFromMessage } from './model.js';
+import { resultFromMessage, counterfactualFromMessage } from './result.js';
 import { checkReadOptions, resolveSource, resolveURL } from './sources.js';
 import { connect, isWorker } from './ui/protocol.js';
 

@@ -14,7 +14,8 @@
 // Big result buffers are transferred, never copied.
 
 import { AttnlabError } from './core/errors.js';
-import { loadModel, resultToMessage, counterfactualToMessage, EVIDENCE_JOB } from './model.js';
+import { loadModel, EVIDENCE_JOB } from './model.js';
+import { resultToMessage, counterfactualToMessage } from './result.js';
 import { runStepsAsync } from './evidence.js';
 import { serve, reply } from './ui/protocol.js';
 

@@ -10,7 +10,7 @@
 // how many workers were started (1 on any page with widgets), how many model
 // loads were requested and how many requests were sent.
 
-import { resultFromMessage } from '../model.js';
+import { resultFromMessage } from '../result.js';
 import { connect } from '../ui/protocol.js';
 
 let client = null;           // ui/protocol.js's WorkerClient of the shared worker, once started

@@ -9,13 +9,14 @@
 //
 // The messages are ui/protocol.js's; result buffers are transferred. Methods:
 //   load      [modelURL, wasmURL]             -> {config, source, engine}   (progress: the loader's events)
-//   run       [modelURL, text, runOptions]    -> a Result message (model.js resultToMessage)
+//   run       [modelURL, text, runOptions]    -> a Result message (result.js resultToMessage)
 //   tokenize  [modelURL, text]                -> {ids, tokens}
 //   evidence  [modelURL, kind, text, options] -> an edge or token knockout
 //   lineage   [wasmURL, demo, params]         -> plain data for that demo (lineageData below)
 
 import { AttnlabError } from '../core/errors.js';
-import { loadModel, resultToMessage } from '../model.js';
+import { loadModel } from '../model.js';
+import { resultToMessage } from '../result.js';
 import { loadLineage } from '../lineage.js';
 import { modernPlane, equivalence2d, linearForms, entropyCurve } from '../lineage-demos.js';
 import { serve, reply } from '../ui/protocol.js';
