@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModel, inductionPrevPairs } from '../web/src/model.js';
+import { loadModel } from '../web/src/model.js';
+import { inductionPrevPairs } from '../web/src/sets.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RUNS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) || 5), N = 20;

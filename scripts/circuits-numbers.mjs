@@ -30,7 +30,7 @@ md.push('');
 md.push('Every score is the normalised logit difference (0 = the corrupted run, 1 = the clean run), averaged over the');
 md.push('pairs of the set whose two runs differ by at least 1 nat, with its 95 % bootstrap interval over pairs (1000');
 md.push('resamples, seed 1). `induction`: the answer token of the first copy changed; `induction-prev`: the token');
-md.push('before it swapped (web/src/model.js, `inductionPairs` and `inductionPrevPairs`).');
+md.push('before it swapped (web/src/sets.js, `inductionPairs` and `inductionPrevPairs`).');
 md.push('');
 
 for (const set of SETS) {

@@ -21,7 +21,7 @@
 import { AttnlabError } from './core/errors.js';
 
 // ---------------------------------------------------------------------------
-// Argument checks (shared with model.js)
+// Argument checks (shared with options.js and the modules of the model)
 // ---------------------------------------------------------------------------
 
 /** Throw ETYPE unless v is an Array or a typed array of numbers; return it. */

@@ -3,7 +3,7 @@
 // forward pass with an intervention inside it, set beside the reading of
 // attention that claims to stand for it, with rank correlations between them.
 //
-// Called by Model (model.js) with its wasm instance and handle; everything
+// Called by the Model (through measures.js) with its wasm instance and handle; everything
 // returned is a copy in JS memory. Long grids run in parts: onProgress({done,
 // total}) after each part, and an aborted signal stops between parts
 // (AttnlabError 'EABORT').

@@ -3,18 +3,7 @@
 // every argument (AttnlabError with a stable .code before anything reaches C),
 // and hands out plain JS data.
 //
-// One WebAssembly instance per model. The compiled WebAssembly.Module is
-// cached per wasm URL, so a second model costs an instantiation (~1 ms), not
-// a compile. Why per model and not one instance shared by all models:
-//   - wasm memory can grow but never shrink; with a shared instance, loading
-//     distilgpt2 once would keep its ~400 MB for the life of the page. With an
-//     instance per model, dispose() drops the instance and the engine frees
-//     all of its memory;
-//   - a model that is dropped without dispose() is garbage-collected with its
-//     instance, so forgetting dispose() cannot leak;
-//   - a trap (EWASM) poisons only its own model;
-//   - it is what the worker does anyway (one model per worker).
-// The cost is 16 MB of initial wasm memory per live model.
+// One WebAssembly instance per model (core/instance.js says why).
 //
 // Ownership (see docs/api.md):
 //   - everything a Model method returns is a copy in JS memory; it stays valid
@@ -24,340 +13,39 @@
 //     (subarrays) into them — no copy, so writing into a view changes the
 //     Result; take .slice() for a private copy.
 
-import { instantiateAttnlab } from './core/wasm.js';
-import { C, INTERVENTION_KINDS, INTERVENTION_SHAPES, MASKS } from './core/abi.js';
+import { C } from './core/abi.js';
 import { AttnlabError } from './core/errors.js';
-import { mulberry32 } from './core/rng.js';
-import { checkIndex, checkFinite } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import { Result } from './result.js';
-import * as evidence from './evidence.js';
-import * as circuits from './circuits.js';
-import { REFERENCE_TEXT } from './evidence-reference.js';
-import { EVIDENCE_SETS } from './evidence-sets.js';
+import { runSteps } from './evidence.js';
+import * as measures from './measures.js';
+import { repeatedTokens } from './sets.js';
+import {
+  RUN_OPTIONS, GENERATE_OPTIONS, checkOptions, checkString, textBytes, checkIds, checkLoadOptions, parseRunOptions,
+  parseGenerateOptions,
+} from './options.js';
 import {
   checkReadOptions, defaultWasmURL, defaultWasmMTURL, defaultWasmRelaxedURL, defaultWasmRelaxedMTURL, readModelInto,
   resolveSource, resolveURL,
 } from './sources.js';
-import { autoThreads, threadSupport, MAX_THREADS } from './core/threads.js';
-import { BACKENDS, BUILDS, relaxedSimdSupported } from './core/backend.js';
+import { instanceFor } from './core/instance.js';
 
-/** Limits of c/include/attnlab.h that the JS side checks first. */
-export const MAX_TEXT_BYTES = C.MAX_TEXT_BYTES;
-const INT_MAX = 2 ** 31 - 1;
-
-const { ALL_HEADS, ABLATE, MASK_CAUSAL, MASK_WINDOW } = C;
-const KIND = INTERVENTION_KINDS;
-// Fields each kind takes (besides kind), from its class in attention.c's IV_KINDS: do-operations act on
-// one cell, weight edits (interventions on a mechanism) on a whole head. Every non-weight kind accepts
-// row/col/lambda whether it uses them or not, so a caller may switch kinds without rebuilding the object.
-const DO_FIELDS = ['layer', 'head', 'row', 'col', 'lambda'];
-const KIND_FIELDS = Object.fromEntries(Object.entries(INTERVENTION_SHAPES).map(([kind, { on, param }]) =>
-  [kind, on === 'weights' ? ['layer', 'head', ...(param === 'alpha' ? ['alpha'] : [])] : DO_FIELDS]));
-const MASK = MASKS;
-/** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
-/**
- * Induction pairs for activation patching, derived from the repeated-token set (GPT-2 ids): sequence k's
- * block r (10 ids) is followed by its first 5 ids, so the next token is r[5] by copying (clean); the
- * corrupted input has r[5] in the first copy replaced by x = sequence k+1's r[5] (the last takes the
- * first's), so copying predicts x. Same length (15), one-token answers [r[5], x]. Only for a vocabulary
- * that holds every id of the set.
- */
-export function inductionPairs(vocabSize) {
-  const seqs = EVIDENCE_SETS.repeated.sequences, B = EVIDENCE_SETS.repeated.block, K = 5;
-  if (seqs.some((q) => q.some((id) => id >= vocabSize)))
-    throw new AttnlabError('ERANGE', `the induction pairs are GPT-2 ids; this model's vocabulary has ${vocabSize}`);
-  return seqs.map((q, k) => {
-    const r = q.slice(0, B), x = seqs[(k + 1) % seqs.length][K];
-    const alt = r.slice();
-    alt[K] = x === r[K] ? seqs[(k + 2) % seqs.length][K] : x;
-    return [[...r, ...r.slice(0, K)], [...alt, ...r.slice(0, K)], [r[K], alt[K]]];
-  });
-}
-
-/**
- * Induction pairs that move the previous token instead of the answer: clean = r ++ r[0..K) (the next token is
- * r[K] by copying); the corrupted input swaps r[K-1] and r[M-1] in the first copy (M = 8), so the token the
- * second copy ends on is followed by r[M] there and copying predicts r[M]. The tokens the copy reads (r[K] and
- * r[M]) stay where they were; only which token precedes them changes — what a previous-token head writes and an
- * induction head's keys read (K-composition). Answers [r[K], r[M]]; a sequence with r[K] = r[M] is left out.
- */
-export function inductionPrevPairs(vocabSize) {
-  const seqs = EVIDENCE_SETS.repeated.sequences, B = EVIDENCE_SETS.repeated.block, K = 5, M = 8;
-  if (seqs.some((q) => q.some((id) => id >= vocabSize)))
-    throw new AttnlabError('ERANGE', `the induction pairs are GPT-2 ids; this model's vocabulary has ${vocabSize}`);
-  return seqs.filter((q) => q[K] !== q[M] && q[K - 1] !== q[M - 1]).map((q) => {
-    const r = q.slice(0, B), alt = r.slice();
-    alt[K - 1] = r[M - 1];
-    alt[M - 1] = r[K - 1];
-    return [[...r, ...r.slice(0, K)], [...alt, ...r.slice(0, K)], [r[K], r[M]]];
-  });
-}
+// Where instanceFor finds the builds: this package's web/dist, or a URL the caller gave.
+const WHERE = Object.freeze({ wasm: defaultWasmURL, wasmMT: defaultWasmMTURL, wasmRelaxed: defaultWasmRelaxedURL,
+                              wasmRelaxedMT: defaultWasmRelaxedMTURL, resolveURL });
 
 export { Result };
 
+const { MASK_CAUSAL, MASK_WINDOW } = C;
+
+/** The stepwise form of the evidence methods, for worker.js (progress and cancel between parts). */
 export const EVIDENCE_JOB = Symbol('attnlab.evidenceJob');
-const utf8 = new TextEncoder();
-
-// ---------------------------------------------------------------------------
-// The wasm module: compiled once per location, instantiated per model
-// ---------------------------------------------------------------------------
-
-const moduleCache = new Map(); // href -> Promise<WebAssembly.Module>
-
-async function newInstance(wasm, { mt = false, threads = 1, threadWorker, what = mt ? 'options.wasmMT' : 'options.wasm' } = {}) {
-  let src = wasm ?? (mt ? defaultWasmMTURL() : defaultWasmURL());
-  let key = null;
-  if (typeof src === 'string' || src instanceof URL) {
-    src = await resolveURL(src, 'wasm URL');
-    key = src.href;
-  } else if (!(src instanceof WebAssembly.Module || src instanceof ArrayBuffer ||
-               (ArrayBuffer.isView(src) && !(src instanceof DataView)) ||
-               (typeof Response !== 'undefined' && src instanceof Response))) {
-    throw new AttnlabError('ETYPE', `${what} must be a URL, a string, bytes, a Response or a WebAssembly.Module`);
-  }
-  const opts = { threads, threadWorker };
-  const cached = key && moduleCache.get(key);
-  if (cached) return instantiateAttnlab(await cached, opts);
-  const p = instantiateAttnlab(src, opts);
-  if (key) {
-    const mp = p.then((w) => w.module);
-    moduleCache.set(key, mp);
-    mp.catch(() => moduleCache.delete(key));
-  }
-  return p;
-}
-
-/**
- * The instance for loadModel's backend and thread options. The backend: 'auto'
- * takes the relaxed-SIMD builds where this engine validates a relaxed
- * instruction (core/backend.js) and their location is known (wasmRelaxed and
- * wasmRelaxedMT, each defaulting to the package's own unless the caller moved
- * its SIMD128 twin with wasm or wasmMT), else the SIMD128 builds;
- * if the relaxed build cannot start, 'auto' falls back to SIMD128 and says why
- * (engine.backendNote); a backend asked for by name is that one or an error.
- * The threads: the backend's multithreaded build with helper threads where they
- * are asked for ('auto' or a number > 1) and this environment can run them,
- * else its one-thread build. Returns {w, engine}; engine says what was asked,
- * what runs and, when that is fewer threads or not the relaxed build, why.
- */
-async function instanceFor({ wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threads, threadWorker }) {
-  const askedBackend = backend === undefined || backend === null ? 'auto' : backend;
-  if (askedBackend !== 'auto' && !BACKENDS.includes(askedBackend))
-    throw new AttnlabError(typeof askedBackend === 'string' ? 'EINVAL' : 'ETYPE',
-                           `options.backend must be 'auto', ${BACKENDS.map((b) => `'${b}'`).join(' or ')}, got ${String(askedBackend)}`);
-  let backendNote = null;
-  if (askedBackend === 'relaxed-simd' && !relaxedSimdSupported())
-    throw new AttnlabError('EWASM', 'options.backend: this engine does not run relaxed SIMD (WebAssembly.validate refused ' +
-                           'f32x4.relaxed_madd; Node 20 needs --experimental-wasm-relaxed-simd)');
-  if (askedBackend === 'auto') {
-    if (!relaxedSimdSupported()) backendNote = 'this engine does not run relaxed SIMD (WebAssembly.validate refused f32x4.relaxed_madd)';
-    else if (wasm != null && wasmRelaxed == null) backendNote = 'options.wasm was given without options.wasmRelaxed';
-    else if (wasmMT != null && wasmRelaxedMT == null) backendNote = 'options.wasmMT was given without options.wasmRelaxedMT';
-    else {
-      const relaxed = { wasm: wasmRelaxed ?? defaultWasmRelaxedURL(), wasmMT: wasmRelaxedMT ?? defaultWasmRelaxedMTURL() };
-      try {
-        return await threadedInstance({ ...relaxed, threads, threadWorker, relaxedNames: true });
-      } catch (e) {
-        if (!(e instanceof AttnlabError) || e.code === 'ETYPE' || e.code === 'ERANGE') throw e;
-        backendNote = `the relaxed-SIMD build could not start (${e.code}: ${e.message}); running the SIMD128 build`;
-      }
-    }
-  } else if (askedBackend === 'relaxed-simd') {
-    return threadedInstance({ wasm: wasmRelaxed ?? defaultWasmRelaxedURL(), wasmMT: wasmRelaxedMT ?? defaultWasmRelaxedMTURL(),
-                              threads, threadWorker, relaxedNames: true });
-  }
-  const r = await threadedInstance({ wasm, wasmMT, threads, threadWorker, relaxedNames: false });
-  r.engine.backendNote = backendNote;
-  return r;
-}
-
-// One backend's builds: its multithreaded one where threads can run, else its one-thread one.
-async function threadedInstance({ wasm, wasmMT, threads, threadWorker, relaxedNames }) {
-  const names = relaxedNames ? { st: 'options.wasmRelaxed', mt: 'options.wasmRelaxedMT' } : { st: 'options.wasm', mt: 'options.wasmMT' };
-  const asked = threads === undefined || threads === null ? 'auto' : threads;
-  if (asked !== 'auto' && (!Number.isInteger(asked) || asked < 1 || asked > MAX_THREADS))
-    throw new AttnlabError(typeof asked === 'number' ? 'ERANGE' : 'ETYPE',
-                           `options.threads must be 'auto' or an integer in [1, ${MAX_THREADS}], got ${String(asked)}`);
-  let n = asked === 'auto' ? autoThreads() : asked;
-  let note = null;
-  const support = threadSupport();
-  if (n > 1 && !support.ok) { note = support.reason; n = 1; }
-  if (asked === 'auto' && n === 1 && !note) {
-    if (!support.ok) note = support.reason;
-    else if (typeof window === 'undefined' && typeof WorkerGlobalScope === 'undefined') note = "'auto' is one thread in Node: pass threads: n for more";
-    else note = 'this machine reports one core';
-  }
-  if (n > 1) {
-    try {
-      const w = await newInstance(wasmMT, { mt: true, threads: n, threadWorker, what: names.mt });
-      return { w, engine: engineOf(w, { threads: w.threads(), asked, mt: true, note: null }) };
-    } catch (e) {
-      if (!(e instanceof AttnlabError) || e.code === 'ETYPE') throw e;
-      note = `the multithreaded build could not start (${e.code}: ${e.message}); running on one thread`;
-    }
-  }
-  const w = await newInstance(wasm, { what: names.st });
-  return { w, engine: engineOf(w, { threads: 1, asked, mt: false, note }) };
-}
-
-// model.engine: the backend as the running module reports it (alab_wasm_simd), and its build's file name.
-function engineOf(w, { threads, asked, mt, note }) {
-  const backend = w.backend();
-  const build = (BUILDS[backend] || BUILDS.simd128)[mt ? 1 : 0];
-  return { threads, asked, build, backend, note, backendNote: null };
-}
-
-// ---------------------------------------------------------------------------
-// Argument checks
-// ---------------------------------------------------------------------------
-
-// Finite inputs must give finite scores (c/include/attnlab.h: ALAB_MAX_SOFT_LAMBDA, ALAB_MAX_SCALE; the C
-// also bounds the product of one head's alphas). Checked here too, so a double that would overflow a float
-// is ERANGE, not ENAN.
-const { MAX_SOFT_LAMBDA, MAX_SCALE } = C;
-function checkMagnitude(name, v, max) {
-  const x = checkFinite(name, v);
-  if (Math.abs(x) > max) throw new AttnlabError('ERANGE', `${name} = ${x} is outside [-${max}, ${max}]`);
-  return x;
-}
-
-function checkOptions(where, options, keys) {
-  if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options))
-    throw new AttnlabError('ETYPE', `${where}: options must be an object`);
-  for (const k of Object.keys(options))
-    if (!keys.includes(k))
-      throw new AttnlabError('EINVAL', `${where}: unknown option '${k}' (known: ${keys.join(', ')})`);
-  return options;
-}
-
-function checkString(name, v) {
-  if (typeof v !== 'string') throw new AttnlabError('ETYPE', `${name} must be a string, got ${v === null ? 'null' : typeof v}`);
-  return v;
-}
-
-// UTF-8 bytes of text, ELIMIT above the C limit.
-function textBytes(text) {
-  checkString('text', text);
-  if (text.length > MAX_TEXT_BYTES) // UTF-8 never has fewer bytes than UTF-16 code units
-    throw new AttnlabError('ELIMIT', `text of ${text.length} characters exceeds the limit of ${MAX_TEXT_BYTES} bytes`);
-  const bytes = utf8.encode(text);
-  if (bytes.length > MAX_TEXT_BYTES)
-    throw new AttnlabError('ELIMIT', `text of ${bytes.length} UTF-8 bytes exceeds the limit of ${MAX_TEXT_BYTES}`);
-  return bytes;
-}
-
-// An array of token ids as an Int32Array, each checked against [0, V).
-function checkIds(ids, V) {
-  if (!(Array.isArray(ids) || (ArrayBuffer.isView(ids) && !(ids instanceof DataView))))
-    throw new AttnlabError('ETYPE', 'token ids must be an array or a typed array of integers');
-  const out = new Int32Array(ids.length);
-  for (let i = 0; i < ids.length; i++) out[i] = checkIndex(`ids[${i}]`, ids[i], 0, V - 1);
-  return out;
-}
-
-function checkObject(name, v, keys) {
-  if (v === null || typeof v !== 'object' || Array.isArray(v))
-    throw new AttnlabError('ETYPE', `${name} must be an object`);
-  for (const k of Object.keys(v))
-    if (!keys.includes(k)) throw new AttnlabError('EINVAL', `${name}: unknown field '${k}' (known: ${keys.join(', ')})`);
-  return v;
-}
-
-// head: an index or 'all'
-function checkHead(name, v, H) {
-  if (v === 'all') return ALL_HEADS;
-  if (typeof v === 'string') throw new AttnlabError('EINVAL', `${name} must be a head index or 'all', got '${v}'`);
-  return checkIndex(name, v, 0, H - 1);
-}
-
-/**
- * A mask option as the C wants it. Accepted: 'causal' | 'full' | 'window:W' |
- * {mode: 'causal'|'full'|'window', window} | an array of those, one per layer.
- */
-export function parseMask(mask, nLayer) {
-  const one = (m, where) => {
-    if (typeof m === 'string') {
-      if (m === 'causal' || m === 'full') return { mode: MASK[m], window: 0 };
-      const w = /^window:(.*)$/.exec(m);
-      if (w) {
-        if (!/^-?\d+$/.test(w[1].trim()))
-          throw new AttnlabError('EINVAL', `${where}: '${m}' needs an integer window, as in 'window:4'`);
-        return { mode: MASK_WINDOW, window: checkIndex(`${where} window`, Number(w[1]), 1, INT_MAX) };
-      }
-      throw new AttnlabError('EINVAL', `${where}: unknown mask '${m}' (causal, full, window:W)`);
-    }
-    if (m !== null && typeof m === 'object' && !Array.isArray(m)) {
-      checkObject(where, m, ['mode', 'window']);
-      checkString(`${where}.mode`, m.mode);
-      if (!Object.hasOwn(MASK, m.mode)) throw new AttnlabError('EINVAL', `${where}: unknown mask mode '${m.mode}' (causal, full, window)`);
-      if (m.mode !== 'window') return { mode: MASK[m.mode], window: 0 };
-      return { mode: MASK_WINDOW, window: checkIndex(`${where}.window`, m.window, 1, INT_MAX) };
-    }
-    throw new AttnlabError('ETYPE', `${where} must be 'causal', 'full', 'window:W', {mode, window} or an array of those per layer`);
-  };
-  if (mask === undefined || mask === null) return { mask: MASK_CAUSAL, window: 0, layerMask: null, layerWindow: null };
-  if (Array.isArray(mask)) {
-    if (mask.length !== nLayer)
-      throw new AttnlabError('EINVAL', `a per-layer mask needs ${nLayer} entries (one per layer), got ${mask.length}`);
-    const parts = mask.map((m, l) => one(m, `mask[${l}]`));
-    return { mask: MASK_CAUSAL, window: 0, layerMask: parts.map((p) => p.mode), layerWindow: parts.map((p) => p.window) };
-  }
-  const p = one(mask, 'mask');
-  return { mask: p.mode, window: p.window, layerMask: null, layerWindow: null };
-}
-
-/**
- * Interventions (+ the ablate shorthand) as the C wants them. T is the number
- * of tokens; row/col ranges are checked only when 0 < T <= n_positions (else
- * the forward pass fails with EEMPTY / ETOOLONG anyway).
- */
-export function parseInterventions(interventions, ablate, cfg, T) {
-  const { nLayer: L, nHead: H } = cfg;
-  const maxPos = T > 0 && T <= cfg.nPositions ? T - 1 : INT_MAX;
-  const out = [];
-  if (interventions !== undefined && interventions !== null) {
-    if (!Array.isArray(interventions)) throw new AttnlabError('ETYPE', 'interventions must be an array');
-    interventions.forEach((x, i) => {
-      const name = `interventions[${i}]`;
-      checkObject(name, x, ['kind', 'layer', 'head', 'row', 'col', 'lambda', 'alpha']);
-      checkString(`${name}.kind`, x.kind);
-      if (!Object.hasOwn(KIND, x.kind))
-        throw new AttnlabError('EINVAL', `${name}: unknown kind '${x.kind}' (${Object.keys(KIND).join(', ')})`);
-      for (const k of Object.keys(x))
-        if (k !== 'kind' && !KIND_FIELDS[x.kind].includes(k))
-          throw new AttnlabError('EINVAL', `${name}: '${k}' is not a field of kind '${x.kind}' (${KIND_FIELDS[x.kind].join(', ')})`);
-      const iv = { kind: KIND[x.kind], layer: checkIndex(`${name}.layer`, x.layer, 0, L - 1),
-                   head: checkHead(`${name}.head`, x.head, H), row: 0, col: 0, lambda: 0 };
-      if (x.kind === 'hard' || x.kind === 'soft') {
-        iv.row = checkIndex(`${name}.row`, x.row, 0, maxPos);
-        iv.col = checkIndex(`${name}.col`, x.col, 0, maxPos);
-      }
-      if (x.kind === 'soft') iv.lambda = checkMagnitude(`${name}.lambda`, x.lambda, MAX_SOFT_LAMBDA);
-      if (x.kind === 'scaleQ' || x.kind === 'scaleK') iv.alpha = checkMagnitude(`${name}.alpha`, x.alpha, MAX_SCALE);
-      out.push(iv);
-    });
-  }
-  if (ablate !== undefined && ablate !== null) {
-    if (!Array.isArray(ablate)) throw new AttnlabError('ETYPE', 'ablate must be an array of [layer, head] pairs');
-    ablate.forEach((pair, i) => {
-      if (!Array.isArray(pair) || pair.length !== 2)
-        throw new AttnlabError('ETYPE', `ablate[${i}] must be a [layer, head] pair`);
-      out.push({ kind: ABLATE, layer: checkIndex(`ablate[${i}][0] (layer)`, pair[0], 0, L - 1),
-                 head: checkHead(`ablate[${i}][1] (head)`, pair[1], H), row: 0, col: 0, lambda: 0 });
-    });
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Model
 // ---------------------------------------------------------------------------
 
 const NEW = Symbol('attnlab.Model');
-const RUN_OPTIONS = ['interventions', 'ablate', 'mask', 'scale', 'captureQK', 'topK'];
-const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'seed'];
 let internals;
 
 export class Model {
@@ -366,6 +54,7 @@ export class Model {
   #display = new Map(); // token id -> display string
 
   #windows; // each layer's own sliding window (0: none), what MASK_CAUSAL means on it
+  #m;       // what measures.js sees of this model (its header says what)
 
   /** The null DAG score of layer l under a mask mode and window: the model's own mask where the mode is causal. */
   #layerNull(l, mode, window, T) {
@@ -404,6 +93,17 @@ export class Model {
       layerMasks: Object.freeze(windows.map((W) => (W > 0 ? `window:${W}` : 'causal'))),
     });
     this.#windows = windows;
+    const self = this;
+    this.#m = Object.freeze({
+      get w() { return self.#live(); },
+      get h() { return self.#h; },
+      get config() { return self.config; },
+      token: (id) => this.#token(id),
+      idsOf: (input) => this.#idsOf(input),
+      decode: (ids) => this.decode(ids),
+      layerNull: (l, mode, window, T) => this.#layerNull(l, mode, window, T),
+      headOutCache: new Map(), // the head outputs of a few reference texts (measures.js headOutputs)
+    });
     /** Where the model came from: its directory URL, or 'buffers'. */
     this.source = source;
   }
@@ -474,19 +174,8 @@ export class Model {
     const o = checkOptions('run', options, RUN_OPTIONS);
     const ids = this.#idsOf(input);
     const T = ids.length;
-    const cfg = this.config;
-    const { nLayer: L, nHead: H, vocabSize: V } = cfg;
-    const interventions = parseInterventions(o.interventions, o.ablate, cfg, T);
-    const mask = parseMask(o.mask, L);
-    const scale = o.scale === undefined || o.scale === null ? null : checkMagnitude('scale', o.scale, MAX_SCALE);
-    let capture = null;
-    if (o.captureQK !== undefined && o.captureQK !== null) {
-      checkObject('captureQK', o.captureQK, ['layer', 'head']);
-      capture = { layer: checkIndex('captureQK.layer', o.captureQK.layer, 0, L - 1),
-                  head: checkIndex('captureQK.head', o.captureQK.head, 0, H - 1) };
-    }
-    const topK = o.topK === undefined ? 10 : Math.min(checkIndex('topK', o.topK, 0, INT_MAX), V);
-
+    const cfg = this.config, L = cfg.nLayer;
+    const { interventions, mask, scale, capture, topK } = parseRunOptions(o, cfg, T);
     w.forward(this.#h, ids, {
       interventions, ...mask, scale,
       captureLayer: capture ? capture.layer : -1, captureHead: capture ? capture.head : -1,
@@ -527,18 +216,7 @@ export class Model {
     const w = this.#live();
     const o = checkOptions('generate', options, GENERATE_OPTIONS);
     const ids = this.#idsOf(input);
-    const maxNew = o.maxTokens === undefined ? 20 : checkIndex('maxTokens', o.maxTokens, 0, INT_MAX);
-    const temperature = o.temperature === undefined ? 0 : checkFinite('temperature', o.temperature);
-    if (temperature < 0 || temperature > C.MAX_TEMPERATURE)
-      throw new AttnlabError('ERANGE', `temperature must be in [0, ${C.MAX_TEMPERATURE}], got ${temperature}`);
-    const topK = o.topK === undefined ? 0 : checkIndex('topK', o.topK, 0, INT_MAX);
-    let seed = 0n;
-    if (typeof o.seed === 'bigint') {
-      if (o.seed < 0n || o.seed >= 2n ** 64n) throw new AttnlabError('ERANGE', 'seed must be in [0, 2^64)');
-      seed = o.seed;
-    } else if (o.seed !== undefined) {
-      seed = BigInt(checkIndex('seed', o.seed, 0, Number.MAX_SAFE_INTEGER));
-    }
+    const { maxNew, temperature, topK, seed } = parseGenerateOptions(o);
     // The context is checked before anything is allocated for the new ids
     // (maxTokens 2^28 would otherwise grow wasm memory by 1 GB first).
     const nPos = this.config.nPositions;
@@ -586,29 +264,7 @@ export class Model {
    *   delta[l*NH + h]; order: heads by delta ascending; pruning[k], k = 0 … L·NH;
    *   lossAtHalf = pruning[floor(L·NH / 2)]
    */
-  headImportance(input, options) {
-    const w = this.#live();
-    const o = checkOptions('headImportance', options, ['pruning']);
-    if (o.pruning !== undefined && typeof o.pruning !== 'boolean')
-      throw new AttnlabError('ETYPE', 'headImportance: options.pruning must be a boolean');
-    const ids = this.#idsOf(input);
-    if (ids.length < 2) throw new AttnlabError('EEMPTY', `headImportance needs at least 2 tokens, got ${ids.length}`);
-    if (ids.length > this.config.nPositions)
-      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
-    const { nLayer, nHead } = this.config;
-    const LH = nLayer * nHead;
-    const { baseLoss, delta } = w.headImportance(this.#h, ids);
-    let order, pruning = null, lossAtHalf = null;
-    if (o.pruning === false) {
-      order = Int32Array.from(delta.keys()).sort((a, b) => delta[a] - delta[b] || a - b);
-    } else {
-      const c = w.pruningCurve(this.#h, ids, delta);
-      order = c.order;
-      pruning = c.loss;
-      lossAtHalf = pruning[Math.floor(LH / 2)];
-    }
-    return { baseLoss, delta, order, pruning, lossAtHalf, nLayer, nHead, T: ids.length };
-  }
+  headImportance(input, options) { return measures.headImportance(this.#m, input, options); }
 
   /**
    * What each head does: previous-token, first-token (sink), duplicate-token
@@ -623,24 +279,7 @@ export class Model {
    *   inductionDefined: boolean, top: {prev, sink, dup, induction: {layer, head, score}[]},
    *   nLayer: number, nHead: number, T: number}}
    */
-  headRoles(input, options) {
-    const w = this.#live();
-    const o = checkOptions('headRoles', options, ['top', 'interventions', 'ablate']);
-    const nTop = o.top === undefined ? 3 : checkIndex('top', o.top, 0, INT_MAX);
-    const ids = this.#idsOf(input);
-    if (ids.length < 1) throw new AttnlabError('EEMPTY', 'headRoles needs at least 1 token');
-    if (ids.length > this.config.nPositions)
-      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
-    const { nLayer, nHead } = this.config;
-    w.forward(this.#h, ids, { interventions: parseInterventions(o.interventions, o.ablate, this.config, ids.length) });
-    const T = ids.length;
-    const r = w.headRoles(w.resultAttention(this.#h), ids, nLayer, nHead, T);
-    const rank = (s) => Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b).slice(0, nTop)
-      .map((i) => ({ layer: Math.floor(i / nHead), head: i % nHead, score: s[i] }));
-    const top = { prev: rank(r.prev), sink: rank(r.sink), dup: rank(r.dup),
-                  induction: r.inductionDefined ? rank(r.induction) : [] };
-    return { ...r, top, nLayer, nHead, T };
-  }
+  headRoles(input, options) { return measures.headRoles(this.#m, input, options); }
 
   /**
    * The next-token loss of every position of a run, with interventions as in run:
@@ -651,20 +290,7 @@ export class Model {
    * @param {{interventions?: object[], ablate?: object[], mask?: string|string[]}} [options]
    * @returns {{losses: Float64Array, mean: number, T: number}}
    */
-  tokenLosses(input, options) {
-    const w = this.#live();
-    const o = checkOptions('tokenLosses', options, ['interventions', 'ablate', 'mask']);
-    const ids = this.#idsOf(input);
-    if (ids.length < 2) throw new AttnlabError('EEMPTY', 'tokenLosses needs at least 2 tokens');
-    if (ids.length > this.config.nPositions)
-      throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
-    const interventions = parseInterventions(o.interventions, o.ablate, this.config, ids.length);
-    w.forward(this.#h, ids, { interventions, ...parseMask(o.mask, this.config.nLayer) });
-    const losses = w.resultNllEach(this.#h, ids.length);
-    let sum = 0;
-    for (const v of losses) sum += v;
-    return { losses, mean: sum / losses.length, T: ids.length };
-  }
+  tokenLosses(input, options) { return measures.tokenLosses(this.#m, input, options); }
 
   /**
    * Where the DAG score comes from: the DAG score of every head and every
@@ -676,36 +302,7 @@ export class Model {
    *   mean: {head: Float64Array, layer: Float64Array, overall: number, null: number}, nLayer: number, nHead: number}}
    *   mean.* averages over the inputs; excess over the null = mean.overall − mean.null
    */
-  dagProfile(inputs, options) {
-    const w = this.#live();
-    const o = checkOptions('dagProfile', options, ['mask']);
-    const maskName = o.mask === undefined ? 'causal' : o.mask;
-    if (maskName !== 'causal' && maskName !== 'full')
-      throw new AttnlabError('EINVAL', `dagProfile: options.mask must be 'causal' or 'full', got ${String(maskName)}`);
-    const list = Array.isArray(inputs) && inputs.length > 0 && typeof inputs[0] !== 'number' ? inputs : [inputs];
-    const { nLayer, nHead } = this.config;
-    const idsList = list.map((x) => this.#idsOf(x)); // check every input before running any
-    idsList.forEach((ids, k) => {
-      if (ids.length < 1) throw new AttnlabError('EEMPTY', `dagProfile: input ${k} has no tokens`);
-      if (ids.length > this.config.nPositions)
-        throw new AttnlabError('ETOOLONG', `dagProfile: input ${k} has ${ids.length} tokens > n_positions = ${this.config.nPositions}`);
-    });
-    const mean = { head: new Float64Array(nLayer * nHead), layer: new Float64Array(nLayer), overall: 0, null: 0 };
-    const sentences = idsList.map((ids) => {
-      const T = ids.length;
-      w.forward(this.#h, ids, { mask: MASK[maskName] });
-      const p = w.dagProfile(w.resultAttention(this.#h), nLayer, nHead, T);
-      const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
-      let nul = 0; // the layers' mean, as overall: each layer's own mask under 'causal'
-      for (let l = 0; l < nLayer; l++) nul += this.#layerNull(l, MASK[maskName], 0, T) / nLayer;
-      p.head.forEach((x, i) => { mean.head[i] += x / idsList.length; });
-      p.layer.forEach((x, i) => { mean.layer[i] += x / idsList.length; });
-      mean.overall += overall / idsList.length;
-      mean.null += nul / idsList.length;
-      return { T, head: p.head, layer: p.layer, overall, null: nul };
-    });
-    return { mask: maskName, sentences, mean, nLayer, nHead };
-  }
+  dagProfile(inputs, options) { return measures.dagProfile(this.#m, inputs, options); }
 
   /**
    * Counterfactual pair (docs/heads.md): run inputA and inputB with the same
@@ -730,21 +327,7 @@ export class Model {
   // Each effect is a real forward pass with the intervention inside it. Long
   // computations take onProgress({done, total}) and an AbortSignal (EABORT).
 
-  #evidenceInput(where, input) {
-    const ids = this.#idsOf(input);
-    if (ids.length < 2) throw new AttnlabError('EEMPTY', `${where} needs at least 2 tokens, got ${ids.length}`);
-    if (ids.length > this.config.nPositions)
-      throw new AttnlabError('ETOOLONG', `${where}: ${ids.length} tokens exceed n_positions = ${this.config.nPositions}`);
-    return ids;
-  }
 
-  #progressOptions(where, o) {
-    if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
-      throw new AttnlabError('ETYPE', `${where}: options.onProgress must be a function`);
-    if (o.signal !== undefined && (o.signal === null || typeof o.signal !== 'object' || typeof o.signal.aborted !== 'boolean'))
-      throw new AttnlabError('ETYPE', `${where}: options.signal must be an AbortSignal`);
-    return { onProgress: o.onProgress, signal: o.signal };
-  }
 
   /**
    * Edge knockout against attention weight: for every causal pair j <= i, the
@@ -756,7 +339,7 @@ export class Model {
    *   signal?: AbortSignal}} [options] layer: default the last; head: default 'all'; topK: default T;
    *   knockout: renormalise the row after removing the key (default) or leave its sum below 1
    */
-  edgeKnockout(input, options) { return this.#runJob(this.#edgeJob(input, options)); }
+  edgeKnockout(input, options) { return this.#runJob(measures.edgeJob(this.#m, input, options)); }
 
   /**
    * Token knockout against three readings of attention: for each token j, the
@@ -769,7 +352,7 @@ export class Model {
    * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number,
    *   onProgress?: Function, signal?: AbortSignal}} [options]
    */
-  tokenKnockout(input, options) { return this.#runJob(this.#tokenJob(input, options)); }
+  tokenKnockout(input, options) { return this.#runJob(measures.tokenJob(this.#m, input, options)); }
 
   /**
    * Head importance and the pruning curve under three ways of removing a head:
@@ -785,113 +368,27 @@ export class Model {
    *   with a bootstrap interval per head over the draws; with `resample`, one
    *   run of that text, aligned (it must have at least as many tokens as input)
    */
-  ablationSemantics(input, options) { return this.#runJob(this.#ablationJob(input, options)); }
+  ablationSemantics(input, options) { return this.#runJob(measures.ablationJob(this.#m, input, options)); }
 
   /** For worker.js: the stepwise form of an evidence method (steps, finish), options without callbacks. */
-  [EVIDENCE_JOB](kind, input, options) {
-    if (kind === 'edgeKnockout') return this.#edgeJob(input, options);
-    if (kind === 'tokenKnockout') return this.#tokenJob(input, options);
-    if (kind === 'ablationSemantics') return this.#ablationJob(input, options);
-    if (kind === 'edgeKnockoutSet') return this.#edgeSetJob(input, options);
-    if (kind === 'tokenKnockoutSet') return this.#tokenSetJob(input, options);
-    if (kind === 'ablationSet') return this.#ablationSetJob(input, options);
-    if (kind === 'patchingSet') return this.#patchingSetJob(input, options);
-    if (['patternValueSet', 'pathPatchingSet', 'componentTracingSet', 'attributionSet'].includes(kind))
-      return this.#circuitSetJob(kind, input, options);
-    throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
-  }
+  [EVIDENCE_JOB](kind, input, options) { return measures.evidenceJob(this.#m, kind, input, options); }
 
   #runJob(job) {
-    return job.finish(evidence.runSteps(job.steps, { ...job.progress, alive: () => this.#w !== null }));
+    return job.finish(runSteps(job.steps, { ...job.progress, alive: () => this.#w !== null }));
   }
 
-  #edgeJob(input, options) {
-    const w = this.#live();
-    const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'knockout', 'onProgress', 'signal']);
-    const { nLayer, nHead } = this.config;
-    const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
-    const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
-    const ids = this.#evidenceInput('edgeKnockout', input);
-    const topK = o.topK === undefined ? undefined : checkIndex('topK', o.topK, 1, INT_MAX);
-    const mode = this.#knockoutMode('edgeKnockout', o.knockout);
-    return { steps: evidence.edgeKnockoutSteps(w, this.#h, ids, { layer, head, topK, nLayer, mode }),
-             progress: this.#progressOptions('edgeKnockout', o),
-             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
-  }
 
-  #tokenJob(input, options) {
-    const w = this.#live();
-    const o = checkOptions('tokenKnockout', options, ['mode', 'neutral', 'knockout', 'onProgress', 'signal']);
-    const ids = this.#evidenceInput('tokenKnockout', input);
-    const { nLayer, nHead } = this.config;
-    const { mode, neutral } = this.#tokenMode('tokenKnockout', o);
-    return { steps: evidence.tokenKnockoutSteps(w, this.#h, ids, { nLayer, nHead, mode, neutral }),
-             progress: this.#progressOptions('tokenKnockout', o),
-             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
-  }
 
-  // The head outputs of a reference text, computed once per model and text (the default reference's
-  // serve every ablationSemantics call); a few are kept.
-  // The token knockout's mode (column, columnZero, delete, replace) and neutral token from options.
-  #tokenMode(where, o) {
-    let mode = o.mode ?? 'column';
-    if (!['column', 'delete', 'replace'].includes(mode))
-      throw new AttnlabError('EINVAL', `${where}: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
-    if (mode !== 'column' && o.knockout !== undefined)
-      throw new AttnlabError('EINVAL', `${where}: options.knockout applies to the column knockout, not to mode '${mode}'`);
-    if (mode === 'column' && this.#knockoutMode(where, o.knockout) === 'zero') mode = 'columnZero';
-    const neutral = o.neutral === undefined ? this.#defaultNeutral() : this.#oneToken(where, 'neutral', o.neutral);
-    const V = this.config.vocabSize;
-    if (neutral < 0 || neutral >= V) throw new AttnlabError('ERANGE', `${where}: the neutral token ${neutral} is outside [0, ${V})`);
-    return { mode, neutral };
-  }
 
-  #knockoutMode(where, m) {
-    if (m === undefined) return 'renorm';
-    if (m !== 'renorm' && m !== 'zero')
-      throw new AttnlabError('EINVAL', `${where}: options.knockout must be 'renorm' or 'zero', not ${JSON.stringify(m)}`);
-    return m;
-  }
 
-  // The default replacement token of a token knockout: " the" when it is one token (a frequent word that
-  // carries little content), else id 0. The CLI uses the same rule.
-  #defaultNeutral() {
-    const t = this.#idsOf(' the');
-    return t.length === 1 ? t[0] : 0;
-  }
 
-  #oneToken(where, name, v) {
-    if (typeof v !== 'string') return checkIndex(name, v, 0, this.config.vocabSize - 1);
-    // an answer is a token of text, not a run's input: without the BOS a Llama 3 tokenizer puts first
-    const t = this.#live().encodePlain(this.#h, textBytes(v));
-    if (t.length !== 1) throw new AttnlabError('EINVAL', `${where}: ${name} ${JSON.stringify(v)} is ${t.length} tokens, not one`);
-    return t[0];
-  }
 
   /**
    * The inputs of a set: 'heldout' (held-out sentences of the built-in model's corpus), 'repeated' (random
    * tokens repeated twice; GPT-2 vocabulary ids), or a list of strings / id arrays. Each becomes ids, cut
    * at n_positions; inputs of fewer than 2 tokens are an error naming their index.
    */
-  evidenceSet(set, options) {
-    const { limit } = checkOptions('evidenceSet', options, ['limit']);
-    let list = set;
-    if (typeof set === 'string') {
-      const s = EVIDENCE_SETS[set];
-      if (!s || set === 'pairs') throw new AttnlabError('EINVAL', `evidence set ${JSON.stringify(set)}: the sets are 'heldout' and 'repeated' (or a list of inputs)`);
-      list = set === 'heldout' ? s.sentences.map((x) => x.text) : s.sequences;
-    }
-    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'an evidence set is a name or a non-empty list of inputs');
-    if (limit !== undefined) list = list.slice(0, checkIndex('limit', limit, 1, INT_MAX));
-    return list.map((x, k) => {
-      if (Array.isArray(x) && x.some((id) => !Number.isInteger(id) || id < 0 || id >= this.config.vocabSize))
-        throw new AttnlabError('ERANGE', `evidence set input ${k}: a token id outside [0, ${this.config.vocabSize})`);
-      const ids = this.#idsOf(x);
-      if (ids.length < 2) throw new AttnlabError('EEMPTY', `evidence set input ${k} has ${ids.length} tokens; at least 2 are needed`);
-      const P = this.config.nPositions;
-      return ids.length > P ? ids.slice(0, P) : ids;
-    });
-  }
+  evidenceSet(set, options) { return measures.evidenceSet(this.#m, set, options); }
 
   /**
    * Edge knockout of one layer over a set of inputs: the mean per-input rank correlation of attention with
@@ -901,39 +398,9 @@ export class Model {
    * @param {{layer?: number, head?: number|'all', knockout?: 'renorm'|'zero', limit?: number, nBoot?: number,
    *   nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
    */
-  edgeKnockoutSet(set, options) { return this.#runJob(this.#edgeSetJob(set, options)); }
+  edgeKnockoutSet(set, options) { return this.#runJob(measures.edgeSetJob(this.#m, set, options)); }
 
-  #edgeSetJob(set, options) {
-    const w = this.#live();
-    const o = checkOptions('edgeKnockoutSet', options, ['layer', 'head', 'knockout', 'limit', 'nBoot', 'nPerm', 'seed',
-      'level', 'epsilon', 'onProgress', 'signal']);
-    const { nLayer, nHead } = this.config;
-    const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
-    const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
-    const mode = this.#knockoutMode('edgeKnockoutSet', o.knockout);
-    const inputs = this.evidenceSet(set, { limit: o.limit });
-    const count = (name, v, lo) => (v === undefined ? undefined : checkIndex(name, v, lo, 1000000));
-    const nBoot = count('nBoot', o.nBoot, 0), nPerm = count('nPerm', o.nPerm, 0);
-    const seed = o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff);
-    if (o.level !== undefined && !(typeof o.level === 'number' && o.level > 0 && o.level < 1))
-      throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.level must be in (0, 1)');
-    if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
-      throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.epsilon must be a finite number >= 0');
-    return { steps: evidence.edgeKnockoutSetSteps(w, this.#h, inputs, { layer, head, nLayer, nHead: this.config.nHead, mode, nBoot, nPerm, seed,
-               level: o.level, epsilon: o.epsilon }),
-             progress: this.#progressOptions('edgeKnockoutSet', o),
-             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
-  }
 
-  #setStats(where, o) {
-    const count = (name, v) => (v === undefined ? undefined : checkIndex(name, v, 0, 1000000));
-    const r = { nBoot: count('nBoot', o.nBoot), nPerm: count('nPerm', o.nPerm),
-                seed: o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff), level: o.level };
-    if (o.level !== undefined && !(typeof o.level === 'number' && o.level > 0 && o.level < 1))
-      throw new AttnlabError('ERANGE', `${where}: options.level must be in (0, 1)`);
-    for (const k of Object.keys(r)) if (r[k] === undefined) delete r[k];
-    return r;
-  }
 
   /**
    * Token knockout over a set of inputs: the mean per-input rank correlation of each reading (last layer,
@@ -943,22 +410,8 @@ export class Model {
    * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number, limit?: number,
    *   nBoot?: number, nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
    */
-  tokenKnockoutSet(set, options) { return this.#runJob(this.#tokenSetJob(set, options)); }
+  tokenKnockoutSet(set, options) { return this.#runJob(measures.tokenSetJob(this.#m, set, options)); }
 
-  #tokenSetJob(set, options) {
-    const w = this.#live();
-    const o = checkOptions('tokenKnockoutSet', options, ['mode', 'knockout', 'neutral', 'limit', 'nBoot', 'nPerm', 'seed',
-      'level', 'epsilon', 'onProgress', 'signal']);
-    const { nLayer, nHead } = this.config;
-    const { mode, neutral } = this.#tokenMode('tokenKnockoutSet', o);
-    if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
-      throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
-    const inputs = this.evidenceSet(set, { limit: o.limit });
-    return { steps: evidence.tokenKnockoutSetSteps(w, this.#h, inputs, { nLayer, nHead, mode, neutral, epsilon: o.epsilon,
-               ...this.#setStats('tokenKnockoutSet', o) }),
-             progress: this.#progressOptions('tokenKnockoutSet', o),
-             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
-  }
 
   /**
    * Head ablation over a set of inputs: each head's loss increase under zero, mean and resample ablation
@@ -967,28 +420,9 @@ export class Model {
    * @param {{draws?: number, reference?: string|ArrayLike<number>, limit?: number, nBoot?: number, seed?: number,
    *   level?: number, onProgress?: Function, signal?: AbortSignal}} [options] draws: default 20
    */
-  ablationSet(set, options) { return this.#runJob(this.#ablationSetJob(set, options)); }
+  ablationSet(set, options) { return this.#runJob(measures.ablationSetJob(this.#m, set, options)); }
 
-  #ablationSetJob(set, options) {
-    const w = this.#live();
-    const o = checkOptions('ablationSet', options, ['draws', 'reference', 'limit', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
-    const inputs = this.evidenceSet(set, { limit: o.limit });
-    const refIds = this.#referenceIds('ablationSet', o.reference);
-    const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
-    const { nLayer, nHead } = this.config;
-    return { steps: evidence.ablationSetSteps(w, this.#h, inputs, { refIds, refOut: this.#headOutputs(refIds), nLayer, nHead,
-               draws, ...this.#setStats('ablationSet', o) }),
-             progress: this.#progressOptions('ablationSet', o),
-             finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
-  }
 
-  // The ids of a reference text (default REFERENCE_TEXT), cut at n_positions.
-  #referenceIds(where, v, name = 'reference') {
-    const r = this.#idsOf(v === undefined ? REFERENCE_TEXT : v);
-    if (r.length < 1) throw new AttnlabError('EEMPTY', `${where}: the ${name} text has no tokens`);
-    const P = this.config.nPositions;
-    return r.length > P ? r.subarray(0, P) : r;
-  }
 
   /**
    * Activation patching over clean/corrupted pairs: 'pairs' (the built-in minimal pairs, with their one-token
@@ -1000,77 +434,15 @@ export class Model {
    *   signal?: AbortSignal}} [options] minGap: pairs whose two logit differences are closer than this (default
    *   1 nat) are skipped, since the normalised score divides by that gap
    */
-  patchingSet(pairs, options) { return this.#runJob(this.#patchingSetJob(pairs, options)); }
+  patchingSet(pairs, options) { return this.#runJob(measures.patchingSetJob(this.#m, pairs, options)); }
 
-  #patchingSetJob(pairs, options) {
-    const w = this.#live();
-    const o = checkOptions('patchingSet', options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
-    const prepared = this.#preparePairs('patchingSet', pairs, o);
-    const { nLayer, nHead } = this.config;
-    return { steps: evidence.patchingSetSteps(w, this.#h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats('patchingSet', o) }),
-             progress: this.#progressOptions('patchingSet', o),
-             finish: (r) => this.#pairsFinish(r, pairs, prepared) };
-  }
 
-  /** A set of clean/corrupted pairs as ids with answers: a built-in set's name or a list (patchingSet's forms). */
-  #preparePairs(where, pairs, o) {
-    const w = this.#live();
-    if (o.minGap !== undefined && !(typeof o.minGap === 'number' && o.minGap >= 0 && Number.isFinite(o.minGap)))
-      throw new AttnlabError('ERANGE', `${where}: options.minGap must be a finite number >= 0`);
-    let list = pairs;
-    if (pairs === 'pairs') list = EVIDENCE_SETS.pairs.pairs.map((p) => [p.clean, p.corrupt, p.answers]);
-    else if (pairs === 'induction') list = inductionPairs(this.config.vocabSize);
-    else if (pairs === 'induction-prev') list = inductionPrevPairs(this.config.vocabSize);
-    else if (typeof pairs === 'string')
-      throw new AttnlabError('EINVAL', `${where}: the built-in sets are 'pairs', 'induction' and 'induction-prev', not ${JSON.stringify(pairs)}`);
-    if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
-    if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
-    return list.map((p, k) => {
-      if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
-      const c = this.#evidenceInput(`${where} pair ${k} (clean)`, p[0]);
-      const d = this.#evidenceInput(`${where} pair ${k} (corrupted)`, p[1]);
-      if (c.length !== d.length)
-        throw new AttnlabError('EINVAL', `${where}: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
-      let answers;
-      if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
-      else {
-        if (!Array.isArray(p[2]) || p[2].length !== 2)
-          throw new AttnlabError('ETYPE', `${where}: pair ${k}'s answers must be [clean answer, corrupted answer]`);
-        answers = p[2].map((a) => this.#oneToken(`${where} pair ${k}`, 'answer', a));
-      }
-      return { clean: c, corrupt: d, answers };
-    });
-  }
 
-  #pairsFinish(r, pairs, prepared) {
-    return { ...r, set: typeof pairs === 'string' ? pairs : 'list',
-      perInput: r.perInput.map((x) => ({ ...x, clean: this.decode(prepared[x.index].clean), corrupt: this.decode(prepared[x.index].corrupt),
-        answerTokens: x.answers.map((id) => this.#token(id)) })) };
-  }
 
   // ---- where a head looks versus what it moves (docs/evidence.md § 6–11) ----
 
-  /** One pair's answers: [a, b] as one-token strings or ids, or the top next token of each run. */
-  #pairAnswers(where, c, d, answers) {
-    const w = this.#live();
-    if (answers === undefined) return [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
-    if (!Array.isArray(answers) || answers.length !== 2)
-      throw new AttnlabError('ETYPE', `${where}: options.answers must be [clean answer, corrupted answer]`);
-    return answers.map((a) => this.#oneToken(where, 'answer', a));
-  }
 
-  #pair(where, clean, corrupt, o) {
-    const c = this.#evidenceInput(`${where} (clean)`, clean);
-    const d = this.#evidenceInput(`${where} (corrupted)`, corrupt);
-    if (c.length !== d.length)
-      throw new AttnlabError('EINVAL', `${where}: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
-    return { c, d, answers: this.#pairAnswers(where, c, d, o.answers) };
-  }
 
-  #pairTokens(c, d, answers) {
-    return { tokens: Array.from(c, (id) => this.#token(id)), corruptTokens: Array.from(d, (id) => this.#token(id)),
-             answerTokens: answers.map((id) => this.#token(id)) };
-  }
 
   /**
    * Pattern versus value patching of every head, denoising and noising: the head's attention pattern alone,
@@ -1078,12 +450,7 @@ export class Model {
    * Float32Array (nLayer * nHead) of normalised logit differences (0 = corrupted, 1 = clean).
    * @param {{answers?: [string|number, string|number]}} [options]
    */
-  patternValuePatching(clean, corrupt, options) {
-    const o = checkOptions('patternValuePatching', options, ['answers']);
-    const { c, d, answers } = this.#pair('patternValuePatching', clean, corrupt, o);
-    const r = circuits.patternValuePatching(this.#live(), this.#h, c, d, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
-    return { ...r, ...this.#pairTokens(c, d, answers) };
-  }
+  patternValuePatching(clean, corrupt, options) { return measures.patternValuePatching(this.#m, clean, corrupt, options); }
 
   /**
    * Path patching (Wang et al. 2022): each sender head's output patched only along its path into each
@@ -1091,116 +458,38 @@ export class Model {
    * @param {{answers?: Array, receivers: Array<{layer?: number, head?: number, input: 'q'|'k'|'v'|'logits'}>,
    *   direction?: 'denoise'|'noise', freezeMlp?: boolean}} options
    */
-  pathPatching(clean, corrupt, options) {
-    const o = checkOptions('pathPatching', options, ['answers', 'receivers', 'direction', 'freezeMlp']);
-    const { c, d, answers } = this.#pair('pathPatching', clean, corrupt, o);
-    const r = circuits.pathPatching(this.#live(), this.#h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
-      freezeMlp: !!o.freezeMlp, nLayer: this.config.nLayer, nHead: this.config.nHead });
-    return { ...r, ...this.#pairTokens(c, d, answers) };
-  }
+  pathPatching(clean, corrupt, options) { return measures.pathPatching(this.#m, clean, corrupt, options); }
 
   /**
    * Direct logit attribution at the last position, the final norm's scale frozen at the plain run's (docs/evidence.md § 8).
    * @param {{answers: [string|number] | [string|number, string|number]}} options u = W_U[a] (- W_U[b])
    */
-  directLogitAttribution(input, options) {
-    const o = checkOptions('directLogitAttribution', options, ['answers']);
-    const ids = this.#evidenceInput('directLogitAttribution', input);
-    if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
-      throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
-    const answers = o.answers.map((a) => this.#oneToken('directLogitAttribution', 'answer', a));
-    const r = circuits.directLogitAttribution(this.#live(), this.#h, ids, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
-    return { ...r, tokens: Array.from(ids, (id) => this.#token(id)), answerTokens: answers.map((id) => this.#token(id)) };
-  }
+  directLogitAttribution(input, options) { return measures.directLogitAttribution(this.#m, input, options); }
 
   /** ||v_j W_O^h|| per (layer, head, position) (Kobayashi et al. 2020): Float32Array (nLayer * nHead * T). */
-  valueNorms(input) {
-    const ids = this.#evidenceInput('valueNorms', input);
-    return circuits.valueNorms(this.#live(), this.#h, ids, { nLayer: this.config.nLayer, nHead: this.config.nHead });
-  }
+  valueNorms(input) { return measures.valueNorms(this.#m, input); }
 
   /** Causal tracing by component: the clean run's attention or MLP output restored at each (layer, position). */
-  componentTracing(clean, corrupt, options) {
-    const o = checkOptions('componentTracing', options, ['answers']);
-    const { c, d, answers } = this.#pair('componentTracing', clean, corrupt, o);
-    const r = circuits.componentTracing(this.#live(), this.#h, c, d, { answers, nLayer: this.config.nLayer });
-    return { ...r, ...this.#pairTokens(c, d, answers) };
-  }
+  componentTracing(clean, corrupt, options) { return measures.componentTracing(this.#m, clean, corrupt, options); }
 
   /**
    * Q-, K- and V-composition scores of every head pair in adjacent layers (Elhage et al. 2021), with the scores
    * of Gaussian matrices of the same shapes as a null (nNull draws, default 200).
    * @param {{nNull?: number, seed?: number}} [options]
    */
-  compositionScores(options) {
-    const o = checkOptions('compositionScores', options, ['nNull', 'seed']);
-    if (this.config.nLayer < 2) throw new AttnlabError('EINVAL', 'compositionScores: a one-layer model has no pair of layers');
-    const nNull = o.nNull === undefined ? 200 : checkIndex('nNull', o.nNull, 0, 100000);
-    const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
-    return circuits.compositionScores(this.#live(), this.#h, { nLayer: this.config.nLayer, nHead: this.config.nHead, nNull, seed });
-  }
+  compositionScores(options) { return measures.compositionScores(this.#m, options); }
 
   /** patternValuePatching over a set of pairs (patchingSet's forms), with intervals and the pattern's share of each head's effect. */
-  patternValueSet(pairs, options) { return this.#runJob(this.#circuitSetJob('patternValueSet', pairs, options)); }
+  patternValueSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'patternValueSet', pairs, options)); }
   /** pathPatching over a set of pairs, options.receivers as pathPatching. */
-  pathPatchingSet(pairs, options) { return this.#runJob(this.#circuitSetJob('pathPatchingSet', pairs, options)); }
+  pathPatchingSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'pathPatchingSet', pairs, options)); }
   /** componentTracing over a set of pairs: per layer at the corrupted positions, the last and the others. */
-  componentTracingSet(pairs, options) { return this.#runJob(this.#circuitSetJob('componentTracingSet', pairs, options)); }
+  componentTracingSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'componentTracingSet', pairs, options)); }
   /** directLogitAttribution of each pair's clean input along W_U[answer clean] - W_U[answer corrupted]. */
-  attributionSet(pairs, options) { return this.#runJob(this.#circuitSetJob('attributionSet', pairs, options)); }
+  attributionSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'attributionSet', pairs, options)); }
 
-  #circuitSetJob(kind, pairs, options) {
-    const extra = { patternValueSet: ['minEffect'], pathPatchingSet: ['receivers', 'direction', 'freezeMlp'] }[kind] || [];
-    const o = checkOptions(kind, options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal', ...extra]);
-    const prepared = this.#preparePairs(kind, pairs, o);
-    const w = this.#live(), { nLayer, nHead } = this.config;
-    const base = { nLayer, nHead, minGap: o.minGap ?? 1, ...this.#setStats(kind, o) };
-    let steps;
-    if (kind === 'patternValueSet') {
-      if (o.minEffect !== undefined && !(typeof o.minEffect === 'number' && o.minEffect >= 0 && Number.isFinite(o.minEffect)))
-        throw new AttnlabError('ERANGE', 'patternValueSet: options.minEffect must be a finite number >= 0');
-      steps = circuits.patternValueSetSteps(w, this.#h, prepared, { ...base, minEffect: o.minEffect ?? 0.1 });
-    } else if (kind === 'pathPatchingSet') {
-      if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
-        throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
-      steps = circuits.pathPatchingSetSteps(w, this.#h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
-    } else if (kind === 'componentTracingSet') steps = circuits.componentTracingSetSteps(w, this.#h, prepared, base);
-    else steps = circuits.attributionSetSteps(w, this.#h, prepared, base);
-    return { steps, progress: this.#progressOptions(kind, o), finish: (r) => this.#pairsFinish(r, pairs, prepared) };
-  }
 
-  #headOutCache = new Map();
-  #headOutputs(ids) {
-    const key = Array.prototype.join.call(ids, ',');
-    let v = this.#headOutCache.get(key);
-    if (!v) {
-      const { nLayer, nHead, headDim } = this.config;
-      v = evidence.captureHeadOutputs(this.#live(), this.#h, ids, nLayer, nHead * headDim);
-      if (this.#headOutCache.size >= 4) this.#headOutCache.delete(this.#headOutCache.keys().next().value);
-      this.#headOutCache.set(key, v);
-    }
-    return v;
-  }
 
-  #ablationJob(input, options) {
-    const w = this.#live();
-    const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'draws', 'seed', 'onProgress', 'signal']);
-    const ids = this.#evidenceInput('ablationSemantics', input);
-    const reference = this.#referenceIds('ablationSemantics', o.reference);
-    // without a resample text: K seeded windows of the reference (the CLI's default too); with one: its run, aligned
-    if (o.resample !== undefined && o.draws !== undefined)
-      throw new AttnlabError('EINVAL', 'ablationSemantics: options.draws takes windows of the reference; it does not go with options.resample');
-    const draws = o.resample === undefined ? (o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000)) : 0;
-    const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
-    const resample = o.resample === undefined ? reference : this.#referenceIds('ablationSemantics', o.resample, 'resample');
-    if (resample.length < ids.length)
-      throw new AttnlabError('ETOOLONG', `ablationSemantics: the ${draws ? 'reference' : 'resample'} text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
-    const { nLayer, nHead } = this.config;
-    const refOut = this.#headOutputs(reference), resOut = resample === reference ? refOut : this.#headOutputs(resample);
-    return { steps: evidence.ablationSemanticsSteps(w, this.#h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws, seed }),
-             progress: this.#progressOptions('ablationSemantics', o),
-             finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => this.#token(id)) }) };
-  }
 
   /**
    * Activation patching from a clean into a corrupted input of equal length:
@@ -1210,27 +499,7 @@ export class Model {
    * @param {{answers?: [string|number, string|number]}} [options] default: the
    *   top next token of each run; a string answer must be exactly one token
    */
-  activationPatching(clean, corrupt, options) {
-    const w = this.#live();
-    const o = checkOptions('activationPatching', options, ['answers']);
-    const c = this.#evidenceInput('activationPatching (clean)', clean);
-    const d = this.#evidenceInput('activationPatching (corrupted)', corrupt);
-    if (c.length !== d.length)
-      throw new AttnlabError('EINVAL', `activationPatching: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
-    let answers;
-    if (o.answers === undefined) {
-      answers = [c, d].map((x) => { w.forward(this.#h, x); return w.resultTopk(this.#h, 1).ids[0]; });
-    } else {
-      if (!Array.isArray(o.answers) || o.answers.length !== 2)
-        throw new AttnlabError('ETYPE', 'activationPatching: options.answers must be [clean answer, corrupted answer]');
-      answers = o.answers.map((a, k) => {
-        return this.#oneToken('activationPatching', `answer ${k}`, a);
-      });
-    }
-    const r = evidence.activationPatching(w, this.#h, c, d, { answers, nLayer: this.config.nLayer, nHead: this.config.nHead });
-    return { ...r, tokens: Array.from(c, (id) => this.#token(id)), corruptTokens: Array.from(d, (id) => this.#token(id)),
-             answerTokens: answers.map((id) => this.#token(id)) };
-  }
+  activationPatching(clean, corrupt, options) { return measures.activationPatching(this.#m, clean, corrupt, options); }
 
   /**
    * A seeded random token sequence r of length n, repeated: r ++ r (2n ids),
@@ -1243,16 +512,7 @@ export class Model {
    */
   repeatedTokens(n, options) {
     this.#live();
-    const o = checkOptions('repeatedTokens', options, ['seed', 'lo', 'hi']);
-    const V = this.config.vocabSize;
-    checkIndex('n', n, 2, Math.floor(this.config.nPositions / 2));
-    const seed = o.seed === undefined ? 0 : checkIndex('seed', o.seed, 0, 2 ** 32 - 1);
-    const lo = o.lo === undefined ? 0 : checkIndex('lo', o.lo, 0, V - 1);
-    const hi = o.hi === undefined ? V - 1 : checkIndex('hi', o.hi, lo + 1, V);
-    const next = mulberry32(seed);
-    const out = new Int32Array(2 * n);
-    for (let i = 0; i < n; i++) out[i] = out[i + n] = lo + Math.floor(next() * (hi - lo));
-    return out;
+    return repeatedTokens(n, options, this.config);
   }
 }
 
@@ -1289,18 +549,12 @@ export function modelInternals(model) {
  */
 export async function loadModel(source, options) {
   const { onProgress, wasm, threads, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threadWorker, signal, timeoutMs, redirects,
-          weights = 'auto' } =
-    checkOptions('loadModel', options, ['onProgress', 'wasm', 'threads', 'wasmMT', 'wasmRelaxed', 'wasmRelaxedMT', 'backend',
-                                        'threadWorker', 'signal', 'timeoutMs', 'redirects', 'weights']);
-  if (!['auto', 'f32', 'half'].includes(weights))
-    throw new AttnlabError(typeof weights === 'string' ? 'EINVAL' : 'ETYPE', "options.weights must be 'auto', 'f32' or 'half'");
-  if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function')
-    throw new AttnlabError('ETYPE', 'options.onProgress must be a function');
+          weights } = checkLoadOptions(options);
   const readOpts = checkReadOptions({ signal, timeoutMs, redirects });
   const emit = onProgress ? (e) => onProgress(e) : () => {};
   const src = await resolveSource(source);
   const t0 = performance.now();
-  const { w, engine } = await instanceFor({ wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threads, threadWorker });
+  const { w, engine } = await instanceFor({ wasm, wasmMT, wasmRelaxed, wasmRelaxedMT, backend, threads, threadWorker }, WHERE);
   const t1 = performance.now();
   let files;
   try {

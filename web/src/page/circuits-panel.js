@@ -26,7 +26,7 @@ import { tokenLabel } from '../figures/text.js';
 import { readableTokens } from './readable.js';
 import { composeSvg, exportSvgNode, exportJsonData, cardDesc } from './export.js';
 import { EVIDENCE_SETS } from '../evidence-sets.js';
-import { inductionPairs, inductionPrevPairs } from '../model.js';
+import { inductionPairs, inductionPrevPairs } from '../sets.js';
 
 const GPT2_VOCAB = 50257; // the induction sets are GPT-2 token ids
 export const CX_CARDS = Object.freeze(['cx-pv', 'cx-path', 'cx-dla', 'cx-comp', 'cx-trace']);

@@ -1,0 +1,450 @@
+// measures.js — the bodies of the Model's measures: the heads' (docs/heads.md) and the evidence and circuit
+// methods (docs/evidence.md). Their options are checked (options.js), their inputs and pairs tokenized, and the
+// generators of evidence.js / circuits.js set up as jobs ({steps, progress, finish}) that model.js runs to the
+// end and worker.js runs in parts. Each function takes the model's view `m` (model.js): {w: the live AttnlabWasm
+// (EDISPOSED once disposed), h: the model handle, config, token(id), idsOf(input), decode(ids),
+// layerNull(l, mode, window, T), headOutCache}.
+
+import { AttnlabError } from './core/errors.js';
+import { checkIndex } from './analysis.js';
+import * as evidence from './evidence.js';
+import * as circuits from './circuits.js';
+import { REFERENCE_TEXT } from './evidence-reference.js';
+import { setInputs, setPairs } from './sets.js';
+import { MASKS } from './core/abi.js';
+import {
+  INT_MAX, checkOptions, textBytes, parseMask, parseInterventions, progressOptions, knockoutMode, setStats,
+} from './options.js';
+
+// ---- heads: importance and roles (c/src/heads.c; docs/heads.md) ----
+
+export function headImportance(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('headImportance', options, ['pruning']);
+  if (o.pruning !== undefined && typeof o.pruning !== 'boolean')
+    throw new AttnlabError('ETYPE', 'headImportance: options.pruning must be a boolean');
+  const ids = m.idsOf(input);
+  if (ids.length < 2) throw new AttnlabError('EEMPTY', `headImportance needs at least 2 tokens, got ${ids.length}`);
+  if (ids.length > m.config.nPositions)
+    throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${m.config.nPositions}`);
+  const { nLayer, nHead } = m.config;
+  const LH = nLayer * nHead;
+  const { baseLoss, delta } = w.headImportance(m.h, ids);
+  let order, pruning = null, lossAtHalf = null;
+  if (o.pruning === false) {
+    order = Int32Array.from(delta.keys()).sort((a, b) => delta[a] - delta[b] || a - b);
+  } else {
+    const c = w.pruningCurve(m.h, ids, delta);
+    order = c.order;
+    pruning = c.loss;
+    lossAtHalf = pruning[Math.floor(LH / 2)];
+  }
+  return { baseLoss, delta, order, pruning, lossAtHalf, nLayer, nHead, T: ids.length };
+}
+
+export function headRoles(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('headRoles', options, ['top', 'interventions', 'ablate']);
+  const nTop = o.top === undefined ? 3 : checkIndex('top', o.top, 0, INT_MAX);
+  const ids = m.idsOf(input);
+  if (ids.length < 1) throw new AttnlabError('EEMPTY', 'headRoles needs at least 1 token');
+  if (ids.length > m.config.nPositions)
+    throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${m.config.nPositions}`);
+  const { nLayer, nHead } = m.config;
+  w.forward(m.h, ids, { interventions: parseInterventions(o.interventions, o.ablate, m.config, ids.length) });
+  const T = ids.length;
+  const r = w.headRoles(w.resultAttention(m.h), ids, nLayer, nHead, T);
+  const rank = (s) => Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b).slice(0, nTop)
+    .map((i) => ({ layer: Math.floor(i / nHead), head: i % nHead, score: s[i] }));
+  const top = { prev: rank(r.prev), sink: rank(r.sink), dup: rank(r.dup),
+                induction: r.inductionDefined ? rank(r.induction) : [] };
+  return { ...r, top, nLayer, nHead, T };
+}
+
+export function tokenLosses(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('tokenLosses', options, ['interventions', 'ablate', 'mask']);
+  const ids = m.idsOf(input);
+  if (ids.length < 2) throw new AttnlabError('EEMPTY', 'tokenLosses needs at least 2 tokens');
+  if (ids.length > m.config.nPositions)
+    throw new AttnlabError('ETOOLONG', `${ids.length} tokens exceed n_positions = ${m.config.nPositions}`);
+  const interventions = parseInterventions(o.interventions, o.ablate, m.config, ids.length);
+  w.forward(m.h, ids, { interventions, ...parseMask(o.mask, m.config.nLayer) });
+  const losses = w.resultNllEach(m.h, ids.length);
+  let sum = 0;
+  for (const v of losses) sum += v;
+  return { losses, mean: sum / losses.length, T: ids.length };
+}
+
+export function dagProfile(m, inputs, options) {
+  const w = m.w;
+  const o = checkOptions('dagProfile', options, ['mask']);
+  const maskName = o.mask === undefined ? 'causal' : o.mask;
+  if (maskName !== 'causal' && maskName !== 'full')
+    throw new AttnlabError('EINVAL', `dagProfile: options.mask must be 'causal' or 'full', got ${String(maskName)}`);
+  const list = Array.isArray(inputs) && inputs.length > 0 && typeof inputs[0] !== 'number' ? inputs : [inputs];
+  const { nLayer, nHead } = m.config;
+  const idsList = list.map((x) => m.idsOf(x)); // check every input before running any
+  idsList.forEach((ids, k) => {
+    if (ids.length < 1) throw new AttnlabError('EEMPTY', `dagProfile: input ${k} has no tokens`);
+    if (ids.length > m.config.nPositions)
+      throw new AttnlabError('ETOOLONG', `dagProfile: input ${k} has ${ids.length} tokens > n_positions = ${m.config.nPositions}`);
+  });
+  const mean = { head: new Float64Array(nLayer * nHead), layer: new Float64Array(nLayer), overall: 0, null: 0 };
+  const sentences = idsList.map((ids) => {
+    const T = ids.length;
+    w.forward(m.h, ids, { mask: MASKS[maskName] });
+    const p = w.dagProfile(w.resultAttention(m.h), nLayer, nHead, T);
+    const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
+    let nul = 0; // the layers' mean, as overall: each layer's own mask under 'causal'
+    for (let l = 0; l < nLayer; l++) nul += m.layerNull(l, MASKS[maskName], 0, T) / nLayer;
+    p.head.forEach((x, i) => { mean.head[i] += x / idsList.length; });
+    p.layer.forEach((x, i) => { mean.layer[i] += x / idsList.length; });
+    mean.overall += overall / idsList.length;
+    mean.null += nul / idsList.length;
+    return { T, head: p.head, layer: p.layer, overall, null: nul };
+  });
+  return { mask: maskName, sentences, mean, nLayer, nHead };
+}
+
+// ---- inputs ----
+
+function evidenceInput(m, where, input) {
+  const ids = m.idsOf(input);
+  if (ids.length < 2) throw new AttnlabError('EEMPTY', `${where} needs at least 2 tokens, got ${ids.length}`);
+  if (ids.length > m.config.nPositions)
+    throw new AttnlabError('ETOOLONG', `${where}: ${ids.length} tokens exceed n_positions = ${m.config.nPositions}`);
+  return ids;
+}
+
+export function oneToken(m, where, name, v) {
+  if (typeof v !== 'string') return checkIndex(name, v, 0, m.config.vocabSize - 1);
+  // an answer is a token of text, not a run's input: without the BOS a Llama 3 tokenizer puts first
+  const t = m.w.encodePlain(m.h, textBytes(v));
+  if (t.length !== 1) throw new AttnlabError('EINVAL', `${where}: ${name} ${JSON.stringify(v)} is ${t.length} tokens, not one`);
+  return t[0];
+}
+
+// The default replacement token of a token knockout: " the" when it is one token (a frequent word that
+// carries little content), else id 0. The CLI uses the same rule.
+function defaultNeutral(m) {
+  const t = m.idsOf(' the');
+  return t.length === 1 ? t[0] : 0;
+}
+
+// The token knockout's mode (column, columnZero, delete, replace) and neutral token from options.
+function tokenMode(m, where, o) {
+  let mode = o.mode ?? 'column';
+  if (!['column', 'delete', 'replace'].includes(mode))
+    throw new AttnlabError('EINVAL', `${where}: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+  if (mode !== 'column' && o.knockout !== undefined)
+    throw new AttnlabError('EINVAL', `${where}: options.knockout applies to the column knockout, not to mode '${mode}'`);
+  if (mode === 'column' && knockoutMode(where, o.knockout) === 'zero') mode = 'columnZero';
+  const neutral = o.neutral === undefined ? defaultNeutral(m) : oneToken(m, where, 'neutral', o.neutral);
+  const V = m.config.vocabSize;
+  if (neutral < 0 || neutral >= V) throw new AttnlabError('ERANGE', `${where}: the neutral token ${neutral} is outside [0, ${V})`);
+  return { mode, neutral };
+}
+
+// The ids of a reference text (default REFERENCE_TEXT), cut at n_positions.
+function referenceIds(m, where, v, name = 'reference') {
+  const r = m.idsOf(v === undefined ? REFERENCE_TEXT : v);
+  if (r.length < 1) throw new AttnlabError('EEMPTY', `${where}: the ${name} text has no tokens`);
+  const P = m.config.nPositions;
+  return r.length > P ? r.subarray(0, P) : r;
+}
+
+// The head outputs of a reference text, computed once per model and text (the default reference's
+// serve every ablationSemantics call); a few are kept.
+function headOutputs(m, ids) {
+  const key = Array.prototype.join.call(ids, ',');
+  let v = m.headOutCache.get(key);
+  if (!v) {
+    const { nLayer, nHead, headDim } = m.config;
+    v = evidence.captureHeadOutputs(m.w, m.h, ids, nLayer, nHead * headDim);
+    if (m.headOutCache.size >= 4) m.headOutCache.delete(m.headOutCache.keys().next().value);
+    m.headOutCache.set(key, v);
+  }
+  return v;
+}
+
+export function evidenceSet(m, set, options) {
+  const { limit } = checkOptions('evidenceSet', options, ['limit']);
+  let list = setInputs(set);
+  if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'an evidence set is a name or a non-empty list of inputs');
+  if (limit !== undefined) list = list.slice(0, checkIndex('limit', limit, 1, INT_MAX));
+  return list.map((x, k) => {
+    if (Array.isArray(x) && x.some((id) => !Number.isInteger(id) || id < 0 || id >= m.config.vocabSize))
+      throw new AttnlabError('ERANGE', `evidence set input ${k}: a token id outside [0, ${m.config.vocabSize})`);
+    const ids = m.idsOf(x);
+    if (ids.length < 2) throw new AttnlabError('EEMPTY', `evidence set input ${k} has ${ids.length} tokens; at least 2 are needed`);
+    const P = m.config.nPositions;
+    return ids.length > P ? ids.slice(0, P) : ids;
+  });
+}
+
+// ---- one input: the stepwise evidence measures (docs/evidence.md § 2-4) ----
+
+export function edgeJob(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'knockout', 'onProgress', 'signal']);
+  const { nLayer, nHead } = m.config;
+  const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
+  const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
+  const ids = evidenceInput(m, 'edgeKnockout', input);
+  const topK = o.topK === undefined ? undefined : checkIndex('topK', o.topK, 1, INT_MAX);
+  const mode = knockoutMode('edgeKnockout', o.knockout);
+  return { steps: evidence.edgeKnockoutSteps(w, m.h, ids, { layer, head, topK, nLayer, mode }),
+           progress: progressOptions('edgeKnockout', o),
+           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+}
+
+export function tokenJob(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('tokenKnockout', options, ['mode', 'neutral', 'knockout', 'onProgress', 'signal']);
+  const ids = evidenceInput(m, 'tokenKnockout', input);
+  const { nLayer, nHead } = m.config;
+  const { mode, neutral } = tokenMode(m, 'tokenKnockout', o);
+  return { steps: evidence.tokenKnockoutSteps(w, m.h, ids, { nLayer, nHead, mode, neutral }),
+           progress: progressOptions('tokenKnockout', o),
+           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+}
+
+export function ablationJob(m, input, options) {
+  const w = m.w;
+  const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'draws', 'seed', 'onProgress', 'signal']);
+  const ids = evidenceInput(m, 'ablationSemantics', input);
+  const reference = referenceIds(m, 'ablationSemantics', o.reference);
+  // without a resample text: K seeded windows of the reference (the CLI's default too); with one: its run, aligned
+  if (o.resample !== undefined && o.draws !== undefined)
+    throw new AttnlabError('EINVAL', 'ablationSemantics: options.draws takes windows of the reference; it does not go with options.resample');
+  const draws = o.resample === undefined ? (o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000)) : 0;
+  const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
+  const resample = o.resample === undefined ? reference : referenceIds(m, 'ablationSemantics', o.resample, 'resample');
+  if (resample.length < ids.length)
+    throw new AttnlabError('ETOOLONG', `ablationSemantics: the ${draws ? 'reference' : 'resample'} text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
+  const { nLayer, nHead } = m.config;
+  const refOut = headOutputs(m, reference), resOut = resample === reference ? refOut : headOutputs(m, resample);
+  return { steps: evidence.ablationSemanticsSteps(w, m.h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws, seed }),
+           progress: progressOptions('ablationSemantics', o),
+           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+}
+
+// ---- over a set of inputs (docs/evidence.md § 5) ----
+
+export function edgeSetJob(m, set, options) {
+  const w = m.w;
+  const o = checkOptions('edgeKnockoutSet', options, ['layer', 'head', 'knockout', 'limit', 'nBoot', 'nPerm', 'seed',
+    'level', 'epsilon', 'onProgress', 'signal']);
+  const { nLayer, nHead } = m.config;
+  const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
+  const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
+  const mode = knockoutMode('edgeKnockoutSet', o.knockout);
+  const inputs = evidenceSet(m, set, { limit: o.limit });
+  const count = (name, v, lo) => (v === undefined ? undefined : checkIndex(name, v, lo, 1000000));
+  const nBoot = count('nBoot', o.nBoot, 0), nPerm = count('nPerm', o.nPerm, 0);
+  const seed = o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff);
+  if (o.level !== undefined && !(typeof o.level === 'number' && o.level > 0 && o.level < 1))
+    throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.level must be in (0, 1)');
+  if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
+    throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.epsilon must be a finite number >= 0');
+  return { steps: evidence.edgeKnockoutSetSteps(w, m.h, inputs, { layer, head, nLayer, nHead: m.config.nHead, mode, nBoot, nPerm, seed,
+             level: o.level, epsilon: o.epsilon }),
+           progress: progressOptions('edgeKnockoutSet', o),
+           finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+}
+
+export function tokenSetJob(m, set, options) {
+  const w = m.w;
+  const o = checkOptions('tokenKnockoutSet', options, ['mode', 'knockout', 'neutral', 'limit', 'nBoot', 'nPerm', 'seed',
+    'level', 'epsilon', 'onProgress', 'signal']);
+  const { nLayer, nHead } = m.config;
+  const { mode, neutral } = tokenMode(m, 'tokenKnockoutSet', o);
+  if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
+    throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
+  const inputs = evidenceSet(m, set, { limit: o.limit });
+  return { steps: evidence.tokenKnockoutSetSteps(w, m.h, inputs, { nLayer, nHead, mode, neutral, epsilon: o.epsilon,
+             ...setStats('tokenKnockoutSet', o) }),
+           progress: progressOptions('tokenKnockoutSet', o),
+           finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+}
+
+export function ablationSetJob(m, set, options) {
+  const w = m.w;
+  const o = checkOptions('ablationSet', options, ['draws', 'reference', 'limit', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+  const inputs = evidenceSet(m, set, { limit: o.limit });
+  const refIds = referenceIds(m, 'ablationSet', o.reference);
+  const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
+  const { nLayer, nHead } = m.config;
+  return { steps: evidence.ablationSetSteps(w, m.h, inputs, { refIds, refOut: headOutputs(m, refIds), nLayer, nHead,
+             draws, ...setStats('ablationSet', o) }),
+           progress: progressOptions('ablationSet', o),
+           finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
+}
+
+export function patchingSetJob(m, pairs, options) {
+  const w = m.w;
+  const o = checkOptions('patchingSet', options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+  const prepared = preparePairs(m, 'patchingSet', pairs, o);
+  const { nLayer, nHead } = m.config;
+  return { steps: evidence.patchingSetSteps(w, m.h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats('patchingSet', o) }),
+           progress: progressOptions('patchingSet', o),
+           finish: (r) => pairsFinish(m, r, pairs, prepared) };
+}
+
+// ---- clean/corrupted pairs ----
+
+/** A set of clean/corrupted pairs as ids with answers: a built-in set's name or a list (patchingSet's forms). */
+function preparePairs(m, where, pairs, o) {
+  const w = m.w;
+  if (o.minGap !== undefined && !(typeof o.minGap === 'number' && o.minGap >= 0 && Number.isFinite(o.minGap)))
+    throw new AttnlabError('ERANGE', `${where}: options.minGap must be a finite number >= 0`);
+  let list = setPairs(where, pairs, m.config.vocabSize);
+  if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
+  if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
+  return list.map((p, k) => {
+    if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
+    const c = evidenceInput(m, `${where} pair ${k} (clean)`, p[0]);
+    const d = evidenceInput(m, `${where} pair ${k} (corrupted)`, p[1]);
+    if (c.length !== d.length)
+      throw new AttnlabError('EINVAL', `${where}: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
+    let answers;
+    if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
+    else {
+      if (!Array.isArray(p[2]) || p[2].length !== 2)
+        throw new AttnlabError('ETYPE', `${where}: pair ${k}'s answers must be [clean answer, corrupted answer]`);
+      answers = p[2].map((a) => oneToken(m, `${where} pair ${k}`, 'answer', a));
+    }
+    return { clean: c, corrupt: d, answers };
+  });
+}
+
+function pairsFinish(m, r, pairs, prepared) {
+  return { ...r, set: typeof pairs === 'string' ? pairs : 'list',
+    perInput: r.perInput.map((x) => ({ ...x, clean: m.decode(prepared[x.index].clean), corrupt: m.decode(prepared[x.index].corrupt),
+      answerTokens: x.answers.map((id) => m.token(id)) })) };
+}
+
+/** One pair's answers: [a, b] as one-token strings or ids, or the top next token of each run. */
+function pairAnswers(m, where, c, d, answers) {
+  const w = m.w;
+  if (answers === undefined) return [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
+  if (!Array.isArray(answers) || answers.length !== 2)
+    throw new AttnlabError('ETYPE', `${where}: options.answers must be [clean answer, corrupted answer]`);
+  return answers.map((a) => oneToken(m, where, 'answer', a));
+}
+
+function pair(m, where, clean, corrupt, o) {
+  const c = evidenceInput(m, `${where} (clean)`, clean);
+  const d = evidenceInput(m, `${where} (corrupted)`, corrupt);
+  if (c.length !== d.length)
+    throw new AttnlabError('EINVAL', `${where}: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+  return { c, d, answers: pairAnswers(m, where, c, d, o.answers) };
+}
+
+function pairTokens(m, c, d, answers) {
+  return { tokens: Array.from(c, (id) => m.token(id)), corruptTokens: Array.from(d, (id) => m.token(id)),
+           answerTokens: answers.map((id) => m.token(id)) };
+}
+
+export function activationPatching(m, clean, corrupt, options) {
+  const w = m.w;
+  const o = checkOptions('activationPatching', options, ['answers']);
+  const c = evidenceInput(m, 'activationPatching (clean)', clean);
+  const d = evidenceInput(m, 'activationPatching (corrupted)', corrupt);
+  if (c.length !== d.length)
+    throw new AttnlabError('EINVAL', `activationPatching: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+  let answers;
+  if (o.answers === undefined) {
+    answers = [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
+  } else {
+    if (!Array.isArray(o.answers) || o.answers.length !== 2)
+      throw new AttnlabError('ETYPE', 'activationPatching: options.answers must be [clean answer, corrupted answer]');
+    answers = o.answers.map((a, k) => {
+      return oneToken(m, 'activationPatching', `answer ${k}`, a);
+    });
+  }
+  const r = evidence.activationPatching(w, m.h, c, d, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
+  return { ...r, tokens: Array.from(c, (id) => m.token(id)), corruptTokens: Array.from(d, (id) => m.token(id)),
+           answerTokens: answers.map((id) => m.token(id)) };
+}
+
+// ---- where a head looks versus what it moves (docs/evidence.md § 6-11) ----
+
+export function patternValuePatching(m, clean, corrupt, options) {
+  const o = checkOptions('patternValuePatching', options, ['answers']);
+  const { c, d, answers } = pair(m, 'patternValuePatching', clean, corrupt, o);
+  const r = circuits.patternValuePatching(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
+  return { ...r, ...pairTokens(m, c, d, answers) };
+}
+
+export function pathPatching(m, clean, corrupt, options) {
+  const o = checkOptions('pathPatching', options, ['answers', 'receivers', 'direction', 'freezeMlp']);
+  const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o);
+  const r = circuits.pathPatching(m.w, m.h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
+    freezeMlp: !!o.freezeMlp, nLayer: m.config.nLayer, nHead: m.config.nHead });
+  return { ...r, ...pairTokens(m, c, d, answers) };
+}
+
+export function directLogitAttribution(m, input, options) {
+  const o = checkOptions('directLogitAttribution', options, ['answers']);
+  const ids = evidenceInput(m, 'directLogitAttribution', input);
+  if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
+    throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
+  const answers = o.answers.map((a) => oneToken(m, 'directLogitAttribution', 'answer', a));
+  const r = circuits.directLogitAttribution(m.w, m.h, ids, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
+  return { ...r, tokens: Array.from(ids, (id) => m.token(id)), answerTokens: answers.map((id) => m.token(id)) };
+}
+
+export function valueNorms(m, input) {
+  const ids = evidenceInput(m, 'valueNorms', input);
+  return circuits.valueNorms(m.w, m.h, ids, { nLayer: m.config.nLayer, nHead: m.config.nHead });
+}
+
+export function componentTracing(m, clean, corrupt, options) {
+  const o = checkOptions('componentTracing', options, ['answers']);
+  const { c, d, answers } = pair(m, 'componentTracing', clean, corrupt, o);
+  const r = circuits.componentTracing(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer });
+  return { ...r, ...pairTokens(m, c, d, answers) };
+}
+
+export function compositionScores(m, options) {
+  const o = checkOptions('compositionScores', options, ['nNull', 'seed']);
+  if (m.config.nLayer < 2) throw new AttnlabError('EINVAL', 'compositionScores: a one-layer model has no pair of layers');
+  const nNull = o.nNull === undefined ? 200 : checkIndex('nNull', o.nNull, 0, 100000);
+  const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
+  return circuits.compositionScores(m.w, m.h, { nLayer: m.config.nLayer, nHead: m.config.nHead, nNull, seed });
+}
+
+export function circuitSetJob(m, kind, pairs, options) {
+  const extra = { patternValueSet: ['minEffect'], pathPatchingSet: ['receivers', 'direction', 'freezeMlp'] }[kind] || [];
+  const o = checkOptions(kind, options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal', ...extra]);
+  const prepared = preparePairs(m, kind, pairs, o);
+  const w = m.w, { nLayer, nHead } = m.config;
+  const base = { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats(kind, o) };
+  let steps;
+  if (kind === 'patternValueSet') {
+    if (o.minEffect !== undefined && !(typeof o.minEffect === 'number' && o.minEffect >= 0 && Number.isFinite(o.minEffect)))
+      throw new AttnlabError('ERANGE', 'patternValueSet: options.minEffect must be a finite number >= 0');
+    steps = circuits.patternValueSetSteps(w, m.h, prepared, { ...base, minEffect: o.minEffect ?? 0.1 });
+  } else if (kind === 'pathPatchingSet') {
+    if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
+      throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
+    steps = circuits.pathPatchingSetSteps(w, m.h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
+  } else if (kind === 'componentTracingSet') steps = circuits.componentTracingSetSteps(w, m.h, prepared, base);
+  else steps = circuits.attributionSetSteps(w, m.h, prepared, base);
+  return { steps, progress: progressOptions(kind, o), finish: (r) => pairsFinish(m, r, pairs, prepared) };
+}
+
+export function evidenceJob(m, kind, input, options) {
+  if (kind === 'edgeKnockout') return edgeJob(m, input, options);
+  if (kind === 'tokenKnockout') return tokenJob(m, input, options);
+  if (kind === 'ablationSemantics') return ablationJob(m, input, options);
+  if (kind === 'edgeKnockoutSet') return edgeSetJob(m, input, options);
+  if (kind === 'tokenKnockoutSet') return tokenSetJob(m, input, options);
+  if (kind === 'ablationSet') return ablationSetJob(m, input, options);
+  if (kind === 'patchingSet') return patchingSetJob(m, input, options);
+  if (['patternValueSet', 'pathPatchingSet', 'componentTracingSet', 'attributionSet'].includes(kind))
+    return circuitSetJob(m, kind, input, options);
+  throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
+}
