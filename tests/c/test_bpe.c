@@ -1,6 +1,6 @@
 /* test_bpe.c — GPT-2's byte-level BPE (c/src/bpe.c): exact ids on the shared
  * case table (tests/fixtures/bpe_cases.json, proven against js-tiktoken and
- * gpt-3-encoder by tests/js/bpe_reference.test.js), round trips, display
+ * gpt-3-encoder by tests/js/bpe-reference.test.js), round trips, display
  * strings, megabyte inputs, and every error path. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* alarm() */
