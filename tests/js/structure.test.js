@@ -74,6 +74,27 @@ describe('page, widget and lineage share code only through ui/ and figures/', ()
   }
 });
 
+// docs/architecture.md: every wasm export is called through a method of core/'s AttnlabWasm (wasm.js,
+// measure-exports.js); nothing outside core/ reaches the raw exports (w.fn.alab_…, w.fn[name]).
+const RAW_EXPORT = /fn\.alab_|\.fn\[/;
+
+describe('one binding layer: only core/ calls a wasm export', () => {
+  it('no module under web/src outside core/ mentions fn.alab_ or .fn[', () => {
+    const files = jsFiles(SRC).filter((f) => !relative(SRC, f).startsWith('core/'));
+    expect(files.length).toBeGreaterThan(40);
+    const bad = files.flatMap((f) => readFileSync(f, 'utf8').split('\n')
+      .flatMap((line, k) => (RAW_EXPORT.test(line) ? [`${relative(ROOT, f)}:${k + 1}: ${line.trim()}`] : [])));
+    expect(bad).toEqual([]);
+  });
+
+  it('the check sees both spellings, and core/ has the calls it moved there', () => {
+    expect(['w.check(w.fn.alab_spearman(out, a, b, n));', "w.fn['alab_x']()", 'this.fn[name]'].map((l) => RAW_EXPORT.test(l)))
+      .toEqual([true, true, true]);
+    expect(['w.spearman(out, a, b, n);', 'const fn = 1; fn(x);'].some((l) => RAW_EXPORT.test(l))).toBe(false);
+    expect(readFileSync(join(SRC, 'core/measure-exports.js'), 'utf8')).toMatch(/this\.fn\.alab_edge_knockout\(/);
+  });
+});
+
 const FIGURES_EXPORTS = {
   'axes.js': ['SIN45', 'Y_TITLE_MIN', 'colorbar', 'fitYTitle', 'labelNeed', 'labelStep', 'yTitleLines'],
   'charts.js': ['diffBars', 'gridMap', 'layerBars', 'lineChart', 'lossLines'],

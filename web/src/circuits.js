@@ -36,7 +36,7 @@ export function patternValuePatching(w, h, clean, corrupt, { answers, nLayer, nH
   return w.scoped((alloc) => {
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
     const pG = alloc(4 * 6 * LH), pLc = alloc(8), pLd = alloc(8);
-    w.check(w.fn.alab_pattern_value_patching(pG, pLc, pLd, h, pc, pd, T, answers[0], answers[1]));
+    w.patternValuePatching(pG, pLc, pLd, h, pc, pd, T, answers[0], answers[1]);
     const g = w.readF32(pG, 6 * LH);
     const grid = {};
     for (const [dir, di] of Object.entries(DIRECTIONS))
@@ -63,8 +63,8 @@ export function pathPatching(w, h, clean, corrupt, { answers, receivers, directi
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
     const pR = alloc(12 * R.length), pO = alloc(4 * LH * R.length), pLc = alloc(8), pLd = alloc(8);
     w.i32.set(R.flat(), pR >>> 2);
-    w.check(w.fn.alab_path_patching(pO, pLc, pLd, h, pc, pd, T, answers[0], answers[1], pR, R.length,
-      DIRECTIONS[direction], freezeMlp ? 1 : 0));
+    w.pathPatching(pO, pLc, pLd, h, pc, pd, T, answers[0], answers[1], pR, R.length,
+      DIRECTIONS[direction], freezeMlp ? 1 : 0);
     const o = w.readF32(pO, LH * R.length);
     return { T, nLayer, nHead, answers: answers.slice(), direction, freezeMlp: !!freezeMlp, ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd),
              receivers: receivers.map((r) => ({ ...r })), senders: R.map((_, k) => o.slice(k * LH, (k + 1) * LH)) };
@@ -80,7 +80,7 @@ export function directLogitAttribution(w, h, ids, { answers, nLayer, nHead }) {
   const T = ids.length, LH = nLayer * nHead, nt = 3 + 2 * nLayer;
   return w.scoped((alloc) => {
     const pI = withIds(w, ids, alloc), pH = alloc(4 * LH), pS = alloc(4 * LH * T), pT = alloc(8 * nt), pL = alloc(8);
-    w.check(w.fn.alab_direct_logit_attribution(pH, pS, pT, pL, h, pI, T, answers[0], answers.length > 1 ? answers[1] : -1));
+    w.directLogitAttribution(pH, pS, pT, pL, h, pI, T, answers[0], answers.length > 1 ? answers[1] : -1);
     const t = new Float64Array(w.memory.buffer.slice(pT, pT + 8 * nt));
     return { T, nLayer, nHead, answers: answers.slice(), ld: f64(w, pL), heads: w.readF32(pH, LH), sources: w.readF32(pS, LH * T),
              terms: { token: t[0], position: t[1], finalBias: t[2], attnBias: Array.from(t.slice(3, 3 + nLayer)),
@@ -93,7 +93,7 @@ export function valueNorms(w, h, ids, { nLayer, nHead }) {
   const T = ids.length, n = nLayer * nHead * T;
   return w.scoped((alloc) => {
     const pI = withIds(w, ids, alloc), pN = alloc(4 * n);
-    w.check(w.fn.alab_value_norms(pN, h, pI, T));
+    w.valueNorms(pN, h, pI, T);
     return w.readF32(pN, n);
   });
 }
@@ -105,7 +105,7 @@ export function componentTracing(w, h, clean, corrupt, { answers, nLayer }) {
   return w.scoped((alloc) => {
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
     const pA = alloc(4 * n), pM = alloc(4 * n), pLc = alloc(8), pLd = alloc(8);
-    w.check(w.fn.alab_component_tracing(pA, pM, pLc, pLd, h, pc, pd, T, answers[0], answers[1]));
+    w.componentTracing(pA, pM, pLc, pLd, h, pc, pd, T, answers[0], answers[1]);
     return { T, nLayer, answers: answers.slice(), ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd), attn: w.readF32(pA, n), mlp: w.readF32(pM, n) };
   });
 }
@@ -115,7 +115,7 @@ export function compositionScores(w, h, { nLayer, nHead, nNull = 200, seed = 1 }
   const n = (nLayer - 1) * nHead * nHead;
   return w.scoped((alloc) => {
     const pS = alloc(4 * 3 * n), pN = alloc(8 * 9);
-    w.check(w.fn.alab_composition_scores(pS, pN, h, nNull, seed >>> 0));
+    w.compositionScores(pS, pN, h, nNull, seed);
     const s = w.readF32(pS, 3 * n), z = new Float64Array(w.memory.buffer.slice(pN, pN + 72));
     const nul = (k) => ({ mean: nanToNull(z[3 * k]), lo: nanToNull(z[3 * k + 1]), hi: nanToNull(z[3 * k + 2]) });
     return { nLayer, nHead, nNull, seed, q: s.slice(0, n), k: s.slice(n, 2 * n), v: s.slice(2 * n, 3 * n),

@@ -52,13 +52,13 @@ export function rankStats(w, a, b, k) {
     const dv = new Float64Array(w.memory.buffer);
     dv.set(a, pa >>> 3);
     dv.set(b, pb >>> 3);
-    w.check(w.fn.alab_spearman(out, pa, pb, n));
+    w.spearman(out, pa, pb, n);
     const spearman = f64(w, out);
-    w.check(w.fn.alab_kendall_tau_b(out, pa, pb, n));
+    w.kendallTauB(out, pa, pb, n);
     const kendall = f64(w, out);
     let topKOverlap = null;
     if (k !== undefined && n > 0) {
-      w.check(w.fn.alab_top_k_overlap(out, pa, pb, n, k));
+      w.topKOverlap(out, pa, pb, n, k);
       topKOverlap = f64(w, out);
     }
     return { spearman: nanToNull(spearman), kendall: nanToNull(kendall), topKOverlap: nanToNull(topKOverlap) };
@@ -154,7 +154,7 @@ export function* edgeKnockoutSteps(w, h, ids, { layer, head, topK, nLayer, mode 
     const pA = mem.alloc(4 * TT), pE = mem.alloc(4 * TT), pL = mem.alloc(4 * TT);
     for (let r0 = 0; r0 < T; r0 += rowsPerPart) {
       const r1 = Math.min(T, r0 + rowsPerPart);
-      w.check(w.fn.alab_edge_knockout(pA, pE, pL, h, pIds, T, layer, hd, r0, r1, KNOCKOUT_MODES[mode]));
+      w.edgeKnockout(pA, pE, pL, h, pIds, T, layer, hd, r0, r1, KNOCKOUT_MODES[mode]);
       if (r1 < T) yield { done: (r1 * (r1 + 1)) / 2, total: (T * (T + 1)) / 2 };
     }
     out = { A: w.readF32(pA, TT), E: w.readF32(pE, TT), ELast: w.readF32(pL, TT) };
@@ -209,18 +209,18 @@ export function* tokenKnockoutSteps(w, h, ids, { nLayer, nHead, mode = 'column',
     const pEff = mem.alloc(4 * T);
     for (let j0 = 0; j0 < T; j0 += 8) {
       const j1 = Math.min(T, j0 + 8);
-      w.check(w.fn.alab_token_knockout(pEff, h, pIds, T, j0, j1, TOKEN_MODES[mode], neutral));
+      w.tokenKnockout(pEff, h, pIds, T, j0, j1, TOKEN_MODES[mode], neutral);
       if (j1 < T) yield { done: j1, total: T };
     }
     const effect = w.readF32(pEff, T);
     // ||v_j W_O^h|| of the last layer, for the value-weighted reading (Kobayashi et al. 2020)
     const pN = mem.alloc(4 * nLayer * nHead * T);
-    w.check(w.fn.alab_value_norms(pN, h, pIds, T));
+    w.valueNorms(pN, h, pIds, T);
     const norms = w.readF32(pN + 4 * (nLayer - 1) * nHead * T, nHead * T);
-    const att = w.fn.alab_result_attention(h); // the plain run alab_value_norms made
+    const att = w.resultAttentionAt(h); // the plain run alab_value_norms made
     const pR = mem.alloc(4 * T * T), pF = mem.alloc(4 * T);
-    w.check(w.fn.alab_attention_rollout(pR, att, nLayer, nHead, T));
-    w.check(w.fn.alab_attention_flow(pF, att, nLayer, nHead, T, T - 1));
+    w.attentionRollout(pR, att, nLayer, nHead, T);
+    w.attentionFlow(pF, att, nLayer, nHead, T, T - 1);
     const R = w.readF32(pR, T * T);
     const A = w.readF32(att + 4 * (nLayer - 1) * nHead * T * T, nHead * T * T);
     const last = new Float32Array(T), vw = new Float32Array(T);
@@ -244,7 +244,7 @@ export function captureHeadOutputs(w, h, ids, L, D) {
   return w.scoped((alloc) => {
     const p = alloc(4 * L * ids.length * D);
     const pIds = withIds(w, ids, alloc);
-    w.check(w.fn.alab_capture_head_outputs(p, h, pIds, ids.length));
+    w.captureHeadOutputs(p, h, pIds, ids.length);
     return w.readF32(p, L * ids.length * D);
   });
 }
@@ -276,9 +276,9 @@ export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut
         out.resample = yield* resampleDraws(w, h, pIds, T, { pRef, tRef, LH, draws, seed, D, pD, pB, pL, pO });
         continue;
       }
-      w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, mode, ref, tRef));
+      w.headImportanceMode(pD, pB, h, pIds, T, mode, ref, tRef);
       const delta = w.readF32(pD, LH);
-      w.check(w.fn.alab_pruning_curve_mode(pL, pO, h, pIds, T, pD, mode, ref, tRef));
+      w.pruningCurveMode(pL, pO, h, pIds, T, pD, mode, ref, tRef);
       out[name] = { baseLoss: f64(w, pB), delta, order: w.readI32(pO, LH), pruning: w.readF32(pL, LH + 1) };
       if (++step < 3) yield { done: step, total: 3 };
     }
@@ -299,13 +299,13 @@ export function* ablationSemanticsSteps(w, h, ids, { reference, resample, refOut
 function* resampleDraws(w, h, pIds, T, { pRef, tRef, LH, draws, seed, D, pD, pB, pL, pO }) {
   const pDraws = w.malloc(4 * draws * LH), pOff = w.malloc(4 * draws);
   try {
-    w.check(w.fn.alab_resample_draws(pD, pDraws, pOff, pB, h, pIds, T, pRef, tRef, draws, seed >>> 0));
+    w.resampleDraws(pD, pDraws, pOff, pB, h, pIds, T, pRef, tRef, draws, seed);
     const delta = w.readF32(pD, LH), all = w.readF32(pDraws, draws * LH), offsets = Array.from(w.readI32(pOff, draws));
     yield { done: 2.5, total: 3 };
     const pruning = new Float64Array(LH + 1);
     let order = null;
     for (const off of offsets) { // the same order (from the mean) for every window: pD holds the mean
-      w.check(w.fn.alab_pruning_curve_mode(pL, pO, h, pIds, T, pD, ABLATION_MODES.resample, pRef + 4 * off * D, tRef));
+      w.pruningCurveMode(pL, pO, h, pIds, T, pD, ABLATION_MODES.resample, pRef + 4 * off * D, tRef);
       const c = w.readF32(pL, LH + 1);
       for (let k = 0; k <= LH; k++) pruning[k] += c[k] / draws;
       order = order || w.readI32(pO, LH);
@@ -330,7 +330,7 @@ export function activationPatching(w, h, clean, corrupt, { answers, nLayer, nHea
   return w.scoped((alloc) => {
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
     const pR = alloc(4 * nLayer * T), pH = alloc(4 * nLayer * nHead), pLc = alloc(8), pLd = alloc(8);
-    w.check(w.fn.alab_activation_patching(pR, pH, pLc, pLd, h, pc, pd, T, answers[0], answers[1]));
+    w.activationPatching(pR, pH, pLc, pLd, h, pc, pd, T, answers[0], answers[1]);
     return { T, nLayer, nHead, answers: answers.slice(), ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd),
              resid: w.readF32(pR, nLayer * T), heads: w.readF32(pH, nLayer * nHead) };
   });
@@ -351,7 +351,7 @@ export function bootstrapMean(w, xs, { nBoot = SET_DEFAULTS.nBoot, level = SET_D
   return w.scoped((alloc) => {
     const px = alloc(8 * Math.max(n, 1)), out = alloc(24);
     new Float64Array(w.memory.buffer).set(xs.map((x) => (x === null || x === undefined ? NaN : x)), px >>> 3);
-    w.check(w.fn.alab_bootstrap_mean(out, out + 8, out + 16, px, n, nBoot, level, seed >>> 0));
+    w.bootstrapMean(out, out + 8, out + 16, px, n, nBoot, level, seed);
     return { mean: nanToNull(f64(w, out)), lo: nanToNull(f64(w, out + 8)), hi: nanToNull(f64(w, out + 16)),
              n: xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).length };
   });
@@ -380,8 +380,8 @@ export function corrDataset(w, inputs, { stat = 'spearman', eps = 0, minPoints =
       o += p.reading.length;
     });
     i32[(pOff >>> 2) + n] = o;
-    w.check(w.fn.alab_corr_dataset_flat(pOut, pPer, n, pOff, pR, pE, pG, stat === 'kendall' ? 1 : 0, eps, minPoints,
-      nBoot, nPerm, level, seed >>> 0));
+    w.corrDatasetFlat(pOut, pPer, n, pOff, pR, pE, pG, stat === 'kendall' ? 1 : 0, eps, minPoints,
+      nBoot, nPerm, level, seed);
     const r = (k) => nanToNull(f64(w, pOut + 8 * k));
     return { stat, mean: r(0), lo: r(1), hi: r(2), nullMean: r(3), nullLo: r(4), nullHi: r(5), p: r(6), pGreater: r(7),
              nDefined: f64(w, pOut + 64), nPoints: f64(w, pOut + 72), nAboveFloor: f64(w, pOut + 80),
@@ -393,7 +393,7 @@ export function corrDataset(w, inputs, { stat = 'spearman', eps = 0, minPoints =
 export function knockoutNoise(w, h, ids, layer) {
   return w.scoped((alloc) => {
     const pIds = withIds(w, ids, alloc), out = alloc(8);
-    w.check(w.fn.alab_knockout_noise(out, h, pIds, ids.length, layer));
+    w.knockoutNoise(out, h, pIds, ids.length, layer);
     return f64(w, out);
   });
 }
@@ -425,9 +425,9 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       const a = mem.alloc(4 * TT), e = mem.alloc(4 * TT), l = mem.alloc(4 * TT), vw = mem.alloc(4 * TT);
       // the value-weighted reading of the same edges: A_h[i][j] ||v_j W_O^h|| (the heads' mean for head 'all')
       const pN = mem.alloc(4 * nLayer * nHead * T);
-      w.check(w.fn.alab_value_norms(pN, h, pIds, T));
+      w.valueNorms(pN, h, pIds, T);
       const norms = w.readF32(pN + 4 * layer * nHead * T, nHead * T);
-      const att = w.readF32(w.fn.alab_result_attention(h) + 4 * layer * nHead * TT, nHead * TT); // alab_value_norms's plain run
+      const att = w.readF32(w.resultAttentionAt(h) + 4 * layer * nHead * TT, nHead * TT); // alab_value_norms's plain run
       const heads = hd < 0 ? Array.from({ length: nHead }, (_, x) => x) : [hd];
       const v = new Float32Array(TT);
       for (const x of heads)
@@ -435,7 +435,7 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       w.f32.set(v, vw >>> 2);
       // the grid in parts of 4 query rows, a pause point between them (a short call may come in there)
       for (let r0 = 0; r0 < T; r0 += 4) {
-        w.check(w.fn.alab_edge_knockout(a, e, l, h, pIds, T, layer, hd, r0, Math.min(T, r0 + 4), KNOCKOUT_MODES[mode]));
+        w.edgeKnockout(a, e, l, h, pIds, T, layer, hd, r0, Math.min(T, r0 + 4), KNOCKOUT_MODES[mode]);
         if (r0 + 4 < T) yield null;
       }
       w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T; w.i32[(pW >>> 2) + k] = vw;
@@ -448,13 +448,13 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
     }
     const eps = epsilon ?? noiseFactor * noise;
     const pOut = mem.alloc(8 * 97), pPer = mem.alloc(8 * 4 * n);
-    w.check(w.fn.alab_edge_set_summary_flat(pOut, pPer, pA, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
-      nBoot, nPerm, level, seed >>> 0));
+    w.edgeSetSummaryFlat(pOut, pPer, pA, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
+      nBoot, nPerm, level, seed);
     const v = new Float64Array(w.memory.buffer, pOut, 97).slice(), per = new Float64Array(w.memory.buffer, pPer, 4 * n).slice();
     const kinds = (at) => ({ spearman: corrOf(v, at), kendall: corrOf(v, at + 11), uniform: corrOf(v, at + 22), permuted: corrOf(v, at + 33) });
     // the same summary with the value-weighted reading in place of the weights (its correlations only)
-    w.check(w.fn.alab_edge_set_summary_flat(pOut, pPer, pW, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
-      nBoot, nPerm, level, seed >>> 0));
+    w.edgeSetSummaryFlat(pOut, pPer, pW, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps,
+      nBoot, nPerm, level, seed);
     const vv = new Float64Array(w.memory.buffer, pOut, 97).slice();
     const valueWeighted = { local: { spearman: corrOf(vv, 0), kendall: corrOf(vv, 11) }, last: { spearman: corrOf(vv, 44), kendall: corrOf(vv, 55) } };
     return {
@@ -481,7 +481,7 @@ export function permuteWithinInputs(w, lists, seed) {
     let o = 0;
     lists.forEach((l, k) => { w.i32[(pOff >>> 2) + k] = o; f.set(l, (pR >>> 3) + o); o += l.length; });
     w.i32[(pOff >>> 2) + n] = o;
-    w.check(w.fn.alab_permute_within_groups(pR, pOff, 0, n, seed >>> 0));
+    w.permuteWithinGroups(pR, pOff, 0, n, seed);
     const v = new Float64Array(w.memory.buffer, pR, total).slice();
     const out = [];
     o = 0;
@@ -555,13 +555,13 @@ export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead,
       const ids = inputs[k], T = ids.length;
       if (T > Tr) throw new AttnlabError('ETOOLONG', `ablationSet: input ${k} has ${T} tokens, more than the reference's ${Tr}`);
       const pIds = withIds(w, ids, mem.alloc);
-      w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.zero, 0, 0));
+      w.headImportanceMode(pD, pB, h, pIds, T, ABLATION_MODES.zero, 0, 0);
       const zero = Array.from(w.readF32(pD, LH));
       yield null;
-      w.check(w.fn.alab_head_importance_mode(pD, pB, h, pIds, T, ABLATION_MODES.mean, pRef, Tr));
+      w.headImportanceMode(pD, pB, h, pIds, T, ABLATION_MODES.mean, pRef, Tr);
       const mean = Array.from(w.readF32(pD, LH));
       yield null;
-      w.check(w.fn.alab_resample_draws(pD, pDraws, pOff, pB, h, pIds, T, pRef, Tr, draws, seed >>> 0));
+      w.resampleDraws(pD, pDraws, pOff, pB, h, pIds, T, pRef, Tr, draws, seed);
       const resample = Array.from(w.readF32(pD, LH));
       const agreement = {};
       for (const [a, b, x, y] of [['zero', 'mean', zero, mean], ['zero', 'resample', zero, resample], ['mean', 'resample', mean, resample]])

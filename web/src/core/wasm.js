@@ -30,12 +30,14 @@
 //
 // This layer checks only what C cannot see (that an integer argument is one).
 // Friendlier names, defaults, string options and argument validation belong to
-// the layer above (web/src/model.js).
+// the layer above (web/src/model.js, options.js). No module outside core/ calls
+// an export itself: each has its method here or in measure-exports.js.
 
 import { AttnlabError, errorFromRc } from './errors.js';
 import { makeImports, importsSharedMemory, decodeUtf8, MT_INITIAL_PAGES, MT_MAXIMUM_PAGES } from './imports.js';
 import { startHelpers, callerCanBlock, MAX_THREADS } from './threads.js';
 import { backendOfLevel } from './backend.js';
+import { MEASURE_METHODS } from './measure-exports.js';
 import {
   C, CONFIG_FIELDS, INTERVENTION_FIELDS, KERNELS, EXPORTS, UNSIGNED_RESULTS, WEIGHTS, HOPFIELD_MODES, FEATURE_MAPS,
   LINATTN_FORMS,
@@ -1031,8 +1033,8 @@ export class AttnlabWasm {
   }
 
   // ---- heads: importance and roles (c/src/heads.c) ----
-  // The friendly layer (text input, options, the repeated random sequence) is
-  // the heads section of the Model class in web/src/model.js.
+  // The friendly layer (text input, options) is the heads section of
+  // web/src/measures.js; the repeated random sequence is web/src/sets.js's.
 
   /** Next-token loss of the last run: {nllSum (nats), n}. */
   resultNll(m) {
@@ -1117,4 +1119,11 @@ export class AttnlabWasm {
       return { head: this.readF32(pH, L * NH), layer: this.readF32(pL, L) };
     });
   }
+}
+
+// The measures' exports (statistics, readings, evidence, circuits) are methods too, written in
+// measure-exports.js; installed as class methods are (not enumerable), never over one of the class's own.
+for (const [name, f] of Object.entries(MEASURE_METHODS)) {
+  if (name in AttnlabWasm.prototype) throw new Error(`measure-exports.js: AttnlabWasm already has a method ${name}`);
+  Object.defineProperty(AttnlabWasm.prototype, name, { value: f, writable: true, configurable: true });
 }
