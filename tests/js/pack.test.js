@@ -62,7 +62,7 @@ describe('npm pack', () => {
       expect(paths).toContain(p);
     for (const f of BUILTIN_FILES)
       expect(paths, `the tarball lacks the built-in model's ${f}: built-in model missing (train it: make model)`).toContain(`models/brown-gpt2/${f}`);
-    const allowed = /^(package\.json|README\.md|LICENSE|web\/src\/[\w-]+\.js|web\/src\/core\/\w+\.js|web\/src\/(widget|figures|ui)\/[\w-]+\.js|web\/dist\/attnlab(-relaxed)?(-mt)?\.wasm|web\/dist\/widget\/[\w.-]+\.(js|wasm)|web\/dist\/widget\/posters\/(en|zh)\/fig[1-4](-full)?\.svg|types\/\w+\.d\.ts|models\/brown-gpt2\/(evidence\/)?[\w.-]+)$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|web\/src\/[\w-]+\.js|web\/src\/core\/[\w-]+\.js|web\/src\/(widget|figures|ui)\/[\w-]+\.js|web\/dist\/attnlab(-relaxed)?(-mt)?\.wasm|web\/dist\/widget\/[\w.-]+\.(js|wasm)|web\/dist\/widget\/posters\/(en|zh)\/fig[1-4](-full)?\.svg|types\/\w+\.d\.ts|models\/brown-gpt2\/(evidence\/)?[\w.-]+)$/;
     expect(paths.filter((p) => !allowed.test(p))).toEqual([]);
     expect(paths.some((p) => p.startsWith('tests/') || p.startsWith('c/') || p.startsWith('build/'))).toBe(false);
     const wasm = packed.files.find((f) => f.path === 'web/dist/attnlab.wasm');
