@@ -31,7 +31,7 @@ export const SOURCES = Object.freeze({
   errorsC: 'c/src/errors.c',
   wasmApiC: 'c/src/wasm_api.c',
   exportsJson: 'c/src/wasm_exports.json',
-  attentionC: 'c/src/interventions.c',
+  interventionsC: 'c/src/interventions.c',
 });
 
 // The JS API's names for the members of some C enums (string options of the
@@ -117,7 +117,7 @@ function isUnsigned(type) {
 }
 
 /** The text of abi.js from the sources' texts (the keys of SOURCES). */
-export function generateAbi({ header, parallelHeader, errorsC, wasmApiC, exportsJson, attentionC }) {
+export function generateAbi({ header, parallelHeader, errorsC, wasmApiC, exportsJson, interventionsC }) {
   // ---- constants of attnlab.h (and the thread limit of parallel.h) ----
   const enums = parseEnums(header, 'ALAB_');
   const C = {};
@@ -155,8 +155,8 @@ export function generateAbi({ header, parallelHeader, errorsC, wasmApiC, exports
     named[group] = Object.fromEntries(Object.entries(map).map(([js, cname]) => [js, C[`ALAB_${cname}`]]));
   }
 
-  // ---- intervention kinds: their JS names and what they act on, from attention.c's IV_KINDS ----
-  const { kinds, shapes } = interventionKinds(attentionC, enums, C);
+  // ---- intervention kinds: their JS names and what they act on, from interventions.c's IV_KINDS ----
+  const { kinds, shapes } = interventionKinds(interventionsC, enums, C);
   named.INTERVENTION_KINDS = kinds;
 
   // ---- the layouts of wasm_api.c ----
@@ -253,8 +253,8 @@ export const UNSIGNED_RESULTS = ${wrapList(unsigned)};
  * The rows of IV_KINDS in interventions.c — {ALAB_<KIND>, "jsName", IV_ON_<CLASS>, IV_PARAM_<P>} — checked
  * against the enum of attnlab.h: every member has exactly one row.
  */
-function interventionKinds(attentionC, enums, C) {
-  const table = stripComments(attentionC).match(/IV_KINDS\s*\[\s*\]\s*=\s*\{([\s\S]*?)\n\};/);
+function interventionKinds(interventionsC, enums, C) {
+  const table = stripComments(interventionsC).match(/IV_KINDS\s*\[\s*\]\s*=\s*\{([\s\S]*?)\n\};/);
   if (!table) throw new Error('gen-abi: c/src/interventions.c has no IV_KINDS table');
   const rows = [...table[1].matchAll(/\{\s*ALAB_(\w+)\s*,\s*"(\w+)"\s*,\s*IV_ON_(\w+)\s*,\s*IV_PARAM_(\w+)\s*\}/g)];
   if (!rows.length) throw new Error('gen-abi: IV_KINDS has no rows');

@@ -1,6 +1,6 @@
-/* attention.c — attention itself: the scores, the masks, the softmax with the
- * do-operations and knockouts applied through interventions.c, the capture,
- * and the cached step of generation.
+/* attention.c — attention itself: the scores, the masks (mask.c says which),
+ * the softmax with the do-operations and knockouts applied through
+ * interventions.c, the capture, and the cached step of generation.
  *
  * Heads: NH query heads read key/value head h / G (G = NH / NKV, 1 without
  * grouped-query attention). q, k and v are read through a qkv_view, so the
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs.h"
+#include "mask.h"
 #include "model.h"
 #include "ops.h"
 
@@ -21,31 +23,6 @@ float alab_attn_scale(const alab_model *m, int l) {
     float s = m->arch.scale_attn_weights ? 1.0f / sqrtf((float)m->arch.HS) : 1.0f;
     if (m->arch.scale_by_layer) s /= (float)(l + 1);
     return s;
-}
-
-/* The positions row i may attend to: [*lo, *hi). */
-void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T) {
-    switch (mode) {
-    case ALAB_MASK_FULL: *lo = 0; *hi = T; break;
-    case ALAB_MASK_WINDOW: *lo = i - window + 1 > 0 ? i - window + 1 : 0; *hi = i + 1; break;
-    default: *lo = 0; *hi = i + 1; break;
-    }
-}
-
-int alab_model_layer_window(const alab_model *m, int layer) {
-    if (!m) return alab_fail(ALAB_EINVAL, "alab_model_layer_window: NULL model");
-    if (layer < 0 || layer >= m->cfg.n_layer)
-        return alab_fail(ALAB_ERANGE, "alab_model_layer_window: layer %d is outside [0, %d)", layer, m->cfg.n_layer);
-    return m->arch.layer_window[layer];
-}
-
-void alab_layer_mask(const alab_model *m, const alab_run_opts *o, int l, int *mode, int *window) {
-    *mode = o->layer_mask ? o->layer_mask[l] : o->mask;
-    *window = o->layer_mask && o->layer_window ? o->layer_window[l] : o->window;
-    if (*mode == ALAB_MASK_CAUSAL && m->arch.layer_window[l] > 0) { /* the model's causal mask slides */
-        *mode = ALAB_MASK_WINDOW;
-        *window = m->arch.layer_window[l];
-    }
 }
 
 /* y (T, DQ) = per head softmax(q k^T * scale + soft do, masked) [hard do] v.

@@ -75,6 +75,7 @@
  */
 #include "bpe_internal.h"
 #include "json.h"
+#include "nfc.h"
 #include "unicode_tables.h"
 
 #include <stddef.h> /* before sys/random.h: Emscripten's needs size_t */

@@ -155,10 +155,4 @@ unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n
 /* sp: the decoded bytes of every token (after the added tokens are in). */
 int bpe_sp_finish(alab_bpe *b, const char *label);
 
-/* NFC of valid UTF-8 s[0..n): malloc'd, *out_len set; NULL if out of memory. */
-unsigned char *bpe_nfc(const unsigned char *s, size_t n, size_t *out_len);
-/* Its reference twin: the same three steps over the whole text at once,
- * without cutting it at boundaries (tests and fuzzing compare the two). */
-unsigned char *bpe_nfc_ref(const unsigned char *s, size_t n, size_t *out_len);
-
 #endif

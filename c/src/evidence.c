@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "jobs.h"
 #include "model.h"
 #include "ops.h"
 

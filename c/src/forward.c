@@ -1,12 +1,12 @@
-/* forward.c — the forward pass of every family: threads for the big
- * products, activations, the rotary positions, ONE block (used by the
- * prefill with its interventions and by the cached step of generation) and
- * alab_forward.
+/* forward.c — the forward pass of every family: the big products split over
+ * the model's threads (jobs.c), activations, the rotary positions, ONE block
+ * (used by the prefill with its interventions and by the cached step of
+ * generation) and alab_forward.
  *
  * The block, as the family description says:
  *   h = norm1(x)                          LayerNorm (+bias) | RMSNorm
  *   q, k, v = projections of h            fused [q|k|v] | separate (+biases)
- *   weight edits of heads                 (attention.c)
+ *   weight edits of heads                 (interventions.c)
  *   q, k = q_norm(q), k_norm(k)           per head RMSNorm (Qwen3)
  *   q, k = rotary(q, k, positions)        rotary families, on rot_dims of each head
  *   capture q, k of one head
@@ -18,32 +18,17 @@
  *   mlp(h) = down(act(up h)) | down(silu(gate h) * up h) | down(gelu_tanh(gate h) * up h)
  * Gemma's norms are RMSNorms with the gains 1 + w (load.c adds the 1) and its embeddings are scaled by
  * sqrt(hidden_size); the rotary tables of Gemma 3's sliding layers have their own base (rope_local). The mask
- * of a layer with a sliding window is applied by attention.c (alab_layer_mask). 
+ * of a layer with a sliding window is applied by attention.c (mask.c's alab_layer_mask says which).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs.h"
 #include "model.h"
 #include "ops.h"
 
-/* ---- threads: the big products split by output columns --------------------------- */
-/* Every split hands each output value to exactly one part, computed by the
- * same instructions as in the single-threaded kernel: a run is bit for bit
- * the same with any number of threads (tests/c/test_parallel.c). */
-
-int alab_parts_for(const alab_model *m, double madds) {
-    if (!m->pool || madds < alab_pool_min_work(m->pool)) return 1;
-    return alab_pool_parts(m->pool);
-}
-
-void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx) {
-    if (parts <= 1) fn(ctx, 0, 1);
-    else {
-        int rc = alab_pool_run(m->pool, fn, ctx);
-        if (rc != ALAB_OK) m->pool_rc = rc;
-    }
-}
+/* ---- the big products, split by output columns over the model's threads (jobs.c) ---- */
 
 typedef struct {
     float *out;
@@ -143,32 +128,6 @@ void alab_final_norm(const alab_model *m, float *out, const float *inp, int T) {
     norm(m, out, inp, m->lnf_w, m->lnf_b, T);
 }
 
-int alab_model_set_threads(alab_model *m, int n) {
-    if (!m) return alab_fail(ALAB_EINVAL, "alab_model_set_threads: NULL model");
-    if (n < 1 || n > ALAB_MAX_THREADS)
-        return alab_fail(ALAB_ERANGE, "threads must be in [1, %d] (got %d)", ALAB_MAX_THREADS, n);
-    if (m->owns_pool && alab_pool_size(m->pool) == n) return ALAB_OK;
-    alab_pool *p = NULL;
-    if (n > 1) {
-        int rc = alab_pool_create(&p, n, 1);
-        if (rc) return rc;
-    }
-    if (m->owns_pool) alab_pool_free(m->pool);
-    m->pool = p;
-    m->owns_pool = p != NULL;
-    return ALAB_OK;
-}
-
-int alab_model_threads(const alab_model *m) { return m ? alab_pool_parts(m->pool) : 0; }
-
-void alab_model_attach_pool(alab_model *m, alab_pool *p) {
-    if (!m) return;
-    if (m->owns_pool) alab_pool_free(m->pool);
-    m->pool = p;
-    m->owns_pool = 0;
-}
-
-alab_pool *alab_model_pool(const alab_model *m) { return m ? m->pool : NULL; }
 const alab_config *alab_model_config(const alab_model *m) { return m ? &m->cfg : NULL; }
 const alab_bpe *alab_model_bpe(const alab_model *m) { return m ? m->bpe : NULL; }
 

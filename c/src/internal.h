@@ -34,7 +34,7 @@ static inline uint64_t alab_fnv1a(const char *s, size_t n) {
     return h;
 }
 
-/* The thread pool a model's runs split their work over (parallel.h). The wasm
+/* The thread pool a model's runs split their work over (parallel.h, jobs.c). The wasm
  * layer attaches a pool whose helpers are Web Workers; the model does not own
  * it (alab_model_free leaves it alone). NULL detaches. */
 struct alab_pool;
@@ -51,7 +51,7 @@ size_t alab_bpe_added_table_bytes(const alab_bpe *b);
 float alab_f16_to_f32(uint16_t h);
 float alab_bf16_to_f32(uint16_t h);
 
-/* Evidence hooks inside the forward pass (evidence.c): checks of the options,
+/* Evidence hooks inside the forward pass (interventions.c): checks of the options,
  * knockouts on one attention row (head h, query i, layer l), the head-output
  * patches and capture of layer l on y (T, DQ = n_head * head_dim), and the residual patches and
  * capture on x (T, C) entering layer l. */

@@ -3,11 +3,12 @@
  * and index, the weight edits of one head, and the evidence hooks (knockouts
  * on an attention row, head-output and residual patches, captures). The
  * forward pass (forward.c, attention.c) calls this file; this file calls
- * nothing above it. */
+ * nothing above it (a layer's mask is mask.c's). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mask.h"
 #include "model.h"
 #include "ops.h"
 

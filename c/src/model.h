@@ -1,6 +1,7 @@
 /* model.h — what the model's sources share (family.c, load.c, forward.c,
- * attention.c, generate.c, results.c): the family description, the model
- * struct, the activations and the helpers that split work over threads.
+ * attention.c, interventions.c, generate.c, results.c, ...): the family
+ * description, the model struct, the activations, and what the files of the
+ * forward pass offer each other.
  *
  * A model family is DATA: an alab_family row (family.c) says which norm,
  * positions, attention projections, MLP, residual and head it uses and what
@@ -179,9 +180,7 @@ void alab_half_to_f32_n(float *out, const uint16_t *h, size_t n, int f16);
 const float *alab_half_matrix(alab_model *m, const float *w16, size_t n);
 #define ALAB_HEAD_BLOCK 256  /* LM-head rows converted at a time (half models) */
 
-/* ---- threads (forward.c) ---------------------------------------------------- */
-int alab_parts_for(const alab_model *m, double madds);
-void alab_run_job(alab_model *m, int parts, alab_job_fn fn, void *ctx);
+/* ---- the big products, activations, positions (forward.c) ------------------- */
 void alab_layer_matmul(alab_model *m, float *out, const float *inp, const float *w, const float *b,
                        int T, int C, int OC);
 /* The same blocked as a product of T_plan rows (ops.c's matmul_packed_forward_plan): the windowed runs. */
@@ -192,7 +191,7 @@ void alab_final_norm(const alab_model *m, float *out, const float *inp, int T);
 int alab_ensure_activations(alab_model *m, int T);
 int alab_ensure_positions(alab_model *m, int P);  /* rotary tables for positions [0, P) */
 
-/* ---- interventions and attention (attention.c) ----------------------------- */
+/* ---- interventions (interventions.c) ----------------------------------------- */
 /* What an intervention kind acts on and which parameter it takes. */
 enum { IV_ON_CELL = 1, IV_ON_HEAD_OUT = 2, IV_ON_WEIGHTS = 3 };
 enum { IV_PARAM_NONE = 0, IV_PARAM_LAMBDA = 1, IV_PARAM_ALPHA = 2 };
@@ -204,11 +203,6 @@ typedef struct {
 } alab_iv_kind;
 /* The row of kind k, or NULL. */
 const alab_iv_kind *alab_iv_kind_of(int k);
-/* The positions row i of a T-token run may attend to under a mask mode: [*lo, *hi) (attention.c). */
-void alab_mask_range(int *lo, int *hi, int mode, int window, int i, int T);
-/* The mask layer l runs under with options o: the options' (per-layer) mask, where "causal" is the model's own
- * causal mask, a sliding window of arch.layer_window[l] keys on the layers config.json gives one (attention.c). */
-void alab_layer_mask(const alab_model *m, const alab_run_opts *o, int l, int *mode, int *window);
 
 typedef struct {
     int *start;
@@ -221,6 +215,8 @@ typedef struct {
 int alab_check_opts(const alab_model *m, const alab_run_opts *o, int T);
 int alab_build_index(intervention_index *ix, const alab_run_opts *o, int L, int NH, int T);
 void alab_apply_head_edits(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o);
+
+/* ---- attention (attention.c) ------------------------------------------------- */
 /* Query rows [q0, q1) of T (all: 0, T); the rows' values do not depend on which others are computed. */
 void alab_attention_prefill(alab_model *m, const qkv_view *v, int l, int T, const alab_run_opts *o,
                             const intervention_index *ix, int q0, int q1);

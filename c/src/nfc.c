@@ -17,9 +17,10 @@
  * (insertion sort for short runs, a counting sort by class for long ones, so
  * a megabyte of combining marks stays linear).
  */
-#include "bpe_internal.h"
+#include "nfc.h"
 #include "nfc_tables.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

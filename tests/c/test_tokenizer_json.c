@@ -16,6 +16,7 @@
 
 #include "bpe_internal.h"
 #include "gpt2_bytes.h"
+#include "nfc.h"
 #include "testutil.h"
 
 enum { NEOX, GPT2DIGITS, LLAMA3, QWEN3, NEOX20B, LLAMA2, GEMMA3, MISTRAL, TINYLLAMA, GPT2, N_TOK };

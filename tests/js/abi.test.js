@@ -57,10 +57,10 @@ describe('web/src/core/abi.js', () => {
   });
 
   it('goes stale when a row of IV_KINDS in attention.c changes, and refuses a kind without a row', () => {
-    expect(withEdit('attentionC', '{ALAB_SWAP_QK, "swapQK",', '{ALAB_SWAP_QK, "swapQandK",')).toContain('  swapQandK: 5,');
-    expect(withEdit('attentionC', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_ALPHA}', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_NONE}'))
+    expect(withEdit('interventionsC', '{ALAB_SWAP_QK, "swapQK",', '{ALAB_SWAP_QK, "swapQandK",')).toContain('  swapQandK: 5,');
+    expect(withEdit('interventionsC', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_ALPHA}', '{ALAB_SCALE_K, "scaleK", IV_ON_WEIGHTS, IV_PARAM_NONE}'))
       .toContain('scaleK: Object.freeze({ on: "weights", param: "none" })');
-    expect(() => withEdit('attentionC', '{ALAB_ABLATE, "ablate", IV_ON_HEAD_OUT, IV_PARAM_NONE},', ''))
+    expect(() => withEdit('interventionsC', '{ALAB_ABLATE, "ablate", IV_ON_HEAD_OUT, IV_PARAM_NONE},', ''))
       .toThrow(/ALAB_ABLATE has no row in IV_KINDS/);
     expect(abi.INTERVENTION_SHAPES.soft).toEqual({ on: 'cell', param: 'lambda' });
   });
