@@ -35,8 +35,12 @@ $(B)/obj/%.o: c/src/%.c $(CORE_HDR)
 $(B)/libattnlab.a: $(NATIVE_OBJ)
 	ar rcs $@ $^
 
-$(B)/attnlab: c/cli/attnlab.c c/cli/reference_text.h $(B)/libattnlab.a
-	$(CC) $(CFLAGS) -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $< $(B)/libattnlab.a $(LDLIBS) -o $@
+# The CLI: main.c dispatches, args.c reads the command line, commands.c and measures.c (the table of
+# measures.h) are the commands, cli.c what they share.
+CLI_SRC := c/cli/main.c c/cli/args.c c/cli/cli.c c/cli/commands.c c/cli/measures.c
+CLI_HDR := c/cli/args.h c/cli/cli.h c/cli/commands.h c/cli/evidence.h c/cli/measures.h c/cli/reference_text.h
+$(B)/attnlab: $(CLI_SRC) $(CLI_HDR) $(B)/libattnlab.a
+	$(CC) $(CFLAGS) -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $(CLI_SRC) $(B)/libattnlab.a $(LDLIBS) -o $@
 
 $(B)/tests/%: tests/c/%.c $(wildcard tests/c/*.h) $(B)/libattnlab.a
 	@mkdir -p $(dir $@)

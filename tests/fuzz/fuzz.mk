@@ -121,9 +121,9 @@ VG_BAD := $(B)/valgrind-bad
 # valgrind 3.19 decodes AVX2 but not AVX-512, which -march=native emits on CPUs that have it
 # (gcc vectorises memset with it): the binary under test is built without AVX-512.
 VG_CLI := $(B)/vg/attnlab
-$(VG_CLI): c/cli/attnlab.c $(NATIVE_SRC) $(CORE_HDR)
+$(VG_CLI): $(CLI_SRC) $(CLI_HDR) $(NATIVE_SRC) $(CORE_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -mno-avx512f -g -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' c/cli/attnlab.c $(NATIVE_SRC) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -mno-avx512f -g -DALAB_DEFAULT_MODEL_DIR='"$(abspath models/brown-gpt2)"' $(CLI_SRC) $(NATIVE_SRC) $(LDLIBS) -o $@
 test-valgrind: $(VG_CLI)
 	@set -e; for d in truncated png; do mkdir -p $(VG_BAD)/$$d; \
 	  cp tests/fixtures/tiny/{config.json,vocab.json,merges.txt} $(VG_BAD)/$$d/; done; \

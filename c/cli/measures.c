@@ -1,0 +1,851 @@
+/* measures.c — `attnlab evidence --kind K`: the measures of docs/evidence.md,
+ * one handler a row of measures.h. A handler's signature says what it reads:
+ * a text (ev_K(f, c, m, ids, T)) or the weights alone (ev_K(f, c, m)); a row
+ * that takes --set has ev_K_set(f, c, m) too. Each writes its fields of one
+ * JSON object, built in memory: nothing reaches stdout unless it succeeds. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence.h"
+#include "io.h"
+#include "json.h"
+#include "measures.h"
+#include "reference_text.h"
+
+/* What a handler returns: ALAB_OK, an engine error (ALAB_E*, negative; reported by cmd_evidence), or one of
+ * these, the reason already on stderr. exit_code maps them. */
+enum {
+    CLI_REPORTED_INPUT = 1, /* a text or a set could not be read: exit 1 */
+    CLI_REPORTED_USAGE = 2  /* the options do not fit the measure or the model: exit 2 */
+};
+
+static int exit_code(int rc) {
+    if (rc == CLI_REPORTED_INPUT) return 1;
+    if (rc == CLI_REPORTED_USAGE) return 2;
+    return fail_rc(rc, "evidence");
+}
+
+/* ---- the measures (docs/evidence.md) ------------------------------------------ */
+
+static void json_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
+
+/* Nonzero (and why, on stderr) when --seed does not fit the evidence seeds' 32 bits. */
+static int evidence_seed_bad(const cli *c) {
+    if (!c->has_seed || c->seed <= 0xFFFFFFFFull) return 0;
+    fprintf(stderr, "attnlab: --seed %llu: the evidence seeds are 32-bit (0 to 4294967295)\n", c->seed);
+    return 1;
+}
+
+static int json_rank(FILE *f, const char *name, const double *a, const double *b, int n) {
+    double rho, tau;
+    int rc = alab_spearman(&rho, a, b, n);
+    if (!rc) rc = alab_kendall_tau_b(&tau, a, b, n);
+    if (rc) return rc;
+    fprintf(f, ",\"%s\":{\"spearman\":", name);
+    json_num(f, rho);
+    fputs(",\"kendall\":", f);
+    json_num(f, tau);
+    fputc('}', f);
+    return 0;
+}
+
+static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
+    const size_t TT = (size_t)T * T;
+    float *buf = malloc(3 * TT * sizeof *buf);
+    double *a = malloc(2 * TT * sizeof *a);
+    if (!buf || !a) { free(buf); free(a); return ALAB_ENOMEM; }
+    float *A = buf, *E = buf + TT, *EL = buf + 2 * TT;
+    int rc = alab_edge_knockout(A, E, EL, m, ids, T, layer, c->ev_head, 0, T, c->ko_mode);
+    if (!rc) {
+        int n = 0;
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j <= i; j++, n++) { a[n] = A[i * T + j]; a[TT + n] = E[i * T + j]; }
+        fprintf(f, ",\"layer\":%d,\"head\":", layer);
+        if (c->ev_head < 0) fputs("\"all\"", f); else fprintf(f, "%d", c->ev_head);
+        fputs(",\"A\":", f); json_floats(f, A, TT);
+        fputs(",\"E\":", f);
+        fputc('[', f);
+        for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, E[x]); }
+        fputs("],\"E_last\":[", f);
+        for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, EL[x]); }
+        fputc(']', f);
+        rc = json_rank(f, "A_vs_E", a, a + TT, n);
+        double share;
+        if (!rc && !(rc = alab_top_k_overlap(&share, a, a + TT, n, T))) {
+            fprintf(f, ",\"top_k\":%d,\"top_k_overlap\":", T < n ? T : n);
+            json_num(f, share);
+        }
+    }
+    free(buf);
+    free(a);
+    return rc;
+}
+
+static int ev_tokens(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    float *eff = malloc((size_t)T * sizeof *eff), *R = malloc((size_t)T * T * sizeof *R), *fl = malloc((size_t)T * sizeof *fl);
+    double *d = malloc(4 * (size_t)T * sizeof *d);
+    int neutral = c->neutral;
+    if (c->token_mode == ALAB_TOKEN_REPLACE && neutral < 0) { /* the JS API's default: " the" when one token, else 0 */
+        int *t = NULL, nt = 0;
+        if (encode(&t, &nt, m, " the")) { free(t); free(eff); free(R); free(fl); free(d); return CLI_REPORTED_INPUT; }
+        neutral = nt == 1 ? t[0] : 0;
+        free(t);
+    }
+    int rc = eff && R && fl && d ? alab_token_knockout(eff, m, ids, T, 0, T,
+        c->token_mode == ALAB_TOKEN_COLUMN && c->ko_mode == ALAB_KO_ZERO ? ALAB_TOKEN_COLUMN_ZERO : c->token_mode, neutral) : ALAB_ENOMEM;
+    if (!rc) rc = alab_forward(m, ids, T, NULL);
+    if (!rc) rc = alab_attention_rollout(R, alab_result_attention(m), L, NH, T);
+    if (!rc) rc = alab_attention_flow(fl, alab_result_attention(m), L, NH, T, T - 1);
+    if (!rc) {
+        const float *att = alab_result_attention(m) + (size_t)(L - 1) * NH * T * T;
+        for (int j = 0; j < T; j++) {
+            double s = 0.0;
+            for (int h = 0; h < NH; h++) s += att[(size_t)h * T * T + (size_t)(T - 1) * T + j];
+            d[j] = eff[j];
+            d[T + j] = s / NH;
+            d[2 * T + j] = R[(size_t)(T - 1) * T + j];
+            d[3 * T + j] = fl[j];
+        }
+        fputs(",\"effect\":", f); json_floats(f, eff, (size_t)T);
+        fputs(",\"readings\":{\"last_layer\":[", f);
+        for (int j = 0; j < T; j++) { if (j) fputc(',', f); json_num(f, d[T + j]); }
+        fputs("],\"rollout\":", f); json_floats(f, R + (size_t)(T - 1) * T, (size_t)T);
+        fputs(",\"flow\":", f); json_floats(f, fl, (size_t)T);
+        fputc('}', f);
+        rc = json_rank(f, "last_layer", d + T, d, T);
+        if (!rc) rc = json_rank(f, "rollout", d + 2 * T, d, T);
+        if (!rc) rc = json_rank(f, "flow", d + 3 * T, d, T);
+    }
+    free(eff); free(R); free(fl); free(d);
+    return rc;
+}
+
+static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head, C = NH * cfg->head_dim, LH = L * NH; /* C: head outputs */
+    int *ref = NULL, Tr = 0;
+    /* the default reference is the JS API's (web/src/evidence-reference.js, generated into reference_text.h) */
+    if (encode(&ref, &Tr, m, c->reference ? c->reference : ALAB_REFERENCE_TEXT)) { free(ref); return CLI_REPORTED_INPUT; }
+    if (Tr > cfg->n_positions) Tr = cfg->n_positions;
+    float *hv = malloc((size_t)L * (Tr ? Tr : 1) * C * sizeof *hv), *delta = malloc(3 * (size_t)LH * sizeof *delta);
+    double *dd = malloc(3 * (size_t)LH * sizeof *dd);
+    int rc = hv && delta && dd ? alab_capture_head_outputs(hv, m, ref, Tr) : ALAB_ENOMEM;
+    static const char *names[3] = {"zero", "mean", "resample"};
+    for (int mode = 0; mode < 3 && !rc; mode++) {
+        double base;
+        rc = alab_head_importance_mode(delta + mode * LH, &base, m, ids, T, mode, mode ? hv : NULL, mode ? Tr : 0);
+        if (rc) break;
+        fprintf(f, ",\"%s\":{\"base_loss\":", names[mode]);
+        json_num(f, base);
+        fputs(",\"delta\":", f);
+        json_floats(f, delta + mode * LH, (size_t)LH);
+        fputc('}', f);
+        for (int i = 0; i < LH; i++) dd[mode * LH + i] = delta[mode * LH + i];
+    }
+    /* resample averaged over K draws of a window of the reference (alab_resample_draws) */
+    const int K = c->draws ? c->draws : 20;
+    if (evidence_seed_bad(c)) {
+        free(ref); free(hv); free(delta); free(dd);
+        return CLI_REPORTED_USAGE;
+    }
+    const unsigned seed = c->has_seed ? (unsigned)c->seed : 1u;
+    float *draws = rc ? NULL : malloc((size_t)K * LH * sizeof *draws);
+    int *offs = rc ? NULL : malloc((size_t)K * sizeof *offs);
+    if (!rc && (!draws || !offs)) rc = ALAB_ENOMEM;
+    if (!rc) {
+        double base;
+        rc = alab_resample_draws(delta + 2 * LH, draws, offs, &base, m, ids, T, hv, Tr, K, seed);
+        if (!rc) {
+            fprintf(f, ",\"resample_draws\":{\"K\":%d,\"seed\":%u,\"offsets\":", K, seed);
+            json_ints(f, offs, K);
+            fputs(",\"delta\":", f);
+            json_floats(f, delta + 2 * LH, (size_t)LH);
+            fputs(",\"draws\":", f);
+            json_floats(f, draws, (size_t)K * LH);
+            fputc('}', f);
+            for (int i = 0; i < LH; i++) dd[2 * LH + i] = delta[2 * LH + i];
+        }
+    }
+    free(draws);
+    free(offs);
+    if (!rc) rc = json_rank(f, "zero_vs_mean", dd, dd + LH, LH);
+    if (!rc) rc = json_rank(f, "zero_vs_resample", dd, dd + 2 * LH, LH);
+    if (!rc) rc = json_rank(f, "mean_vs_resample", dd + LH, dd + 2 * LH, LH);
+    free(ref); free(hv); free(delta); free(dd);
+    return rc;
+}
+
+/* The corrupted input of a pair kind (patch, pattern-value, path, trace): --corrupt, as many tokens as the
+ * clean text, and the answers: --answers, or each run's top next token (clean, corrupted). *d is the caller's
+ * to free, whatever the result; CLI_REPORTED_INPUT / _USAGE once the reason is on stderr. */
+static int pair_inputs(int **d, int ans[2], const cli *c, alab_model *m, const int *ids, int T) {
+    *d = NULL;
+    if (!c->corrupt) {
+        usage_error("--kind %s needs --corrupt TEXT", c->kind);
+        return CLI_REPORTED_USAGE;
+    }
+    int Td = 0;
+    if (encode(d, &Td, m, c->corrupt)) return CLI_REPORTED_INPUT;
+    if (Td != T) {
+        fprintf(stderr, "attnlab: the clean text has %d tokens and the corrupted one %d; patching needs equal lengths\n", T, Td);
+        return CLI_REPORTED_USAGE;
+    }
+    ans[0] = c->answers[0];
+    ans[1] = c->answers[1];
+    int rc = 0;
+    if (!c->has_answers) { /* each run's top next token */
+        for (int k = 0; k < 2 && !rc; k++) {
+            float p;
+            rc = alab_forward(m, k ? *d : ids, T, NULL);
+            if (!rc) rc = alab_result_topk(&ans[k], &p, 1, m);
+        }
+    }
+    return rc;
+}
+
+/* ,"answers":[a,b],"ld_clean":x,"ld_corrupt":y */
+static void json_pair(FILE *f, const int ans[2], double ldc, double ldd) {
+    fprintf(f, ",\"answers\":[%d,%d],\"ld_clean\":", ans[0], ans[1]);
+    json_num(f, ldc);
+    fputs(",\"ld_corrupt\":", f);
+    json_num(f, ldd);
+}
+
+static void json_doubles(FILE *f, const double *x, int n) {
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputc(',', f);
+        json_num(f, x[i]);
+    }
+    fputc(']', f);
+}
+
+static int ev_patch(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    int *d = NULL, ans[2];
+    int rc = pair_inputs(&d, ans, c, m, ids, T);
+    float *rg = rc ? NULL : malloc((size_t)L * T * sizeof *rg), *hg = rc ? NULL : malloc((size_t)L * NH * sizeof *hg);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = rg && hg ? alab_activation_patching(rg, hg, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        json_pair(f, ans, ldc, ldd);
+        fputs(",\"resid\":", f); json_floats(f, rg, (size_t)L * T);
+        fputs(",\"heads\":", f); json_floats(f, hg, (size_t)L * NH);
+    }
+    free(d); free(rg); free(hg);
+    return rc;
+}
+
+/* Pattern versus value patching (alab_pattern_value_patching): per direction the pattern, value and both
+ * grids, each (L, NH). */
+static int ev_pattern_value(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const size_t LH = (size_t)cfg->n_layer * cfg->n_head;
+    int *d = NULL, ans[2];
+    int rc = pair_inputs(&d, ans, c, m, ids, T);
+    float *g = rc ? NULL : malloc(6 * LH * sizeof *g);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = g ? alab_pattern_value_patching(g, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        static const char *dirs[2] = {"denoise", "noise"}, *parts[3] = {"pattern", "value", "both"};
+        json_pair(f, ans, ldc, ldd);
+        for (int dir = 0; dir < 2; dir++) {
+            fprintf(f, ",\"%s\":{", dirs[dir]);
+            for (int k = 0; k < 3; k++) {
+                fprintf(f, "%s\"%s\":", k ? "," : "", parts[k]);
+                json_floats(f, g + ((size_t)dir * 3 + k) * LH, LH);
+            }
+            fputc('}', f);
+        }
+    }
+    free(d); free(g);
+    return rc;
+}
+
+/* Path patching (alab_path_patching): one sender grid (L, NH) per receiver, null where no path exists. */
+static int ev_path(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    const size_t LH = (size_t)L * NH;
+    static const alab_path_receiver logits = {-1, -1, ALAB_PATH_LOGITS};
+    const alab_path_receiver *recv = c->n_recv ? c->recv : &logits;
+    const int n_recv = c->n_recv ? c->n_recv : 1;
+    int *d = NULL, ans[2];
+    int rc = pair_inputs(&d, ans, c, m, ids, T);
+    float *out = rc ? NULL : malloc((size_t)n_recv * LH * sizeof *out);
+    double ldc = 0, ldd = 0;
+    if (!rc)
+        rc = out ? alab_path_patching(out, &ldc, &ldd, m, ids, d, T, ans[0], ans[1], recv, n_recv, c->direction,
+                                      c->freeze_mlp ? ALAB_PATH_FREEZE_MLP : 0)
+                 : ALAB_ENOMEM;
+    if (rc == ALAB_ERANGE && ans[0] >= 0 && ans[0] < cfg->vocab_size && ans[1] >= 0 && ans[1] < cfg->vocab_size) {
+        /* answers in the vocabulary: the range error is a receiver's, a usage error of --receivers */
+        for (int k = 0; k < n_recv; k++)
+            if (recv[k].input != ALAB_PATH_LOGITS && (recv[k].layer >= L || recv[k].head >= NH)) {
+                fail_rc(rc, "--receivers");
+                rc = CLI_REPORTED_USAGE;
+                break;
+            }
+    }
+    if (!rc) {
+        static const char *inputs[4] = {"q", "k", "v", "logits"};
+        json_pair(f, ans, ldc, ldd);
+        fprintf(f, ",\"direction\":\"%s\",\"freeze_mlp\":%s,\"receivers\":[", c->direction == ALAB_NOISE ? "noise" : "denoise",
+                c->freeze_mlp ? "true" : "false");
+        for (int k = 0; k < n_recv; k++) {
+            if (recv[k].input == ALAB_PATH_LOGITS)
+                fprintf(f, "%s{\"layer\":null,\"head\":null,\"input\":\"logits\"}", k ? "," : "");
+            else
+                fprintf(f, "%s{\"layer\":%d,\"head\":%d,\"input\":\"%s\"}", k ? "," : "", recv[k].layer, recv[k].head,
+                        inputs[recv[k].input]);
+        }
+        fputs("],\"senders\":[", f);
+        for (int k = 0; k < n_recv; k++) {
+            if (k) fputc(',', f);
+            json_floats(f, out + (size_t)k * LH, LH);
+        }
+        fputc(']', f);
+    }
+    free(d); free(out);
+    return rc;
+}
+
+/* Direct logit attribution (alab_direct_logit_attribution) at the last position: the answers are --answers
+ * (A alone: the logit of A), or the run's top next token and its second. */
+static int ev_dla(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer;
+    const size_t LH = (size_t)L * cfg->n_head;
+    int ans[2] = {c->answers[0], c->has_answers == 1 ? -1 : c->answers[1]}, rc = 0;
+    if (!c->has_answers) {
+        float p[2];
+        rc = alab_forward(m, ids, T, NULL);
+        if (!rc) rc = alab_result_topk(ans, p, 2, m);
+    }
+    float *heads = malloc(LH * sizeof *heads), *src = malloc(LH * T * sizeof *src);
+    double *terms = malloc((3 + 2 * (size_t)L) * sizeof *terms), ld = 0;
+    if (!rc) rc = heads && src && terms ? alab_direct_logit_attribution(heads, src, terms, &ld, m, ids, T, ans[0], ans[1])
+                                        : ALAB_ENOMEM;
+    if (!rc) {
+        if (ans[1] < 0) fprintf(f, ",\"answers\":[%d],\"ld\":", ans[0]);
+        else fprintf(f, ",\"answers\":[%d,%d],\"ld\":", ans[0], ans[1]);
+        json_num(f, ld);
+        fputs(",\"heads\":", f); json_floats(f, heads, LH);
+        fputs(",\"sources\":", f); json_floats(f, src, LH * T);
+        fputs(",\"terms\":{\"token\":", f); json_num(f, terms[0]);
+        fputs(",\"position\":", f); json_num(f, terms[1]);
+        fputs(",\"final_bias\":", f); json_num(f, terms[2]);
+        fputs(",\"attn_bias\":", f); json_doubles(f, terms + 3, L);
+        fputs(",\"mlp\":", f); json_doubles(f, terms + 3 + L, L);
+        fputc('}', f);
+    }
+    free(heads); free(src); free(terms);
+    return rc;
+}
+
+/* Value-weighted attention's norms (alab_value_norms), (L, NH, T). */
+static int ev_value_norms(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const alab_config *cfg = alab_model_config(m);
+    const size_t n = (size_t)cfg->n_layer * cfg->n_head * T;
+    float *norms = malloc(n * sizeof *norms);
+    int rc = norms ? alab_value_norms(norms, m, ids, T) : ALAB_ENOMEM;
+    if (!rc) {
+        fputs(",\"norms\":", f);
+        json_floats(f, norms, n);
+    }
+    free(norms);
+    return rc;
+}
+
+/* Causal tracing by component (alab_component_tracing), denoising: attn and mlp, each (L, T). */
+static int ev_trace(FILE *f, const cli *c, alab_model *m, const int *ids, int T) {
+    const size_t LT = (size_t)alab_model_config(m)->n_layer * T;
+    int *d = NULL, ans[2];
+    int rc = pair_inputs(&d, ans, c, m, ids, T);
+    float *g = rc ? NULL : malloc(2 * LT * sizeof *g);
+    double ldc = 0, ldd = 0;
+    if (!rc) rc = g ? alab_component_tracing(g, g + LT, &ldc, &ldd, m, ids, d, T, ans[0], ans[1]) : ALAB_ENOMEM;
+    if (!rc) {
+        json_pair(f, ans, ldc, ldd);
+        fputs(",\"attn\":", f); json_floats(f, g, LT);
+        fputs(",\"mlp\":", f); json_floats(f, g + LT, LT);
+    }
+    free(d); free(g);
+    return rc;
+}
+
+/* Composition scores of the weights (alab_composition_scores): Q, K, V, each (L - 1, NH, NH), and their
+ * Gaussian null. No text. */
+static int ev_composition(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
+    const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
+    const size_t n = cfg->n_layer > 1 ? (size_t)(cfg->n_layer - 1) * cfg->n_head * cfg->n_head : 1;
+    float *sc = malloc(3 * n * sizeof *sc);
+    double null[9];
+    int rc = sc ? alab_composition_scores(sc, null, m, c->n_null, seed) : ALAB_ENOMEM;
+    if (!rc) {
+        static const char *names[3] = {"q", "k", "v"};
+        fprintf(f, ",\"n_null\":%d,\"seed\":%u", c->n_null, seed);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, ",\"%s\":", names[k]);
+            json_floats(f, sc + (size_t)k * n, n);
+        }
+        fputs(",\"null\":{", f);
+        for (int k = 0; k < 3; k++) {
+            fprintf(f, "%s\"%s\":{\"mean\":", k ? "," : "", names[k]);
+            json_num(f, null[3 * k]);
+            fputs(",\"lo\":", f); json_num(f, null[3 * k + 1]);
+            fputs(",\"hi\":", f); json_num(f, null[3 * k + 2]);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    free(sc);
+    return rc;
+}
+
+/* ---- evidence over a set of inputs ---------------------------------------- */
+
+/* The name a set is reported under: heldout, repeated, or "file". */
+static const char *named_or_file(const char *set) {
+    return strcmp(set, "heldout") == 0 || strcmp(set, "repeated") == 0 ? set : "file";
+}
+
+typedef struct {
+    int **ids;
+    int *T;
+    int n;
+} input_set;
+
+static void set_free(input_set *s) {
+    for (int k = 0; k < s->n; k++) free(s->ids[k]);
+    free(s->ids);
+    free(s->T);
+    s->ids = NULL;
+    s->T = NULL;
+    s->n = 0;
+}
+
+static int set_push(input_set *s, int *ids, int T, int P, int index) {
+    if (T < 2) {
+        fprintf(stderr, "attnlab: --set: input %d has %d tokens; at least 2 are needed\n", index, T);
+        free(ids);
+        return 1;
+    }
+    int **ni = realloc(s->ids, (size_t)(s->n + 1) * sizeof *ni);
+    if (ni) s->ids = ni;
+    int *nt = ni ? realloc(s->T, (size_t)(s->n + 1) * sizeof *nt) : NULL;
+    if (!ni || !nt) { free(ids); return fail_rc(ALAB_ENOMEM, "--set"); }
+    s->T = nt;
+    s->ids[s->n] = ids;
+    s->T[s->n] = T > P ? P : T; /* cut at n_positions, as the JS API does */
+    s->n++;
+    return 0;
+}
+
+/* The inputs of --set: heldout / repeated (the built-in model's evidence/ folder) or a file of texts. */
+static int load_set(input_set *s, const cli *c, alab_model *m) {
+    char dir[PATH_MAX], path[PATH_MAX];
+    const int P = alab_model_config(m)->n_positions;
+    const int named = strcmp(c->set, "heldout") == 0 || strcmp(c->set, "repeated") == 0;
+    if (named) {
+        const char *d = find_builtin_model(dir, sizeof dir);
+        if (!d) { fprintf(stderr, "attnlab: --set %s: the built-in model's folder is not found\n", c->set); return 1; }
+        snprintf(path, sizeof path, "%s/evidence/%s", d,
+                 strcmp(c->set, "heldout") == 0 ? "heldout-sentences.txt" : "repeated-tokens.json");
+    } else {
+        snprintf(path, sizeof path, "%s", c->set);
+    }
+    size_t len = 0;
+    char *text = NULL; /* any size, and pipes too (--set <(...)) */
+    if (alab_read_whole_file(&text, &len, path, UINT64_MAX, ALAB_READ_STREAMS)) {
+        fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int rc = 0;
+    if (named && strcmp(c->set, "repeated") == 0) {
+        json_doc doc;
+        const json_value *seqs = NULL;
+        if (json_parse(&doc, text, len, 0) == ALAB_OK) seqs = json_get(doc.root, "sequences");
+        if (!seqs || seqs->type != JSON_ARRAY) {
+            fprintf(stderr, "attnlab: --set repeated: %s has no \"sequences\" array\n", path);
+            rc = 1;
+        }
+        const int V = alab_model_config(m)->vocab_size;
+        for (uint32_t k = 0; !rc && k < seqs->n && (!c->limit || s->n < c->limit); k++) {
+            const json_value *q = &seqs->u.items[k];
+            int *ids = malloc((q->n ? q->n : 1) * sizeof *ids);
+            if (!ids) { rc = fail_rc(ALAB_ENOMEM, "--set"); break; }
+            for (uint32_t t = 0; t < q->n; t++) {
+                int64_t v;
+                if (json_int64(&q->u.items[t], &v) || v < 0 || v >= V) {
+                    fprintf(stderr, "attnlab: --set repeated: sequence %u holds a token id outside [0, %d)\n", k, V);
+                    rc = 1;
+                    break;
+                }
+                ids[t] = (int)v;
+            }
+            if (rc) { free(ids); break; }
+            rc = set_push(s, ids, (int)q->n, P, (int)k);
+        }
+        json_free(&doc);
+    } else {
+        int index = 0;
+        for (char *line = text; line && *line && !rc && (!c->limit || s->n < c->limit);) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            size_t l = strlen(line);
+            if (l && line[l - 1] == '\r') line[--l] = '\0';
+            if (l) {
+                int *ids = NULL, T = 0;
+                if (encode(&ids, &T, m, line)) { free(ids); rc = 1; break; }
+                rc = set_push(s, ids, T, P, index);
+                index++;
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+    }
+    free(text);
+    if (!rc && s->n == 0) { fprintf(stderr, "attnlab: --set %s holds no inputs\n", c->set); rc = 1; }
+    return rc;
+}
+
+static void json_corr(FILE *f, const char *name, const alab_corr_summary *s) {
+    fprintf(f, "\"%s\":{\"mean\":", name);
+    json_num(f, s->mean);
+    const char *keys[7] = {"lo", "hi", "null_mean", "null_lo", "null_hi", "p", "p_greater"};
+    const double v[7] = {s->lo, s->hi, s->null_mean, s->null_lo, s->null_hi, s->p, s->p_greater};
+    for (int i = 0; i < 7; i++) {
+        fprintf(f, ",\"%s\":", keys[i]);
+        json_num(f, v[i]);
+    }
+    fprintf(f, ",\"n_defined\":%d,\"n_points\":%d,\"n_above_floor\":%d}", s->n_defined, s->n_points, s->n_above_floor);
+}
+
+static void json_four(FILE *f, const char *name, const alab_corr_summary *sp, const alab_corr_summary *kd,
+                      const alab_corr_summary *un, const alab_corr_summary *pm) {
+    fprintf(f, ",\"%s\":{", name);
+    json_corr(f, "spearman", sp);
+    fputc(',', f);
+    json_corr(f, "kendall", kd);
+    fputc(',', f);
+    json_corr(f, "uniform", un);
+    fputc(',', f);
+    json_corr(f, "permuted", pm);
+    fputc('}', f);
+}
+
+/* The floor of a set measure, as the JS API derives it: --epsilon, or 10 x the largest KL a no-op
+ * renormalisation leaves (alab_knockout_noise of `layer`, -1 for every layer) on the first n_noise inputs. */
+static int set_noise_floor(double *eps, double *noise, const cli *c, alab_model *m, const input_set *s, int n_noise,
+                           int layer) {
+    int rc = ALAB_OK;
+    *noise = 0.0;
+    for (int k = 0; k < n_noise && rc == ALAB_OK; k++) {
+        double x;
+        if ((rc = alab_knockout_noise(&x, m, s->ids[k], s->T[k], layer)) == ALAB_OK && x > *noise) *noise = x;
+    }
+    *eps = c->epsilon < 0.0 ? 10.0 * *noise : c->epsilon;
+    return rc;
+}
+
+static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
+    if (layer >= cfg->n_layer) {
+        fprintf(stderr, "attnlab: --layer %d: the model has %d layers\n", layer, cfg->n_layer);
+        return CLI_REPORTED_USAGE;
+    }
+    if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
+    input_set s = {0};
+    if (load_set(&s, c, m)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    const int n = s.n;
+    float **grids = calloc(3 * (size_t)n, sizeof *grids);
+    double *per = malloc(4 * (size_t)n * sizeof *per);
+    int rc = grids && per ? ALAB_OK : ALAB_ENOMEM;
+    for (int k = 0; k < n && rc == ALAB_OK; k++) {
+        const size_t TT = (size_t)s.T[k] * s.T[k];
+        for (int g = 0; g < 3 && rc == ALAB_OK; g++)
+            if (!(grids[g * n + k] = malloc(TT * sizeof(float)))) rc = ALAB_ENOMEM;
+        if (rc == ALAB_OK)
+            rc = alab_edge_knockout(grids[k], grids[n + k], grids[2 * n + k], m, s.ids[k], s.T[k], layer, c->ev_head, 0,
+                                    s.T[k], c->ko_mode);
+    }
+    /* the noise floor: 10 x the largest KL a no-op renormalisation leaves, over the first 10 inputs */
+    double noise = 0.0, eps = 0.0;
+    const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
+    if (rc == ALAB_OK) rc = set_noise_floor(&eps, &noise, c, m, &s, n_noise, layer);
+    alab_edge_set r;
+    const alab_set_stats st = {c->n_boot, c->n_perm, c->level, c->has_seed ? (uint32_t)c->seed : 1u};
+    if (rc == ALAB_OK)
+        rc = alab_edge_set_summary(&r, per, (const float *const *)grids, (const float *const *)grids + n,
+                                   (const float *const *)grids + 2 * n, s.T, n, layer == cfg->n_layer - 1, eps, &st);
+    if (rc == ALAB_OK) {
+        fprintf(f, ",\"set\":\"%s\",\"n\":%d,\"layer\":%d,\"head\":", named_or_file(c->set), n, layer);
+        if (c->ev_head < 0) fputs("\"all\"", f); else fprintf(f, "%d", c->ev_head);
+        fprintf(f, ",\"knockout\":\"%s\",\"seed\":%u,\"n_boot\":%d,\"n_perm\":%d,\"level\":", c->ko_mode ? "zero" : "renorm",
+                st.seed, st.n_boot, st.n_perm);
+        json_num(f, st.level);
+        fputs(",\"eps\":", f);
+        json_num(f, eps);
+        if (n_noise) {
+            fputs(",\"noise\":{\"max_kl\":", f);
+            json_num(f, noise);
+            fprintf(f, ",\"factor\":10,\"inputs\":%d}", n_noise);
+        }
+        fprintf(f, ",\"last_row_only\":%s", layer == cfg->n_layer - 1 ? "true" : "false");
+        json_four(f, "local", &r.local, &r.local_kendall, &r.local_uniform, &r.local_permuted);
+        json_four(f, "last", &r.last, &r.last_kendall, &r.last_uniform, &r.last_permuted);
+        fputs(",\"rows\":{\"mean\":", f); json_num(f, r.rows_mean);
+        fputs(",\"lo\":", f); json_num(f, r.rows_lo);
+        fputs(",\"hi\":", f); json_num(f, r.rows_hi);
+        fputs("},\"top_k_overlap\":{\"mean\":", f); json_num(f, r.topk_mean);
+        fputs(",\"lo\":", f); json_num(f, r.topk_lo);
+        fputs(",\"hi\":", f); json_num(f, r.topk_hi);
+        fputs("},\"mean_effect\":{\"mean\":", f); json_num(f, r.effect_mean);
+        fputs(",\"lo\":", f); json_num(f, r.effect_lo);
+        fputs(",\"hi\":", f); json_num(f, r.effect_hi);
+        fputs("},\"per_input\":[", f);
+        for (int k = 0; k < n; k++) {
+            fprintf(f, "%s{\"T\":%d,\"spearman\":", k ? "," : "", s.T[k]);
+            json_num(f, per[k]);
+            fputs(",\"spearman_last\":", f); json_num(f, per[n + k]);
+            fputs(",\"row_spearman\":", f); json_num(f, per[2 * n + k]);
+            fputs(",\"top_k_overlap\":", f); json_num(f, per[3 * n + k]);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    for (int g = 0; grids && g < 3 * n; g++) free(grids[g]);
+    free(grids);
+    free(per);
+    set_free(&s);
+    return rc;
+}
+
+/* Token knockout over a set: per input the effects and the three readings, each reading's correlation over
+ * the inputs (one permutation group per input), the noise floor of a token knockout (layer -1). */
+static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
+    const alab_config *cfg = alab_model_config(m);
+    const int L = cfg->n_layer, NH = cfg->n_head;
+    if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
+    input_set s = {0};
+    if (load_set(&s, c, m)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    const int n = s.n;
+    size_t total = 0;
+    for (int k = 0; k < n; k++) total += (size_t)s.T[k];
+    double *rd = malloc(3 * total * sizeof *rd), *eff = malloc(total * sizeof *eff), *per = malloc(3 * (size_t)n * sizeof *per);
+    int *off = malloc(((size_t)n + 1) * sizeof *off), *grp = calloc(total ? total : 1, sizeof *grp);
+    int rc = rd && eff && per && off && grp ? ALAB_OK : ALAB_ENOMEM;
+    const int mode = c->token_mode == ALAB_TOKEN_COLUMN && c->ko_mode == ALAB_KO_ZERO ? ALAB_TOKEN_COLUMN_ZERO : c->token_mode;
+    int neutral = c->neutral;
+    if (rc == ALAB_OK && mode == ALAB_TOKEN_REPLACE && neutral < 0) {
+        int *t = NULL, nt = 0;
+        if (encode(&t, &nt, m, " the")) { free(t); rc = CLI_REPORTED_INPUT; }
+        else neutral = nt == 1 ? t[0] : 0;
+        free(t);
+    }
+    size_t o = 0;
+    for (int k = 0; k < n && rc == ALAB_OK; k++) {
+        const int T = s.T[k];
+        float *e = malloc((size_t)T * sizeof *e), *R = malloc((size_t)T * T * sizeof *R), *fl = malloc((size_t)T * sizeof *fl);
+        if (!e || !R || !fl) rc = ALAB_ENOMEM;
+        if (rc == ALAB_OK) rc = alab_token_knockout(e, m, s.ids[k], T, 0, T, mode, neutral);
+        if (rc == ALAB_OK) rc = alab_forward(m, s.ids[k], T, NULL);
+        if (rc == ALAB_OK) rc = alab_attention_rollout(R, alab_result_attention(m), L, NH, T);
+        if (rc == ALAB_OK) rc = alab_attention_flow(fl, alab_result_attention(m), L, NH, T, T - 1);
+        if (rc == ALAB_OK) {
+            const float *att = alab_result_attention(m) + (size_t)(L - 1) * NH * T * T;
+            off[k] = (int)o;
+            for (int j = 0; j < T; j++, o++) {
+                double a = 0.0;
+                for (int h = 0; h < NH; h++) a += att[(size_t)h * T * T + (size_t)(T - 1) * T + j];
+                rd[o] = a / NH;
+                rd[total + o] = R[(size_t)(T - 1) * T + j];
+                rd[2 * total + o] = fl[j];
+                eff[o] = e[j];
+            }
+        }
+        free(e); free(R); free(fl);
+    }
+    if (rc == ALAB_OK) off[n] = (int)o;
+    double noise = 0.0, eps = 0.0;
+    const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
+    if (rc == ALAB_OK) rc = set_noise_floor(&eps, &noise, c, m, &s, n_noise, -1);
+    const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
+    static const char *names[4] = {"last_layer", "rollout", "flow", "permuted"};
+    alab_corr_summary sum[4];
+    for (int r = 0; r < 4 && rc == ALAB_OK; r++) {
+        /* the baseline: the last layer's reading shuffled once within each input (seed + 2) */
+        if (r == 3 && (rc = alab_permute_within_groups(rd, off, NULL, n, seed + 2)) != ALAB_OK) break;
+        alab_corr_spec sp = {n, off, rd + (size_t)(r == 3 ? 0 : r) * total, eff, grp, ALAB_CORR_SPEARMAN, eps, 4, c->n_boot,
+                             c->n_perm, c->level, seed};
+        rc = alab_corr_dataset(&sum[r], r == 3 ? NULL : per + (size_t)r * n, &sp);
+    }
+    if (rc == ALAB_OK) {
+        static const char *mnames[4] = {"column", "column_zero", "delete", "replace"};
+        fprintf(f, ",\"set\":\"%s\",\"n\":%d,\"mode\":\"%s\",\"seed\":%u,\"n_boot\":%d,\"n_perm\":%d,\"eps\":", named_or_file(c->set),
+                n, mnames[mode], seed, c->n_boot, c->n_perm);
+        json_num(f, eps);
+        if (n_noise) {
+            fputs(",\"noise\":{\"max_kl\":", f);
+            json_num(f, noise);
+            fprintf(f, ",\"factor\":10,\"inputs\":%d}", n_noise);
+        }
+        fputs(",\"readings\":{", f);
+        for (int r = 0; r < 3; r++) {
+            if (r) fputc(',', f);
+            json_corr(f, names[r], &sum[r]);
+        }
+        fputs("},\"baselines\":{", f);
+        json_corr(f, names[3], &sum[3]);
+        fputs("},\"per_input\":[", f);
+        for (int k = 0; k < n; k++) {
+            fprintf(f, "%s{\"T\":%d", k ? "," : "", s.T[k]);
+            for (int r = 0; r < 3; r++) {
+                fprintf(f, ",\"%s\":", names[r]);
+                json_num(f, per[(size_t)r * n + k]);
+            }
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    free(rd); free(eff); free(per); free(off); free(grp);
+    set_free(&s);
+    return rc;
+}
+
+/* ---- the table: one row of measures.h each ------------------------------------ */
+
+typedef int (*text_fn)(FILE *f, const cli *c, alab_model *m, const int *ids, int T);
+typedef int (*weights_fn)(FILE *f, const cli *c, alab_model *m);
+
+struct cli_measure {
+    const char *kind;   /* --kind */
+    int takes_set;      /* --set FILE */
+    const char *usage;  /* its lines of the usage text */
+    text_fn on_text;    /* reads a text: ev_K(f, c, m, ids, T) */
+    weights_fn on_weights; /* or the weights alone: ev_K(f, c, m) */
+    weights_fn on_set;  /* over a set of inputs: ev_K_set (takes_set rows) */
+};
+
+/* Every row has its handler, of one of the two signatures (a row without one does not compile; a handler
+ * without a row is an unused function, which -Wall names). */
+#define MEASURE_HANDLER(id, kind, set, usage) \
+    _Static_assert(_Generic(&ev_##id, text_fn: 1, weights_fn: 1, default: 0), \
+                   "ev_" #id " must read a text (text_fn) or the weights (weights_fn)");
+ALAB_CLI_MEASURES(MEASURE_HANDLER)
+#undef MEASURE_HANDLER
+
+#define SET_HANDLER_1(id) &ev_##id##_set
+#define SET_HANDLER_0(id) (weights_fn)0
+#define MEASURE_ROW(id, kind, set, usage) \
+    {kind, set, usage, _Generic(&ev_##id, text_fn: &ev_##id, default: (text_fn)0), \
+     _Generic(&ev_##id, weights_fn: &ev_##id, default: (weights_fn)0), SET_HANDLER_##set(id)},
+static const cli_measure MEASURES[] = {ALAB_CLI_MEASURES(MEASURE_ROW)};
+#undef MEASURE_ROW
+#define N_MEASURES (sizeof MEASURES / sizeof MEASURES[0])
+
+const cli_measure *cli_measure_find(const char *kind) {
+    for (size_t i = 0; i < N_MEASURES; i++)
+        if (strcmp(kind, MEASURES[i].kind) == 0) return &MEASURES[i];
+    return NULL;
+}
+
+int cli_measure_reads_text(const cli_measure *ms) { return ms->on_text != NULL; }
+int cli_measure_takes_set(const cli_measure *ms) { return ms->takes_set; }
+/* --answers A alone: the logit of A, which only direct logit attribution reads */
+int cli_measure_one_answer(const cli_measure *ms) { return ms->on_text == ev_dla; }
+
+const char *cli_measure_kinds(char *buf, size_t cap, int (*keep)(const cli_measure *), const char *sep,
+                              const char *last) {
+    size_t count = 0, k = 0, n = 0;
+    for (size_t i = 0; i < N_MEASURES; i++) count += !keep || keep(&MEASURES[i]);
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_MEASURES && n < cap; i++) {
+        if (keep && !keep(&MEASURES[i])) continue;
+        k++;
+        int w = snprintf(buf + n, cap - n, "%s%s", k == 1 ? "" : k == count ? last : sep, MEASURES[i].kind);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* The evidence part of the usage text: the measures of a text (their kinds in the heading, then each row's
+ * lines), those of the weights alone (a heading each, its row's lines after it), those over a set. */
+void cli_measures_usage(FILE *f) {
+    char kinds[256];
+    fprintf(f, "  attnlab evidence --kind %s\n", cli_measure_kinds(kinds, sizeof kinds, cli_measure_reads_text, "|", "|"));
+    fputs("                   [--model DIR] --text TEXT [options]\n", f);
+    for (size_t i = 0; i < N_MEASURES; i++)
+        if (MEASURES[i].on_text) fprintf(f, "      %s\n", MEASURES[i].usage);
+    for (size_t i = 0; i < N_MEASURES; i++)
+        if (MEASURES[i].on_weights)
+            fprintf(f, "  attnlab evidence --kind %s [--model DIR] %s\n", MEASURES[i].kind, MEASURES[i].usage);
+    fprintf(f, "  attnlab evidence --kind %s --set heldout|repeated|FILE [--limit N] [options]\n",
+            cli_measure_kinds(kinds, sizeof kinds, cli_measure_takes_set, "|", "|"));
+    fputs("      over a set of inputs (FILE: one text a line): the mean per-input rank correlation with its\n"
+          "      95 % bootstrap interval, a within-row permutation null and its p-value, the uniform and\n"
+          "      row-permuted baselines, the noise floor (the same numbers as model.edgeKnockoutSet; tokens: the\n"
+          "      last layer, rollout and flow against token knockouts, as model.tokenKnockoutSet)\n"
+          "      --n-boot B --n-perm P --seed S   resamples (default 1000 each) and their seed (default 1)\n"
+          "      --epsilon E                      the noise floor (default: 10 x the largest no-op knockout KL)\n"
+          "      (always JSON; docs/evidence.md defines every number)\n", f);
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+/* {"kind":K, then for a measure of a text "ids" and "tokens", then the measure's own fields}. */
+int cmd_evidence(const cli *c, alab_model *m) {
+    char kinds[256];
+    const cli_measure *ms = c->measure;
+    if (!ms) return usage_error("evidence needs --kind %s", cli_measure_kinds(kinds, sizeof kinds, NULL, "|", "|"));
+    const int text = !c->set && ms->on_text;
+    int *ids = NULL, T = 0;
+    if (text) {
+        if (encode(&ids, &T, m, c->text)) { free(ids); return 1; }
+        if (T > alab_model_config(m)->n_positions) { /* before any grid is sized by T (60 001 tokens once asked for 43 GB) */
+            const int P = alab_model_config(m)->n_positions;
+            free(ids);
+            fprintf(stderr, "attnlab: evidence: %s: %d tokens, but the model's context is %d (n_positions)\n",
+                    alab_strerror(ALAB_ETOOLONG), T, P);
+            return 1;
+        }
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) { free(ids); return fail_rc(ALAB_ENOMEM, "output"); }
+    fprintf(f, "{\"kind\":\"%s\"", c->kind);
+    if (text) {
+        fputs(",\"ids\":", f);
+        json_ints(f, ids, T);
+        fputs(",\"tokens\":", f);
+        json_tokens(f, alab_model_bpe(m), ids, T);
+    }
+    int rc = c->set ? ms->on_set(f, c, m) : text ? ms->on_text(f, c, m, ids, T) : ms->on_weights(f, c, m);
+    fputs("}\n", f);
+    fclose(f);
+    free(ids);
+    if (rc) { /* nothing on stdout when it failed */
+        free(out);
+        return exit_code(rc);
+    }
+    rc = write_stdout(out, len);
+    free(out);
+    return rc;
+}
