@@ -214,7 +214,7 @@ static int parse_receivers(cli *c, const char *arg) {
 }
 
 int parse_args(cli *c, int argc, char **argv) {
-    char kinds[256]; /* a list of the measures' kinds, for a message */
+    char kinds[1024]; /* a list of the measures' kinds, for a message */
     memset(c, 0, sizeof *c);
     c->top = 10;
     c->max_new = 20;
@@ -376,6 +376,7 @@ int parse_args(cli *c, int argc, char **argv) {
                       cli_measure_kinds(kinds, sizeof kinds, cli_measure_one_answer, ", ", " or "));
     if (c->set && c->text) return usage_error("%s", "give --text or --set, not both");
     if (c->set && c->measure && !cli_measure_takes_set(c->measure))
-        return usage_error("--set works with --kind %s", cli_measure_kinds(kinds, sizeof kinds, cli_measure_takes_set, ", ", " or "));
+        return usage_error("--set works with --kind %s",
+                           cli_measure_kinds(kinds, sizeof kinds, cli_measure_takes_set, ", ", " or "));
     return 0;
 }

@@ -788,8 +788,9 @@ const char *cli_measure_kinds(char *buf, size_t cap, int (*keep)(const cli_measu
 /* The evidence part of the usage text: the measures of a text (their kinds in the heading, then each row's
  * lines), those of the weights alone (a heading each, its row's lines after it), those over a set. */
 void cli_measures_usage(FILE *f) {
-    char kinds[256];
-    fprintf(f, "  attnlab evidence --kind %s\n", cli_measure_kinds(kinds, sizeof kinds, cli_measure_reads_text, "|", "|"));
+    char kinds[1024];
+    fprintf(f, "  attnlab evidence --kind %s\n",
+            cli_measure_kinds(kinds, sizeof kinds, cli_measure_reads_text, "|", "|"));
     fputs("                   [--model DIR] --text TEXT [options]\n", f);
     for (size_t i = 0; i < N_MEASURES; i++)
         if (MEASURES[i].on_text) fprintf(f, "      %s\n", MEASURES[i].usage);
@@ -811,7 +812,7 @@ void cli_measures_usage(FILE *f) {
 
 /* {"kind":K, then for a measure of a text "ids" and "tokens", then the measure's own fields}. */
 int cmd_evidence(const cli *c, alab_model *m) {
-    char kinds[256];
+    char kinds[1024];
     const cli_measure *ms = c->measure;
     if (!ms) return usage_error("evidence needs --kind %s", cli_measure_kinds(kinds, sizeof kinds, NULL, "|", "|"));
     const int text = !c->set && ms->on_text;
