@@ -199,16 +199,20 @@ test:
 	@rm -f $(B)/test-stages.txt
 	@$(STAGE) install bash scripts/install-deps.sh
 	@$(STAGE) build $(MAKE) all wasm page widget $(TEST_BIN)
-	@$(STAGE) test-c $(MAKE) test-c
+	@$(STAGE) test-c $(MAKE) -j2 -Otarget test-c
 	@$(STAGE) test-js $(MAKE) test-js
 	@$(STAGE) test-e2e $(MAKE) test-e2e
 	@$(STAGE) test-firefox $(MAKE) test-firefox
-	@$(STAGE) test-extra $(MAKE) test-extra
+	@$(STAGE) test-extra $(MAKE) -j2 -Otarget test-extra
 	@echo "== make test: every stage passed"; awk '{ t += $$2; printf "   %-13s %5d s\n", $$1, $$2 } END { printf "   %-13s %5d s\n", "total", t }' $(B)/test-stages.txt
 
-test-c: $(TEST_BIN)
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; ATTNLAB_ROOT=$(CURDIR) $$t; done
-	$(MAKE) test-ops-scalar test-ops-kc64 test-ops-wasm
+# One target per suite, so that `make -j2 -Otarget test-c` (as `make test` runs it) runs two at once on the
+# machine's two cores and prints each one's output whole.
+RUN_C := $(patsubst $(B)/tests/%,run-c-%,$(TEST_BIN))
+.PHONY: $(RUN_C)
+$(RUN_C): run-c-%: $(B)/tests/%
+	@echo "== $<"; ATTNLAB_ROOT=$(CURDIR) $<
+test-c: $(RUN_C) test-ops-scalar test-ops-kc64 test-ops-wasm
 
 # twice: on the SIMD128 builds, then (Node 20's --experimental-wasm-relaxed-simd) on the relaxed-SIMD twins
 test-js: wasm

@@ -94,10 +94,13 @@ $(ASAN_DIR)/test_%: tests/c/test_%.c $(wildcard tests/c/*.h) $(ASAN_OBJ)
 # the tokenizer.json test reads files made from GPT-2's (see the Makefile)
 $(ASAN_DIR)/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/gpt2-digits-tokenizer.json
 
-test-asan: $(ASAN_TESTS)
-	@set -e; for t in $(ASAN_TESTS); do echo "== asan $$t"; \
-	  ATTNLAB_ROOT=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t; done
+# one target per suite (make -j2 -Otarget runs two at once, each one's output whole)
+RUN_ASAN := $(patsubst $(ASAN_DIR)/%,run-asan-%,$(ASAN_TESTS))
+.PHONY: $(RUN_ASAN)
+$(RUN_ASAN): run-asan-%: $(ASAN_DIR)/%
+	@echo "== asan $<"; ATTNLAB_ROOT=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $<
+test-asan: $(RUN_ASAN)
 
 # ---- ThreadSanitizer: the pool's protocol (c/src/parallel.c) and the threaded forward ----
 TSAN_DIR := $(B)/tsan
