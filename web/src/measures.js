@@ -3,15 +3,16 @@
 // generators of evidence.js / circuits.js set up as jobs ({steps, progress, finish}) that model.js runs to the
 // end and worker.js runs in parts. Each function takes the model's view `m` (model.js): {w: the live AttnlabWasm
 // (EDISPOSED once disposed), h: the model handle, config, token(id), idsOf(input), decode(ids),
-// layerNull(l, mode, window, T), headOutCache}.
+// layerNull(l, mode, window, T), headOutCache}. What each measure computes and returns is documented on the Model
+// method of the same name.
 
 import { AttnlabError } from './core/errors.js';
+import { MASKS } from './core/abi.js';
 import { checkIndex } from './analysis.js';
 import * as evidence from './evidence.js';
 import * as circuits from './circuits.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
 import { setInputs, setPairs } from './sets.js';
-import { MASKS } from './core/abi.js';
 import {
   INT_MAX, checkOptions, textBytes, parseMask, parseInterventions, progressOptions, knockoutMode, setStats,
 } from './options.js';
@@ -117,7 +118,8 @@ function evidenceInput(m, where, input) {
   return ids;
 }
 
-export function oneToken(m, where, name, v) {
+// A one-token answer or neutral token: an id, or a text that is exactly one token.
+function oneToken(m, where, name, v) {
   if (typeof v !== 'string') return checkIndex(name, v, 0, m.config.vocabSize - 1);
   // an answer is a token of text, not a run's input: without the BOS a Llama 3 tokenizer puts first
   const t = m.w.encodePlain(m.h, textBytes(v));
