@@ -116,7 +116,8 @@ describe.runIf(procClockAvailable())('the /proc sampler', () => {
     const next = () => new Promise((r) => child.stdout.once('data', (d) => r(String(d))));
     await next();   // ready
     const sampler = startProcSampler();
-    await new Promise((r) => setTimeout(r, 100));   // the sampler has found the process
+    await sampler.ready;                            // the first round of samples is taken (the stand-in among them)
+    await new Promise((r) => setTimeout(r, 150));   // an idle stretch to read
     const t0 = Number(process.hrtime.bigint() / 1000n);
     child.stdin.write('go');
     const spun = Number(await next());
@@ -127,6 +128,7 @@ describe.runIf(procClockAvailable())('the /proc sampler', () => {
     const s = samples.get(child.pid);
     expect(s, 'the sampler found the stand-in renderer').toBeTruthy();
     const w = cpuInWindow(s, t0, t1, 4000);
+    expect(w, 'samples before and after the spin').not.toBeNull();
     console.log(`[thread-clock] spin of ${(spun / 1000).toFixed(1)} ms CPU: /proc sampler ${(w.est / 1000).toFixed(1)} ms in ` +
                 `[${(w.lo / 1000).toFixed(1)}, ${(w.hi / 1000).toFixed(1)}], wall ${((t1 - t0) / 1000).toFixed(1)} ms, ${s.t.length} samples`);
     expect(spun).toBeGreaterThanOrEqual(150_000);
@@ -136,6 +138,7 @@ describe.runIf(procClockAvailable())('the /proc sampler', () => {
     expect(Math.abs(w.est - spun)).toBeLessThanOrEqual(15_000);
     // the stretch before 'go': idle
     const idle = cpuInWindow(s, s.t[0], t0 - 5000, 4000);
+    expect(idle, 'samples over the idle stretch').not.toBeNull();
     expect(idle.lo).toBeLessThan(10_000);
   });
 });
