@@ -34,7 +34,7 @@ const CARDS = {
 /** Press the card's Compute button (nothing computes before it) and wait until it has drawn. */
 async function ready(page, card) {
   await page.click(`#${card} [data-compute]`);
-  await page.waitForFunction((c) => document.getElementById(c).dataset.state === 'ready', card, { timeout: 90_000 });
+  await page.waitForFunction((c) => document.getElementById(c).dataset.state === 'done', card, { timeout: 90_000 });
 }
 
 /** data-v of the cells of group `role` inside box `box`, row-major by data-i, data-j (NaN kept). */
@@ -61,7 +61,7 @@ describe('the heads panel exports each card as SVG, PNG and JSON', () => {
       expect(kinds, card).toEqual(['svg', 'png', 'json']);
     }
     // no card has computed before its Compute button: nothing to export yet
-    expect(await page.$eval('#hp-dag', (e) => e.dataset.state)).toBe('waiting');
+    expect(await page.$eval('#hp-dag', (e) => e.dataset.state)).toBe('idle');
     expect(await page.$$eval('.hp-actions[data-card="hp-dag"] button', (bs) => bs.every((b) => b.disabled))).toBe(true);
   });
 

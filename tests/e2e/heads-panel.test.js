@@ -42,7 +42,7 @@ async function compute(page, id) {
 }
 
 /**
- * Scroll card `id` into view and wait until it has drawn (data-state="ready") and
+ * Scroll card `id` into view and wait until it has drawn (data-state="done") and
  * `pred(dataset)` holds. Polled from Node: the page's CSP forbids eval, so no
  * predicate source is sent into the page.
  */
@@ -51,7 +51,7 @@ async function ready(page, id, pred = () => true, timeout = 90_000) {
   const t0 = Date.now();
   for (;;) {
     const d = await page.evaluate((i) => ({ ...document.getElementById(i).dataset }), id);
-    if (d.state === 'ready' && pred(d)) return d;
+    if (d.state === 'done' && pred(d)) return d;
     if (d.state === 'error') throw new Error(`${id}: ${await page.textContent(`#${id}-status`)}`);
     if (Date.now() - t0 > timeout) throw new Error(`${id}: not ready (state ${d.state})`);
     await new Promise((r) => setTimeout(r, 100));
@@ -91,7 +91,7 @@ suite('the heads panel on the built-in model', () => {
     // the panel counts its worker calls on #heads (data-calls): none yet
     expect(await page.getAttribute('#heads', 'data-calls')).toBeNull();
     for (const id of ids) {
-      expect(await page.getAttribute(`#${id}`, 'data-state'), id).toBe('waiting');
+      expect(await page.getAttribute(`#${id}`, 'data-state'), id).toBe('idle');
       expect(await page.textContent(`#${id}-status`), id).toBe('Press Compute to run this card in the worker.');
       expect(await page.locator(`#${id} [data-compute="${COMPUTE[id]}"]`).count(), id).toBe(1);
     }
@@ -394,7 +394,7 @@ suite('the heads panel on the built-in model', () => {
     const d = await ready(page, 'hp-imp', (x) => Number(x.t) > 100);
     const order = await page.evaluate(() => window.__order);
     const at = order.findIndex((e) => e[0] === 'render' && e[1] > renders);
-    const done = order.findIndex((e) => e[0] === 'imp' && e[3] === 'ready');
+    const done = order.findIndex((e) => e[0] === 'imp' && e[3] === 'done');
     expect(at).toBeGreaterThan(-1);
     // the figure was drawn while the grid was still computing: before it was ready, with calls still to come
     expect(done).toBeGreaterThan(at);
@@ -424,7 +424,7 @@ suite('the heads panel on the built-in model', () => {
         .map((n) => ({ name: n, mimeType: 'application/octet-stream', buffer: readFileSync(join(tinyDir, n)) })));
       await page.waitForFunction(() => /3 layers/.test(document.getElementById('model-status').textContent) && document.body.dataset.state === 'ready');
       // nothing of the old model is drawn, and nothing of the new one is computed before the reader asks
-      for (const id of ['hp-imp', 'hp-dag']) expect(await page.getAttribute(`#${id}`, 'data-state')).toBe('waiting');
+      for (const id of ['hp-imp', 'hp-dag']) expect(await page.getAttribute(`#${id}`, 'data-state')).toBe('idle');
       expect(await page.locator('#hp-imp-grid svg').count()).toBe(0);
       await compute(page, 'hp-imp');
       const d = await ready(page, 'hp-imp', (x) => Number(x.t) > 0);

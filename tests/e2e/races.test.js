@@ -19,12 +19,12 @@ const suite = HAVE_MODEL ? describe : describe.skip;
 
 const env = useBrowser({ when: HAVE_MODEL });
 
-/** Poll (from Node: the CSP forbids eval in the page) until every card in ids is data-state="ready". */
+/** Poll (from Node: the CSP forbids eval in the page) until every card in ids is data-state="done". */
 async function cardsReady(page, ids, timeout) {
   const t0 = Date.now();
   for (;;) {
     const states = await page.evaluate((xs) => xs.map((i) => document.getElementById(i).dataset.state), ids);
-    if (states.every((s) => s === 'ready')) return states;
+    if (states.every((s) => s === 'done')) return states;
     if (Date.now() - t0 > timeout) return states;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -53,14 +53,14 @@ suite('races on the built-in model', () => {
     // the cards compute the default text when their Compute buttons are pressed; then the reader edits
     await page.click('#hp-imp [data-compute]');
     await page.click('#hp-roles [data-compute]');
-    expect(await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000)).toEqual(['ready', 'ready']);
+    expect(await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000)).toEqual(['done', 'done']);
     await page.fill('#hp-imp-input', 'The ship sank because the storm grew stronger . The crew was saved .');
     const button = page.locator('#hp-imp-form button[type="submit"]');
     await button.click();
     await page.waitForTimeout(50);
     await button.click();
     const states = await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000);
-    expect(states).toEqual(['ready', 'ready']);
+    expect(states).toEqual(['done', 'done']);
     expect(await page.textContent('#hp-imp-status')).toBe('');
     expect(await page.textContent('#hp-roles-status')).toBe('');
     // what is drawn is the new text's result
@@ -68,7 +68,7 @@ suite('races on the built-in model', () => {
     // and Compute still works afterwards: a third text is computed and drawn
     await page.fill('#hp-imp-input', 'The storm passed . The ship sailed on .');
     await button.click();
-    expect(await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000)).toEqual(['ready', 'ready']);
+    expect(await cardsReady(page, ['hp-imp', 'hp-roles'], 90_000)).toEqual(['done', 'done']);
     expect(Number(await page.getAttribute('#hp-roles', 'data-t'))).toBeLessThan(12);
     expect(W.issues.pageErrors).toEqual([]);
     await W.context.close();

@@ -150,14 +150,14 @@ describe.skipIf(!HAVE_MODEL)('the page in Firefox ESR, on the built-in model', (
 
   it('computes a card: the heads panel\'s DAG profile, with the API\'s numbers', async () => {
     const { page } = W;
-    expect(await attr(page, '#hp-dag', 'data-state')).toBe('waiting');
+    expect(await attr(page, '#hp-dag', 'data-state')).toBe('idle');
     const t0 = performance.now();
     await page.click('#hp-dag [data-compute="dag"]');
-    await page.waitForFunction(() => ['ready', 'error'].includes(document.getElementById('hp-dag').dataset.state),
+    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('hp-dag').dataset.state),
       { timeout: 180_000, polling: 100 });
     const d = await page.$eval('#hp-dag', (e) => ({ ...e.dataset }));
     console.log(`[firefox] DAG-profile card computed in ${seconds(performance.now() - t0)}: overall ${d.overall}, null ${d.null}`);
-    expect(d.state, await text(page, '#hp-dag-status')).toBe('ready');
+    expect(d.state, await text(page, '#hp-dag-status')).toBe('done');
     const api = local.dagProfile(DEFAULT_DAG);
     expect(Math.abs(Number(d.overall) - api.mean.overall)).toBeLessThanOrEqual(1e-5 * Math.abs(api.mean.overall) + 1e-6);
     expect(await page.$$eval('#hp-dag-layers g[data-role="bars"] rect', (rs) => rs.length)).toBe(L);

@@ -2,7 +2,7 @@
 // and sign in words, a negative one said as what it means, and a set's verdict from its interval and the null's band.
 import { describe, it, expect } from 'vitest';
 import { strength, oneInputFinding, setFinding } from '../../web/src/page/findings.js';
-import { EVIDENCE_STRINGS as STRINGS } from '../../web/src/page/evidence-panel.js';
+import { STRINGS } from '../../web/src/page/i18n.js';
 
 describe('findings', () => {
   it('names the size of |ρ| and keeps its sign', () => {
@@ -21,13 +21,13 @@ describe('findings', () => {
   });
 
   it('says what a negative ρ means, in both languages', () => {
-    const en = STRINGS.en.findEdgeOne(oneInputFinding(-0.345));
+    const en = STRINGS.en.evFindEdgeOne(oneInputFinding(-0.345));
     expect(en).toMatch(/^Found in this sentence: a moderate negative relation \(ρ = -0\.345\): heavier edges go with smaller local effects/);
     expect(en).toMatch(/One sentence gives no interval/);
-    expect(STRINGS.zh.findEdgeOne(oneInputFinding(-0.345))).toMatch(/负相关.*排反/);
-    expect(STRINGS.en.findEdgeSet(setFinding({ mean: 0.41, lo: 0.33, hi: 0.49, nullLo: -0.05, nullHi: 0.06 })))
+    expect(STRINGS.zh.evFindEdgeOne(oneInputFinding(-0.345))).toMatch(/负相关.*排反/);
+    expect(STRINGS.en.evFindEdgeSet(setFinding({ mean: 0.41, lo: 0.33, hi: 0.49, nullLo: -0.05, nullHi: 0.06 })))
       .toBe("Found on this set: the weights rank the local effects better than shuffled attention does (mean ρ = 0.410 [0.330, 0.490], above the null's band, which ends at 0.060).");
-    expect(STRINGS.en.findTokSet(setFinding({ mean: 0.02, lo: -0.1, hi: 0.14, nullLo: -0.12, nullHi: 0.12 }), 'last layer'))
+    expect(STRINGS.en.evFindTokSet(setFinding({ mean: 0.02, lo: -0.1, hi: 0.14, nullLo: -0.12, nullHi: 0.12 }), 'last layer'))
       .toMatch(/no evidence that the last layer reading ranks/);
   });
 });

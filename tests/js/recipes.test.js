@@ -74,7 +74,7 @@ describe('the recipe "Add a figure"', () => {
     const where = {
       'web/src/ui/figure-args.js': (f) => new RegExp(`\\['${f}', \\{`),
       'web/index.html': (f) => new RegExp(`id="${f}"`),
-      'web/src/page/main.js': (f) => new RegExp(`function draw${f[0].toUpperCase()}${f.slice(1)}\\b`),
+      'web/src/page/draw.js': (f) => new RegExp(`function draw${f[0].toUpperCase()}${f.slice(1)}\\b[\\s\\S]*\\['${f}', draw${f[0].toUpperCase()}${f.slice(1)}\\]`),
       'tests/js/structure.test.js': (f) => new RegExp(`'${f}\\.js'`),
     };
     expect(Object.keys(where).filter((p) => !places.includes(p))).toEqual([]);

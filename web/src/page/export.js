@@ -151,6 +151,13 @@ export function exportJsonData(data, base) {
   downloadBlob(new Blob([JSON.stringify(data)], { type: 'application/json' }), `${base}.json`);
 }
 
+/** Download a panel card: its JSON, or its charts as one SVG (or PNG) under its title (card.js). */
+export async function exportCard(kind, { file, json, charts, title, lang, desc = '' }) {
+  if (kind === 'json') return json && exportJsonData(json, file);
+  if (!charts || !charts.length) return;
+  await exportSvgNode(composeSvg(charts, { title, lang }), file, kind, desc);
+}
+
 /** A flat row-major array as rows of `cols` numbers (7 significant digits; NaN → null). */
 export function rows(flat, cols) {
   const out = [];

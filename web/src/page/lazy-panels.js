@@ -1,9 +1,9 @@
-// lazy-panels.js — the heads and evidence panels below the figures are built (their JS state, the evidence and
-// circuits cards' DOM, their handlers) only when the reader comes near them or the page is idle after its first
-// live drawing, whichever is first: on the way to the live figures the page does none of that work. Until then
-// a LazyPanel stands in for a panel: it keeps the last setModel and passes nothing else on (a panel reads the
-// language and the sentence when it is built). Both panels are built together (the heads panel links into the
-// circuits cards of the evidence panel), each in its own task; #figures carries data-panels="built" after.
+// lazy-panels.js — the panels below the figures (panels.js: heads, evidence, circuits) are built (their JS state,
+// the evidence and circuits cards' DOM, their handlers) only when the reader comes near them or the page is idle
+// after its first live drawing, whichever is first: on the way to the live figures the page does none of that
+// work. Until then a LazyPanel stands in for a panel: it keeps the last setModel and passes nothing else on (a
+// panel reads the language and the sentence when it is built). The panels are built together (the heads panel
+// links into the circuits cards), each in its own task; #figures carries data-panels="built" after.
 
 /** A stand-in for a panel made by make() on first need: setModel, sentenceChanged, setLang like the panel's. */
 export class LazyPanel {
