@@ -432,42 +432,88 @@ export interface HeadRoles {
   T: number;
 }
 
+/** One input of a measure: a text or token ids. */
+export type Input = string | ArrayLike<number>;
+
+export interface HeadImportanceOptions {
+  /** false skips the pruning curve (L·NH + 1 runs): pruning and lossAtHalf are then null */
+  pruning?: boolean;
+}
+export interface HeadRolesOptions extends Pick<RunOptions, 'interventions' | 'ablate'> {
+  /** how many heads to name per role (default 3) */
+  top?: number;
+}
+export interface TokenLossesOptions extends Pick<RunOptions, 'interventions' | 'ablate' | 'mask'> {}
+export interface DagProfileOptions {
+  mask?: 'causal' | 'full';
+}
+export interface RepeatedTokensOptions {
+  /** mulberry32's seed (default 0) */
+  seed?: number;
+  /** ids are uniform in [lo, hi) (default [0, V − 1)) */
+  lo?: number;
+  hi?: number;
+}
+
+/**
+ * The measures (web/src/measure-table.js: one row each; docs/api.md). attnlab/worker's WorkerModel has each of
+ * them with the same parameters, returning a Promise.
+ */
 export interface Model {
   /** Loss increase per ablated head and the pruning curve; 1 + L·NH (+ L·NH + 1) runs. */
-  headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): HeadImportance;
+  headImportance(input: Input, options?: HeadImportanceOptions): HeadImportance;
   /** Previous-token, sink, duplicate-token and induction scores of a run (plain, or under interventions / ablations). */
-  headRoles(input: string | ArrayLike<number>, options?: { top?: number } & Pick<RunOptions, 'interventions' | 'ablate'>): HeadRoles;
+  headRoles(input: Input, options?: HeadRolesOptions): HeadRoles;
   /** The next-token loss of every position (nats), T − 1 of them, of a run with these interventions / ablations / mask. */
-  tokenLosses(input: string | ArrayLike<number>, options?: Pick<RunOptions, 'interventions' | 'ablate' | 'mask'>): TokenLosses;
+  tokenLosses(input: Input, options?: TokenLossesOptions): TokenLosses;
   /** r ++ r for a seeded random r of length n (mulberry32), ids in [lo, hi) (default [0, V − 1)). */
-  repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Int32Array;
+  repeatedTokens(n: number, options?: RepeatedTokensOptions): Int32Array;
   /** DAG score per head and layer for each input, with the null of its length under the mask. */
-  dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): DagProfile;
+  dagProfile(inputs: Input | Input[], options?: DagProfileOptions): DagProfile;
   /** Two runs with the same options, their alignment, attention difference and next-token difference. */
-  counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Counterfactual;
+  counterfactual(inputA: Input, inputB: Input, options?: RunOptions): Counterfactual;
   /** Edge knockout of every causal pair of one head (or all heads of a layer) against its attention (docs/evidence.md). */
-  edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): EdgeKnockout;
+  edgeKnockout(input: Input, options?: EdgeKnockoutOptions): EdgeKnockout;
   /** Token knockout effects at the last position beside the last layer, rollout and flow. */
-  tokenKnockout(input: string | ArrayLike<number>, options?: TokenKnockoutOptions): TokenKnockout;
+  tokenKnockout(input: Input, options?: TokenKnockoutOptions): TokenKnockout;
   /** Head importance and pruning under zero, mean and resample ablation, and their agreement. */
-  ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): AblationSemantics;
+  ablationSemantics(input: Input, options?: AblationSemanticsOptions): AblationSemantics;
   /** Activation patching from a clean into a corrupted input of equal length. */
-  activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
-                     options?: { answers?: [string | number, string | number] }): ActivationPatching;
+  activationPatching(clean: Input, corrupt: Input, options?: AnswersOptions): ActivationPatching;
   /**
    * The token ids of a set of inputs, as the set methods read them: 'heldout', 'repeated' or a list. Each input
    * is cut at nPositions; one of fewer than 2 tokens is EEMPTY, an id outside the vocabulary ERANGE (both name
    * the input's index). Not on the worker client.
    */
-  evidenceSet(set: EvidenceSet, options?: { limit?: number }): Int32Array[];
+  evidenceSet(set: EvidenceSet, options?: EvidenceSetOptions): Int32Array[];
   /** Edge knockout of one layer over a set of inputs: mean per-input correlations with intervals, nulls, baselines. */
   edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): EdgeKnockoutSet;
   /** Token knockout over a set of inputs against the last layer, rollout and flow, with intervals and nulls. */
   tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): TokenKnockoutSet;
   /** Each head's loss increase under zero, mean and resample ablation over a set of inputs, and their agreement. */
   ablationSet(set: EvidenceSet, options?: AblationSetOptions): AblationSet;
-  /** Activation patching over clean/corrupted pairs: 'pairs', 'induction' or a list. */
-  patchingSet(pairs: 'pairs' | 'induction' | PatchingPair[], options?: PatchingSetOptions): PatchingSet;
+  /** Activation patching over clean/corrupted pairs: 'pairs', 'induction', 'induction-prev' or a list. */
+  patchingSet(pairs: PairSet, options?: PatchingSetOptions): PatchingSet;
+  /** Each head's attention pattern, values, or both, patched from the other run, denoising and noising (docs/evidence.md § 6). */
+  patternValuePatching(clean: Input, corrupt: Input, options?: AnswersOptions): PatternValuePatching;
+  /** Each sender head's output patched only along its path into each receiver (docs/evidence.md § 7). */
+  pathPatching(clean: Input, corrupt: Input, options: PathPatchingOptions): PathPatching;
+  /** Direct logit attribution at the last position, the final norm's scale frozen (docs/evidence.md § 8). */
+  directLogitAttribution(input: Input, options: DirectLogitAttributionOptions): DirectLogitAttribution;
+  /** ||v_j W_O^h|| per (layer, head, position) (Kobayashi et al. 2020): (nLayer · nHead · T). */
+  valueNorms(input: Input): Float32Array;
+  /** Causal tracing by component: the clean run's attention or MLP output restored at each (layer, position). */
+  componentTracing(clean: Input, corrupt: Input, options?: AnswersOptions): ComponentTracing;
+  /** Q-, K- and V-composition scores of every head pair in adjacent layers, with a Gaussian null (weights only). */
+  compositionScores(options?: CompositionScoresOptions): CompositionScores;
+  /** patternValuePatching over a set of pairs, with intervals and the pattern's share of each head's effect. */
+  patternValueSet(pairs: PairSet, options?: PatternValueSetOptions): PatternValueSet;
+  /** pathPatching over a set of pairs. */
+  pathPatchingSet(pairs: PairSet, options: PathPatchingSetOptions): PathPatchingSet;
+  /** componentTracing over a set of pairs: per layer at the corrupted positions, the last and the others. */
+  componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): ComponentTracingSet;
+  /** directLogitAttribution of each pair's clean input along W_U[answer clean] − W_U[answer corrupted]. */
+  attributionSet(pairs: PairSet, options?: PatchingSetOptions): AttributionSet;
 }
 
 /** Progress and cancellation of a long evidence computation (EABORT when the signal aborts). */
@@ -546,9 +592,11 @@ export interface TokenKnockout {
   neutral: number | null;
   /** (T) KL of the next-token distribution after the whole input, plain against token j removed (by `mode`) */
   effect: Float32Array;
-  readings: { lastLayer: Float32Array; rollout: Float32Array; flow: Float32Array };
-  spearman: { lastLayer: number | null; rollout: number | null; flow: number | null };
-  kendall: { lastLayer: number | null; rollout: number | null; flow: number | null };
+  /** the last position's row of each: the last layer's head average, rollout, flow, and the last layer's
+   *  value-weighted head average (A_h[T−1][j] ‖v_j W_O^h‖, docs/evidence.md § 9) */
+  readings: { lastLayer: Float32Array; rollout: Float32Array; flow: Float32Array; valueWeighted: Float32Array };
+  spearman: { lastLayer: number | null; rollout: number | null; flow: number | null; valueWeighted: number | null };
+  kendall: { lastLayer: number | null; rollout: number | null; flow: number | null; valueWeighted: number | null };
 }
 export interface AblationRun { baseLoss: number; delta: Float32Array; order: Int32Array; pruning: Float32Array }
 /** the resample ablation over K windows: delta and pruning are means over the draws */
@@ -584,8 +632,8 @@ export interface ActivationPatching {
 // resamples asked for).
 // ---------------------------------------------------------------------------
 
-/** One input of a set: a text or token ids. */
-export type EvidenceInput = string | ArrayLike<number>;
+/** One input of a set: a text or token ids (= Input). */
+export type EvidenceInput = Input;
 /** The built-in sets: 'heldout' (held-out sentences of the built-in model's corpus), 'repeated' (random GPT-2 ids, twice). */
 export type EvidenceSetName = 'heldout' | 'repeated';
 /** A built-in set, or a non-empty list of inputs. */
@@ -594,6 +642,16 @@ export type EvidenceSet = EvidenceSetName | EvidenceInput[];
 export type PatchingPair =
   | [clean: EvidenceInput, corrupt: EvidenceInput]
   | [clean: EvidenceInput, corrupt: EvidenceInput, answers: [string | number, string | number]];
+/**
+ * A set of pairs: 'pairs' (the built-in minimal pairs, with their answers), 'induction' (random GPT-2 ids, the
+ * answer changed in the first copy), 'induction-prev' (the token before the copied one moved), or a list.
+ */
+export type PairSet = 'pairs' | 'induction' | 'induction-prev' | PatchingPair[];
+/** Model#evidenceSet's options. */
+export interface EvidenceSetOptions {
+  /** only the first `limit` inputs */
+  limit?: number;
+}
 
 /** Options of every set method. */
 export interface SetOptions extends EvidenceProgress {
@@ -712,6 +770,8 @@ export interface EdgeKnockoutSet {
   local: EdgeSetReadings;
   /** attention against E_last (the KL at the last position) */
   last: EdgeSetReadings;
+  /** the value-weighted reading A_h[i][j] ‖v_j W_O^h‖ against E and E_last (docs/evidence.md § 9) */
+  valueWeighted: Record<'local' | 'last', { spearman: CorrSummary; kendall: CorrSummary }>;
   /** the mean per-row Spearman (rows of at least 4 keys), averaged over inputs */
   rows: Omit<Interval, 'n'>;
   /** the top-T overlap of attention and E over all causal pairs, averaged over inputs */
@@ -734,10 +794,10 @@ export interface TokenKnockoutSet {
   eps: number;
   noise: NoiseFloor | null;
   seed: number; nBoot: number; nPerm: number; level: number;
-  readings: { lastLayer: TokenSetReading; rollout: TokenSetReading; flow: TokenSetReading };
+  readings: { lastLayer: TokenSetReading; rollout: TokenSetReading; flow: TokenSetReading; valueWeighted: TokenSetReading };
   /** Jain & Wallace's baseline: the last layer's reading shuffled once within each input (seed + 2) */
   baselines: { permuted: TokenSetReading };
-  perInput: { T: number; lastLayer: number | null; rollout: number | null; flow: number | null }[];
+  perInput: { T: number; lastLayer: number | null; rollout: number | null; flow: number | null; valueWeighted: number | null }[];
 }
 
 export type AblationPair = 'zero-mean' | 'zero-resample' | 'mean-resample';
@@ -755,8 +815,8 @@ export interface AblationSet {
 }
 
 export interface PatchingSet {
-  /** 'pairs', 'induction', or 'list' */
-  set: 'pairs' | 'induction' | 'list';
+  /** the set's name, or 'list' */
+  set: 'pairs' | 'induction' | 'induction-prev' | 'list';
   /** pairs that entered the aggregates */
   n: number;
   /** pairs left out, with why (logit differences less than minGap apart, equal answers, ...) */
@@ -823,4 +883,141 @@ export interface DagProfile {
   mean: { head: Float64Array; layer: Float64Array; overall: number; null: number };
   nLayer: number;
   nHead: number;
+}
+
+// ---------------------------------------------------------------------------
+// Where a head looks versus what it moves (docs/api.md; docs/evidence.md § 6–11). Scores are normalised logit
+// differences: 0 = the corrupted run, 1 = the clean run.
+// ---------------------------------------------------------------------------
+
+/** The two answers of a pair: one-token strings or ids (default: the top next token of each run). */
+export interface AnswersOptions {
+  answers?: [string | number, string | number];
+}
+/** A receiver of path patching: that input of head (layer, head), or the logits. */
+export type Receiver = { layer: number; head: number; input: 'q' | 'k' | 'v' } | { input: 'logits' };
+/** Patch into the corrupted run ('denoise', default) or into the clean one ('noise'). */
+export type PatchDirection = 'denoise' | 'noise';
+export interface PathPatchingOptions extends AnswersOptions {
+  receivers: Receiver[];
+  direction?: PatchDirection;
+  /** freeze the MLPs too (only the direct residual path is left) */
+  freezeMlp?: boolean;
+}
+export interface DirectLogitAttributionOptions {
+  /** u = W_U[a] − W_U[b], or W_U[a] alone */
+  answers: [string | number] | [string | number, string | number];
+}
+export interface CompositionScoresOptions {
+  /** Gaussian draws of the null, 0 to 100000 (default 200) */
+  nNull?: number;
+  /** their seed (default 1) */
+  seed?: number;
+}
+export interface PatternValueSetOptions extends PatchingSetOptions {
+  /** the whole-head effect a head needs for its pattern share (default 0.1) */
+  minEffect?: number;
+}
+export interface PathPatchingSetOptions extends PatchingSetOptions {
+  receivers: Receiver[];
+  direction?: PatchDirection;
+  freezeMlp?: boolean;
+}
+
+/** What every one-pair measure returns besides its scores. */
+export interface PairInfo {
+  T: number;
+  answers: number[];
+  answerTokens: string[];
+  tokens: string[];
+  corruptTokens: string[];
+  /** the logit differences of the clean and the corrupted runs */
+  ldClean: number;
+  ldCorrupt: number;
+}
+export type PatchKind = 'pattern' | 'value' | 'both';
+export interface PatternValuePatching extends PairInfo {
+  nLayer: number; nHead: number;
+  /** grid[direction][kind]: (L·NH) */
+  grid: Record<PatchDirection, Record<PatchKind, Float32Array>>;
+}
+export interface PathPatching extends PairInfo {
+  nLayer: number; nHead: number;
+  direction: PatchDirection; freezeMlp: boolean; receivers: Receiver[];
+  /** senders[k]: (L·NH) for receivers[k], NaN where the sender is not below the receiver */
+  senders: Float32Array[];
+}
+export interface DirectLogitAttribution {
+  T: number; nLayer: number; nHead: number; answers: number[]; answerTokens: string[]; tokens: string[];
+  /** the logit difference (or logit) the terms sum to */
+  ld: number;
+  /** (L·NH): each head's direct term */
+  heads: Float32Array;
+  /** (L·NH·T): each head's term by source position */
+  sources: Float32Array;
+  terms: { token: number; position: number; finalBias: number; attnBias: number[]; mlp: number[] };
+}
+export interface ComponentTracing extends PairInfo {
+  nLayer: number;
+  /** (L·T): the clean run's attention output restored at (layer, position) */
+  attn: Float32Array;
+  /** (L·T): the same for the MLP output */
+  mlp: Float32Array;
+}
+export interface CompositionScores {
+  nLayer: number; nHead: number; nNull: number; seed: number;
+  /** ((L−1)·NH·NH), index (l·NH + h₁)·NH + h₂ for sender (l, h₁) and receiver (l + 1, h₂) */
+  q: Float32Array; k: Float32Array; v: Float32Array;
+  /** the scores of nNull Gaussian draws: their mean and interval, per kind */
+  null: Record<'q' | 'k' | 'v', { mean: number | null; lo: number | null; hi: number | null }>;
+}
+
+/** What every measure over a set of pairs returns besides its aggregates. */
+export interface PairSetInfo {
+  /** the set's name, or 'list' */
+  set: 'pairs' | 'induction' | 'induction-prev' | 'list';
+  /** pairs that entered the aggregates */
+  n: number;
+  nLayer: number; seed: number; nBoot: number; level: number;
+}
+/** One pair of a set, as a set measure reports it. */
+export interface PairOfSet {
+  /** the pair's index in the list */
+  index: number; T: number; answers: number[]; answerTokens: string[]; clean: string; corrupt: string;
+}
+export interface PatternValueSet extends PairSetInfo {
+  nHead: number; minGap: number; minEffect: number;
+  skipped: { index: number; reason: string }[];
+  /** grid[direction][kind]: an Interval per head */
+  grid: Record<PatchDirection, Record<PatchKind, Interval[]>>;
+  /** per direction, per head: the pattern's share of the head's effect, or null where that effect is below minEffect */
+  patternShare: Record<PatchDirection, (Interval | null)[]>;
+  perInput: (PairOfSet & { ldClean: number; ldCorrupt: number; grid: Record<PatchDirection, Record<PatchKind, number[]>> })[];
+}
+export interface PathPatchingSet extends PairSetInfo {
+  nHead: number; minGap: number; direction: PatchDirection; freezeMlp: boolean; receivers: Receiver[];
+  skipped: { index: number; reason: string }[];
+  /** senders[k]: an Interval per sender head for receivers[k] (mean null where no path exists) */
+  senders: Interval[][];
+  perInput: (PairOfSet & { ldClean: number; ldCorrupt: number; senders: (number | null)[][] })[];
+}
+/** Per layer: at the positions where the pair differs (their mean), at the last position, at the others. */
+export interface TracingByPosition { corrupted: Interval[]; last: Interval[]; other: Interval[] }
+export interface ComponentTracingSet extends PairSetInfo {
+  minGap: number;
+  skipped: { index: number; reason: string }[];
+  attn: TracingByPosition;
+  mlp: TracingByPosition;
+  perInput: (PairOfSet & { ldClean: number; ldCorrupt: number; corrupted: number[]; attn: number[]; mlp: number[] })[];
+}
+export interface AttributionSet extends PairSetInfo {
+  nHead: number;
+  /** per head: the direct term along W_U[answer clean] − W_U[answer corrupted] */
+  heads: Interval[];
+  /** per head: the part of that term read from the positions where the pair differs */
+  fromDiff: Interval[];
+  /** per layer: the MLP's direct term */
+  mlp: Interval[];
+  ld: Interval;
+  perInput: (PairOfSet & { ld: number; heads: number[]; fromDiff: number[]; terms: DirectLogitAttribution['terms'] })[];
 }

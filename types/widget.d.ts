@@ -36,14 +36,20 @@ export function configure(options?: WidgetConfig): WidgetConfig;
 /** Counters of the page's shared worker. */
 export function stats(): WidgetStats;
 
+/** What both elements share: the custom-element callbacks the browser calls (not meant to be called by a page). */
+declare class AttnlabElement extends HTMLElement {
+  /** The attributes whose changes redraw the element. */
+  static readonly observedAttributes: string[];
+  /** Builds the element's contents once, starts it when it scrolls into view. */
+  connectedCallback(): void;
+  disconnectedCallback(): void;
+  attributeChangedCallback(name: string, old: string | null, value: string | null): void;
+}
+
 /** <attnlab-figure figure text layer head row col lambda kind glyph noise beta dk feature m compare poster model model-name lang theme controls>; compare="full" (Fig. 1) adds A − Aᵀ with the mask off; poster: a picture shown until the figure is live ("" for none) */
-export declare class AttnlabFigure extends HTMLElement {
-  static readonly observedAttributes: string[];
-}
+export declare class AttnlabFigure extends AttnlabElement {}
 /** <attnlab-lab text layer head row col lambda kind model model-name lang theme controls>: the four figures on one sentence. */
-export declare class AttnlabLab extends HTMLElement {
-  static readonly observedAttributes: string[];
-}
+export declare class AttnlabLab extends AttnlabElement {}
 
 /** 'Because the storm intensified , the ship finally sank .' — the default text. */
 export const CHAPTER_SENTENCE: string;

@@ -3,11 +3,14 @@
 // method returns a Promise. Documentation: docs/api.md.
 
 import type {
-  ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage,
-  HeadImportance, HeadRoles, TokenLosses, DagProfile, Counterfactual, EdgeKnockout, EdgeKnockoutOptions,
-  TokenKnockout, TokenKnockoutOptions, AblationSemantics, AblationSemanticsOptions, ActivationPatching,
-  EvidenceSet, PatchingPair, EdgeKnockoutSet, EdgeKnockoutSetOptions, TokenKnockoutSet, TokenKnockoutSetOptions,
-  AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions,
+  ModelSource, LoadOptions, Engine, ModelConfig, RunOptions, Result, GenerateOptions, Generated, MemoryUsage, Input,
+  HeadImportance, HeadImportanceOptions, HeadRoles, HeadRolesOptions, TokenLosses, TokenLossesOptions, RepeatedTokensOptions,
+  DagProfile, DagProfileOptions, Counterfactual, EdgeKnockout, EdgeKnockoutOptions,
+  TokenKnockout, TokenKnockoutOptions, AblationSemantics, AblationSemanticsOptions, ActivationPatching, AnswersOptions,
+  EvidenceSet, PairSet, EdgeKnockoutSet, EdgeKnockoutSetOptions, TokenKnockoutSet, TokenKnockoutSetOptions,
+  AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions, PatternValuePatching, PathPatching, PathPatchingOptions,
+  DirectLogitAttribution, DirectLogitAttributionOptions, ComponentTracing, CompositionScores, CompositionScoresOptions,
+  PatternValueSet, PatternValueSetOptions, PathPatchingSet, PathPatchingSetOptions, ComponentTracingSet, AttributionSet,
 } from './index.js';
 
 export type {
@@ -18,7 +21,12 @@ export type {
   TokenKnockoutResultMode, AblationSemantics, AblationSemanticsOptions, AblationRun, ActivationPatching,
   EvidenceInput, EvidenceSetName, EvidenceSet, PatchingPair, SetOptions, CorrSetOptions, Interval, CorrSummary, NoiseFloor,
   EdgeSetReadings, EdgeKnockoutSet, EdgeKnockoutSetOptions, TokenSetReading, TokenKnockoutSet, TokenKnockoutSetOptions,
-  AblationPair, AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions,
+  AblationPair, AblationSet, AblationSetOptions, PatchingSet, PatchingSetOptions, Input, HeadImportanceOptions,
+  HeadRolesOptions, TokenLossesOptions, DagProfileOptions, RepeatedTokensOptions, PairSet, EvidenceSetOptions, ResampleDraws,
+  AnswersOptions, Receiver, PatchDirection, PathPatchingOptions, DirectLogitAttributionOptions, CompositionScoresOptions,
+  PatternValueSetOptions, PathPatchingSetOptions, PairInfo, PatchKind, PatternValuePatching, PathPatching,
+  DirectLogitAttribution, ComponentTracing, CompositionScores, PairSetInfo, PairOfSet, PatternValueSet, PathPatchingSet,
+  TracingByPosition, ComponentTracingSet, AttributionSet, NamedHead,
 } from './index.js';
 export {
   AttnlabError, ERROR_CODES, dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, displayDo,
@@ -60,29 +68,35 @@ export interface WorkerModel {
   tokenize(text: string): Promise<{ ids: Int32Array; tokens: string[] }>;
   decode(ids: ArrayLike<number>): Promise<string>;
   tokenBytes(ids: ArrayLike<number>): Promise<Uint8Array[]>;
-  run(input: string | ArrayLike<number>, options?: RunOptions): Promise<Result>;
-  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<Generated>;
-  /** As Model#headImportance, Model#headRoles, Model#repeatedTokens and Model#dagProfile (docs/heads.md). */
-  headImportance(input: string | ArrayLike<number>, options?: { pruning?: boolean }): Promise<HeadImportance>;
-  headRoles(input: string | ArrayLike<number>, options?: { top?: number } & Pick<RunOptions, 'interventions' | 'ablate'>): Promise<HeadRoles>;
-  tokenLosses(input: string | ArrayLike<number>, options?: Pick<RunOptions, 'interventions' | 'ablate' | 'mask'>): Promise<TokenLosses>;
-  repeatedTokens(n: number, options?: { seed?: number; lo?: number; hi?: number }): Promise<Int32Array>;
-  dagProfile(inputs: string | ArrayLike<number> | Array<string | ArrayLike<number>>, options?: { mask?: 'causal' | 'full' }): Promise<DagProfile>;
-  counterfactual(inputA: string | ArrayLike<number>, inputB: string | ArrayLike<number>, options?: RunOptions): Promise<Counterfactual>;
-  /** As Model#edgeKnockout … #activationPatching (docs/evidence.md); an aborted signal stops the worker between parts. */
-  edgeKnockout(input: string | ArrayLike<number>, options?: EdgeKnockoutOptions): Promise<EdgeKnockout>;
-  tokenKnockout(input: string | ArrayLike<number>, options?: TokenKnockoutOptions): Promise<TokenKnockout>;
-  ablationSemantics(input: string | ArrayLike<number>, options?: AblationSemanticsOptions): Promise<AblationSemantics>;
-  activationPatching(clean: string | ArrayLike<number>, corrupt: string | ArrayLike<number>,
-                     options?: { answers?: [string | number, string | number] }): Promise<ActivationPatching>;
-  /**
-   * As Model#edgeKnockoutSet … #patchingSet (docs/api.md, "Evidence over a set of inputs"): progress after each
-   * input, and an aborted signal stops the worker between inputs (EABORT). (Model#evidenceSet is not here.)
-   */
+  run(input: Input, options?: RunOptions): Promise<Result>;
+  generate(input: Input, options?: GenerateOptions): Promise<Generated>;
+  /** As Model#repeatedTokens. */
+  repeatedTokens(n: number, options?: RepeatedTokensOptions): Promise<Int32Array>;
+  // The measures, as the Model's (docs/heads.md, docs/evidence.md); a stepwise one reports progress from the
+  // worker, and an aborted signal stops the worker between two parts (EABORT). (Model#evidenceSet is not here.)
+  headImportance(input: Input, options?: HeadImportanceOptions): Promise<HeadImportance>;
+  headRoles(input: Input, options?: HeadRolesOptions): Promise<HeadRoles>;
+  tokenLosses(input: Input, options?: TokenLossesOptions): Promise<TokenLosses>;
+  dagProfile(inputs: Input | Input[], options?: DagProfileOptions): Promise<DagProfile>;
+  counterfactual(inputA: Input, inputB: Input, options?: RunOptions): Promise<Counterfactual>;
+  edgeKnockout(input: Input, options?: EdgeKnockoutOptions): Promise<EdgeKnockout>;
+  tokenKnockout(input: Input, options?: TokenKnockoutOptions): Promise<TokenKnockout>;
+  ablationSemantics(input: Input, options?: AblationSemanticsOptions): Promise<AblationSemantics>;
+  activationPatching(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<ActivationPatching>;
   edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): Promise<EdgeKnockoutSet>;
   tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): Promise<TokenKnockoutSet>;
   ablationSet(set: EvidenceSet, options?: AblationSetOptions): Promise<AblationSet>;
-  patchingSet(pairs: 'pairs' | 'induction' | PatchingPair[], options?: PatchingSetOptions): Promise<PatchingSet>;
+  patchingSet(pairs: PairSet, options?: PatchingSetOptions): Promise<PatchingSet>;
+  patternValuePatching(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<PatternValuePatching>;
+  pathPatching(clean: Input, corrupt: Input, options: PathPatchingOptions): Promise<PathPatching>;
+  directLogitAttribution(input: Input, options: DirectLogitAttributionOptions): Promise<DirectLogitAttribution>;
+  valueNorms(input: Input): Promise<Float32Array>;
+  componentTracing(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<ComponentTracing>;
+  compositionScores(options?: CompositionScoresOptions): Promise<CompositionScores>;
+  patternValueSet(pairs: PairSet, options?: PatternValueSetOptions): Promise<PatternValueSet>;
+  pathPatchingSet(pairs: PairSet, options: PathPatchingSetOptions): Promise<PathPatchingSet>;
+  componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): Promise<ComponentTracingSet>;
+  attributionSet(pairs: PairSet, options?: PatchingSetOptions): Promise<AttributionSet>;
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

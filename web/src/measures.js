@@ -1,27 +1,35 @@
-// measures.js — the bodies of the Model's measures: the heads' (docs/heads.md) and the evidence and circuit
-// methods (docs/evidence.md). Their options are checked (options.js), their inputs and pairs tokenized, and the
-// generators of evidence.js / circuits.js set up as jobs ({steps, progress, finish}) that model.js runs to the
-// end and worker.js runs in parts. Each function takes the model's view `m` (model.js): {w: the live AttnlabWasm
-// (EDISPOSED once disposed), h: the model handle, config, token(id), idsOf(input), decode(ids),
-// layerNull(l, mode, window, T), headOutCache}. What each measure computes and returns is documented on the Model
-// method of the same name.
+// measures.js — the bodies of the Model's measures, one export per row of measure-table.js and of the same name:
+// the heads' (docs/heads.md) and the evidence and circuit measures (docs/evidence.md). Each checks its options
+// against its row's list (optionsOf), tokenizes its inputs and pairs, and either returns its value or, for a
+// stepwise row, sets up a generator of evidence.js / circuits.js as a job ({steps, progress, finish}) that
+// model.js runs to the end and worker.js runs in parts. Each takes the model's view `m` (model.js): {w: the live
+// AttnlabWasm (EDISPOSED once disposed), h: the model handle, config, token(id), idsOf(input), decode(ids),
+// run(input, options), layerNull(l, mode, window, T), headOutCache}. What each measure computes and returns:
+// docs/api.md and types/index.d.ts.
 
 import { AttnlabError } from './core/errors.js';
 import { MASKS } from './core/abi.js';
 import { checkIndex } from './analysis.js';
+import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
 import * as circuits from './circuits.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
+import { MEASURES } from './measure-table.js';
 import { setInputs, setPairs } from './sets.js';
 import {
   INT_MAX, checkOptions, textBytes, parseMask, parseInterventions, progressOptions, knockoutMode, setStats,
 } from './options.js';
 
+/** A measure's options, checked against the names its row of measure-table.js lists. */
+function optionsOf(name, options) {
+  return checkOptions(name, options, MEASURES[name].options);
+}
+
 // ---- heads: importance and roles (c/src/heads.c; docs/heads.md) ----
 
 export function headImportance(m, input, options) {
   const w = m.w;
-  const o = checkOptions('headImportance', options, ['pruning']);
+  const o = optionsOf('headImportance', options);
   if (o.pruning !== undefined && typeof o.pruning !== 'boolean')
     throw new AttnlabError('ETYPE', 'headImportance: options.pruning must be a boolean');
   const ids = m.idsOf(input);
@@ -45,7 +53,7 @@ export function headImportance(m, input, options) {
 
 export function headRoles(m, input, options) {
   const w = m.w;
-  const o = checkOptions('headRoles', options, ['top', 'interventions', 'ablate']);
+  const o = optionsOf('headRoles', options);
   const nTop = o.top === undefined ? 3 : checkIndex('top', o.top, 0, INT_MAX);
   const ids = m.idsOf(input);
   if (ids.length < 1) throw new AttnlabError('EEMPTY', 'headRoles needs at least 1 token');
@@ -64,7 +72,7 @@ export function headRoles(m, input, options) {
 
 export function tokenLosses(m, input, options) {
   const w = m.w;
-  const o = checkOptions('tokenLosses', options, ['interventions', 'ablate', 'mask']);
+  const o = optionsOf('tokenLosses', options);
   const ids = m.idsOf(input);
   if (ids.length < 2) throw new AttnlabError('EEMPTY', 'tokenLosses needs at least 2 tokens');
   if (ids.length > m.config.nPositions)
@@ -79,7 +87,7 @@ export function tokenLosses(m, input, options) {
 
 export function dagProfile(m, inputs, options) {
   const w = m.w;
-  const o = checkOptions('dagProfile', options, ['mask']);
+  const o = optionsOf('dagProfile', options);
   const maskName = o.mask === undefined ? 'causal' : o.mask;
   if (maskName !== 'causal' && maskName !== 'full')
     throw new AttnlabError('EINVAL', `dagProfile: options.mask must be 'causal' or 'full', got ${String(maskName)}`);
@@ -106,6 +114,19 @@ export function dagProfile(m, inputs, options) {
     return { T, head: p.head, layer: p.layer, overall, null: nul };
   });
   return { mask: maskName, sentences, mean, nLayer, nHead };
+}
+
+/**
+ * Two runs with the same run options (checked by run) and how they differ: which positions align, the attention
+ * difference B − A on A's positions (NaN where a row or column has no partner), the next-token distributions.
+ */
+export function counterfactual(m, inputA, inputB, options) {
+  const a = m.run(inputA, options);
+  const b = m.run(inputB, options);
+  const alignment = alignTokens(a.ids, b.ids);
+  const { attentionDiff: avg, headDiff } = attentionDiff(a, b, alignment.pairs);
+  const next = nextTokenDiff(a.logits, b.logits, { k: 10, token: (id) => m.token(id) });
+  return { a, b, alignment, aligned: alignment.pairs, attentionDiff: avg, headDiff, next };
 }
 
 // ---- inputs ----
@@ -187,9 +208,9 @@ export function evidenceSet(m, set, options) {
 
 // ---- one input: the stepwise evidence measures (docs/evidence.md § 2-4) ----
 
-export function edgeJob(m, input, options) {
+export function edgeKnockout(m, input, options) {
   const w = m.w;
-  const o = checkOptions('edgeKnockout', options, ['layer', 'head', 'topK', 'knockout', 'onProgress', 'signal']);
+  const o = optionsOf('edgeKnockout', options);
   const { nLayer, nHead } = m.config;
   const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
   const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
@@ -201,9 +222,9 @@ export function edgeJob(m, input, options) {
            finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
 }
 
-export function tokenJob(m, input, options) {
+export function tokenKnockout(m, input, options) {
   const w = m.w;
-  const o = checkOptions('tokenKnockout', options, ['mode', 'neutral', 'knockout', 'onProgress', 'signal']);
+  const o = optionsOf('tokenKnockout', options);
   const ids = evidenceInput(m, 'tokenKnockout', input);
   const { nLayer, nHead } = m.config;
   const { mode, neutral } = tokenMode(m, 'tokenKnockout', o);
@@ -212,9 +233,9 @@ export function tokenJob(m, input, options) {
            finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
 }
 
-export function ablationJob(m, input, options) {
+export function ablationSemantics(m, input, options) {
   const w = m.w;
-  const o = checkOptions('ablationSemantics', options, ['reference', 'resample', 'draws', 'seed', 'onProgress', 'signal']);
+  const o = optionsOf('ablationSemantics', options);
   const ids = evidenceInput(m, 'ablationSemantics', input);
   const reference = referenceIds(m, 'ablationSemantics', o.reference);
   // without a resample text: K seeded windows of the reference (the CLI's default too); with one: its run, aligned
@@ -234,10 +255,9 @@ export function ablationJob(m, input, options) {
 
 // ---- over a set of inputs (docs/evidence.md § 5) ----
 
-export function edgeSetJob(m, set, options) {
+export function edgeKnockoutSet(m, set, options) {
   const w = m.w;
-  const o = checkOptions('edgeKnockoutSet', options, ['layer', 'head', 'knockout', 'limit', 'nBoot', 'nPerm', 'seed',
-    'level', 'epsilon', 'onProgress', 'signal']);
+  const o = optionsOf('edgeKnockoutSet', options);
   const { nLayer, nHead } = m.config;
   const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
   const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
@@ -256,10 +276,9 @@ export function edgeSetJob(m, set, options) {
            finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
 }
 
-export function tokenSetJob(m, set, options) {
+export function tokenKnockoutSet(m, set, options) {
   const w = m.w;
-  const o = checkOptions('tokenKnockoutSet', options, ['mode', 'knockout', 'neutral', 'limit', 'nBoot', 'nPerm', 'seed',
-    'level', 'epsilon', 'onProgress', 'signal']);
+  const o = optionsOf('tokenKnockoutSet', options);
   const { nLayer, nHead } = m.config;
   const { mode, neutral } = tokenMode(m, 'tokenKnockoutSet', o);
   if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
@@ -271,9 +290,9 @@ export function tokenSetJob(m, set, options) {
            finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
 }
 
-export function ablationSetJob(m, set, options) {
+export function ablationSet(m, set, options) {
   const w = m.w;
-  const o = checkOptions('ablationSet', options, ['draws', 'reference', 'limit', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+  const o = optionsOf('ablationSet', options);
   const inputs = evidenceSet(m, set, { limit: o.limit });
   const refIds = referenceIds(m, 'ablationSet', o.reference);
   const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
@@ -284,9 +303,9 @@ export function ablationSetJob(m, set, options) {
            finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
 }
 
-export function patchingSetJob(m, pairs, options) {
+export function patchingSet(m, pairs, options) {
   const w = m.w;
-  const o = checkOptions('patchingSet', options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal']);
+  const o = optionsOf('patchingSet', options);
   const prepared = preparePairs(m, 'patchingSet', pairs, o);
   const { nLayer, nHead } = m.config;
   return { steps: evidence.patchingSetSteps(w, m.h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats('patchingSet', o) }),
@@ -351,7 +370,7 @@ function pairTokens(m, c, d, answers) {
 
 export function activationPatching(m, clean, corrupt, options) {
   const w = m.w;
-  const o = checkOptions('activationPatching', options, ['answers']);
+  const o = optionsOf('activationPatching', options);
   const c = evidenceInput(m, 'activationPatching (clean)', clean);
   const d = evidenceInput(m, 'activationPatching (corrupted)', corrupt);
   if (c.length !== d.length)
@@ -374,14 +393,14 @@ export function activationPatching(m, clean, corrupt, options) {
 // ---- where a head looks versus what it moves (docs/evidence.md § 6-11) ----
 
 export function patternValuePatching(m, clean, corrupt, options) {
-  const o = checkOptions('patternValuePatching', options, ['answers']);
+  const o = optionsOf('patternValuePatching', options);
   const { c, d, answers } = pair(m, 'patternValuePatching', clean, corrupt, o);
   const r = circuits.patternValuePatching(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
   return { ...r, ...pairTokens(m, c, d, answers) };
 }
 
 export function pathPatching(m, clean, corrupt, options) {
-  const o = checkOptions('pathPatching', options, ['answers', 'receivers', 'direction', 'freezeMlp']);
+  const o = optionsOf('pathPatching', options);
   const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o);
   const r = circuits.pathPatching(m.w, m.h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
     freezeMlp: !!o.freezeMlp, nLayer: m.config.nLayer, nHead: m.config.nHead });
@@ -389,7 +408,7 @@ export function pathPatching(m, clean, corrupt, options) {
 }
 
 export function directLogitAttribution(m, input, options) {
-  const o = checkOptions('directLogitAttribution', options, ['answers']);
+  const o = optionsOf('directLogitAttribution', options);
   const ids = evidenceInput(m, 'directLogitAttribution', input);
   if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
     throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
@@ -404,49 +423,49 @@ export function valueNorms(m, input) {
 }
 
 export function componentTracing(m, clean, corrupt, options) {
-  const o = checkOptions('componentTracing', options, ['answers']);
+  const o = optionsOf('componentTracing', options);
   const { c, d, answers } = pair(m, 'componentTracing', clean, corrupt, o);
   const r = circuits.componentTracing(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer });
   return { ...r, ...pairTokens(m, c, d, answers) };
 }
 
 export function compositionScores(m, options) {
-  const o = checkOptions('compositionScores', options, ['nNull', 'seed']);
+  const o = optionsOf('compositionScores', options);
   if (m.config.nLayer < 2) throw new AttnlabError('EINVAL', 'compositionScores: a one-layer model has no pair of layers');
   const nNull = o.nNull === undefined ? 200 : checkIndex('nNull', o.nNull, 0, 100000);
   const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
   return circuits.compositionScores(m.w, m.h, { nLayer: m.config.nLayer, nHead: m.config.nHead, nNull, seed });
 }
 
-export function circuitSetJob(m, kind, pairs, options) {
-  const extra = { patternValueSet: ['minEffect'], pathPatchingSet: ['receivers', 'direction', 'freezeMlp'] }[kind] || [];
-  const o = checkOptions(kind, options, ['limit', 'minGap', 'nBoot', 'seed', 'level', 'onProgress', 'signal', ...extra]);
+// The four circuit measures over a set of pairs share their pairs, statistics and finish.
+function circuitSet(m, kind, pairs, options, stepsOf) {
+  const o = optionsOf(kind, options);
   const prepared = preparePairs(m, kind, pairs, o);
-  const w = m.w, { nLayer, nHead } = m.config;
+  const { nLayer, nHead } = m.config;
   const base = { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats(kind, o) };
-  let steps;
-  if (kind === 'patternValueSet') {
-    if (o.minEffect !== undefined && !(typeof o.minEffect === 'number' && o.minEffect >= 0 && Number.isFinite(o.minEffect)))
-      throw new AttnlabError('ERANGE', 'patternValueSet: options.minEffect must be a finite number >= 0');
-    steps = circuits.patternValueSetSteps(w, m.h, prepared, { ...base, minEffect: o.minEffect ?? 0.1 });
-  } else if (kind === 'pathPatchingSet') {
-    if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
-      throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
-    steps = circuits.pathPatchingSetSteps(w, m.h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
-  } else if (kind === 'componentTracingSet') steps = circuits.componentTracingSetSteps(w, m.h, prepared, base);
-  else steps = circuits.attributionSetSteps(w, m.h, prepared, base);
-  return { steps, progress: progressOptions(kind, o), finish: (r) => pairsFinish(m, r, pairs, prepared) };
+  return { steps: stepsOf(m.w, prepared, base, o), progress: progressOptions(kind, o), finish: (r) => pairsFinish(m, r, pairs, prepared) };
 }
 
-export function evidenceJob(m, kind, input, options) {
-  if (kind === 'edgeKnockout') return edgeJob(m, input, options);
-  if (kind === 'tokenKnockout') return tokenJob(m, input, options);
-  if (kind === 'ablationSemantics') return ablationJob(m, input, options);
-  if (kind === 'edgeKnockoutSet') return edgeSetJob(m, input, options);
-  if (kind === 'tokenKnockoutSet') return tokenSetJob(m, input, options);
-  if (kind === 'ablationSet') return ablationSetJob(m, input, options);
-  if (kind === 'patchingSet') return patchingSetJob(m, input, options);
-  if (['patternValueSet', 'pathPatchingSet', 'componentTracingSet', 'attributionSet'].includes(kind))
-    return circuitSetJob(m, kind, input, options);
-  throw new AttnlabError('EINVAL', `unknown evidence computation '${kind}'`);
+export function patternValueSet(m, pairs, options) {
+  return circuitSet(m, 'patternValueSet', pairs, options, (w, prepared, base, o) => {
+    if (o.minEffect !== undefined && !(typeof o.minEffect === 'number' && o.minEffect >= 0 && Number.isFinite(o.minEffect)))
+      throw new AttnlabError('ERANGE', 'patternValueSet: options.minEffect must be a finite number >= 0');
+    return circuits.patternValueSetSteps(w, m.h, prepared, { ...base, minEffect: o.minEffect ?? 0.1 });
+  });
+}
+
+export function pathPatchingSet(m, pairs, options) {
+  return circuitSet(m, 'pathPatchingSet', pairs, options, (w, prepared, base, o) => {
+    if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
+      throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
+    return circuits.pathPatchingSetSteps(w, m.h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
+  });
+}
+
+export function componentTracingSet(m, pairs, options) {
+  return circuitSet(m, 'componentTracingSet', pairs, options, (w, prepared, base) => circuits.componentTracingSetSteps(w, m.h, prepared, base));
+}
+
+export function attributionSet(m, pairs, options) {
+  return circuitSet(m, 'attributionSet', pairs, options, (w, prepared, base) => circuits.attributionSetSteps(w, m.h, prepared, base));
 }

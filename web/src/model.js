@@ -15,10 +15,10 @@
 
 import { C } from './core/abi.js';
 import { AttnlabError } from './core/errors.js';
-import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import { Result } from './result.js';
 import { runSteps } from './evidence.js';
 import * as measures from './measures.js';
+import { MEASURES } from './measure-table.js';
 import { repeatedTokens } from './sets.js';
 import {
   RUN_OPTIONS, GENERATE_OPTIONS, checkOptions, checkString, textBytes, checkIds, checkLoadOptions, parseRunOptions,
@@ -101,6 +101,7 @@ export class Model {
       token: (id) => this.#token(id),
       idsOf: (input) => this.#idsOf(input),
       decode: (ids) => this.decode(ids),
+      run: (input, options) => this.run(input, options),
       layerNull: (l, mode, window, T) => this.#layerNull(l, mode, window, T),
       headOutCache: new Map(), // the head outputs of a few reference texts (measures.js headOutputs)
     });
@@ -248,140 +249,34 @@ export class Model {
   }
 
   // =========================================================================
-  // Heads: importance and roles (c/src/heads.c; docs/heads.md)
-  // -------------------------------------------------------------------------
-  // Losses are mean next-token losses in nats. Each method runs the model
-  // itself; Results returned earlier by run() are copies and stay valid.
+  // The measures (measure-table.js): one method per row, installed below. Each checks its arguments and calls
+  // the body of its name in measures.js with this model's view; a stepwise one runs its parts to the end here,
+  // with options.onProgress({done, total}) after each and options.signal looked at between them (EABORT).
+  // Each runs the model itself; Results returned earlier by run() are copies and stay valid. What each takes
+  // and returns: docs/api.md, types/index.d.ts.
   // =========================================================================
 
-  /**
-   * Which heads matter: the loss increase when each head is ablated alone,
-   * and the pruning curve (the k least important heads removed together).
-   * @param {string|ArrayLike<number>} input a text or ids (at least 2 tokens)
-   * @param {{pruning?: boolean}} [options] pruning: false skips the curve (L·NH + 1 runs)
-   * @returns {{baseLoss: number, delta: Float32Array, order: Int32Array,
-   *   pruning: Float32Array|null, lossAtHalf: number|null, nLayer: number, nHead: number, T: number}}
-   *   delta[l*NH + h]; order: heads by delta ascending; pruning[k], k = 0 … L·NH;
-   *   lossAtHalf = pruning[floor(L·NH / 2)]
-   */
-  headImportance(input, options) { return measures.headImportance(this.#m, input, options); }
-
-  /**
-   * What each head does: previous-token, first-token (sink), duplicate-token
-   * and induction scores of a plain (causal) run on input. The induction
-   * score is defined only when the ids are two copies of one sequence (see
-   * repeatedTokens); otherwise it is all zeros and inductionDefined is false.
-   * @param {string|ArrayLike<number>} input
-   * @param {{top?: number, interventions?: object[], ablate?: object[]}} [options] top: how many heads to
-   *   name per role (default 3); interventions / ablate as in run: the roles of the heads of a run under them
-   *   (an ablated head's attention is still read, and scored, as computed)
-   * @returns {{prev: Float32Array, sink: Float32Array, dup: Float32Array, induction: Float32Array,
-   *   inductionDefined: boolean, top: {prev, sink, dup, induction: {layer, head, score}[]},
-   *   nLayer: number, nHead: number, T: number}}
-   */
-  headRoles(input, options) { return measures.headRoles(this.#m, input, options); }
-
-  /**
-   * The next-token loss of every position of a run, with interventions as in run:
-   * losses[t] = −log p(ids[t+1] | ids[0..t]) in nats, t = 0 … T−2 (what headImportance
-   * averages). With repeatedTokens(n) as input, losses[0 … n−2] score the first copy and
-   * losses[n … 2n−2] the second (predictable only by copying from the first).
-   * @param {string|ArrayLike<number>} input at least 2 tokens
-   * @param {{interventions?: object[], ablate?: object[], mask?: string|string[]}} [options]
-   * @returns {{losses: Float64Array, mean: number, T: number}}
-   */
-  tokenLosses(input, options) { return measures.tokenLosses(this.#m, input, options); }
-
-  /**
-   * Where the DAG score comes from: the DAG score of every head and every
-   * layer for each input, next to the null score of uniform attention of its
-   * length under the same mask (alab_mask_null_dag_score: causal (1/T) Σ i/(i+1); full (T−1)/(2T)).
-   * @param {string|ArrayLike<number>|Array<string|ArrayLike<number>>} inputs one input or a list
-   * @param {{mask?: 'causal'|'full'}} [options]
-   * @returns {{mask: string, sentences: {T: number, head: Float32Array, layer: Float32Array, overall: number, null: number}[],
-   *   mean: {head: Float64Array, layer: Float64Array, overall: number, null: number}, nLayer: number, nHead: number}}
-   *   mean.* averages over the inputs; excess over the null = mean.overall − mean.null
-   */
-  dagProfile(inputs, options) { return measures.dagProfile(this.#m, inputs, options); }
-
-  /**
-   * Counterfactual pair (docs/heads.md): run inputA and inputB with the same
-   * run options and compare them — which positions align (alignTokens), the
-   * attention difference B − A on A's positions (NaN where a row or column
-   * has no partner), and how the next-token distribution moves.
-   * @returns {{a: Result, b: Result, alignment: object, aligned: [number, number][],
-   *   attentionDiff: Float32Array, headDiff: Float32Array,
-   *   next: {kl: number, tv: number, top: {id, token, pA, pB, delta}[]}}}
-   */
-  counterfactual(inputA, inputB, options) {
-    this.#live();
-    const a = this.run(inputA, options);
-    const b = this.run(inputB, options);
-    const alignment = alignTokens(a.ids, b.ids);
-    const { attentionDiff: avg, headDiff } = attentionDiff(a, b, alignment.pairs);
-    const next = nextTokenDiff(a.logits, b.logits, { k: 10, token: (id) => this.#token(id) });
-    return { a, b, alignment, aligned: alignment.pairs, attentionDiff: avg, headDiff, next };
+  static {
+    for (const [name, spec] of Object.entries(MEASURES)) {
+      const body = measures[name];
+      const method = spec.stepwise
+        ? { [name](...args) { return this.#runJob(body(this.#m, ...args)); } }[name]
+        : { [name](...args) { return body(this.#m, ...args); } }[name];
+      Object.defineProperty(method, 'length', { value: spec.args.length });
+      Object.defineProperty(Model.prototype, name, { value: method, writable: true, configurable: true });
+    }
   }
 
-  // ---- does attention explain? (docs/evidence.md) -------------------------
-  // Each effect is a real forward pass with the intervention inside it. Long
-  // computations take onProgress({done, total}) and an AbortSignal (EABORT).
-
-
-
-  /**
-   * Edge knockout against attention weight: for every causal pair j <= i, the
-   * edge j -> i is knocked out of head (layer, head) (or of every head of the
-   * layer, head 'all') and the next-token distributions at i and at the last
-   * position are compared with the plain run's (KL).
-   * @param {string|ArrayLike<number>} input
-   * @param {{layer?: number, head?: number|'all', topK?: number, knockout?: 'renorm'|'zero', onProgress?: Function,
-   *   signal?: AbortSignal}} [options] layer: default the last; head: default 'all'; topK: default T;
-   *   knockout: renormalise the row after removing the key (default) or leave its sum below 1
-   */
-  edgeKnockout(input, options) { return this.#runJob(measures.edgeJob(this.#m, input, options)); }
-
-  /**
-   * Token knockout against three readings of attention: for each token j, the
-   * token is removed (mode 'column': its column knocked out in every head of
-   * every layer, renormalised or, with knockout 'zero', not; 'delete': deleted
-   * from the input; 'replace': replaced by `neutral`, default " the") and the
-   * next-token distribution after the input compared with the plain run's
-   * (KL); beside it the last layer's head average, attention rollout and
-   * attention flow to the last position, with their rank correlations.
-   * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number,
-   *   onProgress?: Function, signal?: AbortSignal}} [options]
-   */
-  tokenKnockout(input, options) { return this.#runJob(measures.tokenJob(this.#m, input, options)); }
-
-  /**
-   * Head importance and the pruning curve under three ways of removing a head:
-   * zero (its output set to 0), mean (its output replaced by its mean over the
-   * reference text's positions) and resample (its output at each position
-   * taken from the run of a second text); and how much the rankings agree.
-   * @param {{reference?: string|ArrayLike<number>, resample?: string|ArrayLike<number>, draws?: number,
-   *   seed?: number, onProgress?: Function, signal?: AbortSignal}} [options]
-   *   reference: default a held-out passage of the built-in model's corpus
-   *   (REFERENCE_TEXT, cut at n_positions); without `resample`, the resample
-   *   ablation averages `draws` (default 20) windows of the reference at
-   *   offsets drawn with `seed` (default 1; alab_resample_draws, as the CLI),
-   *   with a bootstrap interval per head over the draws; with `resample`, one
-   *   run of that text, aligned (it must have at least as many tokens as input)
-   */
-  ablationSemantics(input, options) { return this.#runJob(measures.ablationJob(this.#m, input, options)); }
-
-  /** For worker.js: the stepwise form of an evidence method (steps, finish), options without callbacks. */
-  [EVIDENCE_JOB](kind, input, options) { return measures.evidenceJob(this.#m, kind, input, options); }
+  /** For worker.js: the job of a stepwise measure ({steps, progress, finish}), its options without callbacks. */
+  [EVIDENCE_JOB](name, ...args) {
+    if (!Object.hasOwn(MEASURES, name) || !MEASURES[name].stepwise)
+      throw new AttnlabError('EINVAL', `unknown evidence computation '${name}'`);
+    return measures[name](this.#m, ...args);
+  }
 
   #runJob(job) {
     return job.finish(runSteps(job.steps, { ...job.progress, alive: () => this.#w !== null }));
   }
-
-
-
-
-
-
 
   /**
    * The inputs of a set: 'heldout' (held-out sentences of the built-in model's corpus), 'repeated' (random
@@ -389,117 +284,6 @@ export class Model {
    * at n_positions; inputs of fewer than 2 tokens are an error naming their index.
    */
   evidenceSet(set, options) { return measures.evidenceSet(this.#m, set, options); }
-
-  /**
-   * Edge knockout of one layer over a set of inputs: the mean per-input rank correlation of attention with
-   * the knockout effects, each with a 95 % bootstrap interval over inputs, a within-row permutation null and
-   * its p-value, the uniform and row-permuted baselines, and the noise floor (docs/evidence.md § 5, over a set of inputs).
-   * @param {string|Array<string|ArrayLike<number>>} set 'heldout', 'repeated' or a list of inputs
-   * @param {{layer?: number, head?: number|'all', knockout?: 'renorm'|'zero', limit?: number, nBoot?: number,
-   *   nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
-   */
-  edgeKnockoutSet(set, options) { return this.#runJob(measures.edgeSetJob(this.#m, set, options)); }
-
-
-
-  /**
-   * Token knockout over a set of inputs: the mean per-input rank correlation of each reading (last layer,
-   * rollout, flow) with the token-knockout effects, with a bootstrap interval, a permutation null and its
-   * p-value, and the noise floor (docs/evidence.md § 5, over a set of inputs).
-   * @param {string|Array<string|ArrayLike<number>>} set
-   * @param {{mode?: 'column'|'delete'|'replace', knockout?: 'renorm'|'zero', neutral?: string|number, limit?: number,
-   *   nBoot?: number, nPerm?: number, seed?: number, level?: number, epsilon?: number, onProgress?: Function, signal?: AbortSignal}} [options]
-   */
-  tokenKnockoutSet(set, options) { return this.#runJob(measures.tokenSetJob(this.#m, set, options)); }
-
-
-  /**
-   * Head ablation over a set of inputs: each head's loss increase under zero, mean and resample ablation
-   * (resample averaged over `draws` windows of the reference), with bootstrap intervals over inputs, and how
-   * far the three rankings agree (docs/evidence.md § 5, over a set of inputs).
-   * @param {{draws?: number, reference?: string|ArrayLike<number>, limit?: number, nBoot?: number, seed?: number,
-   *   level?: number, onProgress?: Function, signal?: AbortSignal}} [options] draws: default 20
-   */
-  ablationSet(set, options) { return this.#runJob(measures.ablationSetJob(this.#m, set, options)); }
-
-
-
-  /**
-   * Activation patching over clean/corrupted pairs: 'pairs' (the built-in minimal pairs, with their one-token
-   * answers) or a list of [clean, corrupted] or [clean, corrupted, [answerClean, answerCorrupt]]; without
-   * answers each run's top next token. Each head's patching score and the last position's residual stream
-   * per layer, averaged over pairs with bootstrap intervals; pairs whose runs give the same logit difference
-   * are skipped and listed.
-   * @param {{limit?: number, minGap?: number, nBoot?: number, seed?: number, level?: number, onProgress?: Function,
-   *   signal?: AbortSignal}} [options] minGap: pairs whose two logit differences are closer than this (default
-   *   1 nat) are skipped, since the normalised score divides by that gap
-   */
-  patchingSet(pairs, options) { return this.#runJob(measures.patchingSetJob(this.#m, pairs, options)); }
-
-
-
-
-  // ---- where a head looks versus what it moves (docs/evidence.md § 6–11) ----
-
-
-
-
-  /**
-   * Pattern versus value patching of every head, denoising and noising: the head's attention pattern alone,
-   * its values alone, or both taken from the other run (docs/evidence.md § 6). grid.denoise.pattern etc. are
-   * Float32Array (nLayer * nHead) of normalised logit differences (0 = corrupted, 1 = clean).
-   * @param {{answers?: [string|number, string|number]}} [options]
-   */
-  patternValuePatching(clean, corrupt, options) { return measures.patternValuePatching(this.#m, clean, corrupt, options); }
-
-  /**
-   * Path patching (Wang et al. 2022): each sender head's output patched only along its path into each
-   * receiver — a head's 'q', 'k' or 'v' input, or the 'logits' (docs/evidence.md § 7 for the freezing rule).
-   * @param {{answers?: Array, receivers: Array<{layer?: number, head?: number, input: 'q'|'k'|'v'|'logits'}>,
-   *   direction?: 'denoise'|'noise', freezeMlp?: boolean}} options
-   */
-  pathPatching(clean, corrupt, options) { return measures.pathPatching(this.#m, clean, corrupt, options); }
-
-  /**
-   * Direct logit attribution at the last position, the final norm's scale frozen at the plain run's (docs/evidence.md § 8).
-   * @param {{answers: [string|number] | [string|number, string|number]}} options u = W_U[a] (- W_U[b])
-   */
-  directLogitAttribution(input, options) { return measures.directLogitAttribution(this.#m, input, options); }
-
-  /** ||v_j W_O^h|| per (layer, head, position) (Kobayashi et al. 2020): Float32Array (nLayer * nHead * T). */
-  valueNorms(input) { return measures.valueNorms(this.#m, input); }
-
-  /** Causal tracing by component: the clean run's attention or MLP output restored at each (layer, position). */
-  componentTracing(clean, corrupt, options) { return measures.componentTracing(this.#m, clean, corrupt, options); }
-
-  /**
-   * Q-, K- and V-composition scores of every head pair in adjacent layers (Elhage et al. 2021), with the scores
-   * of Gaussian matrices of the same shapes as a null (nNull draws, default 200).
-   * @param {{nNull?: number, seed?: number}} [options]
-   */
-  compositionScores(options) { return measures.compositionScores(this.#m, options); }
-
-  /** patternValuePatching over a set of pairs (patchingSet's forms), with intervals and the pattern's share of each head's effect. */
-  patternValueSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'patternValueSet', pairs, options)); }
-  /** pathPatching over a set of pairs, options.receivers as pathPatching. */
-  pathPatchingSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'pathPatchingSet', pairs, options)); }
-  /** componentTracing over a set of pairs: per layer at the corrupted positions, the last and the others. */
-  componentTracingSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'componentTracingSet', pairs, options)); }
-  /** directLogitAttribution of each pair's clean input along W_U[answer clean] - W_U[answer corrupted]. */
-  attributionSet(pairs, options) { return this.#runJob(measures.circuitSetJob(this.#m, 'attributionSet', pairs, options)); }
-
-
-
-
-  /**
-   * Activation patching from a clean into a corrupted input of equal length:
-   * the residual stream entering each layer at each position, and each head's
-   * output at every position, taken from the clean run. Metric: the logit
-   * difference of two answers at the last position, 0 = corrupted, 1 = clean.
-   * @param {{answers?: [string|number, string|number]}} [options] default: the
-   *   top next token of each run; a string answer must be exactly one token
-   */
-  activationPatching(clean, corrupt, options) { return measures.activationPatching(this.#m, clean, corrupt, options); }
 
   /**
    * A seeded random token sequence r of length n, repeated: r ++ r (2n ids),

@@ -13,6 +13,7 @@
 
 import { AttnlabError } from './core/errors.js';
 import { resultFromMessage, counterfactualFromMessage } from './result.js';
+import { MEASURES } from './measure-table.js';
 import { checkReadOptions, resolveSource, resolveURL } from './sources.js';
 import { connect, isWorker } from './ui/protocol.js';
 
@@ -110,6 +111,16 @@ async function wasmMessage(wasm) {
 // The model proxy
 // ---------------------------------------------------------------------------
 
+// How a measure's answer is decoded where it is not used as it came (its row's `crosses`; result.js).
+const FROM_MESSAGE = { counterfactual: counterfactualFromMessage };
+
+/** A measure's arguments as sent: its parameters, without a trailing options left undefined. */
+function argsOf(spec, args) {
+  const out = spec.args.map((_, k) => args[k]);
+  if (spec.args.at(-1) === 'options' && out.at(-1) === undefined) out.pop();
+  return out;
+}
+
 const NEW = Symbol('attnlab.WorkerModel');
 let loadInto; // (model, source, options) -> Promise: the 'load' request of a new WorkerModel
 let failInto; // (model, err): reject every pending call with err and terminate the worker
@@ -186,68 +197,28 @@ class WorkerModel {
   generate(input, options) { return this.#call('generate', options === undefined ? [input] : [input, options]); }
   /** @returns {Promise<{wasmBytes: number, heapBytes: number}>} the worker's wasm memory */
   memoryUsage() { return this.#call('memoryUsage', []); }
-  // ---- heads (docs/heads.md): the Model methods of that name, as Promises ----
-  /** @returns {Promise<object>} see Model#headImportance */
-  headImportance(input, options) { return this.#call('headImportance', options === undefined ? [input] : [input, options]); }
-  /** @returns {Promise<object>} see Model#headRoles */
-  headRoles(input, options) { return this.#call('headRoles', options === undefined ? [input] : [input, options]); }
-
-  /** @returns {Promise<{losses: Float64Array, mean: number, T: number}>} see Model#tokenLosses */
-  tokenLosses(input, options) { return this.#call('tokenLosses', options === undefined ? [input] : [input, options]); }
   /** @returns {Promise<Int32Array>} see Model#repeatedTokens */
   repeatedTokens(n, options) { return this.#call('repeatedTokens', options === undefined ? [n] : [n, options]); }
-  /** @returns {Promise<object>} see Model#dagProfile */
-  dagProfile(inputs, options) { return this.#call('dagProfile', options === undefined ? [inputs] : [inputs, options]); }
-  /** @returns {Promise<object>} see Model#counterfactual (a and b are Results) */
-  async counterfactual(inputA, inputB, options) {
-    return counterfactualFromMessage(await this.#call('counterfactual', options === undefined ? [inputA, inputB] : [inputA, inputB, options]));
+
+  // ---- the measures (measure-table.js): the Model methods of that name, as Promises ----
+  // A stepwise one takes onProgress and signal: progress events come from the worker, an aborted signal sends
+  // the cancel, which stops the worker between two parts (EABORT).
+
+  static {
+    for (const [name, spec] of Object.entries(MEASURES)) {
+      const n = spec.args.length, fromMessage = FROM_MESSAGE[spec.crosses];
+      const method = spec.stepwise
+        ? { [name](...args) { return this.#evidenceCall(name, args.slice(0, n - 1), args[n - 1]); } }[name]
+        : { [name](...args) {
+          const answer = this.#call(name, argsOf(spec, args));
+          return fromMessage ? answer.then(fromMessage) : answer;
+        } }[name];
+      Object.defineProperty(method, 'length', { value: n });
+      Object.defineProperty(WorkerModel.prototype, name, { value: method, writable: true, configurable: true });
+    }
   }
 
-  // ---- evidence (docs/evidence.md): progress events and cancel through options.signal ----
-  /** @returns {Promise<object>} see Model#edgeKnockout */
-  edgeKnockout(input, options) { return this.#evidenceCall('edgeKnockout', input, options); }
-  /** @returns {Promise<object>} see Model#tokenKnockout */
-  tokenKnockout(input, options) { return this.#evidenceCall('tokenKnockout', input, options); }
-  /** @returns {Promise<object>} see Model#edgeKnockoutSet */
-  edgeKnockoutSet(set, options) { return this.#evidenceCall('edgeKnockoutSet', set, options); }
-
-  /** @returns {Promise<object>} see Model#tokenKnockoutSet */
-  tokenKnockoutSet(set, options) { return this.#evidenceCall('tokenKnockoutSet', set, options); }
-
-  /** @returns {Promise<object>} see Model#ablationSet */
-  ablationSet(set, options) { return this.#evidenceCall('ablationSet', set, options); }
-
-  /** @returns {Promise<object>} see Model#patchingSet */
-  patchingSet(pairs, options) { return this.#evidenceCall('patchingSet', pairs, options); }
-
-  /** @returns {Promise<object>} see Model#ablationSemantics */
-  ablationSemantics(input, options) { return this.#evidenceCall('ablationSemantics', input, options); }
-  /** @returns {Promise<object>} see Model#patternValueSet */
-  patternValueSet(pairs, options) { return this.#evidenceCall('patternValueSet', pairs, options); }
-  /** @returns {Promise<object>} see Model#pathPatchingSet */
-  pathPatchingSet(pairs, options) { return this.#evidenceCall('pathPatchingSet', pairs, options); }
-  /** @returns {Promise<object>} see Model#componentTracingSet */
-  componentTracingSet(pairs, options) { return this.#evidenceCall('componentTracingSet', pairs, options); }
-  /** @returns {Promise<object>} see Model#attributionSet */
-  attributionSet(pairs, options) { return this.#evidenceCall('attributionSet', pairs, options); }
-  /** @returns {Promise<object>} see Model#patternValuePatching */
-  patternValuePatching(clean, corrupt, options) { return this.#call('patternValuePatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
-  /** @returns {Promise<object>} see Model#pathPatching */
-  pathPatching(clean, corrupt, options) { return this.#call('pathPatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
-  /** @returns {Promise<object>} see Model#directLogitAttribution */
-  directLogitAttribution(input, options) { return this.#call('directLogitAttribution', options === undefined ? [input] : [input, options]); }
-  /** @returns {Promise<Float32Array>} see Model#valueNorms */
-  valueNorms(input) { return this.#call('valueNorms', [input]); }
-  /** @returns {Promise<object>} see Model#componentTracing */
-  componentTracing(clean, corrupt, options) { return this.#call('componentTracing', options === undefined ? [clean, corrupt] : [clean, corrupt, options]); }
-  /** @returns {Promise<object>} see Model#compositionScores */
-  compositionScores(options) { return this.#call('compositionScores', options === undefined ? [] : [options]); }
-  /** @returns {Promise<object>} see Model#activationPatching */
-  activationPatching(clean, corrupt, options) {
-    return this.#call('activationPatching', options === undefined ? [clean, corrupt] : [clean, corrupt, options]);
-  }
-
-  #evidenceCall(op, input, options) {
+  #evidenceCall(op, inputs, options) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
       return Promise.reject(new AttnlabError('ETYPE', `${op}: options must be an object`));
     const { onProgress, signal, ...rest } = options || {};
@@ -256,7 +227,7 @@ class WorkerModel {
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       return Promise.reject(new AttnlabError('ETYPE', `${op}: options.signal must be an AbortSignal`));
     if (signal && signal.aborted) return Promise.reject(new AttnlabError('EABORT', `${op}: cancelled before it started`));
-    return this.#call(op, [input, rest], { onProgress: onProgress || null, signal: signal || null });
+    return this.#call(op, [...inputs, rest], { onProgress: onProgress || null, signal: signal || null });
   }
 
   /** Free the model and terminate its worker. Idempotent. */

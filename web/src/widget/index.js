@@ -142,14 +142,14 @@ class AttnlabBase extends ElementBase {
     this._onScheme = () => this._applyTheme();
   }
 
-  get lang_() {
+  get _lang() {
     const own = this.getAttribute('lang');
     if (own) return normLang(own);
     const anc = this.parentElement && this.parentElement.closest('[lang]');
     return normLang(anc ? anc.getAttribute('lang') : document.documentElement.lang);
   }
 
-  get t() { return translator(this.lang_); }
+  get _t() { return translator(this._lang); }
 
   connectedCallback() {
     live.add(this);
@@ -219,10 +219,10 @@ class AttnlabBase extends ElementBase {
   _showError(e) {
     this._setState('error');
     const msg = (e && e.message) || String(e);
-    this._note.replaceChildren(el('span', { class: 'error' }, this.t('error', msg)), ' ',
-      el('button', { type: 'button', on: { click: () => { if (this._progress) this._progress.hidden = false; this._schedule(); } } }, this.t('retry')));
+    this._note.replaceChildren(el('span', { class: 'error' }, this._t('error', msg)), ' ',
+      el('button', { type: 'button', on: { click: () => { if (this._progress) this._progress.hidden = false; this._schedule(); } } }, this._t('retry')));
     this._hidePlaceholderProgress();
-    if (this._phText && !this._box.classList.contains('has-svg')) this._phText.textContent = this.t('error', msg);
+    if (this._phText && !this._box.classList.contains('has-svg')) this._phText.textContent = this._t('error', msg);
   }
 
   _rendered(figure, t0) {
@@ -235,8 +235,8 @@ class AttnlabBase extends ElementBase {
   /** The figure box with its placeholder (the poster, if any, and a progress bar) until something is drawn. */
   _buildFigureBox() {
     this._box = el('div', { class: 'figure', part: 'figure' });
-    this._progress = el('progress', { max: '1', 'aria-label': this.t('computing') });
-    this._phText = el('p', {}, this.t('waiting'));
+    this._progress = el('progress', { max: '1', 'aria-label': this._t('computing') });
+    this._phText = el('p', {}, this._t('waiting'));
     this._placeholder = el('div', { class: 'placeholder', part: 'placeholder' }, this._phText, this._progress);
     this._box.append(this._placeholder);
     // after the page's configure() (a bundler's import resolves after the elements upgrade): which
@@ -248,7 +248,7 @@ class AttnlabBase extends ElementBase {
   /** Show the poster of the element's current view in the placeholder (until the live figure replaces it). */
   _syncPoster() {
     if (!this._placeholder || this._box.classList.contains('has-svg')) return;
-    const url = posterURL(this, this._figureKind(), this.lang_);
+    const url = posterURL(this, this._figureKind(), this._lang);
     const img = this._poster;
     if (!url) {
       if (img) img.remove();
@@ -257,7 +257,7 @@ class AttnlabBase extends ElementBase {
       return;
     }
     if (img && img.src === url) return;
-    const next = el('img', { class: 'poster', part: 'poster', src: url, alt: this.t('posterAlt') });
+    const next = el('img', { class: 'poster', part: 'poster', src: url, alt: this._t('posterAlt') });
     next.addEventListener('load', () => { this.dataset.poster = 'shown'; }, { once: true });
     next.addEventListener('error', () => {
       next.remove();
@@ -272,7 +272,7 @@ class AttnlabBase extends ElementBase {
     if (this._box && !this._box.classList.contains('has-svg')) {
       const w = this._width ? this._width - 2 : (this._frame.clientWidth || 660) - 22;   // as _width_()
       let h = 320;
-      try { h = reserveHeight(this._figureKind(), w, { maxHeight: maxFigureHeight(), lang: this.lang_, compare: this.getAttribute('compare') === 'full' }); } catch { /* keep 320 */ }
+      try { h = reserveHeight(this._figureKind(), w, { maxHeight: maxFigureHeight(), lang: this._lang, compare: this.getAttribute('compare') === 'full' }); } catch { /* keep 320 */ }
       this._box.style.setProperty('--reserve', `${Math.round(h)}px`);
     }
   }
@@ -302,7 +302,7 @@ class AttnlabBase extends ElementBase {
     return (ev) => {
       if (ev.status === 'progress' || ev.status === 'done') {
         const pct = ev.total ? Math.min(100, Math.floor((100 * ev.loaded) / ev.total)) : null;
-        this._loadingUI(this.t('loadingFile', ev.file, pct, mb(ev.loaded || 0)), ev);
+        this._loadingUI(this._t('loadingFile', ev.file, pct, mb(ev.loaded || 0)), ev);
       }
     };
   }
@@ -369,7 +369,7 @@ export class AttnlabFigure extends AttnlabBase {
   // ── controls: each sets an attribute; attributeChangedCallback redraws ──
 
   _rebuildControls() {
-    const t = this.t;
+    const t = this._t;
     this._phText.textContent = this._started ? this._phText.textContent : t('waiting');
     if ((this.getAttribute('controls') || '').toLowerCase() === 'none') { this._controls.replaceChildren(); return; }
     const f = this._figureKind();
@@ -431,7 +431,7 @@ export class AttnlabFigure extends AttnlabBase {
   }
 
   _syncModelControls(cfg, tokens, v) {
-    const t = this.t;
+    const t = this._t;
     if (!this._layerSel || !v) return;
     setOptions(this._layerSel, Array.from({ length: cfg.nLayer }, (_, l) => ({ value: l, label: l === cfg.nLayer - 1 ? t('lastLayer', l) : String(l) })), v.layer);
     setOptions(this._headSel, [{ value: 'avg', label: t('headAvg') }, ...Array.from({ length: cfg.nHead }, (_, h) => ({ value: h, label: String(h) }))], v.head);
@@ -464,7 +464,7 @@ export class AttnlabFigure extends AttnlabBase {
   }
 
   async _redrawModel(token, f) {
-    const t = this.t;
+    const t = this._t;
     const url = modelURL(this.getAttribute('model'));
     if (!this._run || this._run.url !== url) { this._setState('loading'); this._loadingUI(t('loadingModel', modelNameOf(url, this.getAttribute('model-name')))); }
     const model = await useModel(url, wasmURL(), this._progressHandler());
@@ -509,7 +509,7 @@ export class AttnlabFigure extends AttnlabBase {
       if (!this._current(token)) return;
     }
     this._run = run;
-    const v = { figure: f, base: run.base, lang: this.lang_, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text,
+    const v = { figure: f, base: run.base, lang: this._lang, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text,
       modelName: modelNameOf(url, this.getAttribute('model-name')), config: cfg,
       ...(run.full ? { compare: run.full.attention(layer, head) } : {}) };
     this._view = v;
@@ -536,7 +536,7 @@ export class AttnlabFigure extends AttnlabBase {
 
   // Does attention explain? (docs/evidence.md): computed in the shared worker, drawn with figures/evidence.js
   async _redrawEvidence(token, f) {
-    const t = this.t;
+    const t = this._t;
     const t0 = performance.now();
     const url = modelURL(this.getAttribute('model'));
     this._setState('loading');
@@ -550,14 +550,14 @@ export class AttnlabFigure extends AttnlabBase {
     this._loadingUI(t('computing'));
     const d = await evidenceData(url, f, text, f === 'edge' ? { layer, head } : undefined);
     if (!this._current(token)) return;
-    const [svg] = this._mount(evidenceFigures(f, d, { lang: this.lang_, width: this._width_(), t }));
+    const [svg] = this._mount(evidenceFigures(f, d, { lang: this._lang, width: this._width_(), t }));
     svg.setAttribute('data-text', text);
     this._note.replaceChildren(el('span', { 'data-role': 'evidence-summary' }, f === 'edge' ? t('evEdgeSum', d) : t('evTokSum', d)));
     this._rendered(f, t0);
   }
 
   async _redrawLineage(token, f) {
-    const t = this.t;
+    const t = this._t;
     const t0 = performance.now();
     if (!this._box.classList.contains('has-svg')) { this._setState('loading'); this._loadingUI(t('computing')); }
     let params;
@@ -578,7 +578,7 @@ export class AttnlabFigure extends AttnlabBase {
     const data = this._lineage && this._lineage.key === key ? this._lineage.data : await lineageData(wasmURL(), f, params);
     if (!this._current(token)) return;
     this._lineage = { key, data };
-    const ctx = { lang: this.lang_, width: this._width_(), t };
+    const ctx = { lang: this._lang, width: this._width_(), t };
     const nodes = f === 'hopfield' ? hopfieldFigures(data, ctx) : f === 'linear' ? linearFigures(data, ctx) : sqrtdkFigures(data, ctx);
     const lines = f === 'hopfield' ? hopfieldNote(data, t) : f === 'linear' ? linearNote(data, t) : sqrtdkNote(data, t);
     this._mount(nodes);
@@ -638,7 +638,7 @@ export class AttnlabLab extends AttnlabBase {
   _reserve() {}
 
   _rebuildControls() {
-    const t = this.t;
+    const t = this._t;
     this._hint.textContent = t('labHint');
     if ((this.getAttribute('controls') || '').toLowerCase() === 'none') { this._controls.replaceChildren(); return; }
     const set = (name) => (e) => this.setAttribute(name, e.target.value);
@@ -666,7 +666,7 @@ export class AttnlabLab extends AttnlabBase {
   }
 
   async _redraw(token) {
-    const t = this.t;
+    const t = this._t;
     const url = modelURL(this.getAttribute('model'));
     if (!this._state || this._state.url !== url) { this._setState('loading'); this._loadingUI(t('loadingModel', modelNameOf(url, this.getAttribute('model-name')))); }
     const model = await useModel(url, wasmURL(), this._progressHandler());
@@ -695,7 +695,7 @@ export class AttnlabLab extends AttnlabBase {
     const after = await runModel(url, text, { topK: 5, interventions: [iv] });
     if (!this._current(token)) return;
     const modelName = modelNameOf(url, this.getAttribute('model-name'));
-    const v = { base, lang: this.lang_, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text, modelName, config: cfg };
+    const v = { base, lang: this._lang, width: this._width_(), maxHeight: maxFigureHeight(), layer, head, row, col, lambda, text, modelName, config: cfg };
     this._state = { key, url, base, config: cfg, v };
     const svgs = this._mount(['1', '2', '3', '4'].map((f) => modelFigure({ ...v, figure: f })), { cellable: true });
     outlineCell(svgs[0], ['attention', 'asymmetry'], row, col, OUTLINE);
