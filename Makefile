@@ -57,6 +57,11 @@ $(B)/tests/test_tokenizer_json: $(B)/fixtures/gpt2-tokenizer.json $(B)/fixtures/
 c/cli/reference_text.h: web/src/evidence-reference.js scripts/gen-reference-header.mjs
 	node scripts/gen-reference-header.mjs
 
+# The CLI's measures (kinds, --set, usage lines) are the rows of the JS measure table that have a CLI part
+# (committed; tests/js/cli-measures.test.js fails while it is stale).
+c/cli/measures.h: web/src/measure-table.js scripts/gen-cli-measures.mjs
+	node scripts/gen-cli-measures.mjs
+
 # ---- WebAssembly -----------------------------------------------------------
 # The flags of every wasm build (attnlab.wasm, attnlab-mt.wasm, and the kernel
 # checks and benchmark of bench/Makefile.inc), in one place:

@@ -1,9 +1,13 @@
-// recipes.test.js — docs/architecture.md's recipes ("Add an intervention kind", "Add a figure") followed
-// backwards: every kind and every figure that exists today is in every place its recipe names, so a
-// recipe that forgets a place (or code that grew one more) fails here, not in a contributor's hands.
+// recipes.test.js — docs/architecture.md's recipes ("Add an intervention kind", "Add a figure", "Add a measure",
+// "Add a model family") followed backwards: every kind, figure, measure and family that exists today is in every
+// place its recipe names, so a recipe that forgets a place (or code that grew one more) fails here, not in a
+// contributor's hands.
 import { describe, it, expect } from 'vitest';
 import { readFileSync, existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { INTERVENTION_KINDS } from '../../web/src/core/abi.js';
+import { MEASURES } from '../../web/src/measure-table.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const read = (p) => readFileSync(new URL(p, ROOT), 'utf8');
@@ -18,12 +22,12 @@ function recipe(title) {
 
 /** The places of one recipe: the first backticked path of each numbered item. */
 function placesOf(title) {
-  const path = /`((?:c|web|scripts|types|tests|docs)\/[\w./-]+\.(?:h|c|js|mjs|ts|py|md|html))`/;
+  const path = /`((?:c|web|scripts|types|tests|docs)\/[\w./-]+\.(?:h|c|json|js|mjs|ts|py|md|html)|README\.md)`/;
   return recipe(title).items.map((item) => (item.match(path) || [])[1]).filter(Boolean);
 }
 
 describe('each recipe counts its files', () => {
-  for (const title of ['Add an intervention kind', 'Add a figure']) {
+  for (const title of ['Add an intervention kind', 'Add a figure', 'Add a measure', 'Add a model family']) {
     it(`"${title}": the count in its title is the number of its steps`, () => {
       const { items, written } = recipe(title);
       expect(written).toBeGreaterThan(0);
@@ -81,6 +85,128 @@ describe('the recipe "Add a figure"', () => {
     const missing = [];
     for (const [p, re] of Object.entries(where)) for (const f of FIGS) if (!re(f).test(read(p))) missing.push(`${p}: ${f}`);
     for (const f of FIGS) if (!existsSync(new URL(`web/src/figures/${f}.js`, ROOT))) missing.push(`web/src/figures/${f}.js`);
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('the recipe "Add a measure"', () => {
+  const places = placesOf('Add a measure');
+  const NAMES = Object.keys(MEASURES);
+  const dts = { model: read('types/index.d.ts'), worker: read('types/worker.d.ts') };
+
+  it('names the files it counts, and each exists', () => {
+    expect(places).toEqual(['c/src/circuits.c', 'c/include/attnlab.h', 'c/src/wasm_exports.json', 'web/src/core/measure-exports.js',
+      'web/src/circuits.js', 'web/src/measures.js', 'web/src/measure-table.js', 'c/cli/measures.c', 'types/index.d.ts',
+      'types/worker.d.ts', 'docs/api.md', 'docs/evidence.md', 'tests/c/test_circuits.c', 'tests/ref/circuits_ref.py',
+      'tests/ref/gen_circuits.py', 'tests/js/circuits.test.js']);
+    expect(places.filter((p) => !existsSync(new URL(p, ROOT)))).toEqual([]);
+    expect(NAMES.length).toBeGreaterThanOrEqual(23);
+  });
+
+  it('every measure has its body in measures.js, of its name (a job where it runs in parts)', async () => {
+    const bodies = await import('../../web/src/measures.js');
+    expect(NAMES.filter((n) => typeof bodies[n] !== 'function')).toEqual([]);
+    // what else measures.js exports is a helper of the Model, not a measure without a row
+    expect(Object.keys(bodies).filter((n) => !NAMES.includes(n))).toEqual(['evidenceSet']);
+  });
+
+  it('every measure reaches the Model, the worker, the worker client and both typings', async () => {
+    const { Model } = await import('../../web/src/model.js');
+    const workerApi = await import('../../web/src/worker-client.js');
+    const { connect } = await import('../../web/src/ui/protocol.js');
+    // the worker's HANDLERS, as its answer to an unknown method lists them
+    const raw = connect(new Worker(fileURLToPath(new URL('web/src/worker.js', ROOT))), { name: 'recipes' });
+    const handlers = await raw.call('noSuchMethod', []).then(() => [], (e) => /\(known: ([^)]*)\)/.exec(e.message)[1].split(', '));
+    await raw.terminate();
+    const wm = await workerApi.loadModel(fileURLToPath(new URL('tests/fixtures/tiny', ROOT)));
+    const missing = [];
+    try {
+      for (const n of NAMES) {
+        if (typeof Model.prototype[n] !== 'function') missing.push(`Model#${n}`);
+        if (!handlers.includes(n)) missing.push(`worker.js HANDLERS.${n}`);
+        if (typeof wm[n] !== 'function') missing.push(`WorkerModel#${n}`);
+        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.model)) missing.push(`types/index.d.ts Model#${n}`);
+        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.worker)) missing.push(`types/worker.d.ts WorkerModel#${n}`);
+      }
+      // and a measure's answer crosses: (L·NH·T) norms from the worker
+      const { nLayer, nHead } = wm.config, { ids } = await wm.tokenize('the storm sank');
+      expect(await wm.valueNorms('the storm sank')).toHaveLength(nLayer * nHead * ids.length);
+    } finally {
+      await wm.dispose();
+    }
+    expect(handlers).toContain('run');
+    expect(missing).toEqual([]);
+  });
+
+  it('every measure with a CLI part is a row of c/cli/measures.h; a measure over a set is reached by --set', () => {
+    const h = read('c/cli/measures.h');
+    const rows = Object.fromEntries([...h.matchAll(/X\((\w+), "([\w-]+)", ([01]),/g)].map((m) => [m[1], { kind: m[2], set: m[3] === '1' }]));
+    const missing = [];
+    for (const [n, s] of Object.entries(MEASURES)) {
+      if (s.cli && !(rows[s.cli.id] && rows[s.cli.id].kind === s.cli.kind && rows[s.cli.id].set === !!s.cli.set)) missing.push(`${n}: ${s.cli.id}`);
+      if (s.cli && s.cli.set && !MEASURES[s.cli.set].takesSet) missing.push(`${n}: --set computes ${s.cli.set}, not a set measure`);
+    }
+    expect(missing).toEqual([]);
+    expect(Object.keys(rows).length).toBe(Object.values(MEASURES).filter((s) => s.cli).length);
+    // the measures the CLI computes over a set: edge and tokens
+    expect(Object.values(MEASURES).filter((s) => s.cli && s.cli.set).map((s) => s.cli.set)).toEqual(['edgeKnockoutSet', 'tokenKnockoutSet']);
+  });
+
+  it('every measure is in docs/api.md, and the section its row names exists', () => {
+    const api = read('docs/api.md');
+    const missing = [];
+    for (const [n, s] of Object.entries(MEASURES)) {
+      if (!api.includes(`\`${n}(`) && !api.includes(`\`${n}\``) && !api.includes(`### ${n}(`)) missing.push(`docs/api.md: ${n}`);
+      const [file, section] = s.docs.split(' § ');
+      if (!new RegExp(`^## ${section}\\. `, 'm').test(read(`docs/${file}`))) missing.push(`docs/${s.docs}: ${n}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+/** The rows of tests/c/families.h: {key, family, dir, published, refs}. */
+function familyRows() {
+  const h = read('tests/c/families.h');
+  return [...h.matchAll(/\{"([\w-]+)", "(\w+)", "([^"]+)", (NULL|"[^"]+"),([^}]*)\}/g)].map((m) => ({
+    key: m[1], family: m[2], dir: m[3], published: m[4] === 'NULL' ? null : m[4].slice(1, -1), refs: m[5].split(',').at(-1).trim() }));
+}
+
+describe('the recipe "Add a model family"', () => {
+  const places = placesOf('Add a model family');
+  const rows = familyRows();
+  const configOf = (dir) => JSON.parse(read(`${dir}/config.json`));
+
+  it('names the files it counts, and each exists (a published config is the one to add)', () => {
+    expect(places.length).toBe(11);
+    expect(places.filter((p) => !p.includes('NAME') && !existsSync(new URL(p, ROOT)))).toEqual([]);
+  });
+
+  it('tests/c/families.h has a row for every family of c/src/family.c, each with its fixture', () => {
+    const types = [...read('c/src/family.c').matchAll(/^\s*\{"(\w+)", NORM_/gm)].map((m) => m[1]);
+    expect(types.length).toBeGreaterThanOrEqual(7);
+    expect([...new Set(rows.map((r) => r.family))].sort()).toEqual([...types].sort());
+    expect(rows.filter((r) => configOf(r.dir).model_type !== r.family).map((r) => r.key)).toEqual([]);
+  });
+
+  it('every family of tests/c/families.h is in every place the recipe names', () => {
+    const text = (p) => read(p);
+    const where = {
+      'c/src/family.c': (r) => text('c/src/family.c').includes(`{"${r.family}", NORM_`),
+      'tests/c/families.h': (r) => existsSync(new URL(`${r.dir}/config.json`, ROOT)),
+      'tests/ref/gen_families.py': (r) => !r.refs.includes('REF_FAMILIES') || new RegExp(`"${r.key}"`).test(text('tests/ref/gen_families.py')),
+      'tests/fixtures/configs/NAME/config.json': (r) => !r.published ||
+        (configOf(`tests/fixtures/configs/${r.published}`).model_type === r.family && existsSync(new URL(`tests/fixtures/configs/${r.published}/tensors.txt`, ROOT))),
+      'tests/c/test_configs.c': (r) => !r.published || text('tests/c/test_configs.c').includes(`{"${r.published}", "${r.family}",`),
+      'types/index.d.ts': (r) => /readonly family: ([^;]+);/.exec(text('types/index.d.ts'))[1].includes(`'${r.family}'`),
+      'web/src/page/i18n.js': (r) => /const FAMILY = \{([^}]*)\}/.exec(text('web/src/page/i18n.js'))[1].includes(`${r.family}: '`),
+      'docs/architecture.md': (r) => /^\| \| gpt2 \|.*$/m.exec(text('docs/architecture.md'))[0].includes(`| ${r.family} `),
+      'docs/api.md': (r) => text('docs/api.md').includes(`\`${r.family}\``),
+      'README.md': (r) => text('README.md').includes(`\`${r.family}\``),
+      'c/include/attnlab.h': (r) => text('c/include/attnlab.h').includes(`"${r.family}"`),
+    };
+    expect([...places].sort()).toEqual(Object.keys(where).sort());
+    const missing = [];
+    for (const [p, has] of Object.entries(where)) for (const r of rows) if (!has(r)) missing.push(`${p}: ${r.key} (${r.family})`);
     expect(missing).toEqual([]);
   });
 });

@@ -32,7 +32,7 @@
 //             onProgress({done, total}) after each, stops between two with EABORT when its signal aborts (in
 //             the worker: a cancel message), and the worker answers the PREEMPT calls between two
 //   preempt   the worker may answer it between two parts of a stepwise measure (short, a whole model call)
-//   docs      where it is defined
+//   docs      the section of docs/ that defines it (docs/api.md has its line too)
 //   cli       null, or its row of `attnlab evidence` (c/cli/measures.h): id (the C name: its handler is
 //             ev_<id> in c/cli/measures.c), kind (--kind), set (the measure `--set` computes, or null), usage
 //             (its lines of the usage text, the first after the kind's column, the others indented as printed)
@@ -50,32 +50,32 @@ function row(r) {
 
 export const MEASURES = Object.freeze({
   // ---- heads: importance and roles (c/src/heads.c) ----
-  headImportance: row({ args: ['input', 'options'], options: ['pruning'], result: 'HeadImportance', docs: 'heads.md' }),
-  headRoles: row({ args: ['input', 'options'], options: ['top', 'interventions', 'ablate'], result: 'HeadRoles', docs: 'heads.md' }),
+  headImportance: row({ args: ['input', 'options'], options: ['pruning'], result: 'HeadImportance', docs: 'heads.md § 1' }),
+  headRoles: row({ args: ['input', 'options'], options: ['top', 'interventions', 'ablate'], result: 'HeadRoles', docs: 'heads.md § 2' }),
   tokenLosses: row({ args: ['input', 'options'], options: ['interventions', 'ablate', 'mask'], result: 'TokenLosses',
-    crosses: 'transfer', transfer: ['losses'], docs: 'heads.md' }),
-  dagProfile: row({ args: ['inputs', 'options'], options: ['mask'], result: 'DagProfile', docs: 'heads.md' }),
+    crosses: 'transfer', transfer: ['losses'], docs: 'heads.md § 5' }),
+  dagProfile: row({ args: ['inputs', 'options'], options: ['mask'], result: 'DagProfile', docs: 'heads.md § 3' }),
   counterfactual: row({ args: ['inputA', 'inputB', 'options'], options: ['interventions', 'ablate', 'mask', 'scale', 'captureQK', 'topK'],
     result: 'Counterfactual', crosses: 'counterfactual', docs: 'heads.md § 7' }),
 
   // ---- does attention explain? one input (c/src/evidence.c) ----
   edgeKnockout: row({ args: ['input', 'options'], options: ['layer', 'head', 'topK', 'knockout', ...PROGRESS], result: 'EdgeKnockout',
-    stepwise: '4 query rows', docs: 'evidence.md § 2',
+    stepwise: '4 query rows', docs: 'evidence.md § 1',
     cli: { id: 'edge', kind: 'edge', set: 'edgeKnockoutSet', usage: [
       '--layer L --head H|all           edge: the head (default: last layer, all heads)',
       '      --knockout renorm|zero           edge/tokens: renormalise the row after a knockout (default) or not'] } }),
   tokenKnockout: row({ args: ['input', 'options'], options: ['mode', 'neutral', 'knockout', ...PROGRESS], result: 'TokenKnockout',
-    stepwise: '8 tokens', docs: 'evidence.md § 3',
+    stepwise: '8 tokens', docs: 'evidence.md § 2',
     cli: { id: 'tokens', kind: 'tokens', set: 'tokenKnockoutSet', usage: [
       '--token-mode column|delete|replace  tokens: knock out token j\'s column (default), delete it from',
       '                                       the input, or replace it by --neutral ID (default: " the")'] } }),
   ablationSemantics: row({ args: ['input', 'options'], options: ['reference', 'resample', 'draws', 'seed', ...PROGRESS],
-    result: 'AblationSemantics', stepwise: 'each ablation (zero, mean, the resample draws, their pruning curves)', docs: 'evidence.md § 4',
+    result: 'AblationSemantics', stepwise: 'each ablation (zero, mean, the resample draws, their pruning curves)', docs: 'evidence.md § 3',
     cli: { id: 'ablation', kind: 'ablation', usage: [
       '--reference TEXT                 ablation: the text of the mean / resample ablation (default: the',
       '                                       held-out passage the JS API uses, web/src/evidence-reference.js)',
       '      --draws K --seed S               ablation: resample draws (default 20) and their seed (default 1)'] } }),
-  activationPatching: row({ args: ['clean', 'corrupt', 'options'], options: ['answers'], result: 'ActivationPatching', docs: 'evidence.md § 5',
+  activationPatching: row({ args: ['clean', 'corrupt', 'options'], options: ['answers'], result: 'ActivationPatching', docs: 'evidence.md § 4',
     cli: { id: 'patch', kind: 'patch', usage: [
       '--corrupt TEXT --answers A,B     patch, pattern-value, path, trace: the corrupted text (as many tokens',
       '                                       as TEXT) and the two answer ids (default: each run\'s top next token)'] } }),

@@ -414,7 +414,7 @@ export class AttnlabWasm {
   /** True when the model keeps its big matrices in 16 bits (weights: 'half', or auto on a model too big for f32). */
   modelHalf(m) { return this.fn.alab_wasm_model_half(m) === 1; }
 
-  /** The model's family: config.json's model_type ('gpt2', 'gpt_neox', 'llama', 'qwen2', 'qwen3', 'mistral', 'gemma3_text'). */
+  /** The model's family: config.json's model_type (the families: c/src/family.c; ModelConfig.family in types/index.d.ts). */
   modelFamily(m) { return this.readCString(this.fn.alab_wasm_model_family(m)); }
 
   /** The sliding window of layer l's own (causal) mask from config.json, 0 for none (alab_model_layer_window). */
