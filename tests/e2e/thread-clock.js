@@ -57,20 +57,24 @@ function scan() {
   }
   return out;
 }
-while (Atomics.load(flag, 0) === 0) {
+// a round after the stop flag is seen too, so the samples always reach past the moment stop() was called
+for (;;) {
+  const stopping = Atomics.load(flag, 0) !== 0;
   const now = Number(process.hrtime.bigint() / 1000n);
   if (now - lastScan > 20000) { pids = scan(); lastScan = now; }
   for (const pid of pids) {
+    const a = Number(process.hrtime.bigint() / 1000n);
     let v;
     try { v = readFileSync('/proc/' + pid + '/task/' + pid + '/schedstat', 'latin1'); } catch { continue; }
-    const t = Number(process.hrtime.bigint() / 1000n);
-    // the read happened between now and t: stamp it with the midpoint
+    const b = Number(process.hrtime.bigint() / 1000n);
+    // the read happened between a and b: stamp it with the midpoint
     let s = series.get(pid);
     if (!s) series.set(pid, s = { t: [], cpu: [] });
-    s.t.push((now + t) / 2);
+    s.t.push((a + b) / 2);
     s.cpu.push(Number(v.slice(0, v.indexOf(' '))) / 1000);
   }
   if (!told) { told = true; parentPort.postMessage('ready'); }
+  if (stopping) break;
   Atomics.wait(flag, 0, 0, 1);
 }
 parentPort.postMessage([...series]);

@@ -12,8 +12,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('../../', import.meta.url)),
   test: {
     include: ['tests/firefox/**/*.test.js'],
-    testTimeout: 240_000,
-    hookTimeout: 240_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: 'forks',
     // Firefox runs the relaxed-SIMD build where it validates relaxed SIMD; with this flag the Node side can load
     // the same build (loadModel's backend option, set to what the page reports), so like is compared with like
