@@ -2,7 +2,7 @@
 // correlation is named by its sign and size, and a negative one is said as what it means (the heavier weights
 // go with the smaller effects); a set's verdict compares the interval over inputs with the permutation null's
 // band, and says so when one sentence cannot give one. Pure functions: the card passes its numbers and a
-// translator, the strings are in evidence-panel.js's tables.
+// translator, the strings are in the page's table (strings/evidence.js, ev*).
 
 /** 'none' | 'weak' | 'moderate' | 'strong' for |ρ| (< 0.1, < 0.3, < 0.6, else), or 'undefined'. */
 export function strength(rho) {
