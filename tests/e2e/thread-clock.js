@@ -45,7 +45,7 @@ const SAMPLER = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { readFileSync, readdirSync } = require('node:fs');
 const flag = new Int32Array(workerData.flag);
-const series = new Map();   // pid -> { t: [], cpu: [] }  (µs of CLOCK_MONOTONIC, µs of CPU)
+const series = new Map();   // pid -> { a: [], b: [], cpu: [] }  (the read's start and end, µs of CLOCK_MONOTONIC; µs of CPU)
 let pids = [], lastScan = -1e9, told = false;
 function scan() {
   const out = [];
@@ -67,10 +67,11 @@ for (;;) {
     let v;
     try { v = readFileSync('/proc/' + pid + '/task/' + pid + '/schedstat', 'latin1'); } catch { continue; }
     const b = Number(process.hrtime.bigint() / 1000n);
-    // the read happened between a and b: stamp it with the midpoint
+    // the count was read at some moment between a and b (a descheduled sampler can make that a long stretch)
     let s = series.get(pid);
-    if (!s) series.set(pid, s = { t: [], cpu: [] });
-    s.t.push((a + b) / 2);
+    if (!s) series.set(pid, s = { a: [], b: [], cpu: [] });
+    s.a.push(a);
+    s.b.push(b);
     s.cpu.push(Number(v.slice(0, v.indexOf(' '))) / 1000);
   }
   if (!told) { told = true; parentPort.postMessage('ready'); }
@@ -106,35 +107,42 @@ export function startProcSampler() {
 
 /**
  * CPU time (µs) of one thread's sampled series over the window [start, end] (µs): { est, lo, hi }, or null
- * where the samples do not surround the window. lo and hi bound the true value up to the kernel's lag of a
- * running thread's count (one tick), which `lagUs` adds to hi and takes from lo.
+ * where the samples do not surround the window. Each count was read at an unknown moment of [a[k], b[k]], so
+ * hi takes the last read that ended by `start` and the first that began at or after `end`, lo the reads that
+ * lay wholly inside; the estimate interpolates between the reads' midpoints. lo and hi bound the true value
+ * up to the kernel's lag in updating a running thread's count (one tick), which `lagUs` adds to hi and takes
+ * from lo. A series may give `t` (exact read times) in place of a and b.
  */
-export function cpuInWindow({ t, cpu }, start, end, lagUs = 0) {
-  const n = t.length;
-  if (n < 2 || t[0] > start || t[n - 1] < end) return null;
-  // a = last sample at or before start, b = first sample at or after end (binary searches)
-  let lo = 0, hi = n - 1;
-  while (lo < hi) { const m = (lo + hi + 1) >> 1; if (t[m] <= start) lo = m; else hi = m - 1; }
-  const a = lo;
-  lo = 0; hi = n - 1;
-  while (lo < hi) { const m = (lo + hi) >> 1; if (t[m] >= end) hi = m; else lo = m + 1; }
-  const b = lo;
-  const at = (x) => {   // the count at time x, interpolated
-    let k = a;
-    while (k + 1 < n && t[k + 1] <= x) k++;
-    if (k + 1 >= n || t[k] === x) return cpu[k];
-    return cpu[k] + ((cpu[k + 1] - cpu[k]) * (x - t[k])) / (t[k + 1] - t[k]);
+export function cpuInWindow(series, start, end, lagUs = 0) {
+  const { cpu } = series;
+  const A = series.a || series.t, B = series.b || series.t;
+  const n = cpu.length;
+  const last = (arr, x) => {   // the last k with arr[k] <= x, or -1 (arr ascending)
+    let lo = -1, hi = n - 1;
+    while (lo < hi) { const m = (lo + hi + 1) >> 1; if (arr[m] <= x) lo = m; else hi = m - 1; }
+    return lo;
   };
-  const upper = cpu[b] - cpu[a];
-  // inside: the first sample at or after start and the last at or before end
-  const i = t[a] === start ? a : a + 1, j = t[b] === end ? b : b - 1;
+  const first = (arr, x) => {  // the first k with arr[k] >= x, or n
+    let lo = 0, hi = n;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] >= x) hi = m; else lo = m + 1; }
+    return lo;
+  };
+  const ka = last(B, start), kb = first(A, end);
+  if (n < 2 || ka < 0 || kb >= n) return null;
+  const upper = cpu[kb] - cpu[ka];
+  const i = first(A, start), j = last(B, end);
   const lower = j > i ? cpu[j] - cpu[i] : 0;
-  const wall = end - start;
-  return {
-    est: Math.min(wall + lagUs, Math.max(0, at(end) - at(start))),
-    lo: Math.max(0, lower - lagUs),
-    hi: Math.min(wall + lagUs, upper + lagUs),
+  // the estimate: the count at time x, interpolated between the reads' midpoints
+  const mid = (k) => (A[k] + B[k]) / 2;
+  const at = (x) => {
+    let k = ka;
+    while (k + 1 < n && mid(k + 1) <= x) k++;
+    if (k + 1 >= n || mid(k) >= x) return cpu[k];
+    return cpu[k] + ((cpu[k + 1] - cpu[k]) * (x - mid(k))) / (mid(k + 1) - mid(k));
   };
+  const wall = end - start;
+  const lo = Math.max(0, lower - lagUs), hi = Math.min(wall + lagUs, upper + lagUs);
+  return { est: Math.min(hi, Math.max(lo, at(end) - at(start))), lo, hi };
 }
 
 /** The renderer main threads' RunTask events of a Chrome trace: [{pid, tid, ts, dur, tdur?}] (µs). */

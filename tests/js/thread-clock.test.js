@@ -34,6 +34,19 @@ describe('cpuInWindow', () => {
     expect(w.hi).toBeGreaterThanOrEqual(30000);
     expect(w.lo).toBe(24000);   // the samples at 700 and 25000 lie inside: at least 24 ms ran
   });
+  it('a read that began before the window and ended after it bounds nothing inside it (a sampler descheduled mid-read)', () => {
+    // the thread runs 5–18 ms; one read starts at 0 (before it ran) and ends at 36 ms (its midpoint lies after the
+    // task): taken as a read "after the end" by its midpoint, it would claim no CPU time was used
+    const busy = [[5000, 18000]];
+    const cpuAt = (x) => busy.reduce((acc, [a, b]) => acc + Math.max(0, Math.min(b, x) - a), 0);
+    const reads = [[-2000, -1000], [0, 36000], [40000, 41000]];
+    const sr = { a: reads.map((r) => r[0]), b: reads.map((r) => r[1]), cpu: reads.map((r) => cpuAt(r[0])) };
+    const w = cpuInWindow(sr, 5000, 18000);
+    expect(w.hi).toBeGreaterThanOrEqual(13000);   // from the read ended before 5 ms to the one begun after 18 ms
+    expect(w.lo).toBe(0);
+    expect(w.est).toBeGreaterThanOrEqual(w.lo);
+    expect(w.est).toBeLessThanOrEqual(w.hi);
+  });
   it('the lag allowance widens both bounds; no bound exceeds the window plus the lag', () => {
     const w = cpuInWindow(s, 0, 40000, 4000);
     expect(w).toEqual({ est: 30000, lo: 26000, hi: 34000 });
@@ -130,14 +143,14 @@ describe.runIf(procClockAvailable())('the /proc sampler', () => {
     const w = cpuInWindow(s, t0, t1, 4000);
     expect(w, 'samples before and after the spin').not.toBeNull();
     console.log(`[thread-clock] spin of ${(spun / 1000).toFixed(1)} ms CPU: /proc sampler ${(w.est / 1000).toFixed(1)} ms in ` +
-                `[${(w.lo / 1000).toFixed(1)}, ${(w.hi / 1000).toFixed(1)}], wall ${((t1 - t0) / 1000).toFixed(1)} ms, ${s.t.length} samples`);
+                `[${(w.lo / 1000).toFixed(1)}, ${(w.hi / 1000).toFixed(1)}], wall ${((t1 - t0) / 1000).toFixed(1)} ms, ${s.cpu.length} samples`);
     expect(spun).toBeGreaterThanOrEqual(150_000);
     // the window holds the spin and a little of the stand-in's reading and writing around it
     expect(w.hi).toBeGreaterThanOrEqual(spun);
     expect(w.lo).toBeLessThanOrEqual(spun + 10_000);
     expect(Math.abs(w.est - spun)).toBeLessThanOrEqual(15_000);
     // the stretch before 'go': idle
-    const idle = cpuInWindow(s, s.t[0], t0 - 5000, 4000);
+    const idle = cpuInWindow(s, s.b[0], t0 - 5000, 4000);
     expect(idle, 'samples over the idle stretch').not.toBeNull();
     expect(idle.lo).toBeLessThan(10_000);
   });
