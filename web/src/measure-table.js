@@ -22,7 +22,7 @@
 //             inputs), 'pairs' (a pair set's name or a list of pairs), 'options' (always last; optional unless
 //             the measure needs one of its fields)
 //   options   the option names the body accepts, in the order its "unknown option" message lists them; null:
-//             it takes no options
+//             it takes no options (counterfactual's are run's, which run checks: options.js's RUN_OPTIONS)
 //   result    the type of its value in types/index.d.ts
 //   crosses   how the value crosses a worker boundary: 'clone' (structured clone), 'transfer' (cloned, with the
 //             buffers of the typed arrays named in `transfer` moved, not copied), 'counterfactual' (two Results
@@ -128,6 +128,3 @@ export const MEASURES = Object.freeze({
   attributionSet: row({ args: ['pairs', 'options'], options: PAIR_SET, result: 'AttributionSet', takesSet: true, stepwise: 'each pair',
     docs: 'evidence.md § 8' }),
 });
-
-/** The names of the measures, in the table's order. */
-export const MEASURE_NAMES = Object.freeze(Object.keys(MEASURES));
