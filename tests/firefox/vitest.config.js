@@ -3,22 +3,10 @@
 //   npx vitest run --config tests/firefox/vitest.config.js            (all of it; `make test-firefox`)
 //   npx vitest run --config tests/firefox/vitest.config.js widget     (one file)
 // Needs web/dist (make wasm page widget) and firefox-esr (scripts/install-deps.sh).
-// One file at a time: each starts a browser.
+// The browser suites' settings (tests/e2e/vitest.config.js: one file at a time, hang guards, Node on the
+// relaxed build like the browser) with this suite's files.
 
 import { defineConfig } from 'vitest/config';
-import { fileURLToPath } from 'node:url';
+import e2e from '../e2e/vitest.config.js';
 
-export default defineConfig({
-  root: fileURLToPath(new URL('../../', import.meta.url)),
-  test: {
-    include: ['tests/firefox/**/*.test.js'],
-    testTimeout: 300_000,
-    hookTimeout: 300_000,
-    pool: 'forks',
-    // Firefox runs the relaxed-SIMD build where it validates relaxed SIMD; with this flag the Node side can load
-    // the same build (loadModel's backend option, set to what the page reports), so like is compared with like
-    execArgv: ['--experimental-wasm-relaxed-simd'],
-    maxWorkers: 1,
-    fileParallelism: false,
-  },
-});
+export default defineConfig({ ...e2e, test: { ...e2e.test, include: ['tests/firefox/**/*.test.js'] } });
