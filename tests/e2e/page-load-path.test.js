@@ -87,13 +87,26 @@ describe.runIf(existsSync(BUILTIN_WEIGHTS))('the heads and evidence panels are b
     try {
       const release = await openHeld(page, context);
       await page.waitForTimeout(300);
-      // the panels' sections are there (headings, landmarks), their cards are not
-      expect(await page.evaluate(() => [document.getElementById('figures').dataset.panels, document.getElementById('evidence').children.length]))
-        .toEqual([undefined, 0]);
+      // the panels' sections are there (headings, landmarks), their cards are not — unless a section came within
+      // the observer's margin (1200 px) of the viewport: on a loaded machine the first layout can come before the
+      // opening pictures have their height, and a reader that near is served at once (lazy-panels.js's rule)
+      const early = await page.evaluate(() => {
+        const f = document.getElementById('figures');
+        return { panels: f.dataset.panels, why: f.dataset.panelsWhy, near: f.dataset.panelsNear, cards: document.getElementById('evidence').children.length };
+      });
+      if (early.why === undefined) expect([early.panels, early.cards]).toEqual([undefined, 0]);
+      else {
+        console.log(`[page-load-path] panels built before the model by the reader's nearness: ${early.near}`);
+        expect(early.why, 'built before the model only because a section was near').toBe('near');
+        expect(Number(early.near.split(':')[1])).toBeLessThanOrEqual(1200);
+      }
       release();
       await waitDrawn(page);
       const [live, built] = [await mark(page, 'attnlab:live'), await mark(page, 'attnlab:panels')];
-      expect(built).toBeGreaterThan(live);
+      if (early.why === undefined) {
+        expect(built).toBeGreaterThan(live);
+        expect(await page.evaluate(() => document.getElementById('figures').dataset.panelsWhy)).toBe('live');
+      }
       expect(await page.evaluate(() => document.getElementById('evidence').children.length)).toBeGreaterThan(0);
       // built with the page's model: the evidence panel's layer choice has the model's layers
       const L = await page.evaluate(() => document.getElementById('ev-edge-layer').options.length);

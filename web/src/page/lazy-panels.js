@@ -45,14 +45,19 @@ export function deferPanels(panels, sections, whenLive, { margin = '1200px 0px',
     if (mark) mark.dataset.panels = 'built';
     performance.mark('attnlab:panels');
   };
+  // why they were built, on the mark (data-panels-why: near, live or link; data-panels-near: the section that
+  // came near and its distance below the viewport then, in px): a slow first layout can bring a section near
+  const why = (reason) => { if (mark && !mark.dataset.panelsWhy) mark.dataset.panelsWhy = reason; };
   const buildNow = () => {
+    why('link');
     for (const p of panels) p.build();
     done();
   };
   const later = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 1500 }) : setTimeout(fn, 50));
-  const stepwise = () => {
+  const stepwise = (reason) => {
     if (scheduled) return;
     scheduled = true;
+    why(reason);
     const next = (k) => {
       if (k === panels.length) { done(); return; }
       panels[k].build();
@@ -61,9 +66,14 @@ export function deferPanels(panels, sections, whenLive, { margin = '1200px 0px',
     later(() => next(0));
   };
   if (typeof IntersectionObserver === 'function') {
-    observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) stepwise(); }, { rootMargin: margin });
+    observer = new IntersectionObserver((entries) => {
+      const near = entries.find((e) => e.isIntersecting);
+      if (!near) return;
+      if (mark && !scheduled) mark.dataset.panelsNear = `${near.target.id}:${Math.round(near.boundingClientRect.top - innerHeight)}`;
+      stepwise('near');
+    }, { rootMargin: margin });
     for (const s of sections) if (s) observer.observe(s);
   }
-  whenLive.then(stepwise);
+  whenLive.then(() => stepwise('live'));
   return buildNow;
 }
