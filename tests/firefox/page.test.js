@@ -90,7 +90,7 @@ describe.skipIf(!HAVE_MODEL)('the page in Firefox ESR, on the built-in model', (
     expect(engine.threads).toBe(want);
     if (!engine.isolated) console.log('[firefox] NOT cross-origin isolated over http://127.0.0.1: the page runs on one thread');
     expect(engine.status).toMatch(new RegExp(` · ${STRINGS.en.engineThreads(engine.threads, engine.backend === 'relaxed-simd')}$`));
-    // the build fetched (hashed by Vite: attnlab-relaxed-mt-XXXXXXXX.wasm) is the one the page names
+    // the build fetched (Vite adds a content hash to its name) is the one the page names
     const fetched = W.requests.filter((u) => /\.wasm$/.test(new URL(u).pathname))
       .map((u) => new URL(u).pathname.split('/').pop().replace(/-[\w-]{8}\.wasm$/, '.wasm'));
     console.log(`[firefox] wasm fetched: ${fetched.join(', ')}`);

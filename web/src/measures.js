@@ -208,6 +208,9 @@ export function evidenceSet(m, set, options) {
 
 // ---- one input: the stepwise evidence measures (docs/evidence.md § 2-4) ----
 
+/** A stepwise measure's finish on one input: its result with the input's ids and tokens. */
+const withTokens = (m, ids) => (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) });
+
 export function edgeKnockout(m, input, options) {
   const w = m.w;
   const o = optionsOf('edgeKnockout', options);
@@ -219,7 +222,7 @@ export function edgeKnockout(m, input, options) {
   const mode = knockoutMode('edgeKnockout', o.knockout);
   return { steps: evidence.edgeKnockoutSteps(w, m.h, ids, { layer, head, topK, nLayer, mode }),
            progress: progressOptions('edgeKnockout', o),
-           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+           finish: withTokens(m, ids) };
 }
 
 export function tokenKnockout(m, input, options) {
@@ -230,7 +233,7 @@ export function tokenKnockout(m, input, options) {
   const { mode, neutral } = tokenMode(m, 'tokenKnockout', o);
   return { steps: evidence.tokenKnockoutSteps(w, m.h, ids, { nLayer, nHead, mode, neutral }),
            progress: progressOptions('tokenKnockout', o),
-           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+           finish: withTokens(m, ids) };
 }
 
 export function ablationSemantics(m, input, options) {
@@ -250,7 +253,7 @@ export function ablationSemantics(m, input, options) {
   const refOut = headOutputs(m, reference), resOut = resample === reference ? refOut : headOutputs(m, resample);
   return { steps: evidence.ablationSemanticsSteps(w, m.h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws, seed }),
            progress: progressOptions('ablationSemantics', o),
-           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)) }) };
+           finish: withTokens(m, ids) };
 }
 
 // ---- over a set of inputs (docs/evidence.md § 5) ----
