@@ -67,9 +67,16 @@ static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) 
     float *A = buf, *E = buf + TT, *EL = buf + 2 * TT;
     int rc = alab_edge_knockout(A, E, EL, m, ids, T, layer, c->ev_head, 0, T, c->ko_mode);
     if (!rc) {
+        /* the pairs that exist: j <= i, and inside the layer's window on a sliding-window layer, where
+         * alab_edge_knockout marks the others NaN (no pair: the JS API and the --set path skip them too) */
         int n = 0;
         for (int i = 0; i < T; i++)
-            for (int j = 0; j <= i; j++, n++) { a[n] = A[i * T + j]; a[TT + n] = E[i * T + j]; }
+            for (int j = 0; j <= i; j++) {
+                if (isnan(E[i * T + j])) continue;
+                a[n] = A[i * T + j];
+                a[TT + n] = E[i * T + j];
+                n++;
+            }
         fprintf(f, ",\"layer\":%d,\"head\":", layer);
         if (c->ev_head < 0) fputs("\"all\"", f); else fprintf(f, "%d", c->ev_head);
         fputs(",\"A\":", f); json_floats(f, A, TT);
@@ -82,7 +89,7 @@ static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) 
         rc = json_rank(f, "A_vs_E", a, a + TT, n);
         double share;
         if (!rc && !(rc = alab_top_k_overlap(&share, a, a + TT, n, T))) {
-            fprintf(f, ",\"top_k\":%d,\"top_k_overlap\":", T < n ? T : n);
+            fprintf(f, ",\"pairs\":%d,\"top_k\":%d,\"top_k_overlap\":", n, T < n ? T : n);
             json_num(f, share);
         }
     }
