@@ -447,9 +447,44 @@ static void set_free(input_set *s) {
     s->n = 0;
 }
 
-static int set_push(input_set *s, int *ids, int T, int P, int index) {
+/* A dataset file (--set FILE) is read line by line (alab_lines_*, c/src/io.h), never whole: at most
+ * CLI_SET_MAX_BYTES bytes, CLI_SET_MAX_LINE bytes a line (the encoder's own limit), reading stops at --limit, and
+ * the set's points are counted as the lines come, so that a set over ALAB_EVIDENCE_MAX_N points is refused
+ * (ELIMIT) before the rest is read and before the first forward pass (docs/security.md, "Evidence"). */
+#define CLI_SET_MAX_BYTES ((uint64_t)64 << 20)
+#define CLI_SET_MAX_LINE ((size_t)ALAB_MAX_TEXT_BYTES)
+
+/* The stable name of an engine code, for messages that name it. */
+static const char *code_name(int rc) {
+    switch (rc) {
+    case ALAB_EINVAL: return "EINVAL";
+    case ALAB_ENOMEM: return "ENOMEM";
+    case ALAB_EIO: return "EIO";
+    case ALAB_EFORMAT: return "EFORMAT";
+    case ALAB_ELIMIT: return "ELIMIT";
+    case ALAB_ERANGE: return "ERANGE";
+    default: return "ERROR";
+    }
+}
+
+/* The points a measure's set summary holds for one input of T tokens (its correlations' size): every causal
+ * pair for edge knockout, every position for token knockout. */
+typedef size_t (*points_fn)(int T);
+static size_t edge_points(int T) { return (size_t)T * (T + 1) / 2; }
+static size_t token_points(int T) { return (size_t)T; }
+
+static int set_push(input_set *s, int *ids, int T, int P, const char *where, long index, points_fn points, size_t *total) {
     if (T < 2) {
-        fprintf(stderr, "attnlab: --set: input %d has %d tokens; at least 2 are needed\n", index, T);
+        fprintf(stderr, "attnlab: --set: %s %ld has %d tokens; at least 2 are needed\n", where, index, T);
+        free(ids);
+        return 1;
+    }
+    const int t = T > P ? P : T; /* cut at n_positions, as the JS API does */
+    *total += points(t);
+    if (*total > ALAB_EVIDENCE_MAX_N) { /* before any forward pass, and before the rest of the set is read */
+        fprintf(stderr, "attnlab: --set: ELIMIT: the set holds more than %d points (ALAB_EVIDENCE_MAX_N) by its %s %ld "
+                "(%zu so far), checked before the first forward pass; use --limit %d or fewer inputs\n", ALAB_EVIDENCE_MAX_N,
+                where, index, *total, s->n ? s->n : 1);
         free(ids);
         return 1;
     }
@@ -459,16 +494,47 @@ static int set_push(input_set *s, int *ids, int T, int P, int index) {
     if (!ni || !nt) { free(ids); return fail_rc(ALAB_ENOMEM, "--set"); }
     s->T = nt;
     s->ids[s->n] = ids;
-    s->T[s->n] = T > P ? P : T; /* cut at n_positions, as the JS API does */
+    s->T[s->n] = t;
     s->n++;
     return 0;
 }
 
+/* The lines of a dataset file, each non-empty one an input, until --limit inputs. */
+static int load_lines(input_set *s, const cli *c, alab_model *m, const char *path, int P, points_fn points, size_t *total) {
+    alab_lines *r;
+    int rc = alab_lines_open(&r, path, CLI_SET_MAX_BYTES, CLI_SET_MAX_LINE);
+    if (rc != ALAB_OK) {
+        fprintf(stderr, "attnlab: --set: %s: %s\n", code_name(rc), alab_last_error());
+        return 1;
+    }
+    const char *line;
+    size_t len;
+    while (!c->limit || s->n < c->limit) {
+        if ((rc = alab_lines_next(r, &line, &len)) <= 0) break;
+        if (!len) continue;
+        int *ids = NULL, T = 0;
+        if (encode(&ids, &T, m, line)) {
+            fprintf(stderr, "attnlab: --set: %s line %ld could not be encoded\n", path, alab_lines_number(r));
+            free(ids);
+            rc = 1;
+            break;
+        }
+        if ((rc = set_push(s, ids, T, P, "line", alab_lines_number(r), points, total))) break;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "attnlab: --set: %s: %s\n", code_name(rc), alab_last_error());
+        rc = 1;
+    }
+    alab_lines_close(r);
+    return rc;
+}
+
 /* The inputs of --set: heldout / repeated (the built-in model's evidence/ folder) or a file of texts. */
-static int load_set(input_set *s, const cli *c, alab_model *m) {
+static int load_set(input_set *s, const cli *c, alab_model *m, points_fn points) {
     char dir[PATH_MAX], path[PATH_MAX];
     const int P = alab_model_config(m)->n_positions;
     const int named = strcmp(c->set, "heldout") == 0 || strcmp(c->set, "repeated") == 0;
+    size_t total = 0; /* the set's points so far */
     if (named) {
         const char *d = find_builtin_model(dir, sizeof dir);
         if (!d) { fprintf(stderr, "attnlab: --set %s: the built-in model's folder is not found\n", c->set); return 1; }
@@ -477,14 +543,14 @@ static int load_set(input_set *s, const cli *c, alab_model *m) {
     } else {
         snprintf(path, sizeof path, "%s", c->set);
     }
-    size_t len = 0;
-    char *text = NULL; /* any size, and pipes too (--set <(...)) */
-    if (alab_read_whole_file(&text, &len, path, UINT64_MAX, ALAB_READ_STREAMS)) {
-        fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno));
-        return 1;
-    }
     int rc = 0;
-    if (named && strcmp(c->set, "repeated") == 0) {
+    if (named && strcmp(c->set, "repeated") == 0) { /* the built-in model's own JSON file */
+        size_t len = 0;
+        char *text = NULL;
+        if (alab_read_whole_file(&text, &len, path, CLI_SET_MAX_BYTES, 0)) {
+            fprintf(stderr, "attnlab: --set: cannot read %s: %s\n", path, strerror(errno));
+            return 1;
+        }
         json_doc doc;
         const json_value *seqs = NULL;
         if (json_parse(&doc, text, len, 0) == ALAB_OK) seqs = json_get(doc.root, "sequences");
@@ -507,26 +573,13 @@ static int load_set(input_set *s, const cli *c, alab_model *m) {
                 ids[t] = (int)v;
             }
             if (rc) { free(ids); break; }
-            rc = set_push(s, ids, (int)q->n, P, (int)k);
+            rc = set_push(s, ids, (int)q->n, P, "sequence", (long)k, points, &total);
         }
         json_free(&doc);
+        free(text);
     } else {
-        int index = 0;
-        for (char *line = text; line && *line && !rc && (!c->limit || s->n < c->limit);) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            size_t l = strlen(line);
-            if (l && line[l - 1] == '\r') line[--l] = '\0';
-            if (l) {
-                int *ids = NULL, T = 0;
-                if (encode(&ids, &T, m, line)) { free(ids); rc = 1; break; }
-                rc = set_push(s, ids, T, P, index);
-                index++;
-            }
-            line = nl ? nl + 1 : NULL;
-        }
+        rc = load_lines(s, c, m, path, P, points, &total);
     }
-    free(text);
     if (!rc && s->n == 0) { fprintf(stderr, "attnlab: --set %s holds no inputs\n", c->set); rc = 1; }
     return rc;
 }
@@ -579,7 +632,7 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
     }
     if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
     input_set s = {0};
-    if (load_set(&s, c, m)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    if (load_set(&s, c, m, edge_points)) { set_free(&s); return CLI_REPORTED_INPUT; }
     const int n = s.n;
     float **grids = calloc(3 * (size_t)n, sizeof *grids);
     double *per = malloc(4 * (size_t)n * sizeof *per);
@@ -651,7 +704,7 @@ static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
     const int L = cfg->n_layer, NH = cfg->n_head;
     if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
     input_set s = {0};
-    if (load_set(&s, c, m)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    if (load_set(&s, c, m, token_points)) { set_free(&s); return CLI_REPORTED_INPUT; }
     const int n = s.n;
     size_t total = 0;
     for (int k = 0; k < n; k++) total += (size_t)s.T[k];

@@ -147,6 +147,196 @@ int alab_read_whole_file(char **out, size_t *len, const char *path, uint64_t max
     return ALAB_OK;
 }
 
+/* ---- a text file line by line (io.h) ------------------------------------------------------------------- */
+
+int alab_utf8_seq(const unsigned char *s, size_t n) {
+    const unsigned c = s[0];
+    if (c < 0x80) return 1;
+    int len;
+    unsigned lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;      /* overlong */
+        else if (c == 0xED) hi = 0x9F; /* U+D800..U+DFFF: surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;      /* overlong */
+        else if (c == 0xF4) hi = 0x8F; /* above U+10FFFF */
+    } else return 0;                   /* a continuation byte, C0, C1, F5..FF */
+    if (n < (size_t)len || s[1] < lo || s[1] > hi) return 0;
+    for (int k = 2; k < len; k++)
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+    return len;
+}
+
+#define LINES_CHUNK 65536
+
+struct alab_lines {
+    int fd, err;             /* err: the error every call returns after the first */
+    char *path;
+    unsigned char *buf;      /* the chunk read last: buf[pos..end) not yet looked at */
+    size_t pos, end;
+    char *line;              /* the line being built, line_cap bytes */
+    size_t line_cap, max_line;
+    uint64_t read, max_file; /* bytes read from the file */
+    long number;             /* lines given so far (or the one that failed) */
+    int eof, cr;             /* cr: the last line ended in CR, so a LF first is part of that break */
+};
+
+int alab_lines_open(alab_lines **out, const char *path, uint64_t max_file, size_t max_line) {
+    *out = NULL;
+    if (!path || max_line < 1 || max_line > SIZE_MAX / 2) return alab_fail(ALAB_EINVAL, "alab_lines_open: bad argument");
+    alab_lines *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path)) || !(r->buf = malloc(LINES_CHUNK))) {
+        if (r) { free(r->path); free(r->buf); }
+        free(r);
+        return fail_errno(ENOMEM, ALAB_ENOMEM, "cannot allocate a line reader for %s", path);
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        const int e = errno;
+        free(r->path);
+        free(r->buf);
+        free(r);
+        return fail_errno(e, ALAB_EIO, "cannot open %s: %s", path, strerror(e));
+    }
+    r->max_line = max_line;
+    r->max_file = max_file;
+    *out = r;
+    return ALAB_OK;
+}
+
+long alab_lines_number(const alab_lines *r) { return r ? r->number : 0; }
+uint64_t alab_lines_bytes(const alab_lines *r) { return r ? r->read : 0; }
+
+void alab_lines_close(alab_lines *r) {
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
+    free(r->path);
+    free(r->buf);
+    free(r->line);
+    free(r);
+}
+
+/* The next chunk into buf: 1, 0 at the end, or an error. */
+static int lines_fill(alab_lines *r) {
+    for (;;) {
+        ssize_t got = read(r->fd, r->buf, LINES_CHUNK);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            const int e = errno;
+            return fail_errno(e, ALAB_EIO, "cannot read %s: %s", r->path, strerror(e));
+        }
+        if (got == 0) return 0;
+        r->read += (uint64_t)got;
+        if (r->read > r->max_file)
+            return fail_errno(EFBIG, ALAB_ELIMIT, "%s is more than %llu bytes, over the limit for a dataset file",
+                              r->path, (unsigned long long)r->max_file);
+        r->pos = 0;
+        r->end = (size_t)got;
+        return 1;
+    }
+}
+
+int alab_lines_next(alab_lines *r, const char **line, size_t *len) {
+    *line = NULL;
+    *len = 0;
+    if (!r) return alab_fail(ALAB_EINVAL, "alab_lines_next: NULL reader");
+    if (r->err) return r->err;
+    if (r->eof) return 0;
+    size_t n = 0; /* bytes of this line so far */
+    int rc = ALAB_OK, any = 0;
+    r->number++;
+    for (;;) {
+        if (r->pos == r->end) {
+            rc = lines_fill(r);
+            if (rc < 0) break;
+            if (rc == 0) { r->eof = 1; break; }
+        }
+        unsigned char c = r->buf[r->pos];
+        if (r->cr && c == '\n' && !any) { /* the LF of a CRLF */
+            r->cr = 0;
+            r->pos++;
+            continue;
+        }
+        r->cr = 0;
+        any = 1;
+        if (c == '\n' || c == '\r') {
+            r->cr = c == '\r';
+            r->pos++;
+            break;
+        }
+        if (c == '\0') {
+            rc = fail_errno(EILSEQ, ALAB_EFORMAT, "%s line %ld byte %zu: a NUL byte (a dataset file is UTF-8 text)", r->path,
+                            r->number, n + 1);
+            break;
+        }
+        if (n >= r->max_line) {
+            rc = fail_errno(EFBIG, ALAB_ELIMIT, "%s line %ld is longer than %zu bytes, the limit of a line", r->path,
+                            r->number, r->max_line);
+            break;
+        }
+        if (n + 4 >= r->line_cap) { /* room for a 4-byte sequence and the NUL */
+            size_t cap = r->line_cap ? 2 * r->line_cap : 256;
+            if (cap > r->max_line + 8) cap = r->max_line + 8;
+            char *nl = realloc(r->line, cap);
+            if (!nl) { rc = fail_errno(ENOMEM, ALAB_ENOMEM, "cannot allocate %zu bytes for a line of %s", cap, r->path); break; }
+            r->line = nl;
+            r->line_cap = cap;
+        }
+        if (c < 0x80) {
+            r->line[n++] = (char)c;
+            r->pos++;
+            continue;
+        }
+        /* a multi-byte sequence, perhaps across two chunks: gather up to 4 bytes first */
+        unsigned char seq[4];
+        size_t k = 0, want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        while (k < want) {
+            if (r->pos == r->end) {
+                int f = lines_fill(r);
+                if (f < 0) { rc = f; break; }
+                if (f == 0) { r->eof = 1; break; }
+            }
+            seq[k] = r->buf[r->pos];
+            if (k > 0 && (seq[k] < 0x80 || seq[k] > 0xBF)) break; /* not a continuation: left for the next round */
+            k++;
+            r->pos++;
+        }
+        if (rc < 0) break;
+        if (alab_utf8_seq(seq, k) != (int)want || n + k > r->max_line) {
+            if (n + k > r->max_line && alab_utf8_seq(seq, k) == (int)want)
+                rc = fail_errno(EFBIG, ALAB_ELIMIT, "%s line %ld is longer than %zu bytes, the limit of a line", r->path,
+                                r->number, r->max_line);
+            else
+                rc = fail_errno(EILSEQ, ALAB_EFORMAT, "%s line %ld byte %zu: invalid UTF-8 (0x%02X)", r->path, r->number,
+                                n + 1, c);
+            break;
+        }
+        memcpy(r->line + n, seq, k);
+        n += k;
+    }
+    if (rc < 0) {
+        r->err = rc;
+        return rc;
+    }
+    if (!any && r->eof) { /* nothing after the last break */
+        r->number--;
+        return 0;
+    }
+    if (!r->line) { /* an empty line before any byte was kept */
+        if (!(r->line = malloc(r->line_cap = 256))) {
+            r->err = fail_errno(ENOMEM, ALAB_ENOMEM, "cannot allocate a line of %s", r->path);
+            return r->err;
+        }
+    }
+    r->line[n] = '\0';
+    *line = r->line;
+    *len = n;
+    return 1;
+}
+
 /* tokenizer.json and the shard index share the vocabulary's limit; tokenizer_config.json has its own */
 #define TOKENIZER_CONFIG_MAX ((uint64_t)16 << 20)
 

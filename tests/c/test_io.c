@@ -190,6 +190,134 @@ static void the_whole_file_reader(void **state) {
     remove_tree(dir);
 }
 
+/* ---- the dataset reader: a text file line by line (issue 53) --------------------------------------------- */
+
+static char *write_file(const char *dir, const char *name, const void *data, size_t n) {
+    char *path = file_in(dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (n) assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+    return path;
+}
+
+/* Every line of data (n bytes) read back: the lines joined by '|' into out; the last result. */
+static int read_lines(char *out, size_t cap, const char *dir, const void *data, size_t n, uint64_t max_file,
+                      size_t max_line, long *number) {
+    alab_lines *r;
+    assert_int_equal(alab_lines_open(&r, write_file(dir, "lines", data, n), max_file, max_line), ALAB_OK);
+    out[0] = '\0';
+    const char *line;
+    size_t len;
+    int rc, k = 0;
+    while ((rc = alab_lines_next(r, &line, &len)) == 1) {
+        assert_int_equal(strlen(line), len);
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", k++ ? "|" : "", line);
+    }
+    *number = alab_lines_number(r);
+    if (rc < 0) assert_int_equal(alab_lines_next(r, &line, &len), rc); /* the error again */
+    alab_lines_close(r);
+    return rc;
+}
+
+static void the_line_reader(void **state) {
+    char *dir = copy_tiny(), got[4096];
+    long num;
+    /* LF, CRLF and a lone CR are each one break; a CRLF split across no boundary is one break */
+    assert_int_equal(read_lines(got, sizeof got, dir, "a\nb\r\nc\rd", 8, 100, 100, &num), 0);
+    assert_string_equal(got, "a|b|c|d");
+    assert_int_equal(num, 4);
+    assert_int_equal(read_lines(got, sizeof got, dir, "a\r\r\nb\n\n", 7, 100, 100, &num), 0);
+    assert_string_equal(got, "a||b|");
+    assert_int_equal(read_lines(got, sizeof got, dir, "", 0, 100, 100, &num), 0);
+    assert_string_equal(got, "");
+    assert_int_equal(num, 0);
+    /* UTF-8: every valid form passes; a NUL, an overlong form, a surrogate, a cut sequence, a stray byte do not */
+    const char *good = "\x7f \xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
+    assert_int_equal(read_lines(got, sizeof got, dir, good, strlen(good), 100, 100, &num), 0);
+    assert_string_equal(got, good);
+    static const struct { const char *bytes; size_t n; long line; const char *what; } bad[] = {
+        {"ok\nx\0y\n", 7, 2, "a NUL byte"},
+        {"\xc0\x80", 2, 1, "invalid UTF-8"},            /* overlong NUL */
+        {"\xe0\x9f\xbf", 3, 1, "invalid UTF-8"},        /* overlong */
+        {"a\n\xed\xa0\x80", 5, 2, "invalid UTF-8"},     /* a surrogate */
+        {"\xf4\x90\x80\x80", 4, 1, "invalid UTF-8"},    /* above U+10FFFF */
+        {"\xe2\x82\n", 3, 1, "invalid UTF-8"},          /* cut by a break */
+        {"ab\xe2\x82", 4, 1, "invalid UTF-8"},          /* cut by the end */
+        {"\x80", 1, 1, "invalid UTF-8"},                /* a stray continuation */
+        {"\xff", 1, 1, "invalid UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(read_lines(got, sizeof got, dir, bad[i].bytes, bad[i].n, 100, 100, &num), ALAB_EFORMAT);
+        assert_int_equal(num, bad[i].line);
+        assert_non_null(strstr(alab_last_error(), bad[i].what));
+        char where[32];
+        snprintf(where, sizeof where, "line %ld", bad[i].line);
+        assert_non_null(strstr(alab_last_error(), where));
+    }
+    /* a line of exactly max_line bytes passes, one byte more (or a multi-byte character across it) does not */
+    assert_int_equal(read_lines(got, sizeof got, dir, "abcd\nabc", 8, 100, 4, &num), 0);
+    assert_int_equal(read_lines(got, sizeof got, dir, "abc\nabcde\n", 10, 100, 4, &num), ALAB_ELIMIT);
+    assert_int_equal(num, 2);
+    assert_non_null(strstr(alab_last_error(), "line 2 is longer than 4 bytes"));
+    assert_int_equal(read_lines(got, sizeof got, dir, "abc\xc3\xa9", 5, 100, 4, &num), ALAB_ELIMIT);
+    /* the file's cap: more bytes than max_file is ELIMIT, exactly max_file is not */
+    assert_int_equal(read_lines(got, sizeof got, dir, "a\nb\nc\n", 6, 6, 100, &num), 0);
+    assert_int_equal(read_lines(got, sizeof got, dir, "a\nb\nc\nd", 7, 6, 100, &num), ALAB_ELIMIT);
+    assert_int_equal(errno, EFBIG);
+    /* lines and characters across the 64 KiB chunks: 70 000 lines of "é\r\n" (a CRLF and a 2-byte character
+     * cut at 65 536), read back whole */
+    const size_t N = 70000;
+    char *big = malloc(4 * N);
+    assert_non_null(big);
+    for (size_t i = 0; i < N; i++) memcpy(big + 4 * i, "\xc3\xa9\r\n", 4);
+    alab_lines *r;
+    assert_int_equal(alab_lines_open(&r, write_file(dir, "big", big, 4 * N), 4 * N, 8), ALAB_OK);
+    const char *line;
+    size_t len, count = 0;
+    int rc;
+    while ((rc = alab_lines_next(r, &line, &len)) == 1) {
+        assert_int_equal(len, 2);
+        assert_memory_equal(line, "\xc3\xa9", 3);
+        count++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(count, N);
+    assert_int_equal(alab_lines_bytes(r), 4 * N);
+    alab_lines_close(r);
+    free(big);
+    /* a reader that stops early has read one chunk, not the file */
+    assert_int_equal(alab_lines_open(&r, file_in(dir, "big"), 4 * N, 8), ALAB_OK);
+    assert_int_equal(alab_lines_next(r, &line, &len), 1);
+    assert_true(alab_lines_bytes(r) <= 65536);
+    alab_lines_close(r);
+    /* endless input: /dev/zero is a NUL at line 1, at once; a pipe is read like a file; a directory fails */
+    assert_int_equal(alab_lines_open(&r, "/dev/zero", (uint64_t)1 << 40, 1 << 20), ALAB_OK);
+    assert_int_equal(alab_lines_next(r, &line, &len), ALAB_EFORMAT);
+    assert_true(alab_lines_bytes(r) <= 65536);
+    alab_lines_close(r);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], "x\ny", 3), 3);
+    close(fds[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    assert_int_equal(alab_lines_open(&r, path, 100, 100), ALAB_OK);
+    assert_int_equal(alab_lines_next(r, &line, &len), 1);
+    assert_string_equal(line, "x");
+    assert_int_equal(alab_lines_next(r, &line, &len), 1);
+    assert_string_equal(line, "y");
+    assert_int_equal(alab_lines_next(r, &line, &len), 0);
+    alab_lines_close(r);
+    close(fds[0]);
+    assert_int_equal(alab_lines_open(&r, dir, 100, 100), ALAB_OK);
+    assert_int_equal(alab_lines_next(r, &line, &len), ALAB_EIO);
+    alab_lines_close(r);
+    assert_int_equal(alab_lines_open(&r, file_in(dir, "none"), 100, 100), ALAB_EIO);
+    assert_null(r);
+    remove_tree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_copy_loads),
@@ -198,6 +326,7 @@ int main(void) {
         cmocka_unit_test(each_file_kind_is_held_to_its_own_limit),
         cmocka_unit_test(an_empty_or_missing_directory_is_refused),
         cmocka_unit_test(the_whole_file_reader),
+        cmocka_unit_test(the_line_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

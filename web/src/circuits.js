@@ -8,7 +8,7 @@
 // something from the clean run; noising: the clean input with something from the corrupted run).
 
 import { AttnlabError } from './core/errors.js';
-import { SET_DEFAULTS, bootstrapMean, intervalsOf } from './evidence.js';
+import { SET_DEFAULTS, SET_POINTS, bootstrapMean, checkSetPoints, intervalsOf } from './evidence.js';
 import { checkIndex } from './analysis.js';
 
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
@@ -127,6 +127,7 @@ export function compositionScores(w, h, { nLayer, nHead, nNull = 200, seed = 1 }
 
 /** Runs fn on each pair; a pair whose two logit differences are less than minGap apart is skipped with its reason. */
 function* eachPair(pairs, minGap, fn, per, skipped) {
+  checkSetPoints('a set of pairs', pairs, SET_POINTS.perInput); // before the first forward pass
   for (let k = 0; k < pairs.length; k++) {
     try {
       const r = fn(pairs[k]);
@@ -217,6 +218,7 @@ export function* componentTracingSetSteps(w, h, pairs, { nLayer, minGap = 1, ...
  */
 export function* attributionSetSteps(w, h, pairs, { nLayer, nHead, ...s }) {
   const per = [], stat = statOf(s), LH = nLayer * nHead;
+  checkSetPoints('attributionSet', pairs, SET_POINTS.perInput);
   for (let k = 0; k < pairs.length; k++) {
     const p = pairs[k];
     const r = directLogitAttribution(w, h, p.clean, { answers: p.answers, nLayer, nHead });

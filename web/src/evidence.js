@@ -9,7 +9,7 @@
 // (AttnlabError 'EABORT').
 
 import { AttnlabError } from './core/errors.js';
-import { ABLATION_MODES } from './core/abi.js';
+import { ABLATION_MODES, C } from './core/abi.js';
 
 /** The ways to remove a head (ALAB_ABLATE_ZERO, _MEAN, _RESAMPLE). */
 export { ABLATION_MODES };
@@ -338,6 +338,30 @@ export function activationPatching(w, h, clean, corrupt, { answers, nLayer, nHea
 
 // ---- over a set of inputs: intervals, nulls, the noise floor (docs/evidence.md § 5, over a set of inputs) ----
 
+/**
+ * The points a set's summary holds for an input of T tokens, per measure (the size of its correlations: every
+ * causal pair for edge knockout, every position for token knockout; one per input or pair for the others, whose
+ * aggregates are over inputs). The set's total is held to C.EVIDENCE_MAX_N (ALAB_EVIDENCE_MAX_N) before the
+ * first forward pass, as the CLI does while it reads --set.
+ */
+export const SET_POINTS = Object.freeze({
+  edge: (T) => (T * (T + 1)) / 2,
+  tokens: (T) => T,
+  perInput: () => 1,
+});
+
+/** ELIMIT when the points of `lengths` (token counts, or a count of inputs with SET_POINTS.perInput) exceed the cap. */
+export function checkSetPoints(where, lengths, points) {
+  let total = 0;
+  for (let k = 0; k < lengths.length; k++) {
+    total += points(lengths[k]);
+    if (total > C.EVIDENCE_MAX_N)
+      throw new AttnlabError('ELIMIT', `${where}: the set holds more than ${C.EVIDENCE_MAX_N} points (ALAB_EVIDENCE_MAX_N) by its input ${k} ` +
+        `(${total} so far), checked before the first forward pass; use options.limit = ${Math.max(k, 1)} or fewer inputs`);
+  }
+  return total;
+}
+
 /** The default resampling of every aggregate: 95 % intervals from 1000 bootstrap resamples, 1000 permutations. */
 export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.95, seed: 1, noiseFactor: 10 });
 
@@ -413,6 +437,7 @@ const corrOf = (v, at) => Object.fromEntries(CORR_FIELDS.map((k, i) => [k, nanTo
 export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead, mode = 'renorm', epsilon,
   nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
   noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  checkSetPoints('edgeKnockoutSet', inputs.map((ids) => ids.length), SET_POINTS.edge); // before the first forward pass
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0;
   const total = n + nNoise;
   const hd = head === 'all' ? -1 : head;
@@ -509,6 +534,7 @@ const wholeRow = (reading, effect) => ({ reading: Array.from(reading), effect: A
 export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'column', neutral = 0, epsilon,
   nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
   noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  checkSetPoints('tokenKnockoutSet', inputs.map((ids) => ids.length), SET_POINTS.tokens); // before the first forward pass
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0, total = n + nNoise;
   const per = [];
   for (let k = 0; k < n; k++) {
@@ -544,6 +570,7 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
  */
 export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead, draws = 20, nBoot = SET_DEFAULTS.nBoot,
   level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed }) {
+  checkSetPoints('ablationSet', inputs, SET_POINTS.perInput);
   const n = inputs.length, LH = nLayer * nHead, Tr = refIds.length;
   const per = [];
   const mem = arena(w);
@@ -589,6 +616,7 @@ export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead,
  */
 export function* patchingSetSteps(w, h, pairs, { nLayer, nHead, nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level,
   seed = SET_DEFAULTS.seed, minGap = 1 }) {
+  checkSetPoints('patchingSet', pairs, SET_POINTS.perInput);
   const per = [], skipped = [];
   for (let k = 0; k < pairs.length; k++) {
     const p = pairs[k];

@@ -8,7 +8,7 @@
 // docs/api.md and types/index.d.ts.
 
 import { AttnlabError } from './core/errors.js';
-import { MASKS } from './core/abi.js';
+import { C, MASKS } from './core/abi.js';
 import { checkIndex } from './analysis.js';
 import { alignTokens, attentionDiff, nextTokenDiff } from './counterfactual.js';
 import * as evidence from './evidence.js';
@@ -191,18 +191,26 @@ function headOutputs(m, ids) {
   return v;
 }
 
-export function evidenceSet(m, set, options) {
+// The inputs of a set as ids, cut at n_positions; with `points` (evidence.js's SET_POINTS.edge or .tokens) the
+// set's points are counted as the inputs are tokenized, and a set over the cap is ELIMIT at the input that
+// crosses it, before the rest is tokenized and before any forward pass.
+export function evidenceSet(m, set, options, points = null, where = 'evidence set') {
   const { limit } = checkOptions('evidenceSet', options, ['limit']);
   let list = setInputs(set);
   if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'an evidence set is a name or a non-empty list of inputs');
   if (limit !== undefined) list = list.slice(0, checkIndex('limit', limit, 1, INT_MAX));
+  let total = 0;
   return list.map((x, k) => {
     if (Array.isArray(x) && x.some((id) => !Number.isInteger(id) || id < 0 || id >= m.config.vocabSize))
       throw new AttnlabError('ERANGE', `evidence set input ${k}: a token id outside [0, ${m.config.vocabSize})`);
     const ids = m.idsOf(x);
     if (ids.length < 2) throw new AttnlabError('EEMPTY', `evidence set input ${k} has ${ids.length} tokens; at least 2 are needed`);
     const P = m.config.nPositions;
-    return ids.length > P ? ids.slice(0, P) : ids;
+    const cut = ids.length > P ? ids.slice(0, P) : ids;
+    if (points && (total += points(cut.length)) > C.EVIDENCE_MAX_N)
+      throw new AttnlabError('ELIMIT', `${where}: the set holds more than ${C.EVIDENCE_MAX_N} points (ALAB_EVIDENCE_MAX_N) by its input ${k} ` +
+        `(${total} so far), checked before the first forward pass; use options.limit = ${Math.max(k, 1)} or fewer inputs`);
+    return cut;
   });
 }
 
@@ -265,7 +273,7 @@ export function edgeKnockoutSet(m, set, options) {
   const layer = o.layer === undefined ? nLayer - 1 : checkIndex('layer', o.layer, 0, nLayer - 1);
   const head = o.head === undefined || o.head === 'all' ? 'all' : checkIndex('head', o.head, 0, nHead - 1);
   const mode = knockoutMode('edgeKnockoutSet', o.knockout);
-  const inputs = evidenceSet(m, set, { limit: o.limit });
+  const inputs = evidenceSet(m, set, { limit: o.limit }, evidence.SET_POINTS.edge, 'edgeKnockoutSet');
   const count = (name, v, lo) => (v === undefined ? undefined : checkIndex(name, v, lo, 1000000));
   const nBoot = count('nBoot', o.nBoot, 0), nPerm = count('nPerm', o.nPerm, 0);
   const seed = o.seed === undefined ? undefined : checkIndex('seed', o.seed, 0, 0xffffffff);
@@ -286,7 +294,7 @@ export function tokenKnockoutSet(m, set, options) {
   const { mode, neutral } = tokenMode(m, 'tokenKnockoutSet', o);
   if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
     throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
-  const inputs = evidenceSet(m, set, { limit: o.limit });
+  const inputs = evidenceSet(m, set, { limit: o.limit }, evidence.SET_POINTS.tokens, 'tokenKnockoutSet');
   return { steps: evidence.tokenKnockoutSetSteps(w, m.h, inputs, { nLayer, nHead, mode, neutral, epsilon: o.epsilon,
              ...setStats('tokenKnockoutSet', o) }),
            progress: progressOptions('tokenKnockoutSet', o),
@@ -296,7 +304,7 @@ export function tokenKnockoutSet(m, set, options) {
 export function ablationSet(m, set, options) {
   const w = m.w;
   const o = optionsOf('ablationSet', options);
-  const inputs = evidenceSet(m, set, { limit: o.limit });
+  const inputs = evidenceSet(m, set, { limit: o.limit }, evidence.SET_POINTS.perInput, 'ablationSet');
   const refIds = referenceIds(m, 'ablationSet', o.reference);
   const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
   const { nLayer, nHead } = m.config;
@@ -326,6 +334,7 @@ function preparePairs(m, where, pairs, o) {
   let list = setPairs(where, pairs, m.config.vocabSize);
   if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
   if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
+  evidence.checkSetPoints(where, list, evidence.SET_POINTS.perInput); // before the answers' forward passes
   return list.map((p, k) => {
     if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
     const c = evidenceInput(m, `${where} pair ${k} (clean)`, p[0]);
