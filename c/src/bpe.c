@@ -78,6 +78,7 @@
 #include "nfc.h"
 #include "unicode_tables.h"
 
+#include <stdarg.h>
 #include <stddef.h> /* before sys/random.h: Emscripten's needs size_t */
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,8 @@ int bpe_init(alab_bpe *b) {
     random_key(b);
     b->bos = -1;
     b->unk = -1;
+    b->min_raw_in = b->min_norm = SIZE_MAX;
+    b->max_ids_per_byte = 3; /* vocab.json + merges.txt: one id per byte of U+FFFD-repaired text at most */
     return ALAB_OK;
 }
 
@@ -1018,11 +1021,24 @@ typedef struct {
     size_t cap_sym, cap_heap, n_heap;
     int section0;             /* sp: the text being encoded is the input's first section (Metaspace "first") */
     int last_unk;             /* sp, fuse_unk: the last id this model call emitted is the unknown token */
+    size_t budget;            /* bytes of pieces (and added tokens) this call may still handle (BPE_MAX_ENCODE_BYTES) */
+    int too_long;             /* the budget ran out: ALAB_ETOOLONG, not ALAB_ENOMEM */
 } encoder;
 
 static inline void emit(encoder *e, int id) {
     if (e->count < (size_t)e->max_ids) e->ids[e->count] = id;
     e->count++;
+}
+
+/* Take n bytes of the call's budget before the work (or the buffer) they stand for; -1 when they are not there.
+ * Every id comes from a claimed byte, so a call returns at most BPE_MAX_ENCODE_BYTES ids. */
+static int claim(encoder *e, size_t n) {
+    if (n > e->budget) {
+        e->too_long = 1;
+        return -1;
+    }
+    e->budget -= n;
+    return 0;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -1101,6 +1117,7 @@ static int merge_symbols(encoder *e, const alab_bpe *b, size_t m) {
 }
 
 static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size_t m) {
+    if (claim(e, m)) return -1;
     if (m == 1) { emit(e, b->byte_id[p[0]]); return 0; }
     if (grow((void **)&e->sym, &e->cap_sym, m, sizeof *e->sym)) return -1;
     symbol *sym = e->sym;
@@ -1122,6 +1139,7 @@ static int bpe_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size
 static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
     unsigned char *tmp = NULL;
     if (b->add_prefix_space && n > 0 && s[0] != ' ') {
+        if (n + 1 > e->budget) { e->too_long = 1; return -1; }
         tmp = malloc(n + 1);
         if (!tmp) return -1;
         tmp[0] = ' ';
@@ -1135,6 +1153,7 @@ static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size
         size_t end;
         if (b->pretok == BPE_PRE_GPT2_DIGITS) {
             if (s[i] >= '0' && s[i] <= '9') { /* tokenizers.js: \d, ASCII only */
+                if (claim(e, 1)) { rc = -1; break; }
                 emit(e, b->byte_id[s[i]]);
                 i++;
                 continue;
@@ -1150,7 +1169,7 @@ static int hf_pieces(encoder *e, const alab_bpe *b, const unsigned char *s, size
             end = next_piece_split(s, i, n, b->pretok == BPE_PRE_LLAMA3 ? 3 : 1);
         }
         int whole = b->ignore_merges && end - i > 1 ? vocab_find(&b->ix, b, s + i, end - i) : -1;
-        if (whole >= 0) emit(e, whole);
+        if (whole >= 0) rc = claim(e, end - i) ? -1 : (emit(e, whole), 0);
         else rc = bpe_piece(e, b, s + i, end - i);
         i = end;
     }
@@ -1181,6 +1200,7 @@ static int split_added(encoder *e, const alab_bpe *b, const token_matcher *t, co
         if (idx >= 0 && b->added[idx].lstrip) z = skip_space_back(s, a, z);
         if (z > a && text_fn(e, b, s + a, z - a)) { rc = -1; break; }
         if (idx < 0) break;
+        if (claim(e, 1)) { rc = -1; break; }
         emit(e, b->added[idx].id);
         if (outer) e->section0 = 0; /* tokenizers.js: the text after a token is not section 0 */
         prev_rstrip = b->added[idx].rstrip;
@@ -1270,10 +1290,11 @@ static int sp_piece(encoder *e, const alab_bpe *b, const unsigned char *p, size_
  * 0, which every stretch of that section shares). */
 static int sp_text(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
     e->last_unk = 0;
-    if (b->sp_pretok == SP_PRE_NONE) return sp_piece(e, b, s, n);
+    if (b->sp_pretok == SP_PRE_NONE) return claim(e, n) ? -1 : sp_piece(e, b, s, n);
     const size_t r = b->meta_n;
     size_t spaces = 0;
     for (size_t i = 0; i < n; i++) spaces += s[i] == ' ';
+    if (claim(e, r + n + spaces * (r - 1))) return -1; /* the piece, with the replacement put in front or not */
     unsigned char *buf = malloc(r + n + spaces * (r - 1));
     if (!buf) return -1;
     size_t o = r;
@@ -1294,8 +1315,11 @@ static int sp_text(encoder *e, const alab_bpe *b, const unsigned char *s, size_t
 static int sp_section(encoder *e, const alab_bpe *b, const unsigned char *s, size_t n) {
     if (b->n_norm == 0) return sp_text(e, b, s, n);
     size_t m = 0;
-    unsigned char *t = bpe_normalize(b, s, n, &m);
-    if (!t) return -1;
+    unsigned char *t = bpe_normalize(b, s, n, &m, e->budget);
+    if (!t) {
+        if (m == SIZE_MAX) e->too_long = 1;
+        return -1;
+    }
     int rc = m ? split_added(e, b, &b->trie_norm, t, m, sp_text, 0) : 0;
     free(t);
     return rc;
@@ -1303,13 +1327,14 @@ static int sp_section(encoder *e, const alab_bpe *b, const unsigned char *s, siz
 
 /* Literal replace-all of pat by with in s[0..n), left to right without overlaps (JS replaceAll of a string). */
 static unsigned char *replace_all(const unsigned char *s, size_t n, const char *pat, size_t pn, const char *with,
-                                  size_t wn, size_t *out_len) {
+                                  size_t wn, size_t *out_len, size_t max) {
     size_t hits = 0;
     for (size_t i = 0; i + pn <= n;) {
         if (memcmp(s + i, pat, pn) == 0) { hits++; i += pn; }
         else i++;
     }
     size_t cap = n - hits * pn + hits * wn;
+    if (cap > max) { *out_len = SIZE_MAX; return NULL; }
     unsigned char *out = malloc(cap ? cap : 1);
     if (!out) return NULL;
     size_t o = 0, i = 0;
@@ -1326,7 +1351,8 @@ static unsigned char *replace_all(const unsigned char *s, size_t n, const char *
     return out;
 }
 
-unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len) {
+unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len, size_t max) {
+    *out_len = 0;
     if (!b->sp) {
         if (b->normalizer == BPE_NORM_NFC) return bpe_nfc(s, n, out_len);
         unsigned char *c = malloc(n ? n : 1);
@@ -1341,7 +1367,9 @@ unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n
         const sp_norm_step *st = &b->norm[i];
         unsigned char *next = NULL;
         size_t nn = 0;
-        if (st->kind == SP_NORM_PREPEND) { /* tokenizers.js prepends to any text it is given */
+        if (st->kind == SP_NORM_PREPEND && st->with_n + cn > max) {
+            nn = SIZE_MAX;
+        } else if (st->kind == SP_NORM_PREPEND) { /* tokenizers.js prepends to any text it is given */
             next = malloc(st->with_n + cn);
             if (next) {
                 memcpy(next, st->with, st->with_n);
@@ -1349,16 +1377,123 @@ unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n
                 nn = st->with_n + cn;
             }
         } else if (st->kind == SP_NORM_REPLACE) {
-            next = replace_all(cur, cn, st->pat, st->pat_n, st->with, st->with_n, &nn);
+            next = replace_all(cur, cn, st->pat, st->pat_n, st->with, st->with_n, &nn, max);
         } else {
-            next = bpe_nfc(cur, cn, &nn);
+            next = bpe_nfc(cur, cn, &nn); /* at most 3 times cn, which is at most max */
+            if (next && nn > max) {
+                free(next);
+                next = NULL;
+                nn = SIZE_MAX;
+            }
         }
         free(cur);
         cur = next;
         cn = nn;
     }
-    if (cur) *out_len = cn;
+    *out_len = cur ? cn : cn == SIZE_MAX ? SIZE_MAX : 0;
     return cur;
+}
+
+/* ---- the worst case of a file ------------------------------------------------------------------------ */
+
+/* Ids the characters of s[0..n) (valid UTF-8) give at most when none of them merges: one for a character with a
+ * token, its bytes for one that falls back to "<0xNN>" tokens, one (the unknown token) or none otherwise. */
+static double sp_ids_of(const alab_bpe *b, const unsigned char *s, size_t n) {
+    double ids = 0;
+    size_t k;
+    for (size_t i = 0; i < n; i += k) {
+        utf8_valid(s + i, &k);
+        size_t j = 0;
+        if (vocab_find(&b->ix, b, s + i, k) < 0 && b->byte_fallback)
+            while (j < k && b->byte_id[s[i + j]] >= 0) j++;
+        ids += j == k ? (double)k : 1;
+    }
+    return ids;
+}
+
+static void say(char *buf, size_t cap, size_t *w, const char *fmt, ...) {
+    if (*w >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *w, cap - *w, fmt, ap);
+    va_end(ap);
+    if (n > 0) *w += (size_t)n;
+}
+
+/* The most ids a text of n bytes can give, as B * n + C, from the file alone (the merges only lower it):
+ *   a byte of input is at most 3 bytes of repaired text (an ill-formed byte becomes U+FFFD), which NFC does not
+ *   lengthen further (NFC makes valid text at most 3 times longer and leaves U+FFFD alone); each normalizer step
+ *   then maps a length x to g x + c: Prepend adds its bytes (c), Replace multiplies by its content over its
+ *   pattern (g, when that is above 1), NFC (after a Replace) by 3; the text is cut at added tokens into sections,
+ *   each normalized on its own, so each section pays the constant once;
+ *   a normalized byte is at most one id (a token, an <unk>, or one "<0xNN>" byte token), except a space under
+ *   Metaspace, which becomes the replacement (its characters' ids, above), put once more in front of each stretch
+ *   between normalized added tokens (ByteLevel's add_prefix_space: one byte);
+ *   an added token is one id for its bytes, and starts a new section (or stretch).
+ * Over k bytes of one section that is A k + Cs ids, a section and the token after it at most (A k + Cs + 1) for
+ * k + L bytes (L the shortest token), so per byte max(A, (A + Cs + 1) / (1 + L), 1 / L); the same at the level of
+ * the stretches with the normalized tokens. */
+int bpe_expansion(alab_bpe *b, const char *label) {
+    char why[400];
+    size_t w = 0;
+    double a = 3, c = 0;
+    int replaced = 0, prepends = 0;
+    size_t prepend_bytes = 0;
+    for (int i = 0; b->sp && i < b->n_norm; i++) {
+        const sp_norm_step *st = &b->norm[i];
+        if (st->kind == SP_NORM_PREPEND) {
+            c += (double)st->with_n;
+            prepends++;
+            prepend_bytes += st->with_n;
+        } else if (st->kind == SP_NORM_REPLACE) {
+            const double g = st->with_n > st->pat_n ? (double)st->with_n / (double)st->pat_n : 1;
+            a *= g;
+            c *= g;
+            replaced = 1;
+            if (g > 1)
+                say(why, sizeof why, &w, ", normalizer Replace \"%.*s\" -> %zu bytes (x%.3g)", (int)(st->pat_n < 8 ? st->pat_n : 8),
+                    st->pat, st->with_n, g);
+        } else {
+            if (replaced) a *= 3; /* before any Replace, NFC works on repaired input: no more than its 3 */
+            c *= 3;
+            if (replaced) say(why, sizeof why, &w, ", NFC after a Replace (x3)");
+        }
+    }
+    if (prepends) say(why, sizeof why, &w, ", %d Prepend step%s of %zu bytes in all (once per section)", prepends,
+                      prepends > 1 ? "s" : "", prepend_bytes);
+    double r1 = 1, rho = 0;
+    if (b->sp && b->sp_pretok == SP_PRE_METASPACE) {
+        const double mi = sp_ids_of(b, (const unsigned char *)b->meta, b->meta_n);
+        r1 = mi > 1 ? mi : 1;
+        rho = b->meta_prepend != SP_PREPEND_NEVER ? mi : 0;
+        if (mi > 1)
+            say(why, sizeof why, &w, ", Metaspace \"%s\" (%zu bytes, no token%s: %.0f ids for each space%s)", b->meta,
+                b->meta_n, b->byte_fallback ? ", byte_fallback" : "", mi, rho > 0 ? " and in front of each stretch" : "");
+    } else if (!b->sp && b->add_prefix_space) {
+        rho = 1;
+    }
+    double alpha = r1;
+    if (b->min_norm != SIZE_MAX) {
+        const double ln = (double)b->min_norm, t = (r1 + rho + 1) / (1 + ln);
+        if (t > alpha) alpha = t;
+        if (1 / ln > alpha) alpha = 1 / ln;
+        if (t > r1) say(why, sizeof why, &w, ", a normalized added token of %zu bytes", b->min_norm);
+    }
+    const double A = alpha * a, Cs = alpha * c + rho;
+    double B = A;
+    if (b->min_raw_in != SIZE_MAX) {
+        const double l = b->min_raw_in ? (double)b->min_raw_in : 1, t = (A + Cs + 1) / (1 + l);
+        if (t > B) B = t;
+        if (1 / l > B) B = 1 / l;
+        if (t > A) say(why, sizeof why, &w, ", an added token of %.0f byte%s (a new section every %.0f bytes)", l,
+                       l == 1 ? "" : "s", l + 1);
+    }
+    b->max_ids_per_byte = B;
+    b->max_ids_const = Cs;
+    if (B > BPE_MAX_IDS_PER_BYTE)
+        return alab_fail(ALAB_ELIMIT, "%s: one byte of text can need up to %.0f ids, over the limit of %d "
+                         "(ill-formed UTF-8 x3%s)", label, B, BPE_MAX_IDS_PER_BYTE, w ? why : "");
+    return ALAB_OK;
 }
 
 /* Each token decoded alone: the decoder's replace steps in order, then a "<0xNN>" token (two hex digits)
@@ -1386,7 +1521,7 @@ int bpe_sp_finish(alab_bpe *b, const char *label) {
         for (int i = 0; i < b->dec.n_replace && cur; i++) {
             const sp_norm_step *st = &b->dec.replace[i];
             size_t nn = 0;
-            unsigned char *next = replace_all(cur, n, st->pat, st->pat_n, st->with, st->with_n, &nn);
+            unsigned char *next = replace_all(cur, n, st->pat, st->pat_n, st->with, st->with_n, &nn, SIZE_MAX);
             free(cur);
             cur = next;
             n = nn;
@@ -1448,16 +1583,22 @@ int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label) 
         const bpe_token_spec *t = &spec[i];
         if (t->flags.normalized && (b->normalizer != BPE_NORM_NONE || b->n_norm > 0)) {
             size_t m = 0;
-            unsigned char *c = bpe_normalize(b, (const unsigned char *)t->content, t->len, &m);
+            unsigned char *c = bpe_normalize(b, (const unsigned char *)t->content, t->len, &m, SIZE_MAX);
             if (!c) rc = alab_fail(ALAB_ENOMEM, "%s: out of memory", label);
             else if (m == 0) free(c);
             else {
                 mt[n - 1 - n_norm++] = (matcher_token){c, m, i, NULL}; /* normalized ones fill mt from the end */
                 norm_bytes += m;
+                if (m < b->min_norm) b->min_norm = m;
             }
         } else {
             mt[n_raw++] = (matcher_token){(const unsigned char *)t->content, t->len, i, NULL};
             raw_bytes += t->len;
+            /* matched in text whose ill-formed bytes became U+FFFD: each U+FFFD of the token may be one input byte */
+            size_t in = t->len;
+            for (size_t k = 0; k + 3 <= t->len; k++)
+                if (memcmp(t->content + k, "\xef\xbf\xbd", 3) == 0) in -= 2;
+            if (in < b->min_raw_in) b->min_raw_in = in;
         }
     }
     if (rc == ALAB_OK && raw_bytes + norm_bytes > BPE_MAX_ADDED_TOTAL)
@@ -1530,27 +1671,28 @@ int alab_bpe_encode(int *ids, int max_ids, int *n_ids, const alab_bpe *b, const 
     memset(&e, 0, sizeof e);
     e.ids = ids;
     e.max_ids = max_ids;
-    int rc = ALAB_OK;
+    e.budget = BPE_MAX_ENCODE_BYTES;
+    int failed = 0;
     if (b->sp) {
-        if (split_added(&e, b, &b->trie_raw, s, n, sp_section, 1))
-            rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+        failed = split_added(&e, b, &b->trie_raw, s, n, sp_section, 1);
     } else if (b->hf) {
-        if (hf_encode(&e, b, s, n)) rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+        failed = hf_encode(&e, b, s, n);
     } else {
-        for (size_t i = 0; i < n;) {
+        for (size_t i = 0; i < n && !failed;) {
             size_t end = next_piece(s, i, n);
-            if (bpe_piece(&e, b, s + i, end - i)) {
-                rc = alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
-                break;
-            }
+            failed = bpe_piece(&e, b, s + i, end - i);
             i = end;
         }
     }
     free(e.sym);
     free(e.heap);
     free(fixed);
-    if (rc) return rc;
-    *n_ids = (int)e.count; /* at most 3 * ALAB_MAX_TEXT_BYTES */
+    if (failed && e.too_long)
+        return alab_fail(ALAB_ETOOLONG, "alab_bpe_encode: %zu bytes of text grow past %u bytes of normalized text "
+                         "and ids, the limit of one call (this tokenizer makes up to %.3g ids of a byte)", text_len,
+                         (unsigned)BPE_MAX_ENCODE_BYTES, b->max_ids_per_byte);
+    if (failed) return alab_fail(ALAB_ENOMEM, "alab_bpe_encode: out of memory");
+    *n_ids = (int)e.count; /* at most BPE_MAX_ENCODE_BYTES: every id comes from a claimed byte */
     if (e.count > (size_t)max_ids)
         return alab_fail(ALAB_ELIMIT, "alab_bpe_encode: the text needs %zu ids, room for %d", e.count, max_ids);
     return ALAB_OK;

@@ -120,7 +120,25 @@ struct alab_bpe {
     sp_decoder dec;
     uint32_t *doff;      /* (V+1) each token decoded alone: dbytes[doff[i] .. doff[i+1]) */
     char *dbytes;
+    /* the shortest added token of each matcher: in input bytes for trie_raw (a U+FFFD in it may stand for one
+     * ill-formed byte), in normalized bytes for trie_norm; SIZE_MAX when the matcher is empty */
+    size_t min_raw_in, min_norm;
+    double max_ids_per_byte; /* worst case (bpe_expansion): ids <= this * text bytes + max_ids_const */
+    double max_ids_const;
 };
+
+/* The worst case a tokenizer can reach, computed from the file at load (bpe_expansion): a file over
+ * BPE_MAX_IDS_PER_BYTE ids per byte of text is refused (ALAB_ELIMIT naming the steps). Real files need at most
+ * 3 (1 MiB of ill-formed UTF-8 is 3 MiB of U+FFFD); the bound is reckoned without the vocabulary's merges, so
+ * Llama 2's Prepend + Replace counts 9. */
+#define BPE_MAX_IDS_PER_BYTE 16
+/* One encode call handles at most this many bytes of text after normalization and Metaspace (each added token
+ * counts one), counted as it goes: a buffer that would pass it is not allocated (ALAB_ETOOLONG). So one call
+ * returns at most this many ids. Real files need at most 3 MiB + a few bytes (ALAB_MAX_TEXT_BYTES of ill-formed
+ * UTF-8, or of spaces each made a 3-byte U+2581). */
+#define BPE_MAX_ENCODE_BYTES (4u << 20)
+/* Computes b->max_ids_per_byte / max_ids_const; ALAB_ELIMIT over BPE_MAX_IDS_PER_BYTE. */
+int bpe_expansion(alab_bpe *b, const char *label);
 
 /* A byte no well-formed UTF-8 holds (0xC0, 0xC1, 0xF5..0xFF): encoding turns it into U+FFFD first, so a
  * byte-level vocabulary may lack its token. */
@@ -150,8 +168,9 @@ typedef struct {
 int bpe_add_tokens(alab_bpe *b, bpe_token_spec *spec, int n, const char *label);
 
 /* The tokenizer's normalizer over valid UTF-8 s[0..n) (NFC for a byte-level one, the steps for an sp one):
- * malloc'd, *out_len set; NULL if out of memory. */
-unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len);
+ * malloc'd, *out_len set; NULL if out of memory, or with *out_len = SIZE_MAX when a step's output would pass
+ * max bytes (nothing that large is allocated). */
+unsigned char *bpe_normalize(const alab_bpe *b, const unsigned char *s, size_t n, size_t *out_len, size_t max);
 /* sp: the decoded bytes of every token (after the added tokens are in). */
 int bpe_sp_finish(alab_bpe *b, const char *label);
 

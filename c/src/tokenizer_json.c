@@ -224,15 +224,9 @@ static int read_sp_normalizer(alab_bpe *b, const json_value *nz) {
     if (is_null(nz)) return ALAB_OK;
     int rc = read_sp_norm_step(b, nz, 0);
     if (rc) return rc;
-    /* the text may grow by each Replace's ratio: keep the product small (real files: " " -> "\u2581", 3x) */
-    size_t grow = 1;
-    for (int i = 0; i < b->n_norm; i++)
-        if (b->norm[i].kind == SP_NORM_REPLACE && b->norm[i].with_n > b->norm[i].pat_n)
-            grow *= (b->norm[i].with_n + b->norm[i].pat_n - 1) / b->norm[i].pat_n;
-    if (grow > 4)
-        return alab_fail(ALAB_ELIMIT, TJ ": the normalizer's Replace steps could make the text %zu times longer (at "
-                         "most 4 supported)", grow);
-    return ALAB_OK;
+    /* the normalizer's own growth, before the added tokens are normalized with it (the whole file is checked
+     * again once they are in: the Metaspace and the added tokens only add to it) */
+    return bpe_expansion(b, TJ);
 }
 
 /* After the normalizer's steps, can the text still hold a " "? (a Split on " " is then not a no-op) */
@@ -599,6 +593,7 @@ static int load_hf(alab_bpe *b, const char *text, size_t len, const char *cfg, s
     if (!rc) rc = read_model(b, json_get(root, "model"), b->sp ? NULL : char_to_byte);
     if (!rc) rc = read_added_tokens(b, json_get(root, "added_tokens"));
     if (!rc && b->sp) rc = bpe_sp_finish(b, TJ);
+    if (!rc) rc = bpe_expansion(b, TJ); /* the worst case of ids per byte of text, or ELIMIT */
     int decided = 0, bos = -1;
     if (!rc) rc = read_config(b, cfg, cfg_len, &decided, &bos);
     if (!rc) {

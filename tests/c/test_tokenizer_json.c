@@ -826,6 +826,156 @@ static void sentencepiece_style_long_piece(void **state) {
     alab_bpe_free(b);
 }
 
+/* ---- issue 53 item 1: a legal file that multiplies the ids ------------------------------------------------ */
+
+/* A SentencePiece-style file made to expand: n_prepend Prepend steps of 16 "a" (each "a" replaced next), then (with)
+ * Replace "a" -> with, then (meta) a Metaspace whose replacement has no token, byte fallback over all 256 "<0xNN>"
+ * tokens, and (added) the one-byte added token "|". Vocabulary: <unk> 0, <0x00>..<0xFF> 1..256, "a" 257, "b" 258. */
+static char *expanding_json(int n_prepend, const char *with, const char *meta, int added) {
+    size_t cap = 32768, o = 0;
+    char *s = malloc(cap);
+    o += (size_t)snprintf(s + o, cap - o, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": ["
+                          "{\"id\": 0, \"content\": \"<unk>\", \"special\": true, \"normalized\": false}%s], \"normalizer\": "
+                          "{\"type\": \"Sequence\", \"normalizers\": [",
+                          added ? ", {\"id\": 259, \"content\": \"|\", \"special\": true, \"normalized\": false}" : "");
+    for (int i = 0; i < n_prepend; i++)
+        o += (size_t)snprintf(s + o, cap - o, "%s{\"type\": \"Prepend\", \"prepend\": \"aaaaaaaaaaaaaaaa\"}", i ? ", " : "");
+    if (with)
+        o += (size_t)snprintf(s + o, cap - o, "%s{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"%s\"}",
+                              n_prepend ? ", " : "", with);
+    o += (size_t)snprintf(s + o, cap - o, "]}, \"pre_tokenizer\": ");
+    if (meta)
+        o += (size_t)snprintf(s + o, cap - o, "{\"type\": \"Metaspace\", \"replacement\": \"%s\", \"prepend_scheme\": \"always\", "
+                              "\"split\": false}", meta);
+    else
+        o += (size_t)snprintf(s + o, cap - o, "null");
+    o += (size_t)snprintf(s + o, cap - o, ", \"post_processor\": null, \"decoder\": null, \"model\": {\"type\": \"BPE\", "
+                          "\"unk_token\": \"<unk>\", \"byte_fallback\": true, \"vocab\": {\"<unk>\": 0");
+    for (int i = 0; i < 256; i++) o += (size_t)snprintf(s + o, cap - o, ", \"<0x%02X>\": %d", i, i + 1);
+    snprintf(s + o, cap - o, ", \"a\": 257, \"b\": 258}, \"merges\": []}}");
+    return s;
+}
+
+static int load_expanding(alab_bpe **b, int n_prepend, const char *with, const char *meta, int added) {
+    char *j = expanding_json(n_prepend, with, meta, added);
+    int rc = alab_bpe_load_hf(b, j, strlen(j), NULL, 0);
+    free(j);
+    return rc;
+}
+
+/* The issue's file (seven Prepend steps of 16 bytes, "a" -> four spaces, a 7-byte Metaspace replacement without a
+ * token, byte fallback, a one-byte added token: ~1,600 ids per byte, 1.6e9 for 1 MiB) is refused at load with
+ * ELIMIT naming its steps; so is each of its parts that alone passes the bound. */
+static void a_file_that_multiplies_the_ids_is_refused_at_load(void **state) {
+    alab_bpe *b = NULL;
+    assert_int_equal(load_expanding(&b, 7, "    ", "XXXXXXX", 1), ALAB_ELIMIT);
+    assert_null(b);
+    const char *msg = alab_last_error();
+    assert_non_null(strstr(msg, "1614 ids, over the limit of 16")); /* a 12, c 448; Metaspace 7; (84 + 3143 + 1) / 2 */
+    assert_non_null(strstr(msg, "Replace \"a\" -> 4 bytes"));
+    assert_non_null(strstr(msg, "7 Prepend steps of 112 bytes"));
+    assert_non_null(strstr(msg, "Metaspace \"XXXXXXX\""));
+    assert_non_null(strstr(msg, "byte_fallback"));
+    assert_non_null(strstr(msg, "an added token of 1 byte"));
+    /* each alone: the Replace with the Metaspace (3 x 4 x 7 = 84), the 7-byte Metaspace (3 x 7 = 21), the Prepends
+     * with the one-byte token ((3 + 112 + 1) / 2 = 58) */
+    assert_int_equal(load_expanding(&b, 0, "    ", "XXXXXXX", 0), ALAB_ELIMIT);
+    assert_int_equal(load_expanding(&b, 0, NULL, "XXXXXXX", 0), ALAB_ELIMIT);
+    assert_non_null(strstr(alab_last_error(), "21 ids"));
+    assert_int_equal(load_expanding(&b, 7, NULL, NULL, 1), ALAB_ELIMIT);
+    assert_non_null(strstr(alab_last_error(), "58 ids"));
+    /* the normalizer alone is checked before the added tokens are normalized with it: eight Replace "a" -> 16 bytes
+     * would make a normalized token of 16^8 bytes */
+    char *j = expanding_json(0, "aaaaaaaaaaaaaaaa", NULL, 0);
+    char *r = strstr(j, "{\"type\": \"Replace\"");
+    size_t step = strlen("{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"aaaaaaaaaaaaaaaa\"}");
+    size_t n = strlen(j), cap = n + 8 * (step + 2);
+    char *k = malloc(cap);
+    size_t o = (size_t)(r - j);
+    memcpy(k, j, o);
+    for (int i = 0; i < 8; i++) {
+        if (i) { memcpy(k + o, ", ", 2); o += 2; }
+        memcpy(k + o, r, step);
+        o += step;
+    }
+    memcpy(k + o, r + step, n - (size_t)(r - j) - step + 1);
+    assert_int_equal(alab_bpe_load_hf(&b, k, strlen(k), NULL, 0), ALAB_ELIMIT);
+    assert_non_null(strstr(alab_last_error(), "over the limit of 16"));
+    free(j);
+    free(k);
+}
+
+/* A file under the bound still cannot make one call hold more than BPE_MAX_ENCODE_BYTES: Replace "a" -> "aaaaa"
+ * (15 per byte) on 1 MiB of "a", a 5-byte Metaspace (15) on 1 MiB of spaces: ETOOLONG, counted before the buffer
+ * is allocated; the same on half as much text encodes. */
+static void a_call_that_grows_past_the_budget_is_etoolong(void **state) {
+    alab_bpe *rep = NULL, *meta = NULL;
+    assert_int_equal(load_expanding(&rep, 0, "aaaaa", NULL, 0), ALAB_OK);
+    assert_int_equal(load_expanding(&meta, 0, NULL, "XXXXX", 0), ALAB_OK);
+    assert_true(rep->max_ids_per_byte == 15 && meta->max_ids_per_byte == 15);
+    const size_t n = ALAB_MAX_TEXT_BYTES;
+    char *as = malloc(n), *spaces = malloc(n);
+    memset(as, 'a', n);
+    memset(spaces, ' ', n);
+    int got = -1;
+    assert_int_equal(alab_bpe_encode(NULL, 0, &got, rep, as, n), ALAB_ETOOLONG);
+    assert_int_equal(got, 0);
+    assert_non_null(strstr(alab_last_error(), "grow past 4194304 bytes"));
+    assert_int_equal(alab_bpe_encode(NULL, 0, &got, meta, spaces, n), ALAB_ETOOLONG);
+    assert_non_null(strstr(alab_last_error(), "15 ids of a byte"));
+    /* under the budget: 512 KiB of "a" is 2.5 Mi "a" tokens; 512 KiB of spaces 5 byte tokens each (the text starts
+     * with the replacement already: nothing is put in front) */
+    int *ids = encode_with(rep, as, n / 2, &got);
+    assert_int_equal(got, (int)(5 * n / 2));
+    free(ids);
+    ids = encode_with(meta, spaces, n / 2, &got);
+    assert_int_equal(got, (int)(5 * n / 2));
+    for (int i = 0; i < got; i++) assert_int_equal(ids[i], 1 + 'X');
+    free(ids);
+    free(as);
+    free(spaces);
+    alab_bpe_free(rep);
+    alab_bpe_free(meta);
+}
+
+/* The bound holds: for files on both sides of it, texts made to hit each term (sections of one byte between
+ * one-byte tokens, spaces, ill-formed bytes, "a" for the Replace) never give more than B n + C ids, and a file is
+ * refused exactly when B passes 16. */
+static void the_computed_bound_holds_on_texts_made_to_reach_it(void **state) {
+    static const struct { int prepend; const char *with, *meta; int added; } files[] = {
+        {0, NULL, NULL, 0}, {1, NULL, NULL, 1}, {0, "aa", "X", 1}, {0, "  ", NULL, 1}, {0, "aaaaa", NULL, 0},
+        {0, NULL, "XXXXX", 0}, {0, NULL, "XX", 1}, {1, "aa", NULL, 0}, {2, "  ", "X", 0}, {0, "a a", "XX", 1},
+        {7, "    ", "XXXXXXX", 1}, {0, NULL, "XXXXXXX", 0}, {1, NULL, "XXX", 1},
+    };
+    static const char *const unit[] = {"a|", " |", "\xff|", "a", " ", "\xff", "a a|", "|", "||a", "\xff\xff |"};
+    int loaded = 0, refused = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        alab_bpe *b = NULL;
+        int rc = load_expanding(&b, files[f].prepend, files[f].with, files[f].meta, files[f].added);
+        if (rc) {
+            assert_int_equal(rc, ALAB_ELIMIT);
+            refused++;
+            continue;
+        }
+        loaded++;
+        assert_true(b->max_ids_per_byte <= BPE_MAX_IDS_PER_BYTE);
+        for (size_t u = 0; u < sizeof unit / sizeof unit[0]; u++) {
+            for (size_t reps = 1; reps <= 4096; reps *= 8) {
+                const size_t ul = strlen(unit[u]), n = ul * reps;
+                char *text = malloc(n);
+                for (size_t i = 0; i < reps; i++) memcpy(text + i * ul, unit[u], ul);
+                int got = 0;
+                int *ids = encode_with(b, text, n, &got);
+                assert_true((double)got <= b->max_ids_per_byte * (double)n + b->max_ids_const + 1e-9);
+                free(ids);
+                free(text);
+            }
+        }
+        alab_bpe_free(b);
+    }
+    assert_true(loaded >= 8 && refused >= 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_files_load_with_their_sizes_and_bos),
@@ -847,6 +997,9 @@ int main(void) {
         cmocka_unit_test(merges_crafted_to_collide_cost_what_random_ones_cost),
         cmocka_unit_test(sentencepiece_style_bpe_by_hand),
         cmocka_unit_test(sentencepiece_style_long_piece),
+        cmocka_unit_test(a_file_that_multiplies_the_ids_is_refused_at_load),
+        cmocka_unit_test(a_call_that_grows_past_the_budget_is_etoolong),
+        cmocka_unit_test(the_computed_bound_holds_on_texts_made_to_reach_it),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
