@@ -148,6 +148,80 @@ describe('refusals through wasm', () => {
   });
 });
 
+// Issue 53 item 1: a legal tokenizer.json that multiplies the ids. The file of the issue (seven Prepend steps of 16
+// "a", Replace "a" -> four spaces, a 7-byte Metaspace replacement without a token, byte fallback, the one-byte
+// added token "|": ~1,600 ids per byte) is refused at load (ELIMIT), through the tokenizer and through loadModel; a
+// file under the bound (Replace "a" -> "aaaaa", 15 per byte) still cannot make one call pass 4 MiB: ETOOLONG from
+// bpeEncode, tokenize and run, an AttnlabError and never a raw RangeError. Ids < 260 fit the families' llama
+// fixture (vocab_size 280), so the same files load as a model's.
+function expandingJson({ prepends = 0, replaceWith = null, meta = null, added = false } = {}) {
+  const vocab = { '<unk>': 0 };
+  for (let i = 0; i < 256; i++) vocab[`<0x${i.toString(16).toUpperCase().padStart(2, '0')}>`] = i + 1;
+  Object.assign(vocab, { a: 257, b: 258 });
+  const steps = Array.from({ length: prepends }, () => ({ type: 'Prepend', prepend: 'a'.repeat(16) }));
+  if (replaceWith !== null) steps.push({ type: 'Replace', pattern: { String: 'a' }, content: replaceWith });
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [{ id: 0, content: '<unk>', special: true, normalized: false },
+      ...(added ? [{ id: 259, content: '|', special: true, normalized: false }] : [])],
+    normalizer: { type: 'Sequence', normalizers: steps },
+    pre_tokenizer: meta ? { type: 'Metaspace', replacement: meta, prepend_scheme: 'always', split: false } : null,
+    post_processor: null, decoder: null,
+    model: { type: 'BPE', unk_token: '<unk>', byte_fallback: true, vocab, merges: [] },
+  };
+}
+const ISSUE_FILE = () => expandingJson({ prepends: 7, replaceWith: '    ', meta: 'XXXXXXX', added: true });
+const UNDER_BOUND = () => expandingJson({ replaceWith: 'aaaaa' });
+const MIB = 1 << 20;
+
+async function codeOf(f) {
+  try {
+    await f();
+  } catch (e) {
+    return { code: e.code, name: e.name, message: e.message };
+  }
+  return { code: 'none' };
+}
+
+describe('a tokenizer.json that multiplies the ids (issue 53)', () => {
+  const FAM = join(ROOT, 'tests/fixtures/families/llama');
+  const read = (f) => new Uint8Array(readFileSync(join(FAM, f)));
+
+  it('is refused at load with ELIMIT naming its steps', () => {
+    refused(ISSUE_FILE(), 'ELIMIT', /up to 1614 ids, over the limit of 16/);
+    refused(ISSUE_FILE(), 'ELIMIT', /7 Prepend steps of 112 bytes.*Metaspace "XXXXXXX".*byte_fallback.*added token of 1 byte/);
+    refused(expandingJson({ meta: 'XXXXXXX' }), 'ELIMIT', /up to 21 ids/);
+  });
+
+  it('under the bound, a text that would pass 4 MiB is ETOOLONG from bpeEncode; half of it encodes', () => {
+    const h = w.bpeLoadHf(JSON.stringify(UNDER_BOUND()));
+    try {
+      let err;
+      try { w.bpeEncode(h, 'a'.repeat(MIB)); } catch (e) { err = e; }
+      expect(err?.name).toBe('AttnlabError');
+      expect(err.code).toBe('ETOOLONG');
+      expect(err.message).toMatch(/grow past 4194304 bytes/);
+      expect(w.bpeEncode(h, 'a'.repeat(MIB / 2)).length).toBe(5 * MIB / 2);
+    } finally {
+      w.bpeFree(h);
+    }
+  });
+
+  it('loadModel refuses the issue\'s file, and a model with the other gives ETOOLONG from tokenize and run', async () => {
+    const { loadModel } = await import('../../web/src/index.js');
+    const files = (tok) => ({ config: read('config.json'), safetensors: read('model.safetensors'), tokenizer: JSON.stringify(tok) });
+    expect(await codeOf(() => loadModel(files(ISSUE_FILE())))).toMatchObject({ code: 'ELIMIT', name: 'AttnlabError' });
+    const m = await loadModel(files(UNDER_BOUND()));
+    try {
+      expect(await codeOf(() => m.tokenize('a'.repeat(MIB)))).toMatchObject({ code: 'ETOOLONG', name: 'AttnlabError' });
+      expect(await codeOf(() => m.run('a'.repeat(MIB)))).toMatchObject({ code: 'ETOOLONG', name: 'AttnlabError' });
+      expect(Array.from(m.tokenize('ab').ids)).toEqual([257, 257, 257, 257, 257, 258]);
+    } finally {
+      m.dispose();
+    }
+  });
+});
+
 // Issue 21 item 10: a vocab.json shorter than the model's vocab_size (the
 // last five ids of tests/fixtures/tiny dropped, and the four merges that made
 // them): every id still has a label, "<|id N|>" for those the tokenizer lacks,
@@ -387,7 +461,9 @@ describe('SentencePiece-style BPE against tokenizers.js', () => {
     const j = llama2();
     refused({ ...j, normalizer: { type: 'Replace', pattern: { Regex: ' +' }, content: '\u2581' } }, 'EVOCAB', /Regex/);
     refused({ ...j, normalizer: { type: 'Lowercase' } }, 'EVOCAB', /normalizer "Lowercase"/);
-    refused({ ...j, normalizer: { type: 'Replace', pattern: { String: 'a' }, content: 'aaaaa' } }, 'ELIMIT', /5 times longer/);
+    // a Replace that makes the text 16 times longer (x3 for ill-formed UTF-8: 48 ids per byte; issue 53 item 1)
+    refused({ ...j, normalizer: { type: 'Replace', pattern: { String: 'a' }, content: 'a'.repeat(16) } }, 'ELIMIT',
+      /up to 48 ids, over the limit of 16/);
     const split = { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false };
     refused({ ...j, normalizer: null, pre_tokenizer: split }, 'EVOCAB', /Split/); // spaces left: it would split
     refused({ ...j, pre_tokenizer: { ...split, pattern: { String: 'x' } } }, 'EVOCAB', /Split/);
