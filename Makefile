@@ -59,8 +59,8 @@ c/cli/reference_text.h: web/src/evidence-reference.js scripts/gen-reference-head
 
 # The CLI's measures (kinds, --set, usage lines) are the rows of the JS measure table that have a CLI part
 # (committed; tests/js/cli-measures.test.js fails while it is stale).
-c/cli/measures.h: web/src/measure-table.js scripts/gen-cli-measures.mjs
-	node scripts/gen-cli-measures.mjs
+c/cli/measures.h types/measures.d.ts &: web/src/measure-table.js scripts/gen-measures.mjs
+	node scripts/gen-measures.mjs
 
 # ---- WebAssembly -----------------------------------------------------------
 # The flags of every wasm build (attnlab.wasm, attnlab-mt.wasm, and the kernel
@@ -77,7 +77,9 @@ c/cli/measures.h: web/src/measure-table.js scripts/gen-cli-measures.mjs
 WASM_CFLAGS := -O3 -std=c11 -Ic/include -Ic/src
 WASM_MEMORY := -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB
 WASM_REACTOR := -sSTANDALONE_WASM --no-entry $(WASM_MEMORY)
-WASM_EXPORTS := -sEXPORTED_FUNCTIONS=@c/src/wasm_exports.json
+# the export list: c/src/wasm_exports.json and every function attnlab.h marks ALAB_MEASURE (scripts/gen-abi.mjs)
+WASM_EXPORT_LIST := $(B)/wasm_exports.json
+WASM_EXPORTS := -sEXPORTED_FUNCTIONS=@$(WASM_EXPORT_LIST)
 # -msimd128: the kernels' SIMD128 path (c/src/simd.h); ALAB_NO_SIMD builds leave it out.
 WASM_FLAGS := $(WASM_CFLAGS) -msimd128 $(WASM_REACTOR) $(WASM_EXPORTS)
 
@@ -85,11 +87,14 @@ WASM_FLAGS := $(WASM_CFLAGS) -msimd128 $(WASM_REACTOR) $(WASM_EXPORTS)
 # intervention layouts, the export list), generated from the C sources and
 # committed; tests/js/abi.test.js fails while it is stale.
 ABI_SRC := c/include/attnlab.h c/src/parallel.h c/src/errors.c c/src/wasm_api.c c/src/wasm_exports.json c/src/interventions.c
-web/src/core/abi.js: scripts/gen-abi.mjs $(ABI_SRC)
+web/src/core/abi.js web/src/core/measure-exports.js &: scripts/gen-abi.mjs $(ABI_SRC)
 	node scripts/gen-abi.mjs
+$(WASM_EXPORT_LIST): scripts/gen-abi.mjs $(ABI_SRC)
+	@mkdir -p $(dir $@)
+	node scripts/gen-abi.mjs --exports $@
 
 wasm: web/src/core/abi.js web/dist/attnlab.wasm web/dist/attnlab-mt.wasm web/dist/attnlab-relaxed.wasm web/dist/attnlab-relaxed-mt.wasm
-web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) c/src/wasm_exports.json | web/src/core/abi.js
+web/dist/attnlab.wasm: $(CORE_SRC) c/src/wasm_api.c $(CORE_HDR) $(WASM_EXPORT_LIST) | web/src/core/abi.js
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_FLAGS) $(CORE_SRC) c/src/wasm_api.c -o $@
 
@@ -109,7 +114,7 @@ WASM_MT_OBJ := $(patsubst c/src/%.c,$(B)/wasm-mt/%.o,$(CORE_SRC) c/src/wasm_api.
 $(B)/wasm-mt/%.o: c/src/%.c $(CORE_HDR)
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_MT_CFLAGS) -c $< -o $@
-web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) c/src/wasm_exports.json | web/src/core/abi.js
+web/dist/attnlab-mt.wasm: $(WASM_MT_OBJ) $(WASM_EXPORT_LIST) | web/src/core/abi.js
 	@mkdir -p $(dir $@)
 	$(EMCC) $(WASM_MT_LDFLAGS) $(WASM_MT_OBJ) -o $(B)/wasm-mt/attnlab-mt.js
 	cp $(B)/wasm-mt/attnlab-mt.wasm $@
@@ -142,7 +147,7 @@ RELAXED_CFLAGS := --target=wasm32-unknown-emscripten --sysroot=$(EM_SYSROOT) -Xc
   -mllvm -combiner-global-alias-analysis=false -mllvm -disable-lsr \
   -mcpu=mvp -msign-ext -mmutable-globals -msimd128 -mrelaxed-simd $(WASM_CFLAGS)
 # -sEXPORTED_FUNCTIONS's list as wasm-ld arguments (the names without emcc's leading _)
-RELAXED_EXPORTS = $(patsubst _%,--export=%,$(shell tr -d '[]",' < c/src/wasm_exports.json))
+RELAXED_EXPORTS = $(patsubst _%,--export=%,$(shell tr -d '[]",' < $(WASM_EXPORT_LIST)))
 # -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sTOTAL_STACK=1MB, as wasm-ld says them
 RELAXED_MEMORY := -z stack-size=1048576 --initial-memory=16777216 --max-memory=4294967296 --global-base=1024
 RELAXED_LDFLAGS := --import-undefined --strip-debug --export-table $(RELAXED_MEMORY) \
@@ -162,7 +167,7 @@ $(WASM_OPT_NPM):
 # emcc's wasm-opt passes for the plain builds (emcc -v: wasm-opt --strip-dwarf --post-emscripten -O3 ...);
 # the features come from the target_features section wasm-ld-19 writes
 RELAXED_OPT := --strip-dwarf --post-emscripten --low-memory-unused --zero-filled-memory --strip-debug --strip-producers
-web/dist/attnlab-relaxed.wasm: $(RELAXED_OBJ) c/src/wasm_exports.json | web/src/core/abi.js $(WASM_OPT_NPM)
+web/dist/attnlab-relaxed.wasm: $(RELAXED_OBJ) $(WASM_EXPORT_LIST) | web/src/core/abi.js $(WASM_OPT_NPM)
 	@mkdir -p $(dir $@)
 	$(RELAXED_LD) -o $(B)/wasm-relaxed/attnlab-relaxed.wasm $(RELAXED_OBJ) -L$(EM_LIBDIR) $(EM_LIBDIR)/crt1_reactor.o \
 	  -lstandalonewasm-memgrow -lstubs -lnoexit -lc -ldlmalloc -lcompiler_rt \
@@ -175,7 +180,7 @@ RELAXED_MT_EXPORTS := _emscripten_thread_init _emscripten_thread_exit _emscripte
   _emscripten_thread_free_data _emscripten_allow_main_runtime_queued_calls emscripten_main_browser_thread_id \
   emscripten_main_thread_process_queued_calls emscripten_run_in_main_runtime_thread_js emscripten_stack_set_limits \
   emscripten_sync_run_in_main_thread_2 emscripten_sync_run_in_main_thread_4 emscripten_builtin_memalign
-web/dist/attnlab-relaxed-mt.wasm: $(RELAXED_MT_OBJ) c/src/wasm_exports.json | web/src/core/abi.js $(WASM_OPT_NPM)
+web/dist/attnlab-relaxed-mt.wasm: $(RELAXED_MT_OBJ) $(WASM_EXPORT_LIST) | web/src/core/abi.js $(WASM_OPT_NPM)
 	@mkdir -p $(dir $@)
 	$(RELAXED_LD) -o $(B)/wasm-relaxed-mt/attnlab-relaxed-mt.wasm $(RELAXED_MT_OBJ) -L$(EM_LIBDIR) $(EM_LIBDIR)/crtbegin.o \
 	  -lstubs -lnoexit -lc-mt -ldlmalloc-mt -lcompiler_rt-mt \

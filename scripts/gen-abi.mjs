@@ -8,10 +8,16 @@
 //   c/src/wasm_api.c         the config fields (alab_wasm_config_get's cases),
 //                            the intervention layout (IV_*), the kernels
 //                            (KERNEL_*), its EMSCRIPTEN_KEEPALIVE functions
-//   c/src/wasm_exports.json  the export list of both builds
+//   c/src/wasm_exports.json  the exports that are not measures (libc's malloc
+//                            and free, the model, the tokenizer, the figures)
 //
-//   node scripts/gen-abi.mjs           write abi.js (make wasm runs it first)
-//   node scripts/gen-abi.mjs --check   exit 1 if the committed abi.js differs
+// and web/src/core/measure-exports.js, a method of AttnlabWasm for every
+// function marked ALAB_MEASURE (attnlab.h, wasm_api.c), which every build also
+// exports: a measure is declared once, in C, and no list names it again.
+//
+//   node scripts/gen-abi.mjs             write abi.js and measure-exports.js (make wasm runs it first)
+//   node scripts/gen-abi.mjs --check     exit 1 if either committed file differs
+//   node scripts/gen-abi.mjs --exports F write the builds' export list (both kinds) to F, for emcc and wasm-ld
 //
 // It throws instead of guessing: an export that no C file declares, a
 // KEEPALIVE function missing from the export list, an error code without a
@@ -25,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const OUT = 'web/src/core/abi.js';
+export const MEASURE_OUT = 'web/src/core/measure-exports.js';
 export const SOURCES = Object.freeze({
   header: 'c/include/attnlab.h',
   parallelHeader: 'c/src/parallel.h',
@@ -105,7 +112,7 @@ export function parseFunctions(src, { keepalive = false } = {}) {
     ? /EMSCRIPTEN_KEEPALIVE\s+([A-Za-z_][\w\s*]*?)\s*\b(alab_\w+)\s*\(/g
     : /(?:^|[;{}])\s*([A-Za-z_][\w\s*]*?)\s*\b(alab_\w+)\s*\(/gm;
   for (const m of stripComments(src).matchAll(re)) {
-    const type = m[1].replace(/\s+/g, ' ').trim();
+    const type = m[1].replace(/\bALAB_MEASURE\b/g, ' ').replace(/\s+/g, ' ').trim();
     if (!type || /\b(return|typedef)\b/.test(type)) continue;
     out[m[2]] = type;
   }
@@ -184,12 +191,7 @@ export function generateAbi({ header, parallelHeader, errorsC, wasmApiC, exports
   const kernels = Object.fromEntries(kBlock.names.map((n) => [n.slice(7).toLowerCase(), kBlock.values[n]]));
 
   // ---- exports ----
-  const list = JSON.parse(exportsJson);
-  if (!Array.isArray(list) || list.some((n) => typeof n !== 'string' || !n.startsWith('_')))
-    throw new Error('gen-abi: wasm_exports.json must be a list of names that start with "_"');
-  const names = list.map((n) => n.slice(1));
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) throw new Error(`gen-abi: wasm_exports.json lists ${dup} twice`);
+  const names = exportNames({ header, wasmApiC, exportsJson });
   const kept = parseFunctions(wasmApiC, { keepalive: true });
   const types = { ...parseFunctions(header), ...kept };
   for (const n of names)
@@ -241,11 +243,97 @@ export const INTERVENTION_FIELDS = ${j(ivFields).replace(/,/g, ', ').replace(/^\
 /** Kernels of alab_wasm_kernel, in its numbering. */
 export const KERNELS = ${obj(kernels)};
 
-/** Every export of attnlab.wasm and attnlab-mt.wasm (c/src/wasm_exports.json), in its order. */
+/** Every export of attnlab.wasm and attnlab-mt.wasm: c/src/wasm_exports.json's, then the ALAB_MEASURE functions. */
 export const EXPORTS = ${wrapList(names)};
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */
 export const UNSIGNED_RESULTS = ${wrapList(unsigned)};
+`;
+}
+
+/**
+ * The functions marked ALAB_MEASURE in src (attnlab.h's declarations, wasm_api.c's definitions), in the order
+ * they appear: {name, params: [{type, name}], doc} — doc is the first sentence of the comment right above the
+ * declaration. Every one returns int (a checked code); a parameter's name is required.
+ */
+export function parseMeasures(src) {
+  const out = [];
+  const code = stripComments(src);
+  for (const m of code.matchAll(/\bALAB_MEASURE\s+([A-Za-z_][\w\s*]*?)\s*\b(alab_\w+)\s*\(([^)]*)\)/g)) {
+    const [, ret, name, list] = m;
+    if (/^\s*#\s*define\b/.test(code.slice(code.lastIndexOf('\n', m.index) + 1, m.index))) continue;
+    if (ret.replace(/\bEMSCRIPTEN_KEEPALIVE\b/, '').trim() !== 'int')
+      throw new Error(`gen-abi: ${name} is ALAB_MEASURE but returns ${ret.trim()}, not int (a checked code)`);
+    const params = list.split(',').map((p) => p.replace(/\s+/g, ' ').trim()).filter((p) => p && p !== 'void').map((p) => {
+      const pm = p.match(/^(.*?)\b([A-Za-z_]\w*)$/);
+      if (!pm || !pm[1].trim()) throw new Error(`gen-abi: ${name}: cannot read the parameter "${p}" (a type and a name)`);
+      return { type: pm[1].replace(/\s+/g, ' ').trim(), name: pm[2] };
+    });
+    // the comment that ends right above the declaration (only blank space between), in the raw text
+    const before = src.slice(0, m.index).replace(/(?:EMSCRIPTEN_KEEPALIVE\s*)$/, '');
+    const c = before.match(/\/\*((?:(?!\*\/)[\s\S])*)\*\/\s*$/);
+    const text = c ? c[1].split('\n').map((l, k) => (k ? l.replace(/^\s*\*(?!\w)\s?/, ' ') : l)).join(' ').replace(/\s+/g, ' ').trim() : '';
+    const first = text.match(/^.*?(?<!\b(?:al|e\.g|i\.e|cf))[.;](?=\s|$)/);
+    let doc = first ? first[0] : text;
+    if (doc.length > 150) doc = `${doc.slice(0, doc.lastIndexOf(' ', 148))} …`;
+    out.push({ name, params, doc });
+  }
+  return out;
+}
+
+/** The names every wasm build exports, without emcc's "_": wasm_exports.json's list, then the ALAB_MEASURE functions. */
+export function exportNames({ header, wasmApiC, exportsJson }) {
+  const list = JSON.parse(exportsJson);
+  if (!Array.isArray(list) || list.some((n) => typeof n !== 'string' || !n.startsWith('_')))
+    throw new Error('gen-abi: wasm_exports.json must be a list of names that start with "_"');
+  const names = list.map((n) => n.slice(1));
+  for (const f of [...parseMeasures(header), ...parseMeasures(wasmApiC)]) {
+    if (names.includes(f.name)) throw new Error(`gen-abi: wasm_exports.json lists ${f.name}, which is ALAB_MEASURE (exported as such): remove it from the list`);
+    names.push(f.name);
+  }
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new Error(`gen-abi: ${dup} is exported twice`);
+  return names;
+}
+
+// JS's reserved words a C parameter may be named (the generated method renames them with a trailing _).
+const RESERVED = new Set(['null', 'true', 'false', 'new', 'delete', 'default', 'this', 'var', 'function', 'in', 'class',
+  'case', 'do', 'for', 'if', 'return', 'switch', 'throw', 'try', 'void', 'while', 'with', 'const', 'let', 'enum']);
+const camel = (s) => s.replace(/_+([a-z0-9])/g, (_, c) => c.toUpperCase());
+
+/**
+ * The text of web/src/core/measure-exports.js: one method of AttnlabWasm per ALAB_MEASURE function, named by
+ * its C name without alab_ in camelCase, taking its C parameters in order (wasm addresses and numbers) and
+ * returning this.check of its code; a uint32_t parameter passes as `x >>> 0`.
+ */
+export function generateMeasureExports({ header, wasmApiC }) {
+  const fns = [...parseMeasures(header).map((f) => ({ ...f, from: 'attnlab.h' })),
+    ...parseMeasures(wasmApiC).map((f) => ({ ...f, from: 'wasm_api.c' }))];
+  const methods = new Set();
+  const body = fns.map((f) => {
+    const method = camel(f.name.replace(/^alab_/, ''));
+    if (methods.has(method)) throw new Error(`gen-abi: two ALAB_MEASURE functions make the method ${method}`);
+    methods.add(method);
+    const args = f.params.map((p) => { const n = camel(p.name); return RESERVED.has(n) ? `${n}_` : n; });
+    const pass = f.params.map((p, k) => (/^(const )?uint32_t$/.test(p.type) ? `${args[k]} >>> 0` : args[k]));
+    const doc = `${f.name} (${f.from})${f.doc ? `: ${f.doc}` : ''}`.replace(/\s+/g, ' ');
+    return `  /** ${doc} */\n  ${method}(${args.join(', ')}) {\n    return this.check(this.fn.${f.name}(${pass.join(', ')}));\n  },`;
+  });
+  return `// measure-exports.js — GENERATED by scripts/gen-abi.mjs: do not edit. The methods of AttnlabWasm (wasm.js
+// installs them) for every C function marked ALAB_MEASURE in c/include/attnlab.h and c/src/wasm_api.c: one
+// method per export, named by the C name without alab_ in camelCase, in the C's argument order, each
+// returning the checked return code (AttnlabError on a negative one, EWASM on a trap, as every export of this
+// instance). Mark a new measure ALAB_MEASURE and \`make wasm\` exports it and writes its method here;
+// tests/js/abi.test.js fails while this file is stale.
+//
+// These take and give wasm addresses: the measures (web/src/measures.js, evidence.js, circuits.js) keep their
+// buffers across the parts of a stepwise computation and pass one run's output to the next call, so
+// allocating, copying in and reading out stays theirs (w.malloc / w.scoped, w.readF32 …). No module outside
+// core/ calls an export itself (tests/js/structure.test.js).
+
+export const MEASURE_METHODS = {
+${body.join('\n')}
+};
 `;
 }
 
@@ -278,16 +366,22 @@ export function readSources(root = ROOT) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const text = generateAbi(readSources());
-  const out = join(ROOT, OUT);
-  if (process.argv.includes('--check')) {
-    let old = '';
-    try { old = readFileSync(out, 'utf8'); } catch { /* missing: stale */ }
-    if (old !== text) {
-      console.error(`${OUT} is stale: run node scripts/gen-abi.mjs`);
-      process.exit(1);
+  const sources = readSources();
+  const outputs = { [OUT]: generateAbi(sources), [MEASURE_OUT]: generateMeasureExports(sources) };
+  const at = process.argv.indexOf('--exports');
+  if (at > 0) {
+    // the export list for emcc (-sEXPORTED_FUNCTIONS=@FILE) and wasm-ld: a build product, not committed
+    writeFileSync(process.argv[at + 1], `${JSON.stringify(exportNames(sources).map((n) => `_${n}`), null, 1)}\n`);
+  } else if (process.argv.includes('--check')) {
+    for (const [file, text] of Object.entries(outputs)) {
+      let old = '';
+      try { old = readFileSync(join(ROOT, file), 'utf8'); } catch { /* missing: stale */ }
+      if (old !== text) {
+        console.error(`${file} is stale: run node scripts/gen-abi.mjs`);
+        process.exit(1);
+      }
     }
   } else {
-    writeFileSync(out, text);
+    for (const [file, text] of Object.entries(outputs)) writeFileSync(join(ROOT, file), text);
   }
 }

@@ -2,6 +2,9 @@
 // They use the DOM's Blob, File, FileList, Response and Worker types: compile with the "dom" (or "webworker")
 // lib, also in Node projects. Checked with TypeScript 5 (strict; nodenext and bundler resolution).
 
+import type { ModelMeasures } from './measures.js';
+export type { ModelMeasures, WorkerModelMeasures } from './measures.js';
+
 /** Stable error codes: the ALAB_E* names of the C library, and six of the JS side. */
 export type AttnlabErrorCode =
   | 'EINVAL' | 'ENOMEM' | 'EIO' | 'EJSON' | 'ECONFIG' | 'EFORMAT' | 'EDTYPE' | 'EMISSING' | 'ESHAPE'
@@ -456,64 +459,19 @@ export interface RepeatedTokensOptions {
 }
 
 /**
- * The measures (web/src/measure-table.js: one row each; docs/api.md). attnlab/worker's WorkerModel has each of
- * them with the same parameters, returning a Promise.
+ * The measures: ModelMeasures (types/measures.d.ts, generated from web/src/measure-table.js, one method per row;
+ * docs/api.md), and the two helpers of the sets. attnlab/worker's WorkerModel has each measure with the same
+ * parameters, returning a Promise.
  */
-export interface Model {
-  /** Loss increase per ablated head and the pruning curve; 1 + L·NH (+ L·NH + 1) runs. */
-  headImportance(input: Input, options?: HeadImportanceOptions): HeadImportance;
-  /** Previous-token, sink, duplicate-token and induction scores of a run (plain, or under interventions / ablations). */
-  headRoles(input: Input, options?: HeadRolesOptions): HeadRoles;
-  /** The next-token loss of every position (nats), T − 1 of them, of a run with these interventions / ablations / mask. */
-  tokenLosses(input: Input, options?: TokenLossesOptions): TokenLosses;
+export interface Model extends ModelMeasures {
   /** r ++ r for a seeded random r of length n (mulberry32), ids in [lo, hi) (default [0, V − 1)). */
   repeatedTokens(n: number, options?: RepeatedTokensOptions): Int32Array;
-  /** DAG score per head and layer for each input, with the null of its length under the mask. */
-  dagProfile(inputs: Input | Input[], options?: DagProfileOptions): DagProfile;
-  /** Two runs with the same options, their alignment, attention difference and next-token difference. */
-  counterfactual(inputA: Input, inputB: Input, options?: RunOptions): Counterfactual;
-  /** Edge knockout of every causal pair of one head (or all heads of a layer) against its attention (docs/evidence.md). */
-  edgeKnockout(input: Input, options?: EdgeKnockoutOptions): EdgeKnockout;
-  /** Token knockout effects at the last position beside the last layer, rollout and flow. */
-  tokenKnockout(input: Input, options?: TokenKnockoutOptions): TokenKnockout;
-  /** Head importance and pruning under zero, mean and resample ablation, and their agreement. */
-  ablationSemantics(input: Input, options?: AblationSemanticsOptions): AblationSemantics;
-  /** Activation patching from a clean into a corrupted input of equal length. */
-  activationPatching(clean: Input, corrupt: Input, options?: AnswersOptions): ActivationPatching;
   /**
    * The token ids of a set of inputs, as the set methods read them: 'heldout', 'repeated' or a list. Each input
    * is cut at nPositions; one of fewer than 2 tokens is EEMPTY, an id outside the vocabulary ERANGE (both name
    * the input's index). Not on the worker client.
    */
   evidenceSet(set: EvidenceSet, options?: EvidenceSetOptions): Int32Array[];
-  /** Edge knockout of one layer over a set of inputs: mean per-input correlations with intervals, nulls, baselines. */
-  edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): EdgeKnockoutSet;
-  /** Token knockout over a set of inputs against the last layer, rollout and flow, with intervals and nulls. */
-  tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): TokenKnockoutSet;
-  /** Each head's loss increase under zero, mean and resample ablation over a set of inputs, and their agreement. */
-  ablationSet(set: EvidenceSet, options?: AblationSetOptions): AblationSet;
-  /** Activation patching over clean/corrupted pairs: 'pairs', 'induction', 'induction-prev' or a list. */
-  patchingSet(pairs: PairSet, options?: PatchingSetOptions): PatchingSet;
-  /** Each head's attention pattern, values, or both, patched from the other run, denoising and noising (docs/evidence.md § 6). */
-  patternValuePatching(clean: Input, corrupt: Input, options?: AnswersOptions): PatternValuePatching;
-  /** Each sender head's output patched only along its path into each receiver (docs/evidence.md § 7). */
-  pathPatching(clean: Input, corrupt: Input, options: PathPatchingOptions): PathPatching;
-  /** Direct logit attribution at the last position, the final norm's scale frozen (docs/evidence.md § 8). */
-  directLogitAttribution(input: Input, options: DirectLogitAttributionOptions): DirectLogitAttribution;
-  /** ||v_j W_O^h|| per (layer, head, position) (Kobayashi et al. 2020): (nLayer · nHead · T). */
-  valueNorms(input: Input): Float32Array;
-  /** Causal tracing by component: the clean run's attention or MLP output restored at each (layer, position). */
-  componentTracing(clean: Input, corrupt: Input, options?: AnswersOptions): ComponentTracing;
-  /** Q-, K- and V-composition scores of every head pair in adjacent layers, with a Gaussian null (weights only). */
-  compositionScores(options?: CompositionScoresOptions): CompositionScores;
-  /** patternValuePatching over a set of pairs, with intervals and the pattern's share of each head's effect. */
-  patternValueSet(pairs: PairSet, options?: PatternValueSetOptions): PatternValueSet;
-  /** pathPatching over a set of pairs. */
-  pathPatchingSet(pairs: PairSet, options: PathPatchingSetOptions): PathPatchingSet;
-  /** componentTracing over a set of pairs: per layer at the corrupted positions, the last and the others. */
-  componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): ComponentTracingSet;
-  /** directLogitAttribution of each pair's clean input along W_U[answer clean] − W_U[answer corrupted]. */
-  attributionSet(pairs: PairSet, options?: PatchingSetOptions): AttributionSet;
 }
 
 /** Progress and cancellation of a long evidence computation (EABORT when the signal aborts). */

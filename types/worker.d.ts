@@ -12,6 +12,7 @@ import type {
   DirectLogitAttribution, DirectLogitAttributionOptions, ComponentTracing, CompositionScores, CompositionScoresOptions,
   PatternValueSet, PatternValueSetOptions, PathPatchingSet, PathPatchingSetOptions, ComponentTracingSet, AttributionSet,
 } from './index.js';
+import type { WorkerModelMeasures } from './measures.js';
 
 export type {
   AttnlabErrorCode, FileData, ModelFiles, ModelSource, WasmSource, LoadProgressEvent, ModelFileName, LoadOptions, Engine,
@@ -54,7 +55,7 @@ export interface WorkerLoadOptions extends LoadOptions {
 }
 
 /** A model running in its own worker. Results are transferred from the worker, not copied. */
-export interface WorkerModel {
+export interface WorkerModel extends WorkerModelMeasures {
   /** Set once loaded. */
   readonly config: ModelConfig;
   readonly source: string;
@@ -72,31 +73,8 @@ export interface WorkerModel {
   generate(input: Input, options?: GenerateOptions): Promise<Generated>;
   /** As Model#repeatedTokens. */
   repeatedTokens(n: number, options?: RepeatedTokensOptions): Promise<Int32Array>;
-  // The measures, as the Model's (docs/heads.md, docs/evidence.md); a stepwise one reports progress from the
-  // worker, and an aborted signal stops the worker between two parts (EABORT). (Model#evidenceSet is not here.)
-  headImportance(input: Input, options?: HeadImportanceOptions): Promise<HeadImportance>;
-  headRoles(input: Input, options?: HeadRolesOptions): Promise<HeadRoles>;
-  tokenLosses(input: Input, options?: TokenLossesOptions): Promise<TokenLosses>;
-  dagProfile(inputs: Input | Input[], options?: DagProfileOptions): Promise<DagProfile>;
-  counterfactual(inputA: Input, inputB: Input, options?: RunOptions): Promise<Counterfactual>;
-  edgeKnockout(input: Input, options?: EdgeKnockoutOptions): Promise<EdgeKnockout>;
-  tokenKnockout(input: Input, options?: TokenKnockoutOptions): Promise<TokenKnockout>;
-  ablationSemantics(input: Input, options?: AblationSemanticsOptions): Promise<AblationSemantics>;
-  activationPatching(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<ActivationPatching>;
-  edgeKnockoutSet(set: EvidenceSet, options?: EdgeKnockoutSetOptions): Promise<EdgeKnockoutSet>;
-  tokenKnockoutSet(set: EvidenceSet, options?: TokenKnockoutSetOptions): Promise<TokenKnockoutSet>;
-  ablationSet(set: EvidenceSet, options?: AblationSetOptions): Promise<AblationSet>;
-  patchingSet(pairs: PairSet, options?: PatchingSetOptions): Promise<PatchingSet>;
-  patternValuePatching(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<PatternValuePatching>;
-  pathPatching(clean: Input, corrupt: Input, options: PathPatchingOptions): Promise<PathPatching>;
-  directLogitAttribution(input: Input, options: DirectLogitAttributionOptions): Promise<DirectLogitAttribution>;
-  valueNorms(input: Input): Promise<Float32Array>;
-  componentTracing(clean: Input, corrupt: Input, options?: AnswersOptions): Promise<ComponentTracing>;
-  compositionScores(options?: CompositionScoresOptions): Promise<CompositionScores>;
-  patternValueSet(pairs: PairSet, options?: PatternValueSetOptions): Promise<PatternValueSet>;
-  pathPatchingSet(pairs: PairSet, options: PathPatchingSetOptions): Promise<PathPatchingSet>;
-  componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): Promise<ComponentTracingSet>;
-  attributionSet(pairs: PairSet, options?: PatchingSetOptions): Promise<AttributionSet>;
+  // The measures (types/measures.d.ts: WorkerModelMeasures, generated from web/src/measure-table.js) are
+  // inherited. (Model#evidenceSet is not one of them.)
   /** The worker's wasm memory. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Frees the model and terminates the worker; idempotent. Later calls reject with EDISPOSED. */

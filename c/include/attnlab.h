@@ -30,6 +30,13 @@ extern "C" {
 
 #define ALAB_VERSION "0.1.0"
 
+/* ALAB_MEASURE marks the functions of the measures (statistics, readings,
+ * interventional and circuit measures): it expands to nothing in C; for the
+ * wasm builds scripts/gen-abi.mjs exports every function so marked and binds
+ * it as a method of AttnlabWasm (web/src/core/measure-exports.js, generated),
+ * so a new measure is declared here once and no list names it again. */
+#define ALAB_MEASURE
+
 /* ------------------------------------------------------------------------ */
 /* Error codes (stable: the JS layer exposes them as AttnlabError.code)       */
 /* ------------------------------------------------------------------------ */
@@ -627,15 +634,15 @@ int alab_dag_profile(float *head, float *layer, const float *att, int L, int NH,
 #define ALAB_FLOW_MAX_EDGES (1 << 20)
 
 /* Spearman's rho: the Pearson correlation of the ranks (ties: average rank). */
-int alab_spearman(double *rho, const double *a, const double *b, int n);
+ALAB_MEASURE int alab_spearman(double *rho, const double *a, const double *b, int n);
 /* Kendall's tau-b = (n0 - n1 - n2 + n3 - 2 D) / sqrt((n0 - n1)(n0 - n2)),
  * n0 = n(n-1)/2 pairs, n1 / n2 tied in a / b, n3 tied in both, D discordant.
  * O(n log n) (Knight 1966); _ref is the O(n^2) pair count, its twin. */
-int alab_kendall_tau_b(double *tau, const double *a, const double *b, int n);
+ALAB_MEASURE int alab_kendall_tau_b(double *tau, const double *a, const double *b, int n);
 int alab_kendall_tau_b_ref(double *tau, const double *a, const double *b, int n);
 /* *share = |top_k(a) ∩ top_k(b)| / k, top_k by value descending, ties by
  * the lower index; k is clamped to n. ALAB_ERANGE for k < 1. */
-int alab_top_k_overlap(double *share, const double *a, const double *b, int n, int k);
+ALAB_MEASURE int alab_top_k_overlap(double *share, const double *a, const double *b, int n, int k);
 
 /* Seeded resampling over a set of inputs (c/src/stats.c). */
 
@@ -660,8 +667,8 @@ uint32_t alab_rng_below(alab_rng *r, uint32_t n);   /* n >= 1 */
  * m == 1: mean = the value, lo = hi = the value (no draws). n_boot < 1 or > 1000000: ALAB_ERANGE.
  * level outside (0, 1): ALAB_ERANGE. An infinite value: ALAB_ENAN. NULL mean/lo/hi (or x with n > 0):
  * ALAB_EINVAL; n outside [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT. */
-int alab_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, int n, int n_boot, double level,
-                        uint32_t seed);
+ALAB_MEASURE int alab_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, int n, int n_boot,
+                                     double level, uint32_t seed);
 
 /* A correlation of a reading of attention with an interventional effect over a set of inputs. */
 enum { ALAB_CORR_SPEARMAN = 0, ALAB_CORR_KENDALL = 1 };
@@ -718,17 +725,18 @@ int alab_corr_dataset(alab_corr_summary *s, double *per_input, const alab_corr_s
  * in place, inside each run of consecutive points with the same group (NULL:
  * each input whole), inputs then runs in order, Fisher–Yates with
  * alab_rng_below as in alab_corr_dataset's null. */
-int alab_permute_within_groups(double *reading, const int *offset, const int *group, int n_inputs, uint32_t seed);
+ALAB_MEASURE int alab_permute_within_groups(double *reading, const int *offset, const int *group, int n_inputs,
+                                            uint32_t seed);
 /* Attention rollout: R (T, T) = Ã_{L-1} ... Ã_0, Ã_l = ½ mean_h att[l] + ½ I,
  * att (L, NH, T, T). R[i][j]: how much of position i's input at the top comes
  * from token j when attention and the residual are mixed half and half. */
-int alab_attention_rollout(float *R, const float *att, int L, int NH, int T);
+ALAB_MEASURE int alab_attention_rollout(float *R, const float *att, int L, int NH, int T);
 /* Attention flow: flow (T)[j] = the maximum flow from token j (layer-0 node)
  * to position target at the top (layer-L node) through the layered graph
  * whose edge (l, j) -> (l+1, i) has capacity Ã_l[i][j] (Ã as for rollout).
  * ALAB_ELIMIT above ALAB_FLOW_MAX_EDGES positive capacities, ALAB_ERANGE
  * for a target outside [0, T). */
-int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int target);
+ALAB_MEASURE int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int target);
 
 /* The interventional side (each effect a real forward pass of the model;
  * the model's results are those of the LAST run afterwards). KL is
@@ -746,8 +754,8 @@ int alab_attention_flow(float *flow, const float *att, int L, int NH, int T, int
  * one matrix product. Only the rows [row0, row1) of E and E_last are written
  * (A whole), so a long grid can be run in parts with progress between them.
  * ALAB_EEMPTY (T < 2), ALAB_ERANGE, ALAB_EINVAL (mode). */
-int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T, int layer, int head,
-                       int row0, int row1, int mode);
+ALAB_MEASURE int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const int *ids, int T,
+                                    int layer, int head, int row0, int row1, int mode);
 /* Token knockout: effect (T)[j] for j in [j0, j1) = KL at the input's last
  * position between the plain run and the run with token j removed, by `mode`:
  *   ALAB_TOKEN_COLUMN       column j knocked out (renormalised) in every head
@@ -762,7 +770,8 @@ int alab_edge_knockout(float *A, float *E, float *E_last, alab_model *m, const i
  * ALAB_EEMPTY (T < 2), ALAB_ERANGE (a range, or neutral outside the vocabulary),
  * ALAB_EINVAL (NULL, or an unknown mode). */
 enum { ALAB_TOKEN_COLUMN = 0, ALAB_TOKEN_COLUMN_ZERO = 1, ALAB_TOKEN_DELETE = 2, ALAB_TOKEN_REPLACE = 3 };
-int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1, int mode, int neutral);
+ALAB_MEASURE int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int j0, int j1, int mode,
+                                     int neutral);
 /* The noise floor of the knockout measures on one input: *kl_max = the
  * largest KL, over every position t and every row i, between the plain run
  * and a run of layer `layer` (all heads) with row i divided by its own sum
@@ -770,7 +779,7 @@ int alab_token_knockout(float *effect, alab_model *m, const int *ids, int T, int
  * leaves in an edge knockout. layer = -1: every row of every layer divided
  * by its sum in one run (the arithmetic of a token knockout), the largest
  * KL over positions. */
-int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, int layer);
+ALAB_MEASURE int alab_knockout_noise(double *kl_max, alab_model *m, const int *ids, int T, int layer);
 
 /* The edge-knockout verdict over a set of inputs (evidence_set.c). From each
  * input's grids A, E, E_last (T[k] x T[k], alab_edge_knockout), two kinds of
@@ -817,23 +826,24 @@ int alab_edge_set_summary(alab_edge_set *out, double *per_input, const float *co
 enum { ALAB_ABLATE_ZERO = 0, ALAB_ABLATE_MEAN = 1, ALAB_ABLATE_RESAMPLE = 2 };
 /* out (L, T, n_head * head_dim) = the head outputs (before the output
  * projection) of a plain run of ids. */
-int alab_capture_head_outputs(float *out, alab_model *m, const int *ids, int T);
+ALAB_MEASURE int alab_capture_head_outputs(float *out, alab_model *m, const int *ids, int T);
 /* As alab_head_importance / alab_pruning_curve, with the heads removed by
  * `mode`; ref (L, T_ref, n_head * head_dim) from alab_capture_head_outputs
  * (NULL for ZERO).
  * ALAB_ETOOLONG when a resample reference is shorter than the input. */
-int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, const int *ids, int T, int mode,
-                              const float *ref, int T_ref);
-int alab_pruning_curve_mode(float *loss, int *order, alab_model *m, const int *ids, int T, const float *delta,
-                            int mode, const float *ref, int T_ref);
+ALAB_MEASURE int alab_head_importance_mode(float *delta, double *base_loss, alab_model *m, const int *ids, int T,
+                                           int mode, const float *ref, int T_ref);
+ALAB_MEASURE int alab_pruning_curve_mode(float *loss, int *order, alab_model *m, const int *ids, int T,
+                                         const float *delta, int mode, const float *ref, int T_ref);
 /* Resample ablation averaged over K draws: draw k takes the reference's
  * window of T positions starting at offset_k = alab_rng_below(T_ref - T + 1)
  * (one generator seeded `seed`, offsets drawn in order), and delta_draws
  * (K, L * NH)[k] = loss(head removed with draw k's values) - loss(plain).
  * delta_mean (L * NH) = the mean over draws; offsets (K) may be NULL.
  * ALAB_ETOOLONG when T_ref < T, ALAB_ERANGE for K outside [1, 10000]. */
-int alab_resample_draws(float *delta_mean, float *delta_draws, int *offsets, double *base_loss, alab_model *m,
-                        const int *ids, int T, const float *ref, int T_ref, int K, uint32_t seed);
+ALAB_MEASURE int alab_resample_draws(float *delta_mean, float *delta_draws, int *offsets, double *base_loss,
+                                     alab_model *m, const int *ids, int T, const float *ref, int T_ref, int K,
+                                     uint32_t seed);
 
 /* Activation patching from a clean into a corrupted run of equal length T.
  * ld = logit[answer_clean] - logit[answer_corrupt] at position T-1; each cell
@@ -842,8 +852,9 @@ int alab_resample_draws(float *delta_mean, float *delta_draws, int *offsets, dou
  * position p taken from the clean run; head_grid (L, NH): head (l, h)'s
  * output at every position taken from the clean run. Either grid may be NULL.
  * ALAB_EINVAL when the answers are equal or the two runs give the same ld. */
-int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_clean, double *ld_corrupt, alab_model *m,
-                             const int *clean, const int *corrupt, int T, int answer_clean, int answer_corrupt);
+ALAB_MEASURE int alab_activation_patching(float *resid_grid, float *head_grid, double *ld_clean, double *ld_corrupt,
+                                          alab_model *m, const int *clean, const int *corrupt, int T,
+                                          int answer_clean, int answer_corrupt);
 
 /* ---- where a head looks versus what it moves (circuits.c; docs/evidence.md) ----
  * A pair (clean, corrupt) of equal length T and answers (a, b): ld(run) =
@@ -870,8 +881,9 @@ enum { ALAB_PATCH_PATTERN = 0, ALAB_PATCH_VALUE = 1, ALAB_PATCH_BOTH = 2 };
  *   BOTH     y_h = the source run's head output (alab_activation_patching's
  *            head grid, in the denoising direction).
  * Everything downstream of the head is recomputed; nothing else is changed. */
-int alab_pattern_value_patching(float *grid, double *ld_clean, double *ld_corrupt, alab_model *m, const int *clean,
-                                const int *corrupt, int T, int answer_clean, int answer_corrupt);
+ALAB_MEASURE int alab_pattern_value_patching(float *grid, double *ld_clean, double *ld_corrupt, alab_model *m,
+                                             const int *clean, const int *corrupt, int T, int answer_clean,
+                                             int answer_corrupt);
 /* Path patching (Wang et al. 2022). A sender is a head (ls, hs); a receiver
  * is the query, key or value input of a head (lr, hr) with lr > ls, or the
  * logits (ALAB_PATH_LOGITS: layer and head ignored). For each sender:
@@ -894,9 +906,9 @@ int alab_pattern_value_patching(float *grid, double *ld_clean, double *ld_corrup
 enum { ALAB_PATH_Q = 0, ALAB_PATH_K = 1, ALAB_PATH_V = 2, ALAB_PATH_LOGITS = 3 };
 enum { ALAB_PATH_FREEZE_MLP = 1 };
 typedef struct { int layer, head, input; } alab_path_receiver;
-int alab_path_patching(float *out, double *ld_clean, double *ld_corrupt, alab_model *m, const int *clean,
-                       const int *corrupt, int T, int answer_clean, int answer_corrupt,
-                       const alab_path_receiver *recv, int n_recv, int direction, int flags);
+ALAB_MEASURE int alab_path_patching(float *out, double *ld_clean, double *ld_corrupt, alab_model *m, const int *clean,
+                                    const int *corrupt, int T, int answer_clean, int answer_corrupt,
+                                    const alab_path_receiver *recv, int n_recv, int direction, int flags);
 /* Direct logit attribution at position T-1 of a plain run. u = W_U[a] -
  * W_U[b] (b = -1: u = W_U[a]). The residual leaving the last layer is
  * x = token embedding + position embedding + sum over layers of (each head's
@@ -914,23 +926,24 @@ int alab_path_patching(float *out, double *ld_clean, double *ld_corrupt, alab_mo
  * run). ALAB_ERANGE for an answer outside the vocabulary, ALAB_EINVAL a == b,
  * or a family that normalises each sublayer's output before the residual add
  * (gemma3_text: no head's output is a linear term of the residual stream). */
-int alab_direct_logit_attribution(float *heads, float *sources, double *terms, double *ld, alab_model *m,
-                                  const int *ids, int T, int answer, int answer_other);
+ALAB_MEASURE int alab_direct_logit_attribution(float *heads, float *sources, double *terms, double *ld, alab_model *m,
+                                               const int *ids, int T, int answer, int answer_other);
 /* Value-weighted attention (Kobayashi et al. 2020): norms (L, NH, T)[l][h][j]
  * = || v_j W_O^h ||_2, v_j head h's value vector at position j (with its
  * bias), W_O^h its rows of the output projection; the reading of edge j -> i
  * is A[l][h][i][j] * norms[l][h][j]. It runs ids once, plainly: afterwards
  * alab_result_attention holds that run's attention (the readings beside the
  * norms need no second run); the logits are not computed. */
-int alab_value_norms(float *norms, alab_model *m, const int *ids, int T);
+ALAB_MEASURE int alab_value_norms(float *norms, alab_model *m, const int *ids, int T);
 /* Causal tracing by component (Meng et al. 2022's split), denoising: attn
  * (L, T)[l][p] = the score of the corrupted run with the output of layer l's
  * attention (after the output projection and its bias: what the layer adds
  * to the residual) at position p taken from the clean run; mlp (L, T) the
  * same for the MLP's output. Everything else is recomputed. Either grid may
  * be NULL. */
-int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld_corrupt, alab_model *m,
-                           const int *clean, const int *corrupt, int T, int answer_clean, int answer_corrupt);
+ALAB_MEASURE int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld_corrupt, alab_model *m,
+                                        const int *clean, const int *corrupt, int T, int answer_clean,
+                                        int answer_corrupt);
 /* Composition scores (Elhage et al. 2021) of every sender head (l, h1) and
  * receiver head (l + 1, h2): scores (3, L - 1, NH, NH) = [kind][l][h1][h2],
  * kind 0 = Q, 1 = K, 2 = V:
@@ -948,7 +961,7 @@ int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld
  * u = (alab_rng_next >> 11) 2^-53, two draws per normal); n_null = 0: NaN (null may be NULL). ALAB_EINVAL for a one-layer model
  * or a family with norms of each sublayer's output (gemma3_text, as for direct attribution),
  * ALAB_ERANGE for n_null outside [0, 100000]. */
-int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
+ALAB_MEASURE int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
 
 #ifdef __cplusplus
 }

@@ -503,10 +503,11 @@ static void corr_flat(double *o, const alab_corr_summary *s) {
 /* alab_corr_dataset with its spec as arguments and its summary as 11 doubles
  * (mean, lo, hi, null_mean, null_lo, null_hi, p, p_greater, n_defined,
  * n_points, n_above_floor), so JS needs no struct layout. */
-EMSCRIPTEN_KEEPALIVE int alab_corr_dataset_flat(double *out, double *per_input, int n_inputs, const int *offset,
-                                                const double *reading, const double *effect, const int *group,
-                                                int stat, double eps, int min_points, int n_boot, int n_perm,
-                                                double level, uint32_t seed) {
+EMSCRIPTEN_KEEPALIVE ALAB_MEASURE int alab_corr_dataset_flat(double *out, double *per_input, int n_inputs,
+                                                             const int *offset, const double *reading,
+                                                             const double *effect, const int *group, int stat,
+                                                             double eps, int min_points, int n_boot, int n_perm,
+                                                             double level, uint32_t seed) {
     if (!out) return alab_fail(ALAB_EINVAL, "alab_corr_dataset_flat: NULL output");
     alab_corr_spec sp = {n_inputs, offset, reading, effect, group, stat, eps, min_points, n_boot, n_perm, level, seed};
     alab_corr_summary s;
@@ -520,10 +521,11 @@ EMSCRIPTEN_KEEPALIVE int alab_corr_dataset_flat(double *out, double *per_input, 
  * summaries (local, local_kendall, local_uniform, local_permuted, last, ...)
  * of 11 each as alab_corr_dataset_flat writes them, then rows mean/lo/hi,
  * top-k mean/lo/hi and the mean local effect mean/lo/hi. A, E, E_last are arrays of n_inputs pointers. */
-EMSCRIPTEN_KEEPALIVE int alab_edge_set_summary_flat(double *out, double *per_input, const float *const *A,
-                                                    const float *const *E, const float *const *E_last, const int *T,
-                                                    int n_inputs, int last_layer, double eps, int n_boot, int n_perm,
-                                                    double level, uint32_t seed) {
+EMSCRIPTEN_KEEPALIVE ALAB_MEASURE int alab_edge_set_summary_flat(double *out, double *per_input,
+                                                                 const float *const *A, const float *const *E,
+                                                                 const float *const *E_last, const int *T,
+                                                                 int n_inputs, int last_layer, double eps, int n_boot,
+                                                                 int n_perm, double level, uint32_t seed) {
     if (!out) return alab_fail(ALAB_EINVAL, "alab_edge_set_summary_flat: NULL output");
     alab_set_stats st = {n_boot, n_perm, level, seed};
     alab_edge_set r;

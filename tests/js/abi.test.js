@@ -13,7 +13,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateAbi, readSources } from '../../scripts/gen-abi.mjs';
+import { generateAbi, generateMeasureExports, exportNames, readSources } from '../../scripts/gen-abi.mjs';
 import * as abi from '../../web/src/core/abi.js';
 import * as wasmJs from '../../web/src/core/wasm.js';
 import { C_ERROR_CODES, ERROR_CODES } from '../../web/src/core/errors.js';
@@ -22,6 +22,7 @@ import { instantiateAttnlab } from '../../web/src/core/wasm.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const sources = readSources(ROOT);
 const committed = readFileSync(join(ROOT, 'web/src/core/abi.js'), 'utf8');
+const committedMeasures = readFileSync(join(ROOT, 'web/src/core/measure-exports.js'), 'utf8');
 
 // The generator's output for the sources with `from` replaced by `to` in one of them.
 function withEdit(key, from, to) {
@@ -81,6 +82,44 @@ describe('web/src/core/abi.js', () => {
       .toThrow(/alab_wasm_simd, which neither/);
     expect(() => withEdit('wasmApiC', 'case 7: return c->head_dim;', 'case 9: return c->head_dim;'))
       .toThrow(/without gaps/);
+  });
+});
+
+describe('web/src/core/measure-exports.js: a method for every ALAB_MEASURE function', () => {
+  it('is exactly what scripts/gen-abi.mjs makes of the C sources (run `make wasm` if not)', () => {
+    expect(generateMeasureExports(sources)).toBe(committedMeasures);
+  });
+
+  it('a function marked ALAB_MEASURE in attnlab.h is exported and gets its method, with nothing else edited', () => {
+    const decl = '\n/* A new measure: its numbers into out. */\nALAB_MEASURE int alab_new_measure(float *out, alab_model *m, const int *ids, int T,\n' +
+      '                                   uint32_t seed, double *null);\n';
+    const header = sources.header.replace('#endif /* ATTNLAB_H */', `${decl}#endif /* ATTNLAB_H */`);
+    expect(header).not.toBe(sources.header);
+    const edited = { ...sources, header };
+    expect(exportNames(edited)).toContain('alab_new_measure');
+    expect(generateAbi(edited)).toContain('"alab_new_measure"');
+    const text = generateMeasureExports(edited);
+    expect(text).toContain('  /** alab_new_measure (attnlab.h): A new measure: its numbers into out. */\n' +
+      '  newMeasure(out, m, ids, T, seed, null_) {\n' +
+      '    return this.check(this.fn.alab_new_measure(out, m, ids, T, seed >>> 0, null_));\n  },');
+    // not marked: neither exported nor bound
+    const plain = { ...sources, header: header.replace('ALAB_MEASURE int alab_new_measure', 'int alab_new_measure') };
+    expect(exportNames(plain)).not.toContain('alab_new_measure');
+    expect(generateMeasureExports(plain)).not.toContain('newMeasure');
+  });
+
+  it('refuses a measure listed in wasm_exports.json too, or one that does not return a code', () => {
+    expect(() => withEdit('exportsJson', '"_alab_glyph",', '"_alab_glyph", "_alab_spearman",')).toThrow(/alab_spearman, which is ALAB_MEASURE/);
+    expect(() => generateMeasureExports({ ...sources,
+      header: sources.header.replace('ALAB_MEASURE int alab_spearman(', 'ALAB_MEASURE double alab_spearman(') })).toThrow(/returns double, not int/);
+  });
+
+  it('every measure export is bound, and the built modules export them', async () => {
+    const { MEASURE_METHODS } = await import('../../web/src/core/measure-exports.js');
+    const bound = Object.values(MEASURE_METHODS).map((f) => /this\.fn\.(\w+)\(/.exec(String(f))[1]);
+    expect(bound.length).toBeGreaterThanOrEqual(23);
+    expect(bound.filter((n) => !abi.EXPORTS.includes(n))).toEqual([]);
+    expect(JSON.parse(sources.exportsJson).filter((n) => bound.includes(n.slice(1)))).toEqual([]);
   });
 });
 

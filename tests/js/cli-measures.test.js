@@ -1,11 +1,12 @@
-// cli-measures.test.js — the CLI's measures come from the JS measure table. c/cli/measures.h is generated from
-// web/src/measure-table.js (scripts/gen-cli-measures.mjs) and committed; this test regenerates it and fails
-// while the two differ, feeds the generator a changed table to show each part of a row is seen, and checks
-// the rows against what measures.c expands them into (a handler ev_<id> per row, ev_<id>_set for a row over a set).
+// cli-measures.test.js — the CLI's measures and the measures' typings come from the JS measure table.
+// c/cli/measures.h and types/measures.d.ts are generated from web/src/measure-table.js (scripts/gen-measures.mjs)
+// and committed; this test regenerates both and fails while either differs, feeds the generator a changed table
+// to show each part of a row is seen, and checks the rows against what measures.c expands them into (a handler
+// ev_<id> per row, ev_<id>_set for a row over a set).
 
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { cliMeasuresHeader } from '../../scripts/gen-cli-measures.mjs';
+import { cliMeasuresHeader, measuresDts } from '../../scripts/gen-measures.mjs';
 import { MEASURES } from '../../web/src/measure-table.js';
 
 const read = (p) => readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
@@ -17,7 +18,7 @@ function withCli(name, change) {
 }
 
 describe('c/cli/measures.h', () => {
-  it('is exactly what scripts/gen-cli-measures.mjs makes of measure-table.js (run `make` if not)', () => {
+  it('is exactly what scripts/gen-measures.mjs makes of measure-table.js (run `make` if not)', () => {
     expect(cliMeasuresHeader()).toBe(committed);
   });
 
@@ -51,5 +52,27 @@ describe('c/cli/measures.h', () => {
       if (s.cli.set && !new RegExp(`static int ev_${s.cli.id}_set\\(`).test(c)) missing.push(`ev_${s.cli.id}_set`);
     }
     expect(missing).toEqual([]);
+  });
+});
+
+describe('types/measures.d.ts', () => {
+  it('is exactly what scripts/gen-measures.mjs makes of measure-table.js (run `make` if not)', () => {
+    expect(measuresDts()).toBe(read('types/measures.d.ts'));
+  });
+
+  it('declares each row on Model and WorkerModel from its args, options type, result and summary', () => {
+    const d = measuresDts();
+    expect(d).toContain('  /** Q-, K- and V-composition scores of every head pair in adjacent layers, with a Gaussian null (weights only). */\n' +
+      '  compositionScores(options?: CompositionScoresOptions): CompositionScores;');
+    expect(d).toContain('  pathPatching(clean: Input, corrupt: Input, options: PathPatchingOptions): Promise<PathPatching>;');
+    expect(d).toContain('  valueNorms(input: Input): Float32Array;');
+    // a new row is declared on both, with its types imported from index.d.ts
+    const added = measuresDts({ ...MEASURES, newMeasure: { ...MEASURES.valueNorms, summary: 'A new one.', args: ['pairs', 'options'],
+      optionsType: 'NewMeasureOptions', result: 'NewMeasure' } });
+    expect(added).toContain('  newMeasure(pairs: PairSet, options?: NewMeasureOptions): NewMeasure;');
+    expect(added).toContain('  newMeasure(pairs: PairSet, options?: NewMeasureOptions): Promise<NewMeasure>;');
+    expect(added).toMatch(/import type \{[^}]*\bNewMeasureOptions\b[^}]*\} from '\.\/index\.js'/);
+    expect(() => measuresDts({ ...MEASURES, bad: { ...MEASURES.valueNorms, summary: '' } })).toThrow(/summary/);
+    expect(() => measuresDts({ ...MEASURES, bad: { ...MEASURES.valueNorms, args: ['text'] } })).toThrow(/no type/);
   });
 });

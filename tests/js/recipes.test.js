@@ -92,12 +92,16 @@ describe('the recipe "Add a figure"', () => {
 describe('the recipe "Add a measure"', () => {
   const places = placesOf('Add a measure');
   const NAMES = Object.keys(MEASURES);
-  const dts = { model: read('types/index.d.ts'), worker: read('types/worker.d.ts') };
+  // the measures' methods of both typings are generated into types/measures.d.ts, which both extend
+  const generated = read('types/measures.d.ts');
+  const dts = {
+    model: generated.split('export interface WorkerModelMeasures')[0],
+    worker: generated.split('export interface WorkerModelMeasures')[1],
+  };
 
   it('names the files it counts, and each exists', () => {
-    expect(places).toEqual(['c/src/circuits.c', 'c/include/attnlab.h', 'c/src/wasm_exports.json', 'web/src/core/measure-exports.js',
-      'web/src/circuits.js', 'web/src/measures.js', 'web/src/measure-table.js', 'c/cli/measures.c', 'types/index.d.ts',
-      'types/worker.d.ts', 'docs/api.md', 'docs/evidence.md', 'tests/c/test_circuits.c', 'tests/ref/circuits_ref.py',
+    expect(places).toEqual(['c/src/circuits.c', 'c/include/attnlab.h', 'web/src/measure-table.js', 'web/src/measures.js',
+      'types/index.d.ts', 'docs/api.md', 'docs/evidence.md', 'tests/c/test_circuits.c', 'tests/ref/circuits_ref.py',
       'tests/ref/gen_circuits.py', 'tests/js/circuits.test.js']);
     expect(places.filter((p) => !existsSync(new URL(p, ROOT)))).toEqual([]);
     expect(NAMES.length).toBeGreaterThanOrEqual(23);
@@ -125,8 +129,8 @@ describe('the recipe "Add a measure"', () => {
         if (typeof Model.prototype[n] !== 'function') missing.push(`Model#${n}`);
         if (!handlers.includes(n)) missing.push(`worker.js HANDLERS.${n}`);
         if (typeof wm[n] !== 'function') missing.push(`WorkerModel#${n}`);
-        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.model)) missing.push(`types/index.d.ts Model#${n}`);
-        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.worker)) missing.push(`types/worker.d.ts WorkerModel#${n}`);
+        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.model)) missing.push(`types/measures.d.ts ModelMeasures#${n}`);
+        if (!new RegExp(`\\n\\s+${n}\\(`).test(dts.worker)) missing.push(`types/measures.d.ts WorkerModelMeasures#${n}`);
       }
       // and a measure's answer crosses: (L·NH·T) norms from the worker
       const { nLayer, nHead } = wm.config, { ids } = await wm.tokenize('the storm sank');
@@ -136,6 +140,21 @@ describe('the recipe "Add a measure"', () => {
     }
     expect(handlers).toContain('run');
     expect(missing).toEqual([]);
+  });
+
+  it('every ALAB_MEASURE function of the C is exported by the builds and bound as a method of AttnlabWasm', async () => {
+    const { parseMeasures, readSources } = await import('../../scripts/gen-abi.mjs');
+    const { EXPORTS } = await import('../../web/src/core/abi.js');
+    const { AttnlabWasm } = await import('../../web/src/core/wasm.js');
+    const src = readSources(fileURLToPath(ROOT));
+    const marked = [...parseMeasures(src.header), ...parseMeasures(src.wasmApiC)].map((f) => f.name);
+    expect(marked).toContain('alab_composition_scores');
+    const camel = (c) => c.replace(/^alab_/, '').replace(/_+([a-z0-9])/g, (_, x) => x.toUpperCase());
+    expect(marked.filter((n) => !EXPORTS.includes(n))).toEqual([]);
+    expect(marked.filter((n) => typeof AttnlabWasm.prototype[camel(n)] !== 'function')).toEqual([]);
+    // and the Model interface both typings use is the generated one
+    expect(read('types/index.d.ts')).toMatch(/export interface Model extends ModelMeasures \{/);
+    expect(read('types/worker.d.ts')).toMatch(/export interface WorkerModel extends WorkerModelMeasures \{/);
   });
 
   it('every measure with a CLI part is a row of c/cli/measures.h; a measure over a set is reached by --set', () => {

@@ -111,7 +111,7 @@ async function knownOptions(call) {
   throw new Error('an unknown option was accepted');
 }
 
-const API = declarations('types/index.d.ts', 'types/worker.d.ts');
+const API = declarations('types/index.d.ts', 'types/worker.d.ts', 'types/measures.d.ts');
 const WIDGET = declarations('types/widget.d.ts');
 
 let model, wmodel, lineage, result;
@@ -151,7 +151,7 @@ describe('every public member is declared, and every declared member exists', ()
     });
 
   it('the check sees a missing and an extra name, through extends, Pick and merged interfaces', () => {
-    const d = declarations('types/index.d.ts');
+    const d = declarations('types/index.d.ts', 'types/measures.d.ts');
     const toy = parse('interface A extends Pick<B, "x" | "y"> { f(): void } interface A { g?: number } interface B { x: 1; y: 2; z: 3 }',
       { sourceType: 'module', plugins: ['typescript'] }).program.body;
     for (const n of toy) d.set(n.id.name, [...(d.get(n.id.name) || []), n]);
@@ -219,7 +219,7 @@ describe('every options parameter declares exactly the options the code accepts'
   it('loadModel, the worker\'s loadModel, loadLineage and the widget\'s configure', async () => {
     const fn = (decl, name) => decl.get(name).find((d) => d.type === 'TSDeclareFunction');
     const opts = (decl, name) => [...membersOf(decl, paramsOf(fn(decl, name)).at(-1).typeAnnotation.typeAnnotation).keys()].sort();
-    const WORKER = declarations('types/worker.d.ts', 'types/index.d.ts');
+    const WORKER = declarations('types/worker.d.ts', 'types/index.d.ts', 'types/measures.d.ts');
     expect(await knownOptions((o) => loadModel(TINY, o))).toEqual(opts(API, 'loadModel'));
     expect(await knownOptions((o) => workerApi.loadModel(TINY, o))).toEqual(opts(WORKER, 'loadModel'));
     expect(await knownOptions((o) => loadLineage(o))).toEqual(opts(API, 'loadLineage'));

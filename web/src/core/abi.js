@@ -188,7 +188,7 @@ export const KERNELS = Object.freeze({
   softmax: 4,
 });
 
-/** Every export of attnlab.wasm and attnlab-mt.wasm (c/src/wasm_exports.json), in its order. */
+/** Every export of attnlab.wasm and attnlab-mt.wasm: c/src/wasm_exports.json's, then the ALAB_MEASURE functions. */
 export const EXPORTS = Object.freeze([
   "malloc", "free", "alab_strerror", "alab_last_error", "alab_wasm_version", "alab_wasm_simd",
   "alab_wasm_heap_in_use", "alab_wasm_load", "alab_wasm_load_files", "alab_wasm_model_family",
@@ -209,13 +209,13 @@ export const EXPORTS = Object.freeze([
   "alab_pruning_curve", "alab_head_roles", "alab_dag_profile", "alab_wasm_pool_create",
   "alab_wasm_pool_stack_top", "alab_wasm_pool_helper", "alab_wasm_pool_attached", "alab_wasm_pool_parts",
   "alab_wasm_pool_fail", "alab_wasm_pool_stop", "alab_wasm_pool_set_min_work", "alab_wasm_model_set_pool",
-  "alab_wasm_pool_selftest", "alab_spearman", "alab_kendall_tau_b", "alab_top_k_overlap",
-  "alab_attention_rollout", "alab_attention_flow", "alab_edge_knockout", "alab_token_knockout",
-  "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode",
-  "alab_activation_patching", "alab_knockout_noise", "alab_resample_draws", "alab_corr_dataset_flat",
-  "alab_edge_set_summary_flat", "alab_permute_within_groups", "alab_bootstrap_mean", "alab_corr_dataset",
-  "alab_pattern_value_patching", "alab_path_patching", "alab_direct_logit_attribution", "alab_value_norms",
-  "alab_component_tracing", "alab_composition_scores", "alab_shard_name_ok",
+  "alab_wasm_pool_selftest", "alab_corr_dataset", "alab_shard_name_ok", "alab_spearman", "alab_kendall_tau_b",
+  "alab_top_k_overlap", "alab_bootstrap_mean", "alab_permute_within_groups", "alab_attention_rollout",
+  "alab_attention_flow", "alab_edge_knockout", "alab_token_knockout", "alab_knockout_noise",
+  "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode", "alab_resample_draws",
+  "alab_activation_patching", "alab_pattern_value_patching", "alab_path_patching",
+  "alab_direct_logit_attribution", "alab_value_norms", "alab_component_tracing", "alab_composition_scores",
+  "alab_corr_dataset_flat", "alab_edge_set_summary_flat",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */

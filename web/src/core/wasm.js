@@ -617,6 +617,8 @@ export class AttnlabWasm {
   }
 
   resultT(m) { return this.fn.alab_result_T(m); }
+  /** The address of the last run's attention (L, NH, T, T) in wasm memory, valid until the next run; 0 before any (the measures read it in place). */
+  resultAttentionAt(m) { return this.fn.alab_result_attention(m); }
 
   /** Copy of the last run's attention, (L, NH, T, T); throws ESTATE before any run. */
   resultAttention(m) {
@@ -1121,8 +1123,8 @@ export class AttnlabWasm {
   }
 }
 
-// The measures' exports (statistics, readings, evidence, circuits) are methods too, written in
-// measure-exports.js; installed as class methods are (not enumerable), never over one of the class's own.
+// The measures' exports (statistics, readings, evidence, circuits: every C function marked ALAB_MEASURE) are
+// methods too, generated into measure-exports.js by scripts/gen-abi.mjs; installed as class methods are (not enumerable), never over one of the class's own.
 for (const [name, f] of Object.entries(MEASURE_METHODS)) {
   if (name in AttnlabWasm.prototype) throw new Error(`measure-exports.js: AttnlabWasm already has a method ${name}`);
   Object.defineProperty(AttnlabWasm.prototype, name, { value: f, writable: true, configurable: true });
