@@ -89,7 +89,7 @@ export const CIRCUITS_STRINGS = {
   zh: {
     cxTitle: '头看向哪里，又搬运了什么',
     cxIntro: '一个头之所以重要，可能因为它看向哪里（注意力模式），也可能因为它搬运了什么（值）。这些卡片在干净/污染句对的集合上把两者分开，追踪一个头的输出进入另一个头的查询、键或值，把答案的 logit 差按头拆开，并仅凭权重看哪些头彼此相连。分数：0 = 污染运行，1 = 干净运行；对句对的均值都附有自助区间。',
-    cxComputing: '正在后台线程中计算…',
+    cxComputing: '正在工作线程中计算…',
     cxSource: '句对', cxSrcSet: '内置数据集',
     cxOf: (n) => `共 ${n} 对`, cxMinGap: '最小 logit 差距', cxMinEffect: '最小效果',
     cxSetInduction: (n) => `归纳句对（${n}）`, cxSetPrev: (n) => `归纳-前词句对（${n}）`,
