@@ -124,7 +124,7 @@ export const EVIDENCE_STRINGS = {
   zh: {
     evTitle: '注意力能解释吗？',
     evIntro: '本章把大的注意力权重读作原因。这里每一种对注意力的读法（观察）都与模型内部干预的效果（干预）并排，并给出二者的秩相关：1 表示读法完全排对了效果的大小，0 表示毫无关系。每张卡片可以在本句、内置的输入集或你自己的列表上计算；在一组输入上，每个数都附有对输入的 95% 区间，每个相关系数都附有偶然所能给出的范围（置换零分布）。',
-    evComputing: '正在 worker 中计算…',
+    evComputing: '正在工作线程中计算…',
     evLayer: '层', evHead: '头', evAll: '所有头',
     evSource: '数据来源', evSrcSentence: '本句', evSrcPair: '本句对', evSrcSet: '内置数据集',
     evOf: (n) => `共 ${n} 条`,
