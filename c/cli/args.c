@@ -207,6 +207,12 @@ static int parse_receivers(cli *c, const char *arg) {
             int_arg(&r->head, d1 + 1, 0, ALAB_MAX_HEADS - 1, "--receivers", arg, "head"))
             rc = 2;
     }
+    /* a receiver named twice would be computed twice (4096 copies of one ran ~5 min): refused, not merged */
+    for (int i = 0; i < n && !rc; i++)
+        for (int j = 0; j < i && !rc; j++)
+            if (c->recv[i].input == c->recv[j].input &&
+                (c->recv[i].input == ALAB_PATH_LOGITS || (c->recv[i].layer == c->recv[j].layer && c->recv[i].head == c->recv[j].head)))
+                rc = refuse("--receivers", arg, "EINVAL: receiver %d repeats receiver %d; give each receiver once", i + 1, j + 1);
     if (!rc) c->n_recv = n;
     free(tmp);
     free(f);
@@ -230,12 +236,18 @@ int parse_args(cli *c, int argc, char **argv) {
     c->level = 0.95;
     c->epsilon = -1.0;
     c->n_null = 200;
+    c->budget = CLI_DEFAULT_BUDGET;
     alab_run_opts_init(&c->run);
     if (argc < 2) return usage_error("%s", "no command given");
     c->cmd = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strncmp(a, "--", 2) == 0) { /* remembered once, for the evidence kinds' check */
+            int seen = 0;
+            for (int k = 0; k < c->n_given && !seen; k++) seen = strcmp(c->given[k], a) == 0;
+            if (!seen && c->n_given < (int)(sizeof c->given / sizeof c->given[0])) c->given[c->n_given++] = a;
+        }
 #define NEED_VAL() do { if (!val) return usage_error("%s needs a value", a); i++; } while (0)
         if (strcmp(a, "--json") == 0) c->json = 1;
         else if (strcmp(a, "--half") == 0) c->half = 1;
@@ -333,6 +345,15 @@ int parse_args(cli *c, int argc, char **argv) {
             c->epsilon = strtod(val, &end);
             if (errno || *end || end == val || !(c->epsilon >= 0.0) || !isfinite(c->epsilon))
                 return refuse("--epsilon", val, "expects a number >= 0");
+            if (c->epsilon == 0.0) c->epsilon = 0.0; /* -0 is 0 (it was printed as -0) */
+        } else if (strcmp(a, "--budget") == 0) {
+            NEED_VAL();
+            char *end;
+            errno = 0;
+            c->budget = strtod(val, &end);
+            if (errno || *end || end == val || strspn(val, "0123456789.eE+") != strlen(val) || !(c->budget >= 1.0) ||
+                !(c->budget <= 1e30))
+                return refuse("--budget", val, "expects a number of multiply-adds in [1, 1e30] (default %g)", CLI_DEFAULT_BUDGET);
         } else if (strcmp(a, "--reference") == 0) { NEED_VAL(); c->reference = val; }
         else if (strcmp(a, "--corrupt") == 0) { NEED_VAL(); c->corrupt = val; }
         else if (strcmp(a, "--answers") == 0) {
@@ -378,5 +399,6 @@ int parse_args(cli *c, int argc, char **argv) {
     if (c->set && c->measure && !cli_measure_takes_set(c->measure))
         return usage_error("--set works with --kind %s",
                            cli_measure_kinds(kinds, sizeof kinds, cli_measure_takes_set, ", ", " or "));
+    if (ms && cli_measure_check_flags(c)) return 2;
     return 0;
 }

@@ -26,6 +26,9 @@ typedef struct {
     const char *set;                         /* evidence over a set of inputs */
     int limit, n_boot, n_perm;
     double level, epsilon;                   /* epsilon < 0: from the noise floor */
+    double budget;                           /* --budget: the work an evidence kind may do, in multiply-adds */
+    const char *given[64];                   /* the flags given, each once (evidence refuses those of another kind) */
+    int n_given;
     int json, top, max_new, top_k, threads;
     int half;   /* --half: ALAB_WEIGHTS_HALF */
     float temperature;

@@ -21,6 +21,10 @@ int cli_measure_one_answer(const cli_measure *ms); /* --answers A alone */
 /* The kinds of the rows keep accepts (NULL: all) in buf, in the table's order: "a<sep>b<last>c". */
 const char *cli_measure_kinds(char *buf, size_t cap, int (*keep)(const cli_measure *), const char *sep,
                               const char *last);
+/* 0, or (the reason on stderr) 2 when a flag of c->given does not apply to c's --kind (with or without --set). */
+int cli_measure_check_flags(const cli *c);
+/* The default of --budget: the estimated multiply-adds an evidence kind may do (docs/security.md, "Evidence"). */
+#define CLI_DEFAULT_BUDGET 2e12
 /* The evidence part of the usage text. */
 void cli_measures_usage(FILE *f);
 

@@ -425,6 +425,163 @@ static int ev_composition(FILE *f, const cli *c, alab_model *m) {
     return rc;
 }
 
+/* ---- the options a kind takes, and its work budget ----------------------------------------------------- */
+
+/* Each evidence flag and the kinds it applies to ("" for none: a flag of run or generate). A flag of the sets
+ * applies only with --set. --model, --text, --set, --kind, --threads, --half, --json and --budget apply to
+ * every kind (--text and --set are checked against the kind by args.c). */
+static const struct {
+    const char *flag, *kinds; /* kinds: ",k1,k2," */
+    int set_only;
+} FLAG_KINDS[] = {
+    {"--layer", ",edge,", 0},           {"--head", ",edge,", 0},
+    {"--knockout", ",edge,tokens,", 0}, {"--token-mode", ",tokens,", 0},
+    {"--neutral", ",tokens,", 0},       {"--reference", ",ablation,", 0},
+    {"--draws", ",ablation,", 0},       {"--corrupt", ",patch,pattern-value,path,trace,", 0},
+    {"--answers", ",patch,pattern-value,path,trace,dla,", 0},
+    {"--receivers", ",path,", 0},       {"--direction", ",path,", 0},
+    {"--freeze-mlp", ",path,", 0},      {"--n-null", ",composition,", 0},
+    {"--limit", ",edge,tokens,", 1},    {"--n-boot", ",edge,tokens,", 1},
+    {"--n-perm", ",edge,tokens,", 1},   {"--epsilon", ",edge,tokens,", 1},
+    {"--do", "", 0}, {"--ablate", "", 0}, {"--mask", "", 0}, {"--scale", "", 0}, {"--capture", "", 0},
+    {"--top", "", 0}, {"--max-new", "", 0}, {"--temperature", "", 0}, {"--top-k", "", 0},
+};
+
+static int kind_in(const char *kinds, const char *kind) {
+    const size_t n = strlen(kind);
+    for (const char *p = strstr(kinds, kind); p; p = strstr(p + 1, kind))
+        if (p > kinds && p[-1] == ',' && p[n] == ',') return 1;
+    return 0;
+}
+
+int cli_measure_check_flags(const cli *c) {
+    for (int g = 0; g < c->n_given; g++) {
+        const char *a = c->given[g];
+        if (strcmp(a, "--seed") == 0) { /* the resamples of a set, the draws of ablation, the null of composition */
+            if (c->set || kind_in(",ablation,composition,", c->kind)) continue;
+            fprintf(stderr, "attnlab: --seed does not apply to --kind %s (EINVAL): it seeds --kind ablation, composition "
+                    "and the sets (--set)\n(run `attnlab --help` for usage)\n", c->kind);
+            return 2;
+        }
+        for (size_t i = 0; i < sizeof FLAG_KINDS / sizeof FLAG_KINDS[0]; i++) {
+            if (strcmp(a, FLAG_KINDS[i].flag)) continue;
+            const int fits = kind_in(FLAG_KINDS[i].kinds, c->kind) && (!FLAG_KINDS[i].set_only || c->set);
+            if (fits) break;
+            if (!FLAG_KINDS[i].kinds[0])
+                fprintf(stderr, "attnlab: %s does not apply to --kind %s (EINVAL): it is an option of run or generate\n", a,
+                        c->kind);
+            else if (FLAG_KINDS[i].set_only && kind_in(FLAG_KINDS[i].kinds, c->kind))
+                fprintf(stderr, "attnlab: %s does not apply to --kind %s without --set (EINVAL)\n", a, c->kind);
+            else {
+                char list[128];
+                snprintf(list, sizeof list, "%s", FLAG_KINDS[i].kinds + 1);
+                list[strlen(list) - 1] = '\0';
+                for (char *q = list; (q = strchr(q, ',')); ) *q = '/';
+                fprintf(stderr, "attnlab: %s does not apply to --kind %s (EINVAL): it is for --kind %s%s\n", a, c->kind, list,
+                        FLAG_KINDS[i].set_only ? " with --set" : "");
+            }
+            fputs("(run `attnlab --help` for usage)\n", stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* The work of a kind, estimated from its arguments before it starts: multiply-adds of the forward passes it runs
+ * (the rows and layers each one recomputes, the LM head rows it reads) and of its statistics (a point of one
+ * correlation in one resample counted as STAT_MACS; a draw of the composition null as 32·C·HS·(HS + 200), the
+ * random matrices included). Calibrated on the built-in model to within about 2× of the time at ~15 G
+ * multiply-adds a second (docs/BENCHMARKS.md, "Work budgets"); web/src/work.js computes the same for the JS
+ * measures. Over --budget (default CLI_DEFAULT_BUDGET) the kind is refused with ELIMIT and the estimate. */
+#define STAT_MACS 100.0
+
+typedef struct {
+    double L, NH, C, HS, V, lay; /* lay: one row through one layer's products */
+} work_shape;
+
+static work_shape shape_of(const alab_model *m) {
+    const alab_config *g = alab_model_config(m);
+    work_shape w = {g->n_layer, g->n_head, g->n_embd, g->head_dim, g->vocab_size, 0};
+    const double kv = g->n_kv_head > 0 ? g->n_kv_head : g->n_head;
+    w.lay = w.C * (w.NH + 2 * kv) * w.HS + w.NH * w.HS * w.C + 8 * w.C * w.C;
+    return w;
+}
+
+/* a row through `layers` layers of a T-token run (its attention over T/2 keys on average, q·k and a·v) */
+static double rows_cost(const work_shape *w, double rows, double layers, double T) {
+    return rows * layers * (w->lay + w->NH * w->HS * T);
+}
+static double fwd(const work_shape *w, double T) { return rows_cost(w, T, w->L, T) + w->V * w->C; }
+
+/* edge knockouts of every pair of one T-token input in `layer` (alab_edge_knockout: rows i.. from the layer up,
+ * row i alone in the last layer; one or two LM-head rows read a pair) */
+static double edge_work(const work_shape *w, double T, int layer) {
+    const int last = layer == (int)w->L - 1;
+    double e = fwd(w, T) + (T + 1) * w->V * w->C;
+    for (int i = 0; i < (int)T; i++)
+        e += (i + 1) * (rows_cost(w, last ? 1 : T - i, w->L - layer, T) + (last || i == (int)T - 1 ? 1 : 2) * w->V * w->C);
+    return e;
+}
+
+/* the noise floor of a set: one no-op knockout per row (layer -1: a whole run per row) */
+static double noise_work(const work_shape *w, double T, int layer) {
+    if (layer < 0) return T * fwd(w, T);
+    const int last = layer == (int)w->L - 1;
+    double e = fwd(w, T);
+    for (int i = 0; i < (int)T; i++) e += rows_cost(w, last ? 1 : T - i, w->L - layer, T) + w->V * w->C;
+    return e;
+}
+
+static double kind_work(const cli *c, const alab_model *m, const int *T, int n) {
+    const work_shape w = shape_of(m);
+    const double LH = w.L * w.NH, t = n ? T[0] : 0, P = alab_model_config(m)->n_positions;
+    const int layer = c->ev_layer < 0 ? (int)w.L - 1 : c->ev_layer;
+    const double resamples = (double)c->n_boot + c->n_perm;
+    const char *k = c->kind;
+    if (c->set) {
+        double e = 0, points = 0;
+        const int n_noise = c->epsilon < 0.0 ? (n < 10 ? n : 10) : 0;
+        for (int i = 0; i < n; i++) {
+            const int edge = strcmp(k, "edge") == 0;
+            e += edge ? edge_work(&w, T[i], layer) : (T[i] + 2) * fwd(&w, T[i]);
+            if (i < n_noise) e += noise_work(&w, T[i], edge ? layer : -1);
+            points += edge ? (double)T[i] * (T[i] + 1) / 2 : T[i];
+        }
+        return e + (strcmp(k, "edge") == 0 ? 4 : 4) * resamples * points * STAT_MACS; /* the correlations with nulls */
+    }
+    if (strcmp(k, "edge") == 0) return edge_work(&w, t, layer);
+    if (strcmp(k, "tokens") == 0) return (t + 2) * fwd(&w, t) + w.L * w.NH * t * t * t;
+    if (strcmp(k, "ablation") == 0) {
+        const double K = c->draws ? c->draws : 20, loss = t * w.V * w.C; /* each run's loss reads every row's head */
+        return fwd(&w, P) + (3 * (LH + 1) + K * LH + 1) * (fwd(&w, t) + loss);
+    }
+    if (strcmp(k, "patch") == 0) return (4 + w.L * t + LH) * fwd(&w, t);
+    if (strcmp(k, "pattern-value") == 0) return (4 + 6 * LH) * fwd(&w, t);
+    if (strcmp(k, "path") == 0)
+        return (4 + LH) * fwd(&w, t) + (c->n_recv ? c->n_recv : 1) * LH * rows_cost(&w, t, 1, t);
+    if (strcmp(k, "trace") == 0) return (4 + 2 * w.L * t) * fwd(&w, t);
+    if (strcmp(k, "dla") == 0 || strcmp(k, "value-norms") == 0) return 2 * fwd(&w, t) + LH * t * w.HS * w.C;
+    if (strcmp(k, "composition") == 0)
+        return ((double)c->n_null + (w.L - 1) * w.NH * w.NH) * 32 * w.C * w.HS * (w.HS + 200);
+    return 0;
+}
+
+/* 0, or ELIMIT on stderr (exit 1) when the kind's estimated work is over --budget. */
+static int over_budget(const cli *c, const alab_model *m, const int *T, int n) {
+    const double e = kind_work(c, m, T, n);
+    if (e <= c->budget) return 0;
+    char what[96];
+    long tokens = 0;
+    for (int i = 0; i < n; i++) tokens += T[i];
+    if (c->set) snprintf(what, sizeof what, "%d inputs, %ld tokens", n, tokens);
+    else if (n) snprintf(what, sizeof what, "%d tokens", T[0]);
+    else snprintf(what, sizeof what, "the weights alone");
+    fprintf(stderr, "attnlab: evidence: ELIMIT: --kind %s%s would do about %.2g multiply-adds (estimated from its "
+            "arguments before it starts, on %s), over the budget of %.3g; raise it with --budget N\n",
+            c->kind, c->set ? " --set" : "", e, what, c->budget);
+    return 1;
+}
+
 /* ---- evidence over a set of inputs ---------------------------------------- */
 
 /* The name a set is reported under: heldout, repeated, or "file". */
@@ -633,6 +790,7 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
     if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
     input_set s = {0};
     if (load_set(&s, c, m, edge_points)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    if (over_budget(c, m, s.T, s.n)) { set_free(&s); return CLI_REPORTED_INPUT; }
     const int n = s.n;
     float **grids = calloc(3 * (size_t)n, sizeof *grids);
     double *per = malloc(4 * (size_t)n * sizeof *per);
@@ -705,6 +863,7 @@ static int ev_tokens_set(FILE *f, const cli *c, alab_model *m) {
     if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
     input_set s = {0};
     if (load_set(&s, c, m, token_points)) { set_free(&s); return CLI_REPORTED_INPUT; }
+    if (over_budget(c, m, s.T, s.n)) { set_free(&s); return CLI_REPORTED_INPUT; }
     const int n = s.n;
     size_t total = 0;
     for (int k = 0; k < n; k++) total += (size_t)s.T[k];
@@ -866,6 +1025,9 @@ void cli_measures_usage(FILE *f) {
           "      --n-boot B --n-perm P --seed S   resamples (default 1000 each) and their seed (default 1)\n"
           "      --epsilon E                      the noise floor (default: 10 x the largest no-op knockout KL)\n"
           "      (always JSON; docs/evidence.md defines every number)\n", f);
+  fprintf(f, "  attnlab evidence ... --budget N  every kind: the work it may do, in multiply-adds estimated from its\n"
+             "      arguments before it starts (default %g, about two minutes on one core); over it: ELIMIT\n"
+             "      (options of another kind are refused: EINVAL)\n", CLI_DEFAULT_BUDGET);
 }
 
 /* ---- the command ------------------------------------------------------------- */
@@ -887,6 +1049,7 @@ int cmd_evidence(const cli *c, alab_model *m) {
             return 1;
         }
     }
+    if (!c->set && over_budget(c, m, &T, text ? 1 : 0)) { free(ids); return 1; } /* a set's: once it is read */
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);

@@ -163,3 +163,93 @@ describe('the JS API: a set\'s points are checked before the first forward pass'
     expect(codeOf(() => circuits.attributionSetSteps(w, 0, many, { nLayer: 3, nHead: 4 }).next())).toBe('ELIMIT');
   });
 });
+
+describe('evidence options: only those of the chosen kind; -0 is 0; receivers once', () => {
+  const ev = (...args) => cli(['evidence', '--model', TINY, ...args]);
+  const TEXT = 'the cat sat on the mat';
+  const usage = (r, re) => {
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(re);
+  };
+  it.each([
+    [['--kind', 'tokens', '--layer', '1'], /--layer does not apply to --kind tokens \(EINVAL\): it is for --kind edge/],
+    [['--kind', 'edge', '--token-mode', 'delete'], /--token-mode does not apply to --kind edge \(EINVAL\): it is for --kind tokens/],
+    [['--kind', 'dla', '--knockout', 'zero'], /--knockout does not apply to --kind dla \(EINVAL\): it is for --kind edge\/tokens/],
+    [['--kind', 'edge', '--n-perm', '10'], /--n-perm does not apply to --kind edge without --set \(EINVAL\)/],
+    [['--kind', 'edge', '--epsilon', '0'], /--epsilon does not apply to --kind edge without --set/],
+    [['--kind', 'value-norms', '--answers', '1,2'], /--answers does not apply to --kind value-norms \(EINVAL\)/],
+    [['--kind', 'tokens', '--seed', '3'], /--seed does not apply to --kind tokens \(EINVAL\)/],
+    [['--kind', 'edge', '--do', '0,0,1,0,hard'], /--do does not apply to --kind edge \(EINVAL\): it is an option of run or generate/],
+    [['--kind', 'ablation', '--top', '3'], /--top does not apply to --kind ablation/],
+    [['--kind', 'patch', '--corrupt', 'the dog sat on the mat', '--receivers', 'logits'], /--receivers does not apply to --kind patch.*--kind path/],
+  ])('%j is refused with exit 2', (args, re) => usage(ev('--text', TEXT, ...args), re));
+  it('the options of a kind still pass, with and without --set', () => {
+    ok(ev('--kind', 'edge', '--text', TEXT, '--layer', '1', '--head', '0', '--knockout', 'zero', '--budget', '1e9'));
+    ok(ev('--kind', 'tokens', '--text', TEXT, '--token-mode', 'replace', '--neutral', '5'));
+    ok(ev('--kind', 'composition', '--n-null', '5', '--seed', '2'));
+    const dir = mkdtempSync(join(tmpdir(), 'alab-opt-'));
+    try {
+      writeFileSync(join(dir, 's.txt'), 'the cat sat\nthe dog ran\n');
+      ok(ev('--kind', 'tokens', '--set', join(dir, 's.txt'), '--limit', '2', '--n-boot', '5', '--n-perm', '5', '--seed', '3', '--epsilon', '0'));
+      // --epsilon -0 is 0, printed as 0 (it was -0)
+      const r = ev('--kind', 'edge', '--set', join(dir, 's.txt'), '--n-boot', '5', '--n-perm', '5', '--epsilon', '-0');
+      expect(r.stdout).toMatch(/"eps":0[,}]/);
+      expect(ok(r).eps).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('a receiver given twice is refused (EINVAL), not computed twice', () => {
+    const r = ev('--kind', 'path', '--text', TEXT, '--corrupt', 'the dog sat on the mat', '--receivers', '1.0.k,logits,0.1.q,1.0.k');
+    usage(r, /--receivers .*EINVAL: receiver 4 repeats receiver 1; give each receiver once/);
+    usage(ev('--kind', 'path', '--text', TEXT, '--corrupt', 'the dog sat on the mat', '--receivers', 'logits,logits'), /receiver 2 repeats receiver 1/);
+    usage(ev('--kind', 'path', '--text', TEXT, '--corrupt', 'the dog sat on the mat', '--receivers', Array(4096).fill('0.0.q').join(',')),
+      /receiver 2 repeats receiver 1/);
+    // the same head with another input is another receiver
+    const j = ok(ev('--kind', 'path', '--text', TEXT, '--corrupt', 'the dog sat on the mat', '--receivers', '1.0.k,1.0.q,1.0.v,logits'));
+    expect(j.receivers).toHaveLength(4);
+  });
+});
+
+describe('a work budget: each kind estimates its work from its arguments before it starts', () => {
+  const B = join(root, 'models/brown-gpt2'); // the built-in model, where the issue measured
+  const ev = (...args) => cli(['evidence', '--model', B, ...args]);
+  const over = (r, re) => {
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/ELIMIT: --kind .* would do about [\d.e+]+ multiply-adds \(estimated from its arguments before it starts, on .*\), over the budget of 2e\+12; raise it with --budget N/);
+    if (re) expect(r.stderr).toMatch(re);
+  };
+  const words = (n) => 'the storm grew and the ship sank '.repeat(40).split(' ').slice(0, n).join(' ');
+  it('over the default, refused at once: edge --layer 0 at T = 256, --n-null 1e5, --n-perm 1e6 over a set', () => {
+    const t0 = Date.now();
+    over(ev('--kind', 'edge', '--layer', '0', '--text', words(250)), /on 25\d tokens/);
+    over(ev('--kind', 'composition', '--n-null', '100000'), /on the weights alone/);
+    over(ev('--kind', 'edge', '--set', 'heldout', '--n-perm', '1000000'), /on 125 inputs/);
+    over(ev('--kind', 'ablation', '--draws', '10000', '--text', words(40)));
+    expect(Date.now() - t0).toBeLessThan(10000);
+  });
+  it('--budget raises it (and lowers it); the estimate grows with the work', () => {
+    const est = (args) => Number(/about ([\d.e+]+) multiply-adds/.exec(ev(...args, '--budget', '1').stderr)[1]);
+    const e64 = est(['--kind', 'edge', '--layer', '0', '--text', words(64)]), e128 = est(['--kind', 'edge', '--layer', '0', '--text', words(128)]);
+    expect(e128 / e64).toBeGreaterThan(5); // T^3 in layer 0
+    expect(est(['--kind', 'edge', '--text', words(128)])).toBeLessThan(e128 / 3); // the last layer recomputes one row
+    expect(est(['--kind', 'composition', '--n-null', '100000'])).toBeGreaterThan(50 * est(['--kind', 'composition']));
+    ok(ev('--kind', 'composition', '--n-null', '10', '--budget', '1e12'));
+    const low = ev('--kind', 'composition', '--n-null', '10', '--budget', '1000');
+    expect(low.code).toBe(1);
+    expect(low.stderr).toMatch(/over the budget of 1e\+03/);
+    for (const bad of ['0', '-1', 'x', '1e31', 'inf', 'nan', '0x10'])
+      expect(ev('--kind', 'composition', '--budget', bad).stderr).toMatch(/--budget '.*' *: *expects a number of multiply-adds/);
+  });
+  it('the defaults of the docs and the page run under the default budget', () => {
+    const est = (args) => Number(/about ([\d.e+]+) multiply-adds/.exec(ev(...args, '--budget', '1').stderr)[1]);
+    for (const layer of ['0', '5']) // scripts/evidence-sets-numbers.mjs
+      expect(est(['--kind', 'edge', '--set', 'heldout', '--limit', '100', '--layer', layer])).toBeLessThan(2e12);
+    expect(est(['--kind', 'tokens', '--set', 'heldout', '--limit', '100'])).toBeLessThan(2e12);
+    expect(est(['--kind', 'edge', '--text', words(250)])).toBeLessThan(2e12); // the default layer at the full context
+    expect(est(['--kind', 'ablation', '--text', words(60)])).toBeLessThan(2e12);
+    expect(est(['--kind', 'composition', '--n-null', '1000'])).toBeLessThan(2e12);
+  });
+});
