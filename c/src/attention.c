@@ -18,12 +18,14 @@
 
 /* ---- attention ------------------------------------------------------------------------- */
 
-float alab_attn_scale(const alab_model *m, int l) {
-    if (m->arch.attn_scale > 0) return (float)m->arch.attn_scale; /* Gemma 3: query_pre_attn_scalar^-0.5 */
-    float s = m->arch.scale_attn_weights ? 1.0f / sqrtf((float)m->arch.HS) : 1.0f;
-    if (m->arch.scale_by_layer) s /= (float)(l + 1);
+float alab_arch_attn_scale(const alab_arch *a, int l) {
+    if (a->attn_scale > 0) return (float)a->attn_scale; /* Gemma 3: query_pre_attn_scalar^-0.5 */
+    float s = a->scale_attn_weights ? 1.0f / sqrtf((float)a->HS) : 1.0f;
+    if (a->scale_by_layer) s /= (float)(l + 1);
     return s;
 }
+
+float alab_attn_scale(const alab_model *m, int l) { return alab_arch_attn_scale(&m->arch, l); }
 
 /* y (T, DQ) = per head softmax(q k^T * scale + soft do, masked) [hard do] v.
  * Writes the probabilities to att (NH, T, T) of this layer.

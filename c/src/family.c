@@ -212,6 +212,11 @@ static int parse_gemma3(alab_config *cfg, alab_arch *a, const json_value *root) 
         (rc = config_num(&local, root, "rope_local_base_freq", 0, 1e12, 10000.0)))
         return rc;
     a->attn_scale = pow(qpas, -0.5);
+    /* 1e-76 made the scale infinite in f32 and every logit NaN: the scale is held to what --scale may be */
+    if (!((float)a->attn_scale <= ALAB_MAX_SCALE))
+        return alab_fail(ALAB_ECONFIG, "config.json: query_pre_attn_scalar = %g gives the score scale %g "
+                         "(query_pre_attn_scalar^-0.5), over %g: it must be at least %g", qpas, a->attn_scale,
+                         (double)ALAB_MAX_SCALE, 1.0 / ((double)ALAB_MAX_SCALE * ALAB_MAX_SCALE));
     a->rope_local_theta = local;
     a->embed_scale = (float)sqrt((double)cfg->n_embd);
     const int L = cfg->n_layer;
@@ -363,6 +368,32 @@ static int parse_hf(alab_config *cfg, alab_arch *a, const json_value *root) {
     return ALAB_OK;
 }
 
+/* What the forward pass computes from the config alone must be finite: the score scale of every layer (positive,
+ * at most ALAB_MAX_SCALE, as a run's own --scale), the norms' epsilon as the f32 it is used as (0 would divide a
+ * zero row by 0), every rotary frequency and its angle at the last position. The ranges of the fields keep most
+ * values sane; these are the combinations they let through (issue 53 item 4). */
+static int check_finite(const alab_config *cfg, const alab_arch *a) {
+    if (!(a->eps > 0) || !isfinite(a->eps))
+        return alab_fail(ALAB_ECONFIG, "config.json: the norm epsilon %g is 0 (or not finite) as a float", (double)a->eps);
+    for (int l = 0; l < cfg->n_layer; l++) {
+        const float s = alab_arch_attn_scale(a, l);
+        if (!(s > 0) || !(s <= ALAB_MAX_SCALE))
+            return alab_fail(ALAB_ECONFIG, "config.json: the score scale of layer %d is %g; it must be in (0, %g]", l,
+                             (double)s, (double)ALAB_MAX_SCALE);
+    }
+    if (a->embed_scale != 0.0f && !isfinite(a->embed_scale))
+        return alab_fail(ALAB_ECONFIG, "config.json: the embedding scale is not finite");
+    if (a->fam->pos != POS_ROTARY) return ALAB_OK;
+    for (int local = 0; local <= (a->rope_local_theta > 0); local++)
+        for (int i = 0; i < a->rot_dims / 2; i++) {
+            const double f = alab_rope_inv_freq(a, i, local);
+            if (!isfinite(f) || !(f >= 0) || !isfinite(f * (double)cfg->n_positions))
+                return alab_fail(ALAB_ECONFIG, "config.json: %s and rope_scaling make rotary frequency %d %g, whose "
+                                 "angles are not finite", local ? "rope_local_base_freq" : "rope_theta", i, f);
+        }
+    return ALAB_OK;
+}
+
 int alab_parse_config(alab_config *cfg, alab_arch *a, const char *text, size_t len) {
     json_doc doc;
     int rc = json_parse(&doc, text, len, (size_t)1 << 20);
@@ -394,6 +425,7 @@ int alab_parse_config(alab_config *cfg, alab_arch *a, const char *text, size_t l
     cfg->family = a->fam->model_type;
     rc = a->fam->qkv == QKV_CONV1D_FUSED ? parse_gpt2(cfg, a, root) : parse_hf(cfg, a, root);
     json_free(&doc);
+    if (!rc) rc = check_finite(cfg, a);
     if (rc) return rc;
     cfg->n_kv_head = a->NKV;
     cfg->head_dim = a->HS;

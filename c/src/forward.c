@@ -172,7 +172,7 @@ int alab_ensure_activations(alab_model *m, int T) {
 /* The frequency of pair i of the rotary dimensions (Hugging Face's inv_freq,
  * with the linear or llama3 rope_scaling rule), in double precision; local:
  * Gemma 3's sliding layers, base rope_local_theta and no scaling. */
-static double rope_inv_freq(const alab_arch *a, int i, int local) {
+double alab_rope_inv_freq(const alab_arch *a, int i, int local) {
     const double dim = a->rot_dims;
     double f = 1.0 / pow(local ? a->rope_local_theta : a->rope_theta, (2.0 * i) / dim);
     if (local) return f;
@@ -204,7 +204,7 @@ static int ensure_rope(alab_model *m, int P) {
     for (int k = 0; k < tables; k++) {
         float *tab = buf + (size_t)k * 2 * cap * half;
         for (int i = 0; i < half; i++) {
-            const double f = rope_inv_freq(&m->arch, i, k);
+            const double f = alab_rope_inv_freq(&m->arch, i, k);
             for (int p = 0; p < cap; p++) {
                 const double ang = (double)p * f;
                 tab[(size_t)p * half + i] = (float)cos(ang);

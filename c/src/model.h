@@ -87,8 +87,14 @@ typedef struct {
  * the published checkpoints'). *len = the length needed; ALAB_ELIMIT if >= cap. */
 int alab_expected_tensors(char *out, size_t cap, size_t *len, const char *config_json, size_t config_len);
 
-/* Parse config.json into cfg (the public part) and arch. ALAB_ECONFIG names the field. */
+/* Parse config.json into cfg (the public part) and arch. ALAB_ECONFIG names the field; also for values that
+ * make a score scale, a norm's epsilon or a rotary frequency non-finite, zero or (a scale) over ALAB_MAX_SCALE. */
 int alab_parse_config(alab_config *cfg, alab_arch *arch, const char *text, size_t len);
+/* The score scale of layer l under arch (alab_attn_scale without a model) (attention.c). */
+float alab_arch_attn_scale(const alab_arch *a, int l);
+/* The rotary frequency of pair i (Hugging Face's inv_freq with the rope_scaling rule; local: Gemma 3's sliding
+ * layers), in double precision (forward.c). */
+double alab_rope_inv_freq(const alab_arch *a, int i, int local);
 
 /* ---- the model --------------------------------------------------------------- */
 typedef struct {

@@ -184,6 +184,61 @@ static void gemma3_1b_and_mistral_7b_settings(void **state) {
     free(m7b);
 }
 
+/* Issue 53 item 4: config values inside each field's range whose combination the forward pass cannot run finitely
+ * (query_pre_attn_scalar 1e-76 made Gemma 3's scale infinite in f32, every logit NaN, and the CLI printed
+ * "prob":-nan) are ECONFIG at load naming the field, for every family; the values just inside still load. */
+static int parse_edited(const char *path, const char *from, const char *to) {
+    size_t n = 0;
+    char *text = slurp(repo_path(path), &n);
+    assert_non_null(text);
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    size_t fl = strlen(from), tl = strlen(to);
+    char *ed = malloc(n + tl + 1);
+    memcpy(ed, text, (size_t)(at - text));
+    memcpy(ed + (at - text), to, tl);
+    memcpy(ed + (at - text) + tl, at + fl, n - (size_t)(at - text) - fl + 1);
+    alab_config c;
+    alab_arch a;
+    int rc = alab_parse_config(&c, &a, ed, strlen(ed));
+    free(ed);
+    free(text);
+    return rc;
+}
+
+static void values_that_make_a_scale_norm_or_angle_non_finite_are_econfig(void **state) {
+    (void)state;
+    static const char G[] = "tests/fixtures/configs/gemma-3-270m-it/config.json",
+                      L[] = "tests/fixtures/configs/llama-3.2-1b/config.json",
+                      P[] = "tests/fixtures/configs/pythia-70m/config.json",
+                      Q[] = "tests/fixtures/configs/qwen2.5-0.5b/config.json",
+                      T[] = "tests/fixtures/tiny/config.json";
+    static const struct { const char *path, *from, *to, *names; int rc; } cases[] = {
+        {G, "\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": 1e-76", "query_pre_attn_scalar", ALAB_ECONFIG},
+        {G, "\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": 1e-300", "query_pre_attn_scalar", ALAB_ECONFIG},
+        {G, "\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": 1e-13", "query_pre_attn_scalar", ALAB_ECONFIG},
+        {G, "\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": 1e-11", NULL, ALAB_OK},   /* scale 3.2e5 */
+        {G, "\"query_pre_attn_scalar\": 256", "\"query_pre_attn_scalar\": 1e12", NULL, ALAB_OK},    /* scale 1e-6 */
+        {G, "\"rms_norm_eps\": 1e-06", "\"rms_norm_eps\": 1e-50", "epsilon", ALAB_ECONFIG},         /* 0 as a float */
+        {L, "\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": 1e-46", "epsilon", ALAB_ECONFIG},
+        {L, "\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": 1e-44", NULL, ALAB_OK},                  /* a subnormal float */
+        {Q, "\"rms_norm_eps\": 1e-06", "\"rms_norm_eps\": 1e-300", "epsilon", ALAB_ECONFIG},
+        {P, "\"layer_norm_eps\": 1e-05", "\"layer_norm_eps\": 1e-60", "epsilon", ALAB_ECONFIG},
+        {T, "\"layer_norm_epsilon\": 1e-05", "\"layer_norm_epsilon\": 1e-60", "epsilon", ALAB_ECONFIG},
+        /* frequency 0 divided by the smallest double: infinite angles */
+        {L, "\"factor\": 32.0", "\"factor\": 5e-324", "rope_theta", ALAB_ECONFIG},
+        {L, "\"factor\": 32.0", "\"factor\": 1e-300", NULL, ALAB_OK},   /* 1e300 * 32768: large, finite */
+        {Q, "\"rope_theta\": 1000000.0", "\"rope_theta\": 1e-300, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 1e-300}",
+         "rope_theta", ALAB_ECONFIG},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int rc = parse_edited(cases[i].path, cases[i].from, cases[i].to);
+        if (rc != cases[i].rc || (cases[i].names && !strstr(alab_last_error(), cases[i].names)))
+            fail_msg("case %zu (%s): rc %d (%s), expected %d naming %s", i, cases[i].to, rc, alab_last_error(), cases[i].rc,
+                     cases[i].names ? cases[i].names : "-");
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_published_config_parses_and_expects_the_published_tensors),
@@ -191,6 +246,7 @@ int main(void) {
         cmocka_unit_test(the_settings_are_the_published_ones),
         cmocka_unit_test(gemma3_270m_settings),
         cmocka_unit_test(gemma3_1b_and_mistral_7b_settings),
+        cmocka_unit_test(values_that_make_a_scale_norm_or_angle_non_finite_are_econfig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
