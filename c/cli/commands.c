@@ -2,11 +2,19 @@
  * and tokens), run (one forward pass with the interventions of the command
  * line: the last layer's attention, DAG scores, the next tokens) and generate
  * (sampling with the key/value cache). Text or JSON, written at once. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "commands.h"
+
+/* A number of the JSON output: null when it is not finite (printf's "nan" and "-nan" are not JSON; a model that
+ * overflows gives them, issue 53 item 4). json_floats does the same for arrays. */
+static void json_number(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
+}
 
 int cmd_tokenize(const cli *c, alab_model *m) {
     int *ids = NULL, n = 0;
@@ -87,14 +95,23 @@ int cmd_run(const cli *c, alab_model *m) {
             }
             fputc(']', f);
         }
-        fprintf(f, "],\"dag_score\":%.9g,\"dag_scores_last_layer\":[", dag);
-        for (int h = 0; h < NH; h++) fprintf(f, h ? ",%.9g" : "%.9g", head_dag[h]);
-        fprintf(f, "],\"null_dag_score\":%.9g,\"top\":[", null_dag);
+        fputs("],\"dag_score\":", f);
+        json_number(f, dag);
+        fputs(",\"dag_scores_last_layer\":[", f);
+        for (int h = 0; h < NH; h++) {
+            if (h) fputc(',', f);
+            json_number(f, head_dag[h]);
+        }
+        fputs("],\"null_dag_score\":", f);
+        json_number(f, null_dag);
+        fputs(",\"top\":[", f);
         for (int i = 0; i < k; i++) {
             fprintf(f, "%s{\"id\":%d,\"token\":", i ? "," : "", top_ids[i]);
             const char *d = display(bpe, top_ids[i], &dl);
             json_str(f, d, dl);
-            fprintf(f, ",\"prob\":%.9g}", top_p[i]);
+            fputs(",\"prob\":", f);
+            json_number(f, top_p[i]);
+            fputc('}', f);
         }
         fputs("],\"logits\":", f);
         json_floats(f, alab_result_logits(m), (size_t)cfg->vocab_size);
