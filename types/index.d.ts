@@ -478,6 +478,13 @@ export interface Model extends ModelMeasures {
 export interface EvidenceProgress {
   onProgress?: (e: { done: number; total: number }) => void;
   signal?: AbortSignal;
+  /** the work the measure may do, in multiply-adds estimated from its arguments before it starts, 1 to 1e30
+   *  (default 2e12, about two minutes on one core): over it, ELIMIT with the estimate (docs/security.md) */
+  budget?: number;
+}
+/** The work budget of a measure: as EvidenceProgress.budget. */
+export interface WorkBudget {
+  budget?: number;
 }
 /**
  * How a knocked-out attention entry is removed (ALAB_KO_*): 'renorm' (default) divides the row by its new sum, so
@@ -849,7 +856,7 @@ export interface DagProfile {
 // ---------------------------------------------------------------------------
 
 /** The two answers of a pair: one-token strings or ids (default: the top next token of each run). */
-export interface AnswersOptions {
+export interface AnswersOptions extends WorkBudget {
   answers?: [string | number, string | number];
 }
 /** A receiver of path patching: that input of head (layer, head), or the logits. */
@@ -862,11 +869,11 @@ export interface PathPatchingOptions extends AnswersOptions {
   /** freeze the MLPs too (only the direct residual path is left) */
   freezeMlp?: boolean;
 }
-export interface DirectLogitAttributionOptions {
+export interface DirectLogitAttributionOptions extends WorkBudget {
   /** u = W_U[a] − W_U[b], or W_U[a] alone */
   answers: [string | number] | [string | number, string | number];
 }
-export interface CompositionScoresOptions {
+export interface CompositionScoresOptions extends WorkBudget {
   /** Gaussian draws of the null, 0 to 100000 (default 200) */
   nNull?: number;
   /** their seed (default 1) */

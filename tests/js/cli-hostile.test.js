@@ -1,6 +1,7 @@
 // cli-hostile.test.js — `attnlab evidence` against the inputs of issue 53: sliding-window layers in the one-input
 // edge path, dataset files (--set FILE) that are huge, endless, hold a NUL or invalid UTF-8 or end lines with a
-// lone CR, options that do not apply to the chosen --kind, and work budgets (docs/security.md, "Evidence").
+// lone CR, options that do not apply to the chosen --kind, and work budgets (docs/security.md, "Evidence"); and
+// the JS API's side of the same: a set's points and each measure's work checked before the first forward pass.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -251,5 +252,71 @@ describe('a work budget: each kind estimates its work from its arguments before 
     expect(est(['--kind', 'edge', '--text', words(250)])).toBeLessThan(2e12); // the default layer at the full context
     expect(est(['--kind', 'ablation', '--text', words(60)])).toBeLessThan(2e12);
     expect(est(['--kind', 'composition', '--n-null', '1000'])).toBeLessThan(2e12);
+  });
+});
+
+describe('the JS API: the same work budget, receivers once, -0 is 0', async () => {
+  const work = await import('../../web/src/work.js');
+  const codeOf = (f) => { try { f(); } catch (e) { return e.code; } return null; };
+  const msgOf = (f) => { try { f(); } catch (e) { return e.message; } return ''; };
+  const words = (n) => 'the storm grew and the ship sank '.repeat(40).split(' ').slice(0, n).join(' ');
+  let b, t;
+  beforeAll(async () => { b = await loadModel(join(root, 'models/brown-gpt2')); t = await loadModel(TINY); });
+  afterAll(() => { b.dispose(); t.dispose(); });
+
+  it('over the default budget: ELIMIT with the estimate, at once, before any forward pass', () => {
+    const t0 = Date.now();
+    let runs = 0;
+    expect(codeOf(() => b.edgeKnockout(words(250), { layer: 0, onProgress: () => runs++ }))).toBe('ELIMIT');
+    expect(msgOf(() => b.edgeKnockout(words(250), { layer: 0 }))).toMatch(
+      /edgeKnockout would do about [\d.e+]+ multiply-adds \(estimated from its arguments before it starts, on 25\d tokens\), over the budget of 2\.00e\+12; raise it with options\.budget/);
+    expect(codeOf(() => b.compositionScores({ nNull: 100000 }))).toBe('ELIMIT');
+    expect(codeOf(() => b.edgeKnockoutSet('heldout', { nPerm: 1000000, onProgress: () => runs++ }))).toBe('ELIMIT');
+    expect(codeOf(() => b.ablationSemantics(words(40), { draws: 10000 }))).toBe('ELIMIT');
+    expect(runs).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+  it('options.budget raises or lowers it, and is checked', () => {
+    expect(codeOf(() => t.compositionScores({ nNull: 10, budget: 1000 }))).toBe('ELIMIT');
+    expect(t.compositionScores({ nNull: 10, budget: 1e12 }).nNull).toBe(10);
+    expect(codeOf(() => t.edgeKnockout('the cat sat on the mat', { budget: 10 }))).toBe('ELIMIT');
+    expect(codeOf(() => t.pathPatching('the cat sat', 'the dog sat', { receivers: [{ input: 'logits' }], budget: 10 }))).toBe('ELIMIT');
+    expect(codeOf(() => t.patchingSet([['the cat sat', 'the dog sat']], { budget: 10 }))).toBe('ELIMIT');
+    for (const [v, code] of [['1e13', 'ETYPE'], [null, 'ETYPE'], [0, 'ERANGE'], [-1, 'ERANGE'], [NaN, 'ERANGE'], [Infinity, 'ERANGE'], [1e31, 'ERANGE']])
+      expect(codeOf(() => t.compositionScores({ nNull: 1, budget: v }))).toBe(code);
+  });
+  it('the JS estimates are the CLI\'s where the work is the same (edge knockout, composition)', () => {
+    const cliEst = (...args) => Number(/about ([\d.e+]+) multiply-adds/.exec(cli(['evidence', '--model', join(root, 'models/brown-gpt2'), ...args, '--budget', '1']).stderr)[1]);
+    const s = work.shapeOf(b.config);
+    for (const [n, layer] of [[40, 0], [120, 3], [200, 5]]) {
+      const T = b.tokenize(words(n)).ids.length;
+      expect(work.edgeWork(s, T, layer) / cliEst('--kind', 'edge', '--layer', String(layer), '--text', words(n))).toBeCloseTo(1, 1);
+    }
+    expect(work.WORK.compositionScores(s, [], { nNull: 5000 }) / cliEst('--kind', 'composition', '--n-null', '5000')).toBeCloseTo(1, 1);
+  });
+  it('the docs\' and the page\'s calls fit the default', () => {
+    const s = work.shapeOf(b.config);
+    const held = b.evidenceSet('heldout', { limit: 100 }).map((x) => x.length);
+    for (const layer of [0, 5])
+      expect(work.WORK.edgeKnockoutSet(s, held, { layer, noise: 10, resamples: 2000 })).toBeLessThan(work.DEFAULT_BUDGET);
+    expect(work.WORK.tokenKnockoutSet(s, b.evidenceSet('heldout').map((x) => x.length), { noise: 10, resamples: 2000 })).toBeLessThan(work.DEFAULT_BUDGET);
+    expect(work.WORK.edgeKnockout(s, [256], { layer: 5 })).toBeLessThan(work.DEFAULT_BUDGET);
+    expect(work.WORK.ablationSemantics(s, [60], { refT: 256, draws: 20 })).toBeLessThan(work.DEFAULT_BUDGET);
+    expect(work.WORK.compositionScores(s, [], { nNull: 1000 })).toBeLessThan(work.DEFAULT_BUDGET);
+  });
+  it('a receiver given twice is EINVAL in pathPatching and pathPatchingSet (a bad receiver in a set is an error, not n: 0)', () => {
+    const pairArgs = ['the cat sat on the mat', 'the dog sat on the mat'];
+    expect(msgOf(() => t.pathPatching(...pairArgs, { receivers: [{ input: 'logits' }, { layer: 1, head: 0, input: 'k' }, { input: 'logits' }] })))
+      .toMatch(/receiver 2 repeats receiver 0; give each receiver once/);
+    expect(codeOf(() => t.pathPatching(...pairArgs, { receivers: Array(4096).fill({ layer: 1, head: 0, input: 'q' }) }))).toBe('EINVAL');
+    expect(t.pathPatching(...pairArgs, { receivers: [{ layer: 1, head: 0, input: 'q' }, { layer: 1, head: 0, input: 'k' }] }).senders).toHaveLength(2);
+    const pairs = [[...pairArgs, [5, 6]]];
+    expect(codeOf(() => t.pathPatchingSet(pairs, { receivers: [{ input: 'logits' }, { input: 'logits' }] }))).toBe('EINVAL');
+    expect(codeOf(() => t.pathPatchingSet(pairs, { receivers: [{ layer: 1, head: 0, input: 'x' }] }))).toBe('EINVAL');
+  });
+  it('epsilon -0 is reported as 0', () => {
+    const set = ['the cat sat on the mat', 'the dog ran far away'];
+    expect(Object.is(t.edgeKnockoutSet(set, { epsilon: -0, nBoot: 5, nPerm: 5 }).eps, 0)).toBe(true);
+    expect(Object.is(t.tokenKnockoutSet(set, { epsilon: -0, nBoot: 5, nPerm: 5 }).eps, 0)).toBe(true);
   });
 });

@@ -53,12 +53,26 @@ function receiverOf(r, nLayer, nHead) {
   return [checkIndex('receiver layer', r.layer, 0, nLayer - 1), checkIndex('receiver head', r.head, 0, nHead - 1), input];
 }
 
+/**
+ * The receivers as [layer, head, input] triples, each checked; a receiver given twice is EINVAL (it would be
+ * computed twice: 4,096 copies of one ran ~5 min), not merged, as the CLI's --receivers.
+ */
+export function receiversOf(receivers, nLayer, nHead) {
+  if (!Array.isArray(receivers) || receivers.length === 0) throw new AttnlabError('ETYPE', 'receivers must be a non-empty list');
+  const R = receivers.map((r) => receiverOf(r, nLayer, nHead)), seen = new Map();
+  R.forEach((r, k) => {
+    const key = r.join('.');
+    if (seen.has(key)) throw new AttnlabError('EINVAL', `receiver ${k} repeats receiver ${seen.get(key)}; give each receiver once`);
+    seen.set(key, k);
+  });
+  return R;
+}
+
 /** Path patching: out[k] = Float32Array (L * NH) of sender scores for receivers[k] (NaN where the sender is not below). */
 export function pathPatching(w, h, clean, corrupt, { answers, receivers, direction = 'denoise', freezeMlp = false, nLayer, nHead }) {
   checkPair(clean, corrupt);
   if (!(direction in DIRECTIONS)) throw new AttnlabError('EINVAL', `direction is 'denoise' or 'noise', not ${JSON.stringify(direction)}`);
-  if (!Array.isArray(receivers) || receivers.length === 0) throw new AttnlabError('ETYPE', 'receivers must be a non-empty list');
-  const T = clean.length, LH = nLayer * nHead, R = receivers.map((r) => receiverOf(r, nLayer, nHead));
+  const T = clean.length, LH = nLayer * nHead, R = receiversOf(receivers, nLayer, nHead);
   return w.scoped((alloc) => {
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
     const pR = alloc(12 * R.length), pO = alloc(4 * LH * R.length), pLc = alloc(8), pLd = alloc(8);

@@ -41,7 +41,8 @@
 //             ev_<id> in c/cli/measures.c), kind (--kind), set (the measure `--set` computes, or null), usage
 //             (its lines of the usage text, the first after the kind's column, the others indented as printed)
 
-const PROGRESS = ['onProgress', 'signal'];
+// every stepwise measure: its progress, its cancel, and its work budget (web/src/work.js: ELIMIT over options.budget)
+const PROGRESS = ['onProgress', 'signal', 'budget'];
 const SET_STATS = ['limit', 'nBoot', 'nPerm', 'seed', 'level', 'epsilon'];
 const PAIR_SET = ['limit', 'minGap', 'nBoot', 'seed', 'level', ...PROGRESS];
 
@@ -94,7 +95,7 @@ export const MEASURES = named({
       '                                       held-out passage the JS API uses, web/src/evidence-reference.js)',
       '      --draws K --seed S               ablation: resample draws (default 20) and their seed (default 1)'] } }),
   activationPatching: row({ summary: 'Activation patching from a clean into a corrupted input of equal length.', optionsType: 'AnswersOptions',
-    args: ['clean', 'corrupt', 'options'], options: ['answers'], result: 'ActivationPatching', docs: 'evidence.md § 4',
+    args: ['clean', 'corrupt', 'options'], options: ['answers', 'budget'], result: 'ActivationPatching', docs: 'evidence.md § 4',
     cli: { id: 'patch', kind: 'patch', usage: [
       '--corrupt TEXT --answers A,B     patch, pattern-value, path, trace: the corrupted text (as many tokens',
       '                                       as TEXT) and the two answer ids (default: each run\'s top next token)'] } }),
@@ -115,12 +116,12 @@ export const MEASURES = named({
 
   // ---- where a head looks versus what it moves: one pair or input (c/src/circuits.c) ----
   patternValuePatching: row({ summary: 'Each head\'s attention pattern, values, or both, patched from the other run, denoising and noising (docs/evidence.md § 6).', optionsType: 'AnswersOptions',
-    args: ['clean', 'corrupt', 'options'], options: ['answers'], result: 'PatternValuePatching', docs: 'evidence.md § 6',
+    args: ['clean', 'corrupt', 'options'], options: ['answers', 'budget'], result: 'PatternValuePatching', docs: 'evidence.md § 6',
     cli: { id: 'pattern_value', kind: 'pattern-value', usage: [
       '--kind pattern-value             each head\'s attention pattern, values, or both, patched in each',
       '                                       direction (denoise: into the corrupted run; noise: into the clean one)'] } }),
   pathPatching: row({ summary: 'Each sender head\'s output patched only along its path into each receiver (docs/evidence.md § 7).', optionsRequired: true,
-    args: ['clean', 'corrupt', 'options'], options: ['answers', 'receivers', 'direction', 'freezeMlp'],
+    args: ['clean', 'corrupt', 'options'], options: ['answers', 'receivers', 'direction', 'freezeMlp', 'budget'],
     result: 'PathPatching', docs: 'evidence.md § 7',
     cli: { id: 'path', kind: 'path', usage: [
       '--receivers R[,R...]             path: each R is L.H.q, L.H.k, L.H.v (that input of head H of layer L)',
@@ -128,7 +129,7 @@ export const MEASURES = named({
       '      --direction denoise|noise        path: patch into the corrupted run (default) or the clean one',
       '      --freeze-mlp                     path: freeze the MLPs too (only the direct residual path is left)'] } }),
   directLogitAttribution: row({ summary: 'Direct logit attribution at the last position, the final norm\'s scale frozen (docs/evidence.md § 8).', optionsRequired: true,
-    args: ['input', 'options'], options: ['answers'], result: 'DirectLogitAttribution', docs: 'evidence.md § 8',
+    args: ['input', 'options'], options: ['answers', 'budget'], result: 'DirectLogitAttribution', docs: 'evidence.md § 8',
     cli: { id: 'dla', kind: 'dla', usage: [
       '--answers A[,B]                  dla: the logit difference A - B, or the logit of A alone (default:',
       '                                       the run\'s top next token and its second)'] } }),
@@ -137,11 +138,11 @@ export const MEASURES = named({
     cli: { id: 'value_norms', kind: 'value-norms', usage: [
       '--kind value-norms               ||v_j W_O^h|| of every layer, head and position j'] } }),
   componentTracing: row({ summary: 'Causal tracing by component: the clean run\'s attention or MLP output restored at each (layer, position).', optionsType: 'AnswersOptions',
-    args: ['clean', 'corrupt', 'options'], options: ['answers'], result: 'ComponentTracing', docs: 'evidence.md § 10',
+    args: ['clean', 'corrupt', 'options'], options: ['answers', 'budget'], result: 'ComponentTracing', docs: 'evidence.md § 10',
     cli: { id: 'trace', kind: 'trace', usage: [
       '--kind trace                     each layer\'s attention and MLP output at each position, denoising'] } }),
   compositionScores: row({ summary: 'Q-, K- and V-composition scores of every head pair in adjacent layers, with a Gaussian null (weights only).',
-    args: ['options'], options: ['nNull', 'seed'], result: 'CompositionScores', docs: 'evidence.md § 11',
+    args: ['options'], options: ['nNull', 'seed', 'budget'], result: 'CompositionScores', docs: 'evidence.md § 11',
     cli: { id: 'composition', kind: 'composition', usage: [
       '[--n-null N] [--seed S]',
       '      Q-, K- and V-composition of every head pair in adjacent layers (weights only, no --text) and',

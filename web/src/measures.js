@@ -16,6 +16,7 @@ import * as circuits from './circuits.js';
 import { REFERENCE_TEXT } from './evidence-reference.js';
 import { MEASURES } from './measure-table.js';
 import { setInputs, setPairs } from './sets.js';
+import { checkWork } from './work.js';
 import {
   INT_MAX, checkOptions, textBytes, parseMask, parseInterventions, progressOptions, knockoutMode, setStats,
 } from './options.js';
@@ -228,6 +229,7 @@ export function edgeKnockout(m, input, options) {
   const ids = evidenceInput(m, 'edgeKnockout', input);
   const topK = o.topK === undefined ? undefined : checkIndex('topK', o.topK, 1, INT_MAX);
   const mode = knockoutMode('edgeKnockout', o.knockout);
+  checkWork('edgeKnockout', m.config, [ids.length], { layer }, o.budget);
   return { steps: evidence.edgeKnockoutSteps(w, m.h, ids, { layer, head, topK, nLayer, mode }),
            progress: progressOptions('edgeKnockout', o),
            finish: withTokens(m, ids) };
@@ -239,6 +241,7 @@ export function tokenKnockout(m, input, options) {
   const ids = evidenceInput(m, 'tokenKnockout', input);
   const { nLayer, nHead } = m.config;
   const { mode, neutral } = tokenMode(m, 'tokenKnockout', o);
+  checkWork('tokenKnockout', m.config, [ids.length], {}, o.budget);
   return { steps: evidence.tokenKnockoutSteps(w, m.h, ids, { nLayer, nHead, mode, neutral }),
            progress: progressOptions('tokenKnockout', o),
            finish: withTokens(m, ids) };
@@ -258,6 +261,7 @@ export function ablationSemantics(m, input, options) {
   if (resample.length < ids.length)
     throw new AttnlabError('ETOOLONG', `ablationSemantics: the ${draws ? 'reference' : 'resample'} text has ${resample.length} tokens, fewer than the input's ${ids.length}`);
   const { nLayer, nHead } = m.config;
+  checkWork('ablationSemantics', m.config, [ids.length], { refT: reference.length, draws: Math.max(draws, 1) }, o.budget);
   const refOut = headOutputs(m, reference), resOut = resample === reference ? refOut : headOutputs(m, resample);
   return { steps: evidence.ablationSemanticsSteps(w, m.h, ids, { reference, resample, refOut, resOut, nLayer, nHead, draws, seed }),
            progress: progressOptions('ablationSemantics', o),
@@ -281,8 +285,11 @@ export function edgeKnockoutSet(m, set, options) {
     throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.level must be in (0, 1)');
   if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
     throw new AttnlabError('ERANGE', 'edgeKnockoutSet: options.epsilon must be a finite number >= 0');
+  const epsilon = o.epsilon === undefined ? undefined : o.epsilon + 0; // -0 is 0
+  checkWork('edgeKnockoutSet', m.config, inputs.map((x) => x.length), { layer, noise: epsilon === undefined ? 10 : 0,
+    resamples: (nBoot ?? evidence.SET_DEFAULTS.nBoot) + (nPerm ?? evidence.SET_DEFAULTS.nPerm) }, o.budget);
   return { steps: evidence.edgeKnockoutSetSteps(w, m.h, inputs, { layer, head, nLayer, nHead: m.config.nHead, mode, nBoot, nPerm, seed,
-             level: o.level, epsilon: o.epsilon }),
+             level: o.level, epsilon }),
            progress: progressOptions('edgeKnockoutSet', o),
            finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
 }
@@ -295,8 +302,10 @@ export function tokenKnockoutSet(m, set, options) {
   if (o.epsilon !== undefined && !(typeof o.epsilon === 'number' && o.epsilon >= 0 && Number.isFinite(o.epsilon)))
     throw new AttnlabError('ERANGE', 'tokenKnockoutSet: options.epsilon must be a finite number >= 0');
   const inputs = evidenceSet(m, set, { limit: o.limit }, evidence.SET_POINTS.tokens, 'tokenKnockoutSet');
-  return { steps: evidence.tokenKnockoutSetSteps(w, m.h, inputs, { nLayer, nHead, mode, neutral, epsilon: o.epsilon,
-             ...setStats('tokenKnockoutSet', o) }),
+  const stats = setStats('tokenKnockoutSet', o), epsilon = o.epsilon === undefined ? undefined : o.epsilon + 0; // -0 is 0
+  checkWork('tokenKnockoutSet', m.config, inputs.map((x) => x.length), { noise: epsilon === undefined ? 10 : 0,
+    resamples: (stats.nBoot ?? evidence.SET_DEFAULTS.nBoot) + (stats.nPerm ?? evidence.SET_DEFAULTS.nPerm) }, o.budget);
+  return { steps: evidence.tokenKnockoutSetSteps(w, m.h, inputs, { nLayer, nHead, mode, neutral, epsilon, ...stats }),
            progress: progressOptions('tokenKnockoutSet', o),
            finish: (r) => ({ ...r, set: typeof set === 'string' ? set : 'list' }) };
 }
@@ -308,6 +317,7 @@ export function ablationSet(m, set, options) {
   const refIds = referenceIds(m, 'ablationSet', o.reference);
   const draws = o.draws === undefined ? 20 : checkIndex('draws', o.draws, 1, 10000);
   const { nLayer, nHead } = m.config;
+  checkWork('ablationSet', m.config, inputs.map((x) => x.length), { refT: refIds.length, draws }, o.budget);
   return { steps: evidence.ablationSetSteps(w, m.h, inputs, { refIds, refOut: headOutputs(m, refIds), nLayer, nHead,
              draws, ...setStats('ablationSet', o) }),
            progress: progressOptions('ablationSet', o),
@@ -317,7 +327,7 @@ export function ablationSet(m, set, options) {
 export function patchingSet(m, pairs, options) {
   const w = m.w;
   const o = optionsOf('patchingSet', options);
-  const prepared = preparePairs(m, 'patchingSet', pairs, o);
+  const prepared = preparePairs(m, 'patchingSet', pairs, o, {});
   const { nLayer, nHead } = m.config;
   return { steps: evidence.patchingSetSteps(w, m.h, prepared, { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats('patchingSet', o) }),
            progress: progressOptions('patchingSet', o),
@@ -327,7 +337,7 @@ export function patchingSet(m, pairs, options) {
 // ---- clean/corrupted pairs ----
 
 /** A set of clean/corrupted pairs as ids with answers: a built-in set's name or a list (patchingSet's forms). */
-function preparePairs(m, where, pairs, o) {
+function preparePairs(m, where, pairs, o, work) {
   const w = m.w;
   if (o.minGap !== undefined && !(typeof o.minGap === 'number' && o.minGap >= 0 && Number.isFinite(o.minGap)))
     throw new AttnlabError('ERANGE', `${where}: options.minGap must be a finite number >= 0`);
@@ -335,12 +345,17 @@ function preparePairs(m, where, pairs, o) {
   if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
   if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
   evidence.checkSetPoints(where, list, evidence.SET_POINTS.perInput); // before the answers' forward passes
-  return list.map((p, k) => {
+  const ids = list.map((p, k) => {
     if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
     const c = evidenceInput(m, `${where} pair ${k} (clean)`, p[0]);
     const d = evidenceInput(m, `${where} pair ${k} (corrupted)`, p[1]);
     if (c.length !== d.length)
       throw new AttnlabError('EINVAL', `${where}: pair ${k} has ${c.length} and ${d.length} tokens; they must be equal`);
+    return [c, d];
+  });
+  checkWork(where, m.config, ids.map(([c]) => c.length), work, o.budget); // before the answers' forward passes
+  return list.map((p, k) => {
+    const [c, d] = ids[k];
     let answers;
     if (p[2] === undefined) answers = [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
     else {
@@ -367,11 +382,12 @@ function pairAnswers(m, where, c, d, answers) {
   return answers.map((a) => oneToken(m, where, 'answer', a));
 }
 
-function pair(m, where, clean, corrupt, o) {
+function pair(m, where, clean, corrupt, o, work = {}) {
   const c = evidenceInput(m, `${where} (clean)`, clean);
   const d = evidenceInput(m, `${where} (corrupted)`, corrupt);
   if (c.length !== d.length)
     throw new AttnlabError('EINVAL', `${where}: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+  checkWork(where, m.config, [c.length], work, o.budget); // before the answers' forward passes
   return { c, d, answers: pairAnswers(m, where, c, d, o.answers) };
 }
 
@@ -387,6 +403,7 @@ export function activationPatching(m, clean, corrupt, options) {
   const d = evidenceInput(m, 'activationPatching (corrupted)', corrupt);
   if (c.length !== d.length)
     throw new AttnlabError('EINVAL', `activationPatching: the clean input has ${c.length} tokens, the corrupted one ${d.length}; they must be equal`);
+  checkWork('activationPatching', m.config, [c.length], {}, o.budget);
   let answers;
   if (o.answers === undefined) {
     answers = [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
@@ -413,7 +430,8 @@ export function patternValuePatching(m, clean, corrupt, options) {
 
 export function pathPatching(m, clean, corrupt, options) {
   const o = optionsOf('pathPatching', options);
-  const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o);
+  const R = circuits.receiversOf(o.receivers, m.config.nLayer, m.config.nHead);
+  const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o, { receivers: R.length });
   const r = circuits.pathPatching(m.w, m.h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
     freezeMlp: !!o.freezeMlp, nLayer: m.config.nLayer, nHead: m.config.nHead });
   return { ...r, ...pairTokens(m, c, d, answers) };
@@ -422,6 +440,7 @@ export function pathPatching(m, clean, corrupt, options) {
 export function directLogitAttribution(m, input, options) {
   const o = optionsOf('directLogitAttribution', options);
   const ids = evidenceInput(m, 'directLogitAttribution', input);
+  checkWork('directLogitAttribution', m.config, [ids.length], {}, o.budget);
   if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
     throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
   const answers = o.answers.map((a) => oneToken(m, 'directLogitAttribution', 'answer', a));
@@ -446,13 +465,14 @@ export function compositionScores(m, options) {
   if (m.config.nLayer < 2) throw new AttnlabError('EINVAL', 'compositionScores: a one-layer model has no pair of layers');
   const nNull = o.nNull === undefined ? 200 : checkIndex('nNull', o.nNull, 0, 100000);
   const seed = o.seed === undefined ? 1 : checkIndex('seed', o.seed, 0, 0xffffffff);
+  checkWork('compositionScores', m.config, [], { nNull }, o.budget);
   return circuits.compositionScores(m.w, m.h, { nLayer: m.config.nLayer, nHead: m.config.nHead, nNull, seed });
 }
 
 // The four circuit measures over a set of pairs share their pairs, statistics and finish.
-function circuitSet(m, kind, pairs, options, stepsOf) {
+function circuitSet(m, kind, pairs, options, stepsOf, work = () => ({})) {
   const o = optionsOf(kind, options);
-  const prepared = preparePairs(m, kind, pairs, o);
+  const prepared = preparePairs(m, kind, pairs, o, work(o));
   const { nLayer, nHead } = m.config;
   const base = { nLayer, nHead, minGap: o.minGap ?? 1, ...setStats(kind, o) };
   return { steps: stepsOf(m.w, prepared, base, o), progress: progressOptions(kind, o), finish: (r) => pairsFinish(m, r, pairs, prepared) };
@@ -471,7 +491,7 @@ export function pathPatchingSet(m, pairs, options) {
     if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
       throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
     return circuits.pathPatchingSetSteps(w, m.h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
-  });
+  }, (o) => ({ receivers: circuits.receiversOf(o.receivers, m.config.nLayer, m.config.nHead).length })); // checked before any pair runs
 }
 
 export function componentTracingSet(m, pairs, options) {
