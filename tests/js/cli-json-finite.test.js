@@ -3,7 +3,8 @@
 // score scale a config may give, --scale 1e6 and a soft do of 1e30 push scores to their limits; every command
 // and evidence kind with --json then prints valid JSON (JSON.parse refuses nan, inf, -nan) with no nan/inf token
 // outside a string, or exits non-zero with nothing on stdout. Gemma 3's query_pre_attn_scalar 1e-76, which made
-// every logit NaN and printed "prob":-nan, is refused at load (ECONFIG). Each case is walked, not sampled.
+// every logit NaN and printed "prob":-nan, is refused at load (ECONFIG), in the CLI and in loadModel. Each case
+// is walked, not sampled.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync, mkdirSync, writeFileSync, copyFileSync, readdirSync } from 'node:fs';
@@ -134,6 +135,26 @@ describe('CLI JSON holds no non-finite number on hostile but loadable inputs', (
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/bad model config.*query_pre_attn_scalar = 1e-76/);
+    }
+  });
+
+  it('and through the JS API (loadModel returned NaN logits silently): ECONFIG', async () => {
+    const { loadModel } = await import('../../web/src/index.js');
+    let err;
+    try {
+      (await loadModel(models.gemmaInf)).dispose();
+    } catch (e) {
+      err = e;
+    }
+    expect(err?.name).toBe('AttnlabError');
+    expect(err.code).toBe('ECONFIG');
+    expect(err.message).toMatch(/query_pre_attn_scalar/);
+    const m = await loadModel(models.gemmaMax); // the largest scale a config may give: finite numbers
+    try {
+      const r = await m.run('the ship sank');
+      expect(r.top.every((t) => Number.isFinite(t.prob))).toBe(true);
+    } finally {
+      m.dispose();
     }
   });
 });
