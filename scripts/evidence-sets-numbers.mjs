@@ -4,7 +4,7 @@
 // as Model#edgeKnockoutSet, tests/js/evidence-sets-api.test.js), token knockout, ablation and patching through
 // the npm API. Writes docs/generated/evidence-sets.md and evidence-sets.json. It takes minutes (tens of
 // thousands of forward passes), so `make docs-numbers` runs it but tests/js/docs-numbers.test.js does not
-// recompute it (as with evidence-distil.md); every number it writes carries its set, n, interval and null.
+// recompute it; every number it writes carries its set, n, interval and null.
 //   node scripts/evidence-sets-numbers.mjs [--threads N]
 import { writeFileSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';

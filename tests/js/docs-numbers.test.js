@@ -32,13 +32,12 @@ function pages(dir = 'docs', out = ['README.md']) {
 
 describe('docs/generated is what scripts/docs-numbers.mjs computes', () => {
   it('every snippet and numbers.json are up to date (else: make docs-numbers)', () => {
-    // evidence-distil.*: written by scripts/evidence-numbers.mjs from the distilgpt2-shaped checkpoint of
-    // `make bench` (PyTorch makes it; CI has no such file); evidence-sets.*: scripts/evidence-sets-numbers.mjs,
+    // evidence-sets.*: scripts/evidence-sets-numbers.mjs,
     // minutes of forward passes over the built-in sets (its numbers are the API's and the CLI's, which
     // tests/js/evidence-sets-api.test.js checks against each other and the float64 reference); circuits.*:
     // scripts/circuits-numbers.mjs, a minute of forward passes over the pair sets (its functions are checked
     // against the float64 reference in tests/js/circuits.test.js); none is recomputed here
-    const committed = readdirSync(OUT_DIR).filter((f) => f !== '.gitignore' && !f.startsWith('evidence-distil.') &&
+    const committed = readdirSync(OUT_DIR).filter((f) => f !== '.gitignore' &&
       !f.startsWith('evidence-sets.') && !f.startsWith('circuits.')).sort();
     expect(committed).toEqual(Object.keys(files).sort());
     for (const [name, text] of Object.entries(files))

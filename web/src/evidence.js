@@ -16,7 +16,7 @@ export { ABLATION_MODES };
 
 /**
  * Clean / corrupted pairs of equal token length for activation patching, in
- * the order the page and scripts/evidence-numbers.mjs try them: the first pair
+ * the order the page and scripts/evidence-numbers.mjs (the one-sentence docs table) try them: the first pair
  * whose two runs predict different next tokens is the default example (so the
  * example follows the model, not one set of weights).
  */

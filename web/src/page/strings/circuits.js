@@ -5,7 +5,7 @@
 export const CIRCUITS_STRINGS = {
   en: {
     cxTitle: 'Where a head looks, what it moves',
-    cxIntro: 'A head can matter because of where it looks (its attention pattern) or because of what it moves (its values). These cards split the two on sets of clean/corrupted pairs, follow one head\'s output into another head\'s query, key or value, split the answer\'s logit difference by head, and read from the weights which heads are wired to compose. Scores: 0 = the corrupted run, 1 = the clean run; a mean over pairs comes with its bootstrap interval.',
+    cxIntro: 'A head can matter because of where it looks (its attention pattern) or because of what it moves (its values). These cards split the two on sets of clean/corrupted pairs, follow one head\'s output into another head\'s query, key or value, split the answer\'s logit difference by head, and read from the weights which heads are wired to compose. Scores: 0 = the corrupted run, 1 = the clean run; a mean over pairs comes with its bootstrap interval. On the built-in model the circuit these cards find was planted: its training pulled L0H0 to the previous token, L0H1 to its own position and L1H0 to act as an induction head, and taught L1H0 what to write (its model card). Here the cards recover a known answer; they test the tools, not attention in general.',
     cxComputing: 'Computing in the worker…',
     cxSource: 'pairs', cxSrcSet: 'a built-in set',
     cxOf: (n) => `of ${n}`, cxMinGap: 'min. logit-difference gap', cxMinEffect: 'min. effect',
@@ -88,7 +88,7 @@ export const CIRCUITS_STRINGS = {
   },
   zh: {
     cxTitle: '头看向哪里，又搬运了什么',
-    cxIntro: '一个头之所以重要，可能因为它看向哪里（注意力模式），也可能因为它搬运了什么（值）。这些卡片在干净/污染句对的集合上把两者分开，追踪一个头的输出进入另一个头的查询、键或值，把答案的 logit 差按头拆开，并仅凭权重看哪些头彼此相连。分数：0 = 污染运行，1 = 干净运行；对句对的均值都附有自助区间。',
+    cxIntro: '一个头之所以重要，可能因为它看向哪里（注意力模式），也可能因为它搬运了什么（值）。这些卡片在干净/污染句对的集合上把两者分开，追踪一个头的输出进入另一个头的查询、键或值，把答案的 logit 差按头拆开，并仅凭权重看哪些头彼此相连。分数：0 = 污染运行，1 = 干净运行；对句对的均值都附有自助区间。内置模型上，这些卡片找到的回路是训练时植入的：训练把 L0H0 拉向前一个词元、把 L0H1 拉向自身位置、让 L1H0 充当归纳头，并教会 L1H0 写出什么（见其模型卡）。因此这里卡片找回的是一个已知的答案：它检验的是工具，而不是一般意义上的注意力。',
     cxComputing: '正在工作线程中计算…',
     cxSource: '句对', cxSrcSet: '内置数据集',
     cxOf: (n) => `共 ${n} 对`, cxMinGap: '最小 logit 差距', cxMinEffect: '最小效果',
