@@ -583,6 +583,10 @@ export interface ActivationPatching {
   T: number; nLayer: number; nHead: number; answers: number[]; answerTokens: string[];
   tokens: string[]; corruptTokens: string[];
   ldClean: number; ldCorrupt: number;
+  /** ldClean − ldCorrupt, what every score divides by (signed) */
+  gap: number;
+  /** present when gap < 1 nat: the scores divide by a small or negative gap, and a set would skip the pair */
+  warning?: string;
   /** (L, T): the residual stream entering layer l at position p from the clean run; 0 = corrupted, 1 = clean */
   resid: Float32Array;
   /** (L, NH): head (l, h)'s output from the clean run */
@@ -899,6 +903,10 @@ export interface PairInfo {
   /** the logit differences of the clean and the corrupted runs */
   ldClean: number;
   ldCorrupt: number;
+  /** ldClean − ldCorrupt, what every normalised score divides by (signed) */
+  gap: number;
+  /** present when gap < 1 nat: the scores divide by a small or negative gap, and a set would skip the pair */
+  warning?: string;
 }
 export type PatchKind = 'pattern' | 'value' | 'both';
 export interface PatternValuePatching extends PairInfo {

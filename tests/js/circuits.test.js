@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { loadModel } from '../../web/src/index.js';
 import * as workerApi from '../../web/src/worker-client.js';
 import { codeOf } from './helpers/errors.js';
+import { instantiateAttnlab } from '../../web/src/core/wasm.js';
+import { bootstrapMean } from '../../web/src/evidence.js';
+import { splitmix64, quantile7 } from '../../web/src/core/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const G = JSON.parse(readFileSync(join(ROOT, 'tests/fixtures/circuits_golden.json'), 'utf8'));
@@ -44,7 +47,12 @@ describe.each(G.models.map((g) => [g.name, g]))('against the float64 reference: 
     expect(Math.abs(r.ldClean - g.ld_clean)).toBeLessThan(TOL);
     expect(Math.abs(r.ldCorrupt - g.ld_corrupt)).toBeLessThan(TOL);
     const flat = ['denoise', 'noise'].flatMap((d) => ['pattern', 'value', 'both'].flatMap((k) => Array.from(r.grid[d][k])));
-    expect(diff(flat, g.pattern_value, name)).toBeLessThan(TOL);
+    expect(diff(flat, g.pattern_value, name)).toBeLessThan(TOL);    // one pair is never skipped, but its signed gap is given and a gap under 1 nat is flagged
+    expect(r.gap).toBe(r.ldClean - r.ldCorrupt);
+    expect('warning' in r).toBe(!(r.gap >= 1));
+    const flipped = m.patternValuePatching(g.clean, g.corrupt, { answers: answers().reverse() });
+    expect(Math.abs(flipped.gap + r.gap)).toBeLessThan(1e-5);
+    expect(flipped.warning ?? '').toMatch(flipped.gap >= 1 ? /^$/ : /small or negative gap/);
   });
 
   it('path patching, both directions, MLPs recomputed and frozen', () => {
@@ -124,12 +132,18 @@ describe('over sets of pairs, on the built-in model', () => {
           expect(r.grid[dir][k][x].hi).toBeGreaterThanOrEqual(r.grid[dir][k][x].mean - 1e-12);
         }
       }
-    // the pattern's share is given only for heads whose whole-head effect reaches minEffect
-    for (let x = 0; x < LH; x++) {
-      const eff = Math.abs(r.grid.denoise.both[x].mean);
-      if (eff < r.minEffect) expect(r.patternShare.denoise[x]).toBeNull();
-      else expect(r.patternShare.denoise[x]).not.toBeNull();
-    }
+    // the pattern's share is given only for heads whose whole-head effect reaches minEffect, and it is a ratio
+    // of means (noising: of 1 − the scores), not a mean of per-pair ratios
+    for (const dir of ['denoise', 'noise'])
+      for (let x = 0; x < LH; x++) {
+        const eff = (v) => (dir === 'denoise' ? v : 1 - v);
+        const both = r.perInput.reduce((a, p) => a + eff(p.grid[dir].both[x]), 0), pat = r.perInput.reduce((a, p) => a + eff(p.grid[dir].pattern[x]), 0);
+        if (Math.abs(both / r.n) < r.minEffect) { expect(r.patternShare[dir][x]).toBeNull(); continue; }
+        const sh = r.patternShare[dir][x];
+        expect(Math.abs(sh.mean - pat / both)).toBeLessThan(1e-12);
+        expect(sh.lo).toBeLessThanOrEqual(sh.hi);
+        expect(sh.n).toBe(r.n);
+      }
     expect(r.perInput[0].clean).toBeTypeOf('string');
   });
 
@@ -206,6 +220,27 @@ describe('over sets of pairs, on the built-in model', () => {
     expect(codeOf(() => b.valueNorms('x'))).toBe('EEMPTY');
     // and the model still answers afterwards
     expect(b.valueNorms(C).length).toBe(b.config.nLayer * b.config.nHead * b.tokenize(C).ids.length);
+  });
+});
+
+describe('the JS port of the C statistics\' generator (the pattern share\'s resamples)', () => {
+  it('splitmix64 + below draws the indices alab_bootstrap_mean draws: the same interval to the last bit', async () => {
+    const w = await instantiateAttnlab();
+    const xs = Array.from({ length: 37 }, (_, k) => Math.sin(3.7 * k) * (k % 5) + 0.25 * k);
+    for (const [seed, nBoot, level] of [[1, 500, 0.95], [0xffffffff, 300, 0.9], [12345, 1000, 0.5]]) {
+      const c = bootstrapMean(w, xs, { nBoot, level, seed });
+      const rng = splitmix64(seed), means = [];
+      for (let b = 0; b < nBoot; b++) { let sum = 0; for (let t = 0; t < xs.length; t++) sum += xs[rng.below(xs.length)]; means.push(sum / xs.length); }
+      means.sort((a, b) => a - b);
+      expect(quantile7(means, (1 - level) / 2)).toBe(c.lo);
+      expect(quantile7(means, (1 + level) / 2)).toBe(c.hi);
+    }
+    // the rejection rule: below(3 · 2^30) is uniform over the range, not favouring small residues
+    const r = splitmix64(7), n = 3 * 2 ** 30;
+    let small = 0;
+    for (let k = 0; k < 4000; k++) if (r.below(n) < 2 ** 30) small++;
+    expect(small / 4000).toBeGreaterThan(0.28); // 1/3 expected; plain mod would give 1/2
+    expect(small / 4000).toBeLessThan(0.39);
   });
 });
 

@@ -8,8 +8,9 @@
 // something from the clean run; noising: the clean input with something from the corrupted run).
 
 import { AttnlabError } from './core/errors.js';
-import { SET_DEFAULTS, SET_POINTS, bootstrapMean, checkSetPoints, intervalsOf } from './evidence.js';
+import { SET_DEFAULTS, SET_POINTS, bootstrapMean, checkSetPoints, gapShortfall, intervalsOf } from './evidence.js';
 import { checkIndex } from './analysis.js';
+import { splitmix64, quantile7 } from './core/rng.js';
 
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
 const nanToNull = (x) => (Number.isNaN(x) ? null : x);
@@ -139,15 +140,14 @@ export function compositionScores(w, h, { nLayer, nHead, nNull = 200, seed = 1 }
 
 // ---- over a set of pairs -------------------------------------------------------------------------------------
 
-/** Runs fn on each pair; a pair whose two logit differences are less than minGap apart is skipped with its reason. */
+/** Runs fn on each pair; a pair the model does not separate the right way round by minGap (gapShortfall) is skipped with its reason. */
 function* eachPair(pairs, minGap, fn, per, skipped) {
   checkSetPoints('a set of pairs', pairs, SET_POINTS.perInput); // before the first forward pass
   for (let k = 0; k < pairs.length; k++) {
     try {
       const r = fn(pairs[k]);
-      if (!(Math.abs(r.ldClean - r.ldCorrupt) >= minGap))
-        // the normalised score divides by this gap: below minGap it amplifies noise without bound
-        skipped.push({ index: k, reason: `the logit differences of the two runs (${r.ldClean.toFixed(3)}, ${r.ldCorrupt.toFixed(3)}) are less than minGap = ${minGap} apart` });
+      const short = gapShortfall(r, minGap);
+      if (short) skipped.push({ index: k, reason: short });
       else per.push({ index: k, ...r });
     } catch (e) {
       if (!(e instanceof AttnlabError) || e.code !== 'EINVAL') throw e;
@@ -160,21 +160,30 @@ function* eachPair(pairs, minGap, fn, per, skipped) {
 const statOf = ({ nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed }) => ({ nBoot, level, seed });
 
 /**
- * The share of a head's effect that its pattern carries: pattern / both per pair, for the heads whose whole-head
- * effect (the BOTH cell, |score| in the direction asked) is at least `minEffect` in the set's mean.
+ * The share of a head's effect that its pattern carries, as a ratio of means: mean(pattern effect) / mean(whole-head
+ * effect) over the pairs (denoising: the scores; noising: 1 − the scores, how much of the clean behaviour the patch
+ * removes), for the heads whose mean whole-head effect is at least `minEffect`. A mean of per-pair ratios would
+ * divide by every pair's own, sometimes tiny, whole-head effect; the ratio of means divides once, by the set's.
+ * Its interval: the same ratio over nBoot resamples of the pairs, drawn with the C statistics' generator and rule
+ * (splitmix64, alab_rng_below: resample b draws n pair indices), percentile at `level` (type 7).
  */
-function patternShares(w, per, dir, LH, minEffect, stat, bothMean) {
+function patternShares(per, dir, LH, minEffect, { nBoot, level, seed }) {
+  const n = per.length;
+  const eff = (v) => (dir === 'denoise' ? v : 1 - v);
   const out = [];
+  // the resamples' pair indices, drawn once and shared by every head (as a paired bootstrap)
+  const draws = [];
+  const rng = splitmix64(seed);
+  if (n > 1) for (let b = 0; b < nBoot; b++) { const d = new Int32Array(n); for (let t = 0; t < n; t++) d[t] = rng.below(n); draws.push(d); }
   for (let x = 0; x < LH; x++) {
-    const m = bothMean[x].mean;
-    const effect = dir === 'denoise' ? m : 1 - m; // noising: how much of the clean behaviour the patch removes
-    if (!(Math.abs(effect) >= minEffect)) { out.push(null); continue; }
-    const ratio = (p) => {
-      const b = dir === 'denoise' ? p.grid[dir].both[x] : 1 - p.grid[dir].both[x];
-      const a = dir === 'denoise' ? p.grid[dir].pattern[x] : 1 - p.grid[dir].pattern[x];
-      return Math.abs(b) > 1e-9 ? a / b : NaN;
-    };
-    out.push(bootstrapMean(w, per.map(ratio), stat));
+    const a = per.map((p) => eff(p.grid[dir].pattern[x])), w = per.map((p) => eff(p.grid[dir].both[x]));
+    const sum = (v, idx) => { let s = 0; if (idx) for (const i of idx) s += v[i]; else for (const y of v) s += y; return s; };
+    const whole = n ? sum(w) / n : NaN;
+    if (!(Math.abs(whole) >= minEffect)) { out.push(null); continue; }
+    const mean = sum(a) / sum(w);
+    if (n < 2 || nBoot < 1) { out.push({ mean, lo: n === 1 ? mean : null, hi: n === 1 ? mean : null, n }); continue; }
+    const ratios = draws.map((d) => sum(a, d) / sum(w, d)).filter(Number.isFinite).sort((p, q) => p - q);
+    out.push({ mean, lo: ratios.length ? quantile7(ratios, (1 - level) / 2) : null, hi: ratios.length ? quantile7(ratios, (1 + level) / 2) : null, n });
   }
   return out;
 }
@@ -185,7 +194,7 @@ export function* patternValueSetSteps(w, h, pairs, { nLayer, nHead, minGap = 1, 
   const grid = {}, share = {};
   for (const dir of Object.keys(DIRECTIONS)) {
     grid[dir] = Object.fromEntries(PATCH_KINDS.map((k) => [k, intervalsOf(w, per.map((p) => Array.from(p.grid[dir][k])), LH, stat)]));
-    share[dir] = patternShares(w, per, dir, LH, minEffect, stat, grid[dir].both);
+    share[dir] = patternShares(per, dir, LH, minEffect, stat);
   }
   return { n: per.length, skipped, minGap, minEffect, nLayer, nHead, ...stat, grid, patternShare: share,
            perInput: per.map((p) => ({ index: p.index, T: p.T, answers: p.answers, ldClean: p.ldClean, ldCorrupt: p.ldCorrupt,

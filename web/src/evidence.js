@@ -609,10 +609,24 @@ export function* ablationSetSteps(w, h, inputs, { refIds, refOut, nLayer, nHead,
 }
 
 /**
+ * Why a pair is left out of a set's scores, or null to keep it. A pair is kept when the model separates its two
+ * inputs the right way round by at least minGap nats: ldClean − ldCorrupt ≥ minGap, where ld is the logit of the
+ * clean answer minus that of the corrupted one. The normalised score divides by this gap, so below minGap it
+ * amplifies noise; and a pair whose gap is negative (the model prefers the corrupted answer on the clean input
+ * more than on the corrupted one) has no "clean behaviour" to restore, however large the gap's size.
+ */
+export function gapShortfall(r, minGap) {
+  const gap = r.ldClean - r.ldCorrupt;
+  if (gap >= minGap) return null;
+  return `the clean run favours the clean answer over the corrupted one by ${gap.toFixed(3)} nats more than the corrupted run ` +
+    `does (logit differences ${r.ldClean.toFixed(3)} and ${r.ldCorrupt.toFixed(3)}), less than minGap = ${minGap}`;
+}
+
+/**
  * Activation patching over a set of clean/corrupted pairs ({clean, corrupt, answers} as ids): per pair the
  * head grid and the residual stream at the last position; the aggregates with bootstrap intervals. A pair
- * whose two runs' logit differences are less than minGap apart (the score's denominator) is skipped and
- * recorded with its reason, as is one where they are equal.
+ * the model does not separate the right way round by minGap (gapShortfall) is skipped and recorded with its
+ * reason.
  */
 export function* patchingSetSteps(w, h, pairs, { nLayer, nHead, nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level,
   seed = SET_DEFAULTS.seed, minGap = 1 }) {
@@ -623,9 +637,9 @@ export function* patchingSetSteps(w, h, pairs, { nLayer, nHead, nBoot = SET_DEFA
     try {
       const r = activationPatching(w, h, p.clean, p.corrupt, { answers: p.answers, nLayer, nHead });
       const T = r.T;
-      if (!(Math.abs(r.ldClean - r.ldCorrupt) >= minGap)) {
-        // the normalised score divides by this gap: below minGap it amplifies noise without bound
-        skipped.push({ index: k, reason: `the logit differences of the two runs (${r.ldClean.toFixed(3)}, ${r.ldCorrupt.toFixed(3)}) are less than minGap = ${minGap} apart` });
+      const short = gapShortfall(r, minGap);
+      if (short) {
+        skipped.push({ index: k, reason: short });
         yield { done: k + 1, total: pairs.length };
         continue;
       }

@@ -396,6 +396,19 @@ function pairTokens(m, c, d, answers) {
            answerTokens: answers.map((id) => m.token(id)) };
 }
 
+/** The warning gap below which one pair's normalised scores are flagged (the sets' default minGap). */
+export const ONE_PAIR_MIN_GAP = 1;
+
+/**
+ * The signed gap ldClean − ldCorrupt every normalised score of one pair divides by, and a warning when it is
+ * below ONE_PAIR_MIN_GAP nats (a set would skip the pair: gapShortfall of evidence.js); the scores are kept.
+ */
+function gapOf(r) {
+  const gap = r.ldClean - r.ldCorrupt;
+  const short = evidence.gapShortfall(r, ONE_PAIR_MIN_GAP);
+  return short ? { gap, warning: `the scores divide by a small or negative gap: ${short}; a set would skip this pair` } : { gap };
+}
+
 export function activationPatching(m, clean, corrupt, options) {
   const w = m.w;
   const o = optionsOf('activationPatching', options);
@@ -415,8 +428,7 @@ export function activationPatching(m, clean, corrupt, options) {
     });
   }
   const r = evidence.activationPatching(w, m.h, c, d, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
-  return { ...r, tokens: Array.from(c, (id) => m.token(id)), corruptTokens: Array.from(d, (id) => m.token(id)),
-           answerTokens: answers.map((id) => m.token(id)) };
+  return { ...r, ...pairTokens(m, c, d, answers), ...gapOf(r) };
 }
 
 // ---- where a head looks versus what it moves (docs/evidence.md § 6-11) ----
@@ -425,7 +437,7 @@ export function patternValuePatching(m, clean, corrupt, options) {
   const o = optionsOf('patternValuePatching', options);
   const { c, d, answers } = pair(m, 'patternValuePatching', clean, corrupt, o);
   const r = circuits.patternValuePatching(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
-  return { ...r, ...pairTokens(m, c, d, answers) };
+  return { ...r, ...pairTokens(m, c, d, answers), ...gapOf(r) };
 }
 
 export function pathPatching(m, clean, corrupt, options) {
@@ -434,7 +446,7 @@ export function pathPatching(m, clean, corrupt, options) {
   const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o, { receivers: R.length });
   const r = circuits.pathPatching(m.w, m.h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
     freezeMlp: !!o.freezeMlp, nLayer: m.config.nLayer, nHead: m.config.nHead });
-  return { ...r, ...pairTokens(m, c, d, answers) };
+  return { ...r, ...pairTokens(m, c, d, answers), ...gapOf(r) };
 }
 
 export function directLogitAttribution(m, input, options) {
@@ -457,7 +469,7 @@ export function componentTracing(m, clean, corrupt, options) {
   const o = optionsOf('componentTracing', options);
   const { c, d, answers } = pair(m, 'componentTracing', clean, corrupt, o);
   const r = circuits.componentTracing(m.w, m.h, c, d, { answers, nLayer: m.config.nLayer });
-  return { ...r, ...pairTokens(m, c, d, answers) };
+  return { ...r, ...pairTokens(m, c, d, answers), ...gapOf(r) };
 }
 
 export function compositionScores(m, options) {

@@ -118,7 +118,7 @@ export const EVIDENCE_STRINGS = {
     evNoteAblSet: (n, draws) => `Each cell: the mean loss increase over ${n} inputs when the head is removed (resample: averaged over ${draws} windows of the reference passage). The interval chart gives each head's 95 % interval over the inputs, not over passages or draws.`,
     evNoteAblAgree: 'Agreement: the Spearman ρ between two rankings of the heads on each input, averaged. No permutation null here: two interventions are compared, not a reading with an effect. Low agreement means that "this head matters" depends on how the head is removed; high agreement does not say which removal is right.',
     evNotePatSet: 'Score: 0 = the corrupted run\'s logit difference, 1 = the clean run\'s; above 1 the patch overshoots, below 0 it pushes the other way. The residual stream is taken at the last position, entering each layer. Means over pairs with 95 % bootstrap intervals.',
-    evNotePatGap: (g) => `A pair is skipped when its two runs' logit differences are less than ${g} apart: the score divides by that gap, and a small gap blows noise up without bound.`,
+    evNotePatGap: (g) => `A pair is kept only when the model favours the clean answer by at least ${g} nats more on the clean input than on the corrupted one: the score divides by that gap (a small gap blows noise up), and a pair the model gets the wrong way round has no clean behaviour to restore.`,
     evNotePatNot: 'A score says how much of the answer comes back when one piece is copied in; it is not the share of the effect that flows through that piece (pieces overlap, scores need not add to 1). No permutation null here.',
   },
   zh: {
@@ -228,7 +228,7 @@ export const EVIDENCE_STRINGS = {
     evNoteAblSet: (n, draws) => `每个格子：移除该头后损失增加量在 ${n} 条输入上的均值（重采样取参考文本中 ${draws} 个窗口的平均）。区间图给出每个头对输入的 95% 区间，不涉及参考文本或重采样次数的变化。`,
     evNoteAblAgree: '一致性：每条输入上两种头排序之间的 Spearman ρ，再取均值。这里没有置换零分布：比较的是两种干预，而不是读法与效果。一致性低说明“这个头重要”取决于怎样移除它；一致性高也不说明哪种移除方式是对的。',
     evNotePatSet: '分数：0 = 污染运行的 logit 差，1 = 干净运行的；大于 1 表示修补过头，小于 0 表示推向相反方向。残差流取最后位置、进入各层之前。对句对取均值，附 95% 自助区间。',
-    evNotePatGap: (g) => `两次运行的 logit 差相距不到 ${g} 的句对会被跳过：分数要除以这个差距，差距太小会把噪声无限放大。`,
+    evNotePatGap: (g) => `只有当模型在干净输入上偏向干净答案的程度比在污染输入上至少多 ${g} 奈特时，句对才会保留：分数要除以这个差距（差距太小会放大噪声），模型方向判反的句对没有可恢复的“干净行为”。`,
     evNotePatNot: '分数说明复制进一部分后答案恢复了多少，并不是效果经由这一部分传递的份额（各部分相互重叠，分数之和不必为 1）。这里没有置换零分布。',
   },
 };
