@@ -300,6 +300,16 @@ export class Model {
   }
 }
 
+// The tokenizer and config files a gpt2-family model was loaded from (copies: a caller's buffers stay theirs), for
+// twins.js, which builds a model of the same shapes from them. Kept for gpt2 only (about 1.5 MB for GPT-2's
+// vocab.json + merges.txt); a model of another family keeps nothing here.
+const loadedFiles = new WeakMap();
+
+/** The {config, vocab, merges} (or {config, tokenizer, tokenizerConfig}) bytes a gpt2-family model was loaded from; null for other families. */
+export function modelFiles(model) {
+  return loadedFiles.get(model) ?? null;
+}
+
 /** For tests: the AttnlabWasm and handle behind a Model (wasm is null after dispose). */
 export function modelInternals(model) {
   return internals(model);
@@ -362,6 +372,11 @@ export async function loadModel(source, options) {
   let model;
   try {
     model = new Model(NEW, w, handle, files.name, engine);
+    if (model.config.family === 'gpt2') {
+      const kept = {};
+      for (const k of ['config', 'vocab', 'merges', 'tokenizer', 'tokenizerConfig']) if (files[k]) kept[k] = files[k].slice();
+      loadedFiles.set(model, Object.freeze(kept));
+    }
   } catch (e) {
     w.modelFree(handle);
     w.stopThreads();
