@@ -118,7 +118,10 @@ int alab_bpe_load(alab_bpe **out, const char *vocab, size_t vocab_len,
  * BOS, see alab_bpe_bos_to_add). Unsupported models, pre-tokenizers,
  * normalizers and flags are refused (ALAB_EVOCAB, the message names them);
  * bad merges give ALAB_EMERGES, malformed JSON ALAB_EJSON, sizes over the
- * limits ALAB_ELIMIT. docs/api.md lists what is supported. */
+ * limits ALAB_ELIMIT, and so does a file whose worst case passes 16 ids per
+ * byte of text (normalizer steps, Metaspace, byte fallback and added tokens
+ * reckoned together; the message names them). docs/api.md lists what is
+ * supported. */
 int alab_bpe_load_hf(alab_bpe **out, const char *tokenizer_json, size_t len,
                      const char *tokenizer_config_json, size_t cfg_len);
 void alab_bpe_free(alab_bpe *bpe);
@@ -135,7 +138,11 @@ int alab_bpe_bos_to_add(const alab_bpe *bpe);
  * text (as Hugging Face does).
  * Writes at most max_ids ids; *n_ids receives the number needed.
  * Returns ALAB_ELIMIT if more than max_ids are needed (ids then hold a prefix),
- * ALAB_ELIMIT also if text_len > ALAB_MAX_TEXT_BYTES. Empty text gives 0 ids. */
+ * ALAB_ELIMIT also if text_len > ALAB_MAX_TEXT_BYTES. Empty text gives 0 ids.
+ * One call handles at most 4 MiB of normalized text and added tokens, so it
+ * needs at most 4 Mi ids; a tokenizer.json whose normalizer and Metaspace grow
+ * a text past that gives ALAB_ETOOLONG, before the buffer is allocated (real
+ * tokenizers reach 3 MiB + a few bytes; docs/security.md, "tokenizer.json"). */
 int alab_bpe_encode(int *ids, int max_ids, int *n_ids,
                     const alab_bpe *bpe, const char *text, size_t text_len);
 
