@@ -10,6 +10,7 @@
 
 import { AttnlabError } from './core/errors.js';
 import { ABLATION_MODES, C } from './core/abi.js';
+import { EFFECT_THRESHOLD, edgePositionGrids, tokenPositionReadings, effectSizes, edgePoints, tokenPoints } from './controls.js';
 
 /** The ways to remove a head (ALAB_ABLATE_ZERO, _MEAN, _RESAMPLE). */
 export { ABLATION_MODES };
@@ -436,7 +437,7 @@ const corrOf = (v, at) => Object.fromEntries(CORR_FIELDS.map((k, i) => [k, nanTo
  */
 export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead, mode = 'renorm', epsilon,
   nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
-  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10, effectThreshold = EFFECT_THRESHOLD }) {
   checkSetPoints('edgeKnockoutSet', inputs.map((ids) => ids.length), SET_POINTS.edge); // before the first forward pass
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0;
   const total = n + nNoise;
@@ -444,6 +445,7 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
   const mem = arena(w);
   try {
     const pA = mem.alloc(4 * n), pE = mem.alloc(4 * n), pL = mem.alloc(4 * n), pT = mem.alloc(4 * n), pW = mem.alloc(4 * n);
+    const grids = []; // each input's A, E, E_last, read back for the controls
     for (let k = 0; k < n; k++) {
       const ids = inputs[k], T = ids.length, TT = T * T;
       const pIds = withIds(w, ids, mem.alloc);
@@ -464,6 +466,7 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
         if (r0 + 4 < T) yield null;
       }
       w.i32[(pA >>> 2) + k] = a; w.i32[(pE >>> 2) + k] = e; w.i32[(pL >>> 2) + k] = l; w.i32[(pT >>> 2) + k] = T; w.i32[(pW >>> 2) + k] = vw;
+      grids.push({ T, A: w.readF32(a, TT).slice(), E: w.readF32(e, TT).slice(), L: w.readF32(l, TT).slice() });
       yield { done: k + 1, total };
     }
     let noise = 0;
@@ -482,10 +485,26 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       nBoot, nPerm, level, seed);
     const vv = new Float64Array(w.memory.buffer, pOut, 97).slice();
     const valueWeighted = { local: { spearman: corrOf(vv, 0), kendall: corrOf(vv, 11) }, last: { spearman: corrOf(vv, 44), kendall: corrOf(vv, 55) } };
+    // the controls (controls.js): readings that know only positions, through the same summary as the weights
+    const positions = {}, pP = mem.alloc(4 * n), pPerP = mem.alloc(8 * 4 * n);
+    const posGrids = grids.map((g) => edgePositionGrids(g.T));
+    for (const name of ['recency', 'first', 'diagonal', 'early']) {
+      grids.forEach((g, k) => { const q = mem.alloc(4 * g.T * g.T); w.f32.set(posGrids[k][name], q >>> 2); w.i32[(pP >>> 2) + k] = q; });
+      w.edgeSetSummaryFlat(pOut, pPerP, pP, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps, nBoot, nPerm, level, seed);
+      const pv = new Float64Array(w.memory.buffer, pOut, 97).slice(), pper = new Float64Array(w.memory.buffer, pPerP, 2 * n).slice();
+      positions[name] = { local: corrOf(pv, 0), last: corrOf(pv, 44),
+        perInput: grids.map((_, k) => ({ local: nanToNull(pper[k]), last: nanToNull(pper[n + k]) })) };
+    }
+    // how big the effects are, and the weights against only the effects of at least effectThreshold nats
+    const lastRows = (g) => (layer === nLayer - 1 ? g.L.subarray((g.T - 1) * g.T, g.T * g.T) : g.L);
+    const effects = { local: effectSizes(grids.map((g) => g.E), effectThreshold), last: effectSizes(grids.map(lastRows), effectThreshold) };
+    const corrStat = { stat: 'spearman', eps, nBoot, nPerm, level, seed };
+    const aboveThreshold = { threshold: effectThreshold,
+      local: corrDataset(w, grids.map((g) => edgePoints(g.A, g.E, g.T, effectThreshold)), corrStat) };
     return {
       layer, head, mode, n, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
       seed, nBoot, nPerm, level, lastRowOnly: layer === nLayer - 1,
-      local: kinds(0), last: kinds(44), valueWeighted,
+      local: kinds(0), last: kinds(44), valueWeighted, positions, effects, aboveThreshold,
       rows: { mean: nanToNull(v[88]), lo: nanToNull(v[89]), hi: nanToNull(v[90]) },
       topKOverlap: { mean: nanToNull(v[91]), lo: nanToNull(v[92]), hi: nanToNull(v[93]) },
       meanEffect: { mean: nanToNull(v[94]), lo: nanToNull(v[95]), hi: nanToNull(v[96]) },
@@ -533,7 +552,7 @@ const wholeRow = (reading, effect) => ({ reading: Array.from(reading), effect: A
  */
 export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'column', neutral = 0, epsilon,
   nBoot = SET_DEFAULTS.nBoot, nPerm = SET_DEFAULTS.nPerm, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed,
-  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10 }) {
+  noiseFactor = SET_DEFAULTS.noiseFactor, noiseInputs = 10, effectThreshold = EFFECT_THRESHOLD }) {
   checkSetPoints('tokenKnockoutSet', inputs.map((ids) => ids.length), SET_POINTS.tokens); // before the first forward pass
   const n = inputs.length, nNoise = epsilon === undefined ? Math.min(noiseInputs, n) : 0, total = n + nNoise;
   const per = [];
@@ -555,8 +574,17 @@ export function* tokenKnockoutSetSteps(w, h, inputs, { nLayer, nHead, mode = 'co
   // attention over one row is a constant and ranks nothing, so it has no correlation to show
   const perm = permuteWithinInputs(w, per.map((r) => Array.from(r.readings.lastLayer)), seed + 2);
   const baselines = { permuted: corrDataset(w, per.map((r, k) => wholeRow(perm[k], r.effect)), stat) };
+  // the controls (controls.js): readings that know only where a token is, the effects' sizes in nats, and each
+  // reading against only the effects of at least effectThreshold nats
+  const positions = {};
+  for (const name of ['recency', 'first', 'early'])
+    positions[name] = corrDataset(w, per.map((r) => wholeRow(tokenPositionReadings(r.T)[name], r.effect)), stat);
+  const effects = effectSizes(per.map((r) => r.effect), effectThreshold);
+  const aboveThreshold = { threshold: effectThreshold };
+  for (const name of ['lastLayer', 'rollout', 'flow', 'valueWeighted'])
+    aboveThreshold[name] = corrDataset(w, per.map((r) => tokenPoints(r.readings[name], r.effect, effectThreshold)), stat);
   return {
-    n, mode, baselines, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
+    n, mode, baselines, positions, effects, aboveThreshold, neutral: mode === 'replace' ? neutral : null, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
     seed, nBoot, nPerm, level, readings,
     perInput: per.map((r, k) => ({ T: r.T, lastLayer: readings.lastLayer.perInput[k], rollout: readings.rollout.perInput[k], flow: readings.flow.perInput[k],
       valueWeighted: readings.valueWeighted.perInput[k] })),
