@@ -4,8 +4,11 @@
  * Properties: never crashes, hangs or leaks; every failure is a documented
  * code with a message; an accepted tokenizer has 1 <= V <= ALAB_MAX_VOCAB (256 for a byte-level one)
  * ids, a BOS of -1 or an id, encodes a few fixed texts and the first bytes of
- * the input itself to ids in range that decode, labels every id it has. */
+ * the input itself to ids in range that decode, never more ids than the worst
+ * case it computed from the file (B n + C, B at most 16 per byte: issue 53),
+ * labels every id it has. */
 #include "fuzz_common.h"
+#include "bpe_internal.h"
 
 static const char *const texts[] = {
     "Hello world, it's 2024!", "<|begin_of_text|>a<|im_start|>b [L]  c  [R] d",
@@ -17,6 +20,8 @@ static void check_encode(const alab_bpe *bpe, int V, const char *text, size_t le
     int rc = alab_bpe_encode(ids, 2048, &n, bpe, text, len);
     FUZZ_CHECK_RC(rc);
     FUZZ_CHECK(rc == ALAB_OK || (rc == ALAB_ELIMIT && n > 2048));
+    FUZZ_CHECK(bpe->max_ids_per_byte <= BPE_MAX_IDS_PER_BYTE);
+    FUZZ_CHECK((double)n <= bpe->max_ids_per_byte * (double)len + bpe->max_ids_const + 1e-6);
     if (rc != ALAB_OK) return;
     for (int i = 0; i < n; i++) FUZZ_CHECK(ids[i] >= 0 && ids[i] < V);
     size_t dlen;
