@@ -401,7 +401,7 @@ export async function randomTwin(model, options) {
   }
   const twinCfg = { ...cfg, tie_word_embeddings: true, torch_dtype: 'float32',
                     _name_or_path: `${typeof cfg._name_or_path === 'string' ? cfg._name_or_path : 'model'}-twin-${kind}-${seed}` };
-  const { bytes, views, shapes } = gpt2InitSafetensors(twinCfg, seed, { kind });
+  const { bytes, views, shapes } = gpt2InitSafetensors(twinCfg, seed, { attnlab_twin: kind });
   const sources = { config: JSON.stringify(twinCfg, null, 2), safetensors: bytes };
   for (const k of ['vocab', 'merges', 'tokenizer', 'tokenizerConfig']) if (files[k]) sources[k] = files[k];
   const loadOptions = twinLoadOptions(model);
