@@ -83,8 +83,15 @@ static int ev_edge(FILE *f, const cli *c, alab_model *m, const int *ids, int T) 
         fputs(",\"E\":", f);
         fputc('[', f);
         for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, E[x]); }
+        /* in the model's last layer an edge of a row i < T-1 cannot reach position T-1: its E_last is a
+         * structural zero (not measured), written null as the JS API's ELast leaves it out of every pair */
+        const int last_layer = layer == cfg->n_layer - 1;
         fputs("],\"E_last\":[", f);
-        for (size_t x = 0; x < TT; x++) { if (x) fputc(',', f); json_num(f, EL[x]); }
+        for (size_t x = 0; x < TT; x++) {
+            if (x) fputc(',', f);
+            if (last_layer && (int)(x / (size_t)T) < T - 1) fputs("null", f);
+            else json_num(f, EL[x]);
+        }
         fputc(']', f);
         rc = json_rank(f, "A_vs_E", a, a + TT, n);
         double share;
@@ -149,7 +156,9 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
     float *hv = malloc((size_t)L * (Tr ? Tr : 1) * C * sizeof *hv), *delta = malloc(3 * (size_t)LH * sizeof *delta);
     double *dd = malloc(3 * (size_t)LH * sizeof *dd);
     int rc = hv && delta && dd ? alab_capture_head_outputs(hv, m, ref, Tr) : ALAB_ENOMEM;
-    static const char *names[3] = {"zero", "mean", "resample"};
+    /* zero, mean, and resample from the one window of the reference aligned with the input ("resample_window":
+     * a single draw); "resample" is the mean over K seeded windows below, the number the JS API reports */
+    static const char *names[3] = {"zero", "mean", "resample_window"};
     for (int mode = 0; mode < 3 && !rc; mode++) {
         double base;
         rc = alab_head_importance_mode(delta + mode * LH, &base, m, ids, T, mode, mode ? hv : NULL, mode ? Tr : 0);
@@ -175,7 +184,9 @@ static int ev_ablation(FILE *f, const cli *c, alab_model *m, const int *ids, int
         double base;
         rc = alab_resample_draws(delta + 2 * LH, draws, offs, &base, m, ids, T, hv, Tr, K, seed);
         if (!rc) {
-            fprintf(f, ",\"resample_draws\":{\"K\":%d,\"seed\":%u,\"offsets\":", K, seed);
+            fputs(",\"resample\":{\"base_loss\":", f);
+            json_num(f, base);
+            fprintf(f, ",\"K\":%d,\"seed\":%u,\"offsets\":", K, seed);
             json_ints(f, offs, K);
             fputs(",\"delta\":", f);
             json_floats(f, delta + 2 * LH, (size_t)LH);
@@ -222,12 +233,19 @@ static int pair_inputs(int **d, int ans[2], const cli *c, alab_model *m, const i
     return rc;
 }
 
-/* ,"answers":[a,b],"ld_clean":x,"ld_corrupt":y */
+/* ,"answers":[a,b],"ld_clean":x,"ld_corrupt":y,"gap":x-y and, when the gap is under 1 nat (a set would skip the
+ * pair: the model must favour the clean answer by at least minGap = 1 more on the clean input), a "warning" */
 static void json_pair(FILE *f, const int ans[2], double ldc, double ldd) {
     fprintf(f, ",\"answers\":[%d,%d],\"ld_clean\":", ans[0], ans[1]);
     json_num(f, ldc);
     fputs(",\"ld_corrupt\":", f);
     json_num(f, ldd);
+    fputs(",\"gap\":", f);
+    json_num(f, ldc - ldd);
+    if (!(ldc - ldd >= 1.0))
+        fprintf(f, ",\"warning\":\"the scores divide by a small or negative gap: the clean run favours the clean answer "
+                   "over the corrupted one by %.3f nats more than the corrupted run does, less than 1; a set would skip "
+                   "this pair\"", ldc - ldd);
 }
 
 static void json_doubles(FILE *f, const double *x, int n) {

@@ -249,7 +249,44 @@ describe('attnlab evidence: pattern-value, path, dla, value-norms, trace, compos
     expect(j.answers).toEqual([339, 673]);
     expect(Number.isFinite(j.ld_clean) && Number.isFinite(j.ld_corrupt)).toBe(true);
     expect(j.ld_clean).not.toBe(j.ld_corrupt);
+    // every pair kind says what its scores divide by, and flags a gap under 1 nat (a set would skip the pair)
+    expect(Math.abs(j.gap - (j.ld_clean - j.ld_corrupt))).toBeLessThan(1e-6);
+    expect('warning' in j).toBe(!(j.gap >= 1));
+    if ('warning' in j) expect(j.warning).toMatch(/small or negative gap/);
   };
+
+  it('a pair the model gets the wrong way round is flagged, with its signed gap', () => {
+    const swapped = json(ev('--kind', 'patch', '--text', CLEAN, '--corrupt', CORRUPT, '--answers', ANSWERS.split(',').reverse().join(',')));
+    const j = json(ev('--kind', 'patch', ...pair));
+    expect(Math.abs(swapped.gap + j.gap)).toBeLessThan(1e-5);
+    expect(swapped.gap < 1 ? swapped.warning : 'none').toMatch(swapped.gap < 1 ? /small or negative gap/ : /none/);
+  });
+
+  it('edge in the last layer: E_last of a row before the last is null (a structural zero, not measured)', () => {
+    const j = json(ev('--kind', 'edge', '--text', CLEAN));
+    expect(j.layer).toBe(L - 1);
+    for (let i = 0; i < T; i++)
+      for (let jj = 0; jj <= i; jj++) {
+        const x = j.E_last[i * T + jj];
+        if (i < T - 1) expect(x).toBeNull();
+        else expect(typeof x).toBe('number');
+      }
+    const below = json(ev('--kind', 'edge', '--text', CLEAN, '--layer', '0'));
+    expect(below.E_last.filter((x, k) => Math.floor(k / T) >= k % T).every((x) => typeof x === 'number')).toBe(true);
+  });
+
+  it('ablation: resample is the mean over K windows, the one aligned window is named resample_window', () => {
+    const j = json(ev('--kind', 'ablation', '--text', CLEAN, '--draws', '3'));
+    expect(j.resample.K).toBe(3);
+    expect(j.resample.offsets).toHaveLength(3);
+    const LH = L * NH;
+    for (let x = 0; x < LH; x++) {
+      const mean = (j.resample.draws[x] + j.resample.draws[LH + x] + j.resample.draws[2 * LH + x]) / 3;
+      expect(Math.abs(j.resample.delta[x] - mean)).toBeLessThan(1e-4);
+    }
+    expect(j.resample_window.delta).toHaveLength(LH);
+    expect(Object.keys(j)).not.toContain('resample_draws');
+  });
 
   it('the pair has the same number of tokens', () => {
     const a = JSON.parse(cli(['tokenize', '--text', CLEAN, '--json']).stdout);

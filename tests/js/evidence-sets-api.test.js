@@ -84,13 +84,13 @@ describe('the CLI and the API give the same numbers', () => {
     const r = spawnSync(CLI, ['evidence', '--kind', 'ablation', '--text', CHAPTER], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const c = JSON.parse(r.stdout), a = builtin.ablationSemantics(CHAPTER);
-    expect(c.resample_draws.K).toBe(20);
+    expect(c.resample.K).toBe(20);
     expect(a.resample.draws).toBe(20);
-    expect(c.resample_draws.offsets).toEqual(a.resample.offsets);
+    expect(c.resample.offsets).toEqual(a.resample.offsets);
     const d = (x, y) => Math.max(...Array.from(x, (v, i) => Math.abs(v - y[i])));
     expect(d(a.zero.delta, c.zero.delta)).toBeLessThan(1e-4);
     expect(d(a.mean.delta, c.mean.delta)).toBeLessThan(1e-4);
-    expect(d(a.resample.delta, c.resample_draws.delta)).toBeLessThan(1e-4);
+    expect(d(a.resample.delta, c.resample.delta)).toBeLessThan(1e-4);
     expect(a.agreement['zero-mean'].spearman).toBeCloseTo(c.zero_vs_mean.spearman, 6);
     expect(a.agreement['zero-resample'].spearman).toBeCloseTo(c.zero_vs_resample.spearman, 6);
     // the resample ranking is not the one-window one: 20 draws, each with its interval
