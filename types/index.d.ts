@@ -290,6 +290,46 @@ export interface Model {
 /** Load a GPT-2-family model. */
 export function loadModel(source?: ModelSource, options?: LoadOptions): Promise<Model>;
 
+// ---------------------------------------------------------------------------
+// Random-weight twins (web/src/twins.js; docs/evidence.md "Random-weight twins")
+// ---------------------------------------------------------------------------
+
+/** 'gpt2-init': GPT-2's initialisation; 'matched': the same draws, each layer's queries scaled to the trained entropy. */
+export type TwinKind = 'gpt2-init' | 'matched';
+export interface RandomTwinOptions {
+  /** default 'matched' */
+  kind?: TwinKind;
+  /** an integer in [0, 2^32), the splitmix64 seed of the weights (default 1) */
+  seed?: number;
+  /** the inputs the entropies are measured on: a set name or a list of inputs (default 'heldout') */
+  set?: EvidenceSet;
+  /** the first `limit` inputs (default 20 for a named set, all of a list) */
+  limit?: number;
+  /** how close, in nats, each layer of a matched twin must come to the trained model's entropy (default 1e-3, in (0, 1]) */
+  tolerance?: number;
+}
+/** What a twin is: its kind, seed, query scales and per-layer mean attention entropies (nats, rows 1..T-1, over the set). */
+export interface TwinInfo {
+  kind: TwinKind;
+  seed: number;
+  /** s_l per layer (all 1 for 'gpt2-init') */
+  scales: readonly number[];
+  /** trained and twin per layer; uniform: the entropy of uniform attention, mean over inputs of mean_{i≥1} ln(i+1) */
+  entropies: { trained: readonly number[]; twin: readonly number[]; uniform: number };
+  /** how many inputs the entropies are over */
+  inputs: number;
+  tolerance: number;
+}
+/** A twin: a Model (dispose it as any) that says what it is. */
+export interface TwinModel extends Model {
+  readonly twin: TwinInfo;
+}
+/**
+ * A random-weight twin of a gpt2-family model (same config, shapes and tokenizer; weights drawn from the seed),
+ * loaded through loadModel. ECONFIG for another family.
+ */
+export function randomTwin(model: Model, options?: RandomTwinOptions): Promise<TwinModel>;
+
 /** Matrices are flat, row-major T×T arrays (row = query). */
 export type Matrix = ArrayLike<number>;
 

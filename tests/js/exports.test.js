@@ -20,7 +20,8 @@ const WORKER_PUBLIC = [
 ];
 // The lineage demos (web/src/lineage.js) are in the main entry only: they run
 // on their own small wasm instance, synchronously, and need no worker.
-const PUBLIC = [...WORKER_PUBLIC, 'GLYPH_SIDE', 'HOPFIELD_CAPACITY', 'Lineage', 'loadLineage'].sort();
+// randomTwin (web/src/twins.js) too: it builds a Model on the main thread from the trained one's files.
+const PUBLIC = [...WORKER_PUBLIC, 'GLYPH_SIDE', 'HOPFIELD_CAPACITY', 'Lineage', 'loadLineage', 'randomTwin'].sort();
 // 'attnlab/widget' (web/src/widget/index.js): the custom elements and their configuration.
 const WIDGET_PUBLIC = ['AttnlabFigure', 'AttnlabLab', 'CHAPTER_SENTENCE', 'FIGURES', 'VERSION', 'configure', 'stats'];
 
@@ -39,7 +40,7 @@ describe('the public export lists', () => {
     expect(Object.keys(main).sort()).toEqual(PUBLIC);
   });
 
-  it("'attnlab/worker' exports the same names but the lineage demos, with its own loadModel", () => {
+  it("'attnlab/worker' exports the same names but the lineage demos and randomTwin, with its own loadModel", () => {
     expect(Object.keys(worker).sort()).toEqual(WORKER_PUBLIC);
     expect(worker.loadModel).not.toBe(main.loadModel);
     for (const name of WORKER_PUBLIC.filter((n) => n !== 'loadModel')) expect(worker[name]).toBe(main[name]);

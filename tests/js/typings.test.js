@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from '@babel/parser';
 import { loadModel } from '../../web/src/model.js';
-import { AttnlabError, loadLineage } from '../../web/src/index.js';
+import { AttnlabError, loadLineage, randomTwin } from '../../web/src/index.js';
 import * as workerApi from '../../web/src/worker-client.js';
 import * as widget from '../../web/src/widget/index.js';
 import { MEASURES } from '../../web/src/measure-table.js';
@@ -114,14 +114,16 @@ async function knownOptions(call) {
 const API = declarations('types/index.d.ts', 'types/worker.d.ts', 'types/measures.d.ts');
 const WIDGET = declarations('types/widget.d.ts');
 
-let model, wmodel, lineage, result;
+let model, wmodel, lineage, result, twin;
 beforeAll(async () => {
   model = await loadModel(TINY);
   wmodel = await workerApi.loadModel(TINY);
   lineage = await loadLineage();
   result = model.run('Because the storm intensified');
+  twin = await randomTwin(model, { kind: 'gpt2-init', set: ['Because the storm intensified'] });
 }, 60_000);
 afterAll(async () => {
+  twin?.dispose();
   model?.dispose();
   await wmodel?.dispose();
   lineage?.dispose();
@@ -130,6 +132,7 @@ afterAll(async () => {
 describe('every public member is declared, and every declared member exists', () => {
   const cases = [
     ['Model', () => runtimeNames(model)],
+    ['TwinModel', () => runtimeNames(twin)],
     ['Result', () => runtimeNames(result)],
     ['WorkerModel', () => runtimeNames(wmodel)],
     ['Lineage', () => runtimeNames(lineage)],
@@ -216,13 +219,14 @@ describe('every options parameter declares exactly the options the code accepts'
       expect(wrong).toEqual([]);
     }, 60_000);
 
-  it('loadModel, the worker\'s loadModel, loadLineage and the widget\'s configure', async () => {
+  it('loadModel, the worker\'s loadModel, loadLineage, randomTwin and the widget\'s configure', async () => {
     const fn = (decl, name) => decl.get(name).find((d) => d.type === 'TSDeclareFunction');
     const opts = (decl, name) => [...membersOf(decl, paramsOf(fn(decl, name)).at(-1).typeAnnotation.typeAnnotation).keys()].sort();
     const WORKER = declarations('types/worker.d.ts', 'types/index.d.ts', 'types/measures.d.ts');
     expect(await knownOptions((o) => loadModel(TINY, o))).toEqual(opts(API, 'loadModel'));
     expect(await knownOptions((o) => workerApi.loadModel(TINY, o))).toEqual(opts(WORKER, 'loadModel'));
     expect(await knownOptions((o) => loadLineage(o))).toEqual(opts(API, 'loadLineage'));
+    expect(await knownOptions((o) => randomTwin(model, o))).toEqual(opts(API, 'randomTwin'));
     expect(await knownOptions((o) => widget.configure(o))).toEqual(opts(WIDGET, 'configure'));
   });
 

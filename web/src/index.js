@@ -10,3 +10,5 @@ export { dagScore, nullDagScore, asymmetry, headAverage, outerProduct, entropy, 
 export { alignTokens, nextTokenDiff } from './counterfactual.js';
 // The chapter's lineage demos (classical Hopfield → modern Hopfield = attention → linear attention).
 export { loadLineage, Lineage, GLYPH_SIDE, HOPFIELD_CAPACITY } from './lineage.js';
+// Random-weight twins of a gpt2 model (the control of issue 50): a new Model on the main thread, so not in the worker entry.
+export { randomTwin } from './twins.js';
