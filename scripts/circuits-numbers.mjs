@@ -114,21 +114,25 @@ md.push(`| token knockout (column), last layer's row T−1 | ${corr(tk.readings.
 md.push('');
 
 const comp = m.compositionScores({ nNull: 1000, seed: 1 });
-json.composition = { q: Array.from(comp.q), k: Array.from(comp.k), v: Array.from(comp.v), null: comp.null, nNull: 1000, seed: 1 };
+json.composition = { pairs: comp.pairs, q: Array.from(comp.q), k: Array.from(comp.k), v: Array.from(comp.v), null: comp.null,
+  withinModel: comp.withinModel, nNull: 1000, seed: 1 };
 md.push('## Composition scores (weights only)');
 md.push('');
-md.push('Adjacent-layer head pairs; the null is the same score of Gaussian matrices of the model\'s shapes (1000');
-md.push('draws, seed 1): mean [2.5 %, 97.5 %].');
+md.push(`Every sender–receiver head pair of every two layers l1 < l2 (${comp.pairs.length} layer pairs × ${NH * NH} head pairs). Two`);
+md.push('nulls: the same score of Gaussian matrices of the model\'s shapes (1000 draws, seed 1: mean [2.5 %, 97.5 %]),');
+md.push('and this model\'s own scores of that kind over all its pairs (median [2.5 %, 97.5 %]). The planted circuit\'s pair');
+md.push(`L0H0 → L1H0 is given with its rank among the ${NH * NH} head pairs of layers 0 and 1.`);
 md.push('');
-md.push('| kind | null | L0H0 → L1H0 | largest pair |');
-md.push('|---|---|---|---|');
+md.push('| kind | Gaussian null | within the model | L0H0 → L1H0 (rank of ' + NH * NH + ') | pairs above the model\'s 97.5 % | largest pair |');
+md.push('|---|---|---|---|---|---|');
+const HH = NH * NH;
+const pairName = (x) => { const [l1, l2] = comp.pairs[Math.floor(x / HH)], h1 = Math.floor(x / NH) % NH, h2 = x % NH; return `L${l1}H${h1} → L${l2}H${h2}`; };
 for (const k of ['q', 'k', 'v']) {
-  const s = comp[k];
+  const s = comp[k], wm = comp.withinModel[k], n = comp.null[k];
   let best = 0;
   for (let i = 1; i < s.length; i++) if (s[i] > s[best]) best = i;
-  const l = Math.floor(best / (NH * NH)), h1 = Math.floor(best / NH) % NH, h2 = best % NH;
-  const n = comp.null[k];
-  md.push(`| ${k.toUpperCase()} | ${f3(n.mean)} [${f3(n.lo)}, ${f3(n.hi)}] | ${f3(s[0])} | L${l}H${h1} → L${l + 1}H${h2}: ${f3(s[best])} |`);
+  const above = Array.from(s).filter((v) => v > wm.hi).length;
+  md.push(`| ${k.toUpperCase()} | ${f3(n.mean)} [${f3(n.lo)}, ${f3(n.hi)}] | ${f3(wm.median)} [${f3(wm.lo)}, ${f3(wm.hi)}] | ${f3(s[0])} (${comp.rank[k][0]}) | ${above} of ${s.length} | ${pairName(best)}: ${f3(s[best])} |`);
 }
 md.push('');
 mkdirSync(OUT, { recursive: true });

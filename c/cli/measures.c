@@ -412,19 +412,24 @@ static int ev_trace(FILE *f, const cli *c, alab_model *m, const int *ids, int T)
     return rc;
 }
 
-/* Composition scores of the weights (alab_composition_scores): Q, K, V, each (L - 1, NH, NH), and their
+/* Composition scores of the weights (alab_composition_scores): Q, K, V, each (P, NH, NH) over the P = L(L-1)/2
+ * layer pairs l1 < l2 ("pairs" lists them, l1 outer), and their
  * Gaussian null. No text. */
 static int ev_composition(FILE *f, const cli *c, alab_model *m) {
     const alab_config *cfg = alab_model_config(m);
     if (evidence_seed_bad(c)) return CLI_REPORTED_USAGE;
     const uint32_t seed = c->has_seed ? (uint32_t)c->seed : 1u;
-    const size_t n = cfg->n_layer > 1 ? (size_t)(cfg->n_layer - 1) * cfg->n_head * cfg->n_head : 1;
+    const int L = cfg->n_layer;
+    const size_t n = L > 1 ? (size_t)L * (L - 1) / 2 * cfg->n_head * cfg->n_head : 1;
     float *sc = malloc(3 * n * sizeof *sc);
     double null[9];
     int rc = sc ? alab_composition_scores(sc, null, m, c->n_null, seed) : ALAB_ENOMEM;
     if (!rc) {
         static const char *names[3] = {"q", "k", "v"};
-        fprintf(f, ",\"n_null\":%d,\"seed\":%u", c->n_null, seed);
+        fprintf(f, ",\"n_null\":%d,\"seed\":%u,\"pairs\":[", c->n_null, seed);
+        for (int l1 = 0, first = 1; l1 < L - 1; l1++)
+            for (int l2 = l1 + 1; l2 < L; l2++, first = 0) fprintf(f, "%s[%d,%d]", first ? "" : ",", l1, l2);
+        fputc(']', f);
         for (int k = 0; k < 3; k++) {
             fprintf(f, ",\"%s\":", names[k]);
             json_floats(f, sc + (size_t)k * n, n);
@@ -580,7 +585,7 @@ static double kind_work(const cli *c, const alab_model *m, const int *T, int n) 
     if (strcmp(k, "trace") == 0) return (4 + 2 * w.L * t) * fwd(&w, t);
     if (strcmp(k, "dla") == 0 || strcmp(k, "value-norms") == 0) return 2 * fwd(&w, t) + LH * t * w.HS * w.C;
     if (strcmp(k, "composition") == 0)
-        return ((double)c->n_null + (w.L - 1) * w.NH * w.NH) * 32 * w.C * w.HS * (w.HS + 200);
+        return ((double)c->n_null + (double)w.L * (w.L - 1) / 2 * w.NH * w.NH) * 32 * w.C * w.HS * (w.HS + 200);
     return 0;
 }
 

@@ -951,9 +951,11 @@ ALAB_MEASURE int alab_value_norms(float *norms, alab_model *m, const int *ids, i
 ALAB_MEASURE int alab_component_tracing(float *attn, float *mlp, double *ld_clean, double *ld_corrupt, alab_model *m,
                                         const int *clean, const int *corrupt, int T, int answer_clean,
                                         int answer_corrupt);
-/* Composition scores (Elhage et al. 2021) of every sender head (l, h1) and
- * receiver head (l + 1, h2): scores (3, L - 1, NH, NH) = [kind][l][h1][h2],
- * kind 0 = Q, 1 = K, 2 = V:
+/* Composition scores (Elhage et al. 2021) of every sender head (l1, h1) and
+ * receiver head (l2, h2) in a later layer, l1 < l2 (not only adjacent layers: a
+ * head's output stays in the residual stream for every layer above it):
+ * scores (3, P, NH, NH) = [kind][p][h1][h2], P = L (L - 1) / 2 layer pairs in
+ * order l1 outer, p = l1 (2L - l1 - 1) / 2 + l2 - l1 - 1; kind 0 = Q, 1 = K, 2 = V:
  *   Q: ||W_OV1 W_QK2||_F, K: ||W_QK2 W_OV1^T||_F, V: ||W_OV1 W_OV2||_F, each
  *   divided by the product of the two matrices' Frobenius norms,
  * with, in the row-vector convention of the engine (x W), W_OV = diag(g)

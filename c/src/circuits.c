@@ -639,6 +639,43 @@ static double quantile_sorted(const double *v, int n, double q) {
     return v[i] + (pos - i) * (v[i + 1] - v[i]);
 }
 
+/* The factors of every head of layer l into f[0..NH): its W_Q, W_K, W_V (C, HS) scaled by the gain of the norm
+ * before the layer, W_O (HS, C), and their Gram matrices. wq holds (C, DQKV) + (DQ, C) floats of scratch. */
+static void layer_factors(head_factors *f, alab_model *m, const dims *d, int l, float *wq) {
+    const int C = d->C, n = d->HS;
+    float *wo = wq + (size_t)C * d->DQKV;
+    const layer_weights *w = &m->layers[l];
+    /* the layer's W_Q | W_K | W_V as (C, DQKV) and W_O (DQ, C) */
+    if (w->qkv_w) plain_matrix(m, wq, w->qkv_w, C, d->DQKV);
+    else {
+        float *tq = wo; /* W_O's room as scratch, filled after */
+        const float *mats[3] = {w->q_w, w->k_w, w->v_w};
+        const int cols[3] = {d->DQ, d->DKV, d->DKV}, off[3] = {0, d->DQ, d->DQ + d->DKV};
+        for (int k = 0; k < 3; k++) {
+            plain_matrix(m, tq, mats[k], C, cols[k]);
+            for (int r = 0; r < C; r++)
+                memcpy(wq + (size_t)r * d->DQKV + off[k], tq + (size_t)r * cols[k], (size_t)cols[k] * sizeof(float));
+        }
+    }
+    plain_matrix(m, wo, w->o_w, d->DQ, C);
+    for (int h = 0; h < d->NH; h++) {
+        head_factors *hf = &f[h];
+        const int j = h / d->G;
+        for (int r = 0; r < C; r++) {
+            const double g = w->ln1_w[r];
+            const float *row = wq + (size_t)r * d->DQKV;
+            for (int e = 0; e < n; e++) {
+                hf->Q[(size_t)r * n + e] = g * row[h * n + e];
+                hf->K[(size_t)r * n + e] = g * row[d->DQ + j * n + e];
+                hf->P[(size_t)r * n + e] = g * row[d->DQ + d->DKV + j * n + e];
+            }
+        }
+        for (int e = 0; e < n; e++)
+            for (int k = 0; k < C; k++) hf->O[(size_t)e * C + k] = wo[((size_t)h * n + e) * C + k];
+        factors_grams(hf, C, n);
+    }
+}
+
 int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed) {
     if (!m || !scores || (n_null > 0 && !null)) return alab_fail(ALAB_EINVAL, "alab_composition_scores: NULL argument");
     const dims d = dims_of(m);
@@ -647,54 +684,29 @@ int alab_composition_scores(float *scores, double *null, alab_model *m, int n_nu
     if (rc0) return rc0;
     if (n_null < 0 || n_null > 100000) return alab_fail(ALAB_ERANGE, "alab_composition_scores: n_null %d outside [0, 100000]", n_null);
     const int C = d.C, n = d.HS, NH = d.NH;
-    /* per layer: every head's factors (two layers at a time) */
+    const size_t P = (size_t)d.L * (d.L - 1) / 2; /* layer pairs l1 < l2 */
+    /* the sender layer's heads, the receiver layer's heads, and two for the null's draws */
     head_factors *F = calloc((size_t)2 * NH + 2, sizeof *F);
     float *wq = malloc(((size_t)C * d.DQKV + (size_t)d.DQ * C) * sizeof *wq);
     double *tmp = malloc((size_t)4 * n * n * sizeof *tmp);
     int rc = F && wq && tmp ? ALAB_OK : alab_fail(ALAB_ENOMEM, "alab_composition_scores: no memory");
     for (int i = 0; i < 2 * NH + 2 && rc == ALAB_OK; i++)
         if (!factors_alloc(&F[i], C, n)) rc = alab_fail(ALAB_ENOMEM, "alab_composition_scores: no memory");
-    float *wo = wq + (size_t)C * d.DQKV;
-    for (int l = 0; l < d.L && rc == ALAB_OK; l++) {
-        head_factors *cur = F + (size_t)(l % 2) * NH, *prev = F + (size_t)((l + 1) % 2) * NH;
-        const layer_weights *w = &m->layers[l];
-        /* the layer's W_Q | W_K | W_V as (C, DQKV) and W_O (DQ, C) */
-        if (w->qkv_w) plain_matrix(m, wq, w->qkv_w, C, d.DQKV);
-        else {
-            float *tq = wo; /* W_O's room as scratch, filled after */
-            const float *mats[3] = {w->q_w, w->k_w, w->v_w};
-            const int cols[3] = {d.DQ, d.DKV, d.DKV}, off[3] = {0, d.DQ, d.DQ + d.DKV};
-            for (int k = 0; k < 3; k++) {
-                plain_matrix(m, tq, mats[k], C, cols[k]);
-                for (int r = 0; r < C; r++)
-                    memcpy(wq + (size_t)r * d.DQKV + off[k], tq + (size_t)r * cols[k], (size_t)cols[k] * sizeof(float));
-            }
-        }
-        plain_matrix(m, wo, w->o_w, d.DQ, C);
-        for (int h = 0; h < NH; h++) {
-            head_factors *f = &cur[h];
-            const int j = h / d.G;
-            for (int r = 0; r < C; r++) {
-                const double g = w->ln1_w[r];
-                const float *row = wq + (size_t)r * d.DQKV;
-                for (int e = 0; e < n; e++) {
-                    f->Q[(size_t)r * n + e] = g * row[h * n + e];
-                    f->K[(size_t)r * n + e] = g * row[d.DQ + j * n + e];
-                    f->P[(size_t)r * n + e] = g * row[d.DQ + d.DKV + j * n + e];
+    head_factors *snd = F, *rcv = F + NH;
+    /* every pair of layers l1 < l2, in order (l1 outer): pair p = l1 (2L - l1 - 1) / 2 + l2 - l1 - 1; a sender
+     * layer's factors are made once, a receiver's once per sender layer below it */
+    size_t p = 0;
+    for (int l1 = 0; l1 < d.L - 1 && rc == ALAB_OK; l1++) {
+        layer_factors(snd, m, &d, l1, wq);
+        for (int l2 = l1 + 1; l2 < d.L; l2++, p++) {
+            layer_factors(rcv, m, &d, l2, wq);
+            for (int h1 = 0; h1 < NH; h1++)
+                for (int h2 = 0; h2 < NH; h2++) {
+                    double o3[3];
+                    comp_three(o3, &snd[h1], &rcv[h2], C, n, tmp);
+                    for (int k = 0; k < 3; k++) scores[(((size_t)k * P + p) * NH + h1) * NH + h2] = (float)o3[k];
                 }
-            }
-            for (int e = 0; e < n; e++)
-                for (int k = 0; k < C; k++) f->O[(size_t)e * C + k] = wo[((size_t)h * n + e) * C + k];
-            factors_grams(f, C, n);
         }
-        if (l == 0) continue;
-        for (int h1 = 0; h1 < NH; h1++)
-            for (int h2 = 0; h2 < NH; h2++) {
-                double o3[3];
-                comp_three(o3, &prev[h1], &cur[h2], C, n, tmp);
-                for (int k = 0; k < 3; k++)
-                    scores[(((size_t)k * (d.L - 1) + (l - 1)) * NH + h1) * NH + h2] = (float)o3[k];
-            }
     }
     if (rc == ALAB_OK && n_null == 0 && null)
         for (int k = 0; k < 9; k++) null[k] = NAN;

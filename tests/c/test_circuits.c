@@ -196,7 +196,9 @@ static void composition_matches_the_plain_products(void **state) {
     alab_model *m = load_model("tests/fixtures/tiny"); /* GPT-2: fused [q | k | v] columns, f32 tensors */
     const alab_config *c = alab_model_config(m);
     const int L = c->n_layer, NH = c->n_head, C = c->n_embd, HS = C / NH;
-    float *scores = malloc((size_t)3 * (L - 1) * NH * NH * sizeof *scores);
+    const int P = L * (L - 1) / 2; /* every pair of layers l1 < l2 */
+    assert_true(L >= 3 && L <= 4 && NH <= 8);
+    float *scores = malloc((size_t)3 * P * NH * NH * sizeof *scores);
     double null[9];
     assert_int_equal(alab_composition_scores(scores, null, m, 200, 3), ALAB_OK);
     for (int k = 0; k < 3; k++) assert_true(null[k * 3 + 1] > 0 && null[k * 3 + 1] <= null[k * 3] && null[k * 3] <= null[k * 3 + 2] && null[k * 3 + 2] <= 1);
@@ -206,9 +208,9 @@ static void composition_matches_the_plain_products(void **state) {
     st_file sf;
     assert_int_equal(st_parse(&sf, fbuf, flen), ALAB_OK);
     float *qkv_w = NULL, *o_w = NULL, *ln = NULL;
-    double *OV[2][8], *QK[2][8];
+    double *OV[4][8], *QK[4][8];
     double *A = malloc((size_t)C * C * sizeof *A), *B = malloc((size_t)C * C * sizeof *B);
-    for (int l = 0; l < 2; l++) {
+    for (int l = 0; l < L; l++) {
         char name[64];
         snprintf(name, sizeof name, "h.%d.attn.c_attn.weight", l);
         qkv_w = st_tensor_f32(&sf, name);
@@ -234,9 +236,13 @@ static void composition_matches_the_plain_products(void **state) {
         free(o_w);
         free(ln);
     }
+    /* every pair l1 < l2 (not only adjacent layers), at p = l1 (2L - l1 - 1) / 2 + l2 - l1 - 1 */
+    for (int l1 = 0, p = 0; l1 < L - 1; l1++)
+    for (int l2 = l1 + 1; l2 < L; l2++, p++)
     for (int h1 = 0; h1 < NH; h1++)
         for (int h2 = 0; h2 < NH; h2++) {
-            const double *ov1 = OV[0][h1], *qk2 = QK[1][h2], *ov2 = OV[1][h2];
+            assert_int_equal(p, l1 * (2 * L - l1 - 1) / 2 + l2 - l1 - 1);
+            const double *ov1 = OV[l1][h1], *qk2 = QK[l2][h2], *ov2 = OV[l2][h2];
             double want[3];
             mm(A, ov1, qk2, C, 0, 0);
             want[0] = frob(A, C) / (frob(ov1, C) * frob(qk2, C));
@@ -245,9 +251,9 @@ static void composition_matches_the_plain_products(void **state) {
             mm(A, ov1, ov2, C, 0, 0);
             want[2] = frob(A, C) / (frob(ov1, C) * frob(ov2, C));
             for (int k = 0; k < 3; k++)
-                assert_true(fabs(scores[(((size_t)k * (L - 1) + 0) * NH + h1) * NH + h2] - want[k]) <= 1e-5 * want[k] + 1e-7);
+                assert_true(fabs(scores[(((size_t)k * P + p) * NH + h1) * NH + h2] - want[k]) <= 1e-5 * want[k] + 1e-7);
         }
-    for (int l = 0; l < 2; l++)
+    for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {
             free(OV[l][h]);
             free(QK[l][h]);
@@ -294,7 +300,7 @@ static void half_storage_gives_the_f32_numbers(void **state) {
         assert_true(max_abs_diff(a, b, (size_t)2 * L * p.T) <= 1e-4);
         assert_int_equal(alab_composition_scores(a, na, f, 4, 1), ALAB_OK);
         assert_int_equal(alab_composition_scores(b, nb, h, 4, 1), ALAB_OK);
-        assert_true(max_abs_diff(a, b, (size_t)3 * (L - 1) * NH * NH) <= 1e-6);
+        assert_true(max_abs_diff(a, b, (size_t)3 * (L * (L - 1) / 2) * NH * NH) <= 1e-6);
         for (int i = 0; i < 9; i++) assert_true(na[i] == nb[i]);
         free(a);
         free(b);
@@ -487,7 +493,7 @@ static void circuits_match_the_reference(void **state) {
             if (jc) {
                 double nul[9];
                 assert_int_equal(alab_composition_scores(buf, nul, m, golden_int(jc, "n_null"), (uint32_t)golden_int(jc, "seed")), ALAB_OK);
-                expect_close(name, "composition", buf, json_get(jc, "scores"), (size_t)3 * (L - 1) * NH * NH, tol);
+                expect_close(name, "composition", buf, json_get(jc, "scores"), (size_t)3 * (L * (L - 1) / 2) * NH * NH, tol);
                 float nf[9];
                 for (int i = 0; i < 9; i++) nf[i] = (float)nul[i];
                 expect_close(name, "composition null", nf, json_get(jc, "null"), 9, tol);

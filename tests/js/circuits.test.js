@@ -102,6 +102,23 @@ describe.each(G.models.map((g) => [g.name, g]))('against the float64 reference: 
     const r = m.compositionScores({ nNull: c.n_null, seed: c.seed });
     expect(diff([...r.q, ...r.k, ...r.v], c.scores, name)).toBeLessThan(TOL);
     expect(diff(['q', 'k', 'v'].flatMap((k) => [r.null[k].mean, r.null[k].lo, r.null[k].hi]), c.null, name)).toBeLessThan(TOL);
+    // every pair of layers l1 < l2, l1 outer, and the within-model null: the model's own scores' quantiles and
+    // each score's rank within its layer pair
+    const L = m.config.nLayer, NH = m.config.nHead, HH = NH * NH;
+    expect(r.pairs).toEqual(Array.from({ length: L - 1 }, (_, l1) => Array.from({ length: L - 1 - l1 }, (_, d) => [l1, l1 + 1 + d])).flat());
+    expect(r.q).toHaveLength(r.pairs.length * HH);
+    for (const k of ['q', 'k', 'v']) {
+      const sorted = Array.from(r[k]).sort((a, b) => a - b);
+      expect(r.withinModel[k].lo).toBeLessThanOrEqual(r.withinModel[k].median);
+      expect(r.withinModel[k].median).toBeLessThanOrEqual(r.withinModel[k].hi);
+      expect(r.withinModel[k].hi).toBeLessThanOrEqual(sorted.at(-1));
+      for (let p = 0; p < r.pairs.length; p++) {
+        const block = Array.from(r[k].subarray(p * HH, (p + 1) * HH));
+        const best = block.indexOf(Math.max(...block));
+        expect(r.rank[k][p * HH + best]).toBe(1);
+        expect(new Set(Array.from(r.rank[k].subarray(p * HH, (p + 1) * HH))).size).toBe(HH);
+      }
+    }
   });
 });
 

@@ -404,13 +404,17 @@ describe('attnlab evidence: pattern-value, path, dla, value-norms, trace, compos
     expect(finite(j.attn) && finite(j.mlp)).toBe(true);
   });
 
-  it('composition: Q, K, V over (L-1)*NH*NH in [0, 1] and an ordered null; no text', () => {
+  it('composition: Q, K, V over every layer pair l1 < l2 (P·NH·NH) in [0, 1] and an ordered null; no text', () => {
     const j = json(ev('--kind', 'composition'));
-    expect(Object.keys(j)).toEqual(['kind', 'n_null', 'seed', 'q', 'k', 'v', 'null']);
+    expect(Object.keys(j)).toEqual(['kind', 'n_null', 'seed', 'pairs', 'q', 'k', 'v', 'null']);
     expect(j.n_null).toBe(200);
     expect(j.seed).toBe(1);
+    const P = (L * (L - 1)) / 2;
+    expect(j.pairs).toHaveLength(P);
+    expect(j.pairs[0]).toEqual([0, 1]);
+    expect(j.pairs.at(-1)).toEqual([L - 2, L - 1]);
     for (const k of ['q', 'k', 'v']) {
-      expect(j[k]).toHaveLength((L - 1) * NH * NH);
+      expect(j[k]).toHaveLength(P * NH * NH);
       expect(j[k].every((x) => Number.isFinite(x) && x >= 0 && x <= 1)).toBe(true);
       const n = j.null[k];
       expect(Object.keys(n)).toEqual(['mean', 'lo', 'hi']);

@@ -578,7 +578,8 @@ def composition_null(C, HS, n_null, seed):
 
 
 def composition_scores(cfg, W, n_null, seed):
-    """scores (3, L-1, NH, NH) [Q, K, V][l][h1][h2], null (3, 3)."""
+    """scores (3, P, NH, NH) [Q, K, V][p][h1][h2] for the P = L(L-1)/2 layer pairs l1 < l2 in order (l1 outer),
+    null (3, 3)."""
     M = Model(cfg, W)
     _linear_residual(M, "composition scores")
     L, NH, G = M.L, M.NH, M.G
@@ -586,14 +587,15 @@ def composition_scores(cfg, W, n_null, seed):
         raise ValueError("a one-layer model has no composition")
     if not 0 <= n_null <= 100000:
         raise ValueError("n_null")
-    scores = np.zeros((3, L - 1, NH, NH))
-    for l in range(L - 1):
-        d1, d2 = M.layers[l], M.layers[l + 1]
+    pairs = [(l1, l2) for l1 in range(L - 1) for l2 in range(l1 + 1, L)]
+    scores = np.zeros((3, len(pairs), NH, NH))
+    for p, (l1, l2) in enumerate(pairs):
+        d1, d2 = M.layers[l1], M.layers[l2]
         for h1 in range(NH):
             for h2 in range(NH):
-                scores[:, l, h1, h2] = _scores3(
-                    M.g1(l), d1["WQ"][h1], d1["WK"][h1 // G], d1["WV"][h1 // G], d1["WO"][h1],
-                    M.g1(l + 1), d2["WQ"][h2], d2["WK"][h2 // G], d2["WV"][h2 // G], d2["WO"][h2])
+                scores[:, p, h1, h2] = _scores3(
+                    M.g1(l1), d1["WQ"][h1], d1["WK"][h1 // G], d1["WV"][h1 // G], d1["WO"][h1],
+                    M.g1(l2), d2["WQ"][h2], d2["WK"][h2 // G], d2["WV"][h2 // G], d2["WO"][h2])
     null, _ = composition_null(M.C, M.HS, n_null, seed)
     return {"scores": scores, "null": null}
 

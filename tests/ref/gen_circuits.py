@@ -286,7 +286,7 @@ def main(argv=None):
                       "dla.terms": "(3 + 2L) token embedding, position embedding, final norm bias, attention "
                                    "output bias of each layer, MLP output of each layer",
                       "dla.heads": "(L, NH)", "dla.sources": "(L, NH, T)", "value_norms": "(L, NH, T)",
-                      "tracing": "attn, mlp (L, T)", "composition.scores": "(3, L - 1, NH, NH) [Q, K, V][l][h1][h2]",
+                      "tracing": "attn, mlp (L, T)", "composition.scores": "(3, L(L-1)/2, NH, NH) [Q, K, V][pair l1 < l2, l1 outer][h1][h2]",
                       "composition.null": "(3, 3) [Q, K, V][mean, q 2.5 %, q 97.5 %]"},
            "models": models}
     path = os.path.join(args.fixtures, "circuits_golden.json")

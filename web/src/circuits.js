@@ -125,16 +125,41 @@ export function componentTracing(w, h, clean, corrupt, { answers, nLayer }) {
   });
 }
 
-/** Composition scores of adjacent layers: q, k, v each Float32Array ((L-1) * NH * NH), [layer][sender][receiver]; null per kind. */
+/** The layer pairs l1 < l2 of an L-layer model in the order of alab_composition_scores (l1 outer). */
+export function layerPairs(nLayer) {
+  const out = [];
+  for (let l1 = 0; l1 < nLayer - 1; l1++) for (let l2 = l1 + 1; l2 < nLayer; l2++) out.push([l1, l2]);
+  return out;
+}
+
+/**
+ * Composition scores of every pair of layers l1 < l2: q, k, v each Float32Array (P · NH · NH),
+ * [pair][sender][receiver] with `pairs` naming each pair's layers; the Gaussian null per kind; and, per kind,
+ * a within-model null: the same score's distribution over every sender–receiver pair of this model (median and
+ * the central 95 %), and each score's rank within its layer pair (1 = the largest of the NH² there). A score
+ * above the Gaussian range can still be ordinary for this model; one at the top of its layer pair and above the
+ * model's own 97.5 % is a pair the weights single out.
+ */
 export function compositionScores(w, h, { nLayer, nHead, nNull = 200, seed = 1 }) {
-  const n = (nLayer - 1) * nHead * nHead;
+  const pairs = layerPairs(nLayer), HH = nHead * nHead, n = pairs.length * HH;
   return w.scoped((alloc) => {
     const pS = alloc(4 * 3 * n), pN = alloc(8 * 9);
     w.compositionScores(pS, pN, h, nNull, seed);
     const s = w.readF32(pS, 3 * n), z = new Float64Array(w.memory.buffer.slice(pN, pN + 72));
     const nul = (k) => ({ mean: nanToNull(z[3 * k]), lo: nanToNull(z[3 * k + 1]), hi: nanToNull(z[3 * k + 2]) });
-    return { nLayer, nHead, nNull, seed, q: s.slice(0, n), k: s.slice(n, 2 * n), v: s.slice(2 * n, 3 * n),
-             null: { q: nul(0), k: nul(1), v: nul(2) } };
+    const kinds = { q: s.slice(0, n), k: s.slice(n, 2 * n), v: s.slice(2 * n, 3 * n) };
+    const withinModel = {}, rank = {};
+    for (const [name, v] of Object.entries(kinds)) {
+      const sorted = Array.from(v).sort((a, b) => a - b);
+      withinModel[name] = { median: quantile7(sorted, 0.5), lo: quantile7(sorted, 0.025), hi: quantile7(sorted, 0.975), n: sorted.length };
+      const r = new Int32Array(n);
+      for (let p = 0; p < pairs.length; p++) {
+        const idx = Array.from({ length: HH }, (_, x) => p * HH + x).sort((a, b) => v[b] - v[a] || a - b);
+        idx.forEach((x, k) => { r[x] = k + 1; });
+      }
+      rank[name] = r;
+    }
+    return { nLayer, nHead, nNull, seed, pairs, ...kinds, null: { q: nul(0), k: nul(1), v: nul(2) }, withinModel, rank };
   });
 }
 

@@ -67,7 +67,7 @@ export const WORK = Object.freeze({
   pathPatching: (s, [T], { receivers }) => (4 + s.LH) * fwd(s, T) + receivers * s.LH * rows(s, T, 1, T),
   directLogitAttribution: (s, [T]) => 2 * fwd(s, T) + s.LH * T * s.HS * s.C,
   componentTracing: (s, [T]) => (4 + 2 * s.L * T) * fwd(s, T),
-  compositionScores: (s, _, { nNull }) => (nNull + (s.L - 1) * s.NH * s.NH) * 32 * s.C * s.HS * (s.HS + 200),
+  compositionScores: (s, _, { nNull }) => (nNull + (s.L * (s.L - 1)) / 2 * s.NH * s.NH) * 32 * s.C * s.HS * (s.HS + 200),
   // over a set: the inputs' work, the noise floor of the first 10, the resampled correlations (two summaries of
   // four correlations for edge knockout; five for token knockout)
   edgeKnockoutSet: (s, Ts, { layer, resamples, noise }) => Ts.reduce((e, T, k) => e + edgeWork(s, T, layer) + fwd(s, T) +

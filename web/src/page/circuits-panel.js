@@ -7,7 +7,7 @@
 //   cx-path   path patching into one receiver head's query, key and value, and into the logits (pathPatchingSet)
 //   cx-dla    direct logit attribution (attributionSet), and one head's term on the first pair by source position
 //             (directLogitAttribution)
-//   cx-comp   Q-, K- and V-composition scores of adjacent layers against their Gaussian null (compositionScores)
+//   cx-comp   Q-, K- and V-composition scores of every pair of layers against their Gaussian and within-model nulls (compositionScores)
 //   cx-trace  causal tracing by component: attention and MLP per layer (componentTracingSet)
 //
 // Each is a pressed card of card.js (a rung label, a source: a built-in pair set up to the page's default
@@ -394,36 +394,42 @@ function dla(c) {
 function comp(c) {
   const { t, d, L, H } = c, r = d.comp;
   const kinds = ['q', 'k', 'v'], upper = { q: 'Q', k: 'K', v: 'V' };
-  const pairName = (x) => { const l = Math.floor(x / (H * H)), h1 = Math.floor(x / H) % H, h2 = x % H; return `L${l}H${h1} → L${l + 1}H${h2}`; };
+  const HH = H * H;
+  const pairName = (x) => { const [l1, l2] = r.pairs[Math.floor(x / HH)], h1 = Math.floor(x / H) % H, h2 = x % H; return `L${l1}H${h1} → L${l2}H${h2}`; };
   const rows = kinds.map((k) => ({ key: k, label: upper[k], color: C_KIND[k], null: r.null[k],
     points: Array.from(r[k], (v, x) => ({ v, name: pairName(x) })) }));
   c.charts.push(compositionStrip({ rows, title: t('cxCompStrip'), xTitle: t('cxCompX'), width: Math.min(900, Math.max(300, c.bw - 4)), lang: c.lang,
     legend: { points: t('cxCompPoints'), band: t('cxCompBand'), line: t('cxCompLine') },
     pointTitle: (row, p) => t('cxCompPoint', row.label, p.name, fx(p.v), fx(row.null.hi)) }));
-  // the grids: sender (layer l, head) × receiver head of layer l + 1, coloured by the excess over the null's 97.5 %
-  const R = (L - 1) * H;
+  // the grids, for the adjacent layers (every pair is in the strip above): sender (layer l, head) × receiver
+  // head of layer l + 1, coloured by the excess over the null's 97.5 %
+  const adjacent = r.pairs.map(([l1, l2], p) => (l2 === l1 + 1 ? p : -1)).filter((p) => p >= 0);
+  const R = adjacent.length * H;
   if (R <= 48) {
-    const ex = Math.max(1e-6, ...kinds.flatMap((k) => Array.from(r[k], (v) => Math.abs(v - (r.null[k].hi ?? 0)))));
+    const at = (i) => adjacent[Math.floor(i / HH)] * HH + (i % HH); // grid cell i -> its index in the scores
+    const ex = Math.max(1e-6, ...kinds.flatMap((k) => adjacent.flatMap((p) => Array.from(r[k].subarray(p * HH, (p + 1) * HH), (v) => Math.abs(v - (r.null[k].hi ?? 0))))));
     const div = rdBuR(ex);
-    const rowLabels = range(R).map((x) => `L${Math.floor(x / H)}H${x % H}`);
+    const rowLabels = range(R).map((x) => `L${r.pairs[adjacent[Math.floor(x / H)]][0]}H${x % H}`);
     for (const k of kinds) {
       const hi = r.null[k].hi ?? 0;
-      c.charts.push(headGrid({ cells: Array.from(r[k], (v) => ({ mean: v })), R, C: H, color: (v) => div(v - hi), cell: R > 12 ? 16 : 28,
+      c.charts.push(headGrid({ cells: range(R * H).map((i) => ({ mean: r[k][at(i)] })), R, C: H, color: (v) => div(v - hi), cell: R > 12 ? 16 : 28,
         annotate: R > 12 ? null : (v) => fx(v, 2), title: t('cxCompGrid', upper[k]), rowLabels, colLabels: range(H).map(String),
-        rowTitle: t('cxCompRows'), colTitle: t('cxCompCols'), names: pairName, role: `comp-${k}`, lang: c.lang, rowGroup: H,
-        cellTitle: (x, it) => t('cxCompPoint', upper[k], pairName(x), fx(it.mean), fx(hi)), attrs: { 'data-kind': k, 'data-null-hi': fx(hi, 6) } }));
+        rowTitle: t('cxCompRows'), colTitle: t('cxCompCols'), names: (i) => pairName(at(i)), role: `comp-${k}`, lang: c.lang, rowGroup: H,
+        cellTitle: (i, it) => t('cxCompPoint', upper[k], pairName(at(i)), fx(it.mean), fx(hi)), attrs: { 'data-kind': k, 'data-null-hi': fx(hi, 6) } }));
     }
   }
   for (const k of kinds) {
-    const hi = r.null[k].hi, vals = Array.from(r[k]);
+    const hi = r.null[k].hi, vals = Array.from(r[k]), wm = r.withinModel[k];
     const above = finite(hi) ? vals.filter((v) => v > hi).length : 0;
+    const aboveModel = vals.filter((v) => v > wm.hi).length;
     const best = vals.reduce((a, v, x) => (v > vals[a] ? x : a), 0);
     c.sum.push(t('cxCompSum', upper[k], above, vals.length, fx(hi), pairName(best), fx(vals[best])));
+    c.sum.push(t('cxCompModel', upper[k], fx(wm.median), fx(wm.lo), fx(wm.hi), aboveModel));
   }
   c.sum.push(t('cxCompHow', r.nNull, r.seed));
   c.notes.push(t('cxCompNote'), t('cxCompGridNote'));
-  c.json.result = { nLayer: r.nLayer, nHead: r.nHead, nNull: r.nNull, seed: r.seed, null: r.null,
-    ...Object.fromEntries(kinds.map((k) => [k, Array.from(r[k], (v, x) => ({ pair: pairName(x), score: v }))])) };
+  c.json.result = { nLayer: r.nLayer, nHead: r.nHead, nNull: r.nNull, seed: r.seed, null: r.null, withinModel: r.withinModel,
+    ...Object.fromEntries(kinds.map((k) => [k, Array.from(r[k], (v, x) => ({ pair: pairName(x), score: v, rankInLayerPair: r.rank[k][x] }))])) };
 }
 
 function trace(c) {
