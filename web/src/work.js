@@ -9,7 +9,7 @@
 
 import { AttnlabError } from './core/errors.js';
 
-/** The default budget: 2·10^12 multiply-adds, about two minutes on one core natively (three in wasm). */
+/** The default budget: 2·10^12 multiply-adds, about two minutes on one core natively (wasm runs 3–5× slower). */
 export const DEFAULT_BUDGET = 2e12;
 const MAX_BUDGET = 1e30;
 const STAT_MACS = 100;
@@ -68,12 +68,14 @@ export const WORK = Object.freeze({
   directLogitAttribution: (s, [T]) => 2 * fwd(s, T) + s.LH * T * s.HS * s.C,
   componentTracing: (s, [T]) => (4 + 2 * s.L * T) * fwd(s, T),
   compositionScores: (s, _, { nNull }) => (nNull + (s.L * (s.L - 1)) / 2 * s.NH * s.NH) * 32 * s.C * s.HS * (s.HS + 200),
-  // over a set: the inputs' work, the noise floor of the first 10, the resampled correlations (two summaries of
-  // four correlations for edge knockout; five for token knockout)
+  // over a set: the inputs' work, the noise floor of the first 10, the resampled correlations over all the
+  // points (edge knockout: six summaries of four correlations each — the weights, the value-weighted reading,
+  // four position controls — and the weights above the effect threshold; token knockout: twelve correlations —
+  // four readings, the permuted baseline, three position controls, four readings above the threshold)
   edgeKnockoutSet: (s, Ts, { layer, resamples, noise }) => Ts.reduce((e, T, k) => e + edgeWork(s, T, layer) + fwd(s, T) +
-    (k < noise ? noiseWork(s, T, layer) : 0) + 8 * resamples * ((T * (T + 1)) / 2) * STAT_MACS, 0),
+    (k < noise ? noiseWork(s, T, layer) : 0) + 25 * resamples * ((T * (T + 1)) / 2) * STAT_MACS, 0),
   tokenKnockoutSet: (s, Ts, { resamples, noise }) => Ts.reduce((e, T, k) => e + WORK.tokenKnockout(s, [T]) +
-    (k < noise ? noiseWork(s, T, -1) : 0) + 5 * resamples * T * STAT_MACS, 0),
+    (k < noise ? noiseWork(s, T, -1) : 0) + 12 * resamples * T * STAT_MACS, 0),
   ablationSet: (s, Ts, { refT, draws }) => fwd(s, refT) + Ts.reduce((e, T) => e + (2 * (s.LH + 1) + draws * s.LH + 1) * withLoss(s, T), 0),
   patchingSet: (s, Ts) => Ts.reduce((e, T) => e + WORK.activationPatching(s, [T]), 0),
   patternValueSet: (s, Ts) => Ts.reduce((e, T) => e + WORK.patternValuePatching(s, [T]), 0),
