@@ -210,6 +210,12 @@ describe('other families and bad inputs: named codes', () => {
     expect(await codeOf(randomTwin(tiny, { colour: 'red' }))).toBe('EINVAL');
     expect(await codeOf(randomTwin({}, {}))).toBe('ETYPE');
     expect(() => twinEntropies(tiny, [])).toThrow(expect.objectContaining({ code: 'EEMPTY' }));
+    // a matched twin's calibration holds one layer's scores: 4 heads · (64·65/2 − 1) per input of 64 ids, over 2^25
+    // with 4,100 of them, refused before the first run (a gpt2-init twin holds none)
+    const many = Array.from({ length: 4100 }, () => GOLDEN.inputs[5].concat(GOLDEN.inputs[5]).slice(0, 64));
+    const t0 = performance.now();
+    expect(await codeOf(randomTwin(tiny, { set: many }))).toBe('ELIMIT');
+    expect(performance.now() - t0).toBeLessThan(5000);
     const m = await loadModel(TINY);
     m.dispose();
     expect(await codeOf(randomTwin(m))).toBe('EDISPOSED');

@@ -53,6 +53,8 @@ export const BISECTION_STEPS = 50;
 /** The default number of inputs of a named set (the first `limit`) and the default tolerance, nats. */
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_TOLERANCE = 1e-3;
+/** The most scores a matched twin's calibration holds for one layer (float64: 256 MiB), checked before any run. */
+export const MAX_CALIBRATION_SCORES = 2 ** 25;
 
 const OPTIONS = ['kind', 'seed', 'set', 'limit', 'tolerance'];
 
@@ -391,6 +393,13 @@ export async function randomTwin(model, options) {
   const files = modelFiles(model);
   if (!files) throw new AttnlabError('ESTATE', 'randomTwin: the model does not hold the files it was loaded from');
   const list = inputsOf(model, set, limit, 'randomTwin');
+  if (kind === 'matched') {
+    // the scores of one layer, every input and head (rows 1..T-1, keys 0..i), held at once by the bisection
+    const n = list.reduce((a, ids) => a + model.config.nHead * ((ids.length * (ids.length + 1)) / 2 - 1), 0);
+    if (n > MAX_CALIBRATION_SCORES)
+      throw new AttnlabError('ELIMIT', `randomTwin: the calibration would hold ${n} scores a layer, over ${MAX_CALIBRATION_SCORES} ` +
+        '(256 MiB); use options.limit or shorter inputs');
+  }
   const trained = twinEntropies(model, list);
 
   let cfg;
