@@ -68,6 +68,7 @@ export function stripComments(src) {
 function evalC(expr, name) {
   let e = expr.trim();
   if (/^"[^"]*"$/.test(e)) return e.slice(1, -1);
+  e = e.replace(/\b0x([0-9a-f]+)(?:ull|ul|ll|u|l)?\b/gi, (_, h) => String(parseInt(h, 16)));
   e = e.replace(/(\d+(?:\.\d*)?(?:e[+-]?\d+)?)(?:ull|ul|ll|u|l|f)\b/gi, '$1');
   e = e.replace(/(\d+)\s*<<\s*(\d+)/g, '($1 * 2 ** $2)');
   if (!/^[\d\s()+\-*.e]+$/i.test(e)) throw new Error(`gen-abi: cannot evaluate ${name} = ${expr}`);

@@ -42,6 +42,9 @@ describe('web/src/core/abi.js', () => {
     expect(text).toMatch(/soft: 7/);
     expect(withEdit('header', '#define ALAB_MAX_TEXT_BYTES (1u << 20)', '#define ALAB_MAX_TEXT_BYTES (1u << 21)'))
       .toContain('MAX_TEXT_BYTES: 2097152');
+    // hexadecimal constants too (0x1ffu)
+    expect(withEdit('header', '#define ALAB_MAX_TEXT_BYTES (1u << 20)', '#define ALAB_MAX_TEXT_BYTES (0x1ffu)'))
+      .toContain('MAX_TEXT_BYTES: 511');
   });
 
   it('goes stale when an error code or its message changes in C only', () => {

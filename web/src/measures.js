@@ -397,7 +397,7 @@ function pairTokens(m, c, d, answers) {
 }
 
 /** The warning gap below which one pair's normalised scores are flagged (the sets' default minGap). */
-export const ONE_PAIR_MIN_GAP = 1;
+const ONE_PAIR_MIN_GAP = 1;
 
 /**
  * The signed gap ldClean − ldCorrupt every normalised score of one pair divides by, and a warning when it is
