@@ -677,6 +677,65 @@ uint32_t alab_rng_below(alab_rng *r, uint32_t n);   /* n >= 1 */
 ALAB_MEASURE int alab_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, int n, int n_boot,
                                      double level, uint32_t seed);
 
+/* Clustered intervals, paired differences, corrections (docs/evidence.md § 5). A cluster is a unit the
+ * values are not independent within (the document a sentence comes from): cluster[i] is value i's int id
+ * (any int; NULL: every value its own cluster). The clusters are those with at least one value in play
+ * (a finite x[i]; a pair, for alab_paired_diff), numbered k = 0 .. G-1 in order of first appearance among
+ * those values; s_k is the left-to-right sum (in index order) of cluster k's values and m_k their count. */
+
+/* The mean of the finite values of x[0..n) (NaN skipped) and its cluster bootstrap interval at `level`:
+ * whole clusters resampled with replacement. Draw order: one generator (alab_rng_seed(seed)); for
+ * b = 0 .. n_boot-1, for t = 0 .. G-1: k_t = alab_rng_below(G); resample b's statistic is the pooled mean
+ * S_b / M_b with S_b = s_{k_0} + s_{k_1} + ... + s_{k_{G-1}} and M_b = m_{k_0} + ... (each summed left to
+ * right in draw order). lo/hi are the (1-level)/2 and (1+level)/2 type-7 quantiles of the n_boot
+ * statistics, as in alab_bootstrap_mean. *mean = the left-to-right sum of the finite values / their count.
+ * No finite value: all three NaN. n_boot == 0: lo = hi = NaN (no draws); else G == 1: lo = hi = *mean (no
+ * draws). cluster NULL gives alab_bootstrap_mean's numbers bit for bit. Errors: NULL mean/lo/hi (or x
+ * with n > 0): ALAB_EINVAL; n outside [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT; n_boot outside [0, 1000000] or
+ * level outside (0, 1): ALAB_ERANGE; an infinite value: ALAB_ENAN; outputs NaN after an error. */
+ALAB_MEASURE int alab_cluster_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, const int *cluster,
+                                             int n, int n_boot, double level, uint32_t seed);
+
+/* alab_paired_diff's out: mean, lo, hi, p, n_pairs, n_clusters. */
+#define ALAB_PAIRED_OUT 6
+/* Paired differences d_i = x_i - y_i over the pairs i where neither x_i nor y_i is NaN (a NaN drops the
+ * pair; an infinite value, or a difference that overflows, is ALAB_ENAN). out (ALAB_PAIRED_OUT doubles):
+ * out[0] = the mean d (left-to-right sum / n_pairs); out[1], out[2] = its cluster bootstrap interval
+ * (alab_cluster_bootstrap_mean of the d with their clusters, n_boot, level, seed: the same draws);
+ * out[3] = p, two-sided, of a cluster sign-flip permutation test; out[4] = n_pairs; out[5] = G, the
+ * clusters among the pairs. The test: one generator seeded seed + 1 (uint32: 0xFFFFFFFF + 1 = 0); for
+ * b = 1 .. n_perm, for k = 0 .. G-1: e_k = -1 if alab_rng_below(2) == 1 else +1 (one draw per cluster: all of
+ * a cluster's d change sign together); mean_b = (e_0 s_0 + e_1 s_1 + ... + e_{G-1} s_{G-1}) / n_pairs, summed
+ * left to right over the clusters; the observed statistic mean_d is the same sum with every e_k = +1 (equal
+ * to out[0] up to the order of summation; the identity flip ties it exactly);
+ * p = (1 + #{b: |mean_b| >= |mean_d|}) / (1 + n_perm). With G clusters there are 2^G sign patterns, so p
+ * cannot fall much below 2^(1-G) however large n_perm is. No pair: out[0..3] NaN; n_boot == 0: lo = hi =
+ * NaN; n_perm == 0: p = NaN. Errors: NULL out (or x, y with n > 0): ALAB_EINVAL; n outside
+ * [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT; n_boot or n_perm outside [0, 1000000], level outside (0, 1):
+ * ALAB_ERANGE; after an error out[0..3] are NaN and the counts 0. */
+ALAB_MEASURE int alab_paired_diff(double *out, const double *x, const double *y, const int *cluster, int n, int n_boot,
+                                  int n_perm, double level, uint32_t seed);
+
+/* Holm's (1979) step-down adjustment of p[0..n): the m p-values that are not NaN, sorted ascending (ties:
+ * the lower index first), p_(1) <= ... <= p_(m); adjusted_(j) = min(1, max_{i <= j} (m - i + 1) p_(i)).
+ * A NaN p stays NaN and is not counted in m. adjusted may be p (in place). Errors: NULL (n > 0):
+ * ALAB_EINVAL; n outside [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT; an infinite p: ALAB_ENAN; a p outside
+ * [0, 1]: ALAB_ERANGE (adjusted untouched after an error). */
+ALAB_MEASURE int alab_holm(double *adjusted, const double *p, int n);
+
+/* Spearman's correlation of x and y with z held fixed: the partial correlation of the average ranks,
+ * rho = (r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - r_yz^2)), r_ab = Spearman's rho of a and b (as
+ * alab_spearman), computed in that order and clamped to [-1, 1]. NaN (ALAB_OK) when it is undefined: a
+ * rho undefined (n < 2, a constant side) or |r_xz| = 1 or |r_yz| = 1. Errors: NULL: ALAB_EINVAL; n outside
+ * [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT; a non-finite value: ALAB_ENAN. */
+ALAB_MEASURE int alab_partial_spearman(double *rho, const double *x, const double *y, const double *z, int n);
+
+/* out[k] = the q[k]-quantile (type 7, as alab_bootstrap_mean) of the finite values of x[0..n) (NaN
+ * skipped), k < nq; all NaN when there is none. Errors: NULL (n > 0 or nq > 0): ALAB_EINVAL; n or nq
+ * outside [0, ALAB_EVIDENCE_MAX_N]: ALAB_ELIMIT; q[k] outside [0, 1] or NaN: ALAB_ERANGE; an infinite
+ * value: ALAB_ENAN. */
+ALAB_MEASURE int alab_quantiles(double *out, const double *x, int n, const double *q, int nq);
+
 /* A correlation of a reading of attention with an interventional effect over a set of inputs. */
 enum { ALAB_CORR_SPEARMAN = 0, ALAB_CORR_KENDALL = 1 };
 typedef struct {

@@ -3,8 +3,11 @@
  * (Knight's O(n log n) algorithm and its O(n^2) twin) and the top-k overlap;
  * and the seeded resampling over a set of inputs: the splitmix64 generator,
  * the percentile bootstrap of a mean and the mean per-input correlation with
- * its within-group permutation null (alab_corr_dataset). Pure functions on
- * plain arrays, no model. */
+ * its within-group permutation null (alab_corr_dataset); and what a reviewer
+ * asks of a set's numbers: the cluster bootstrap of a mean, paired
+ * differences with a cluster sign-flip test, Holm's correction, the partial
+ * Spearman correlation and type-7 quantiles. Pure functions on plain arrays,
+ * no model. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -699,5 +702,280 @@ int alab_permute_within_groups(double *reading, const int *offset, const int *gr
             }
             s = e + 1;
         }
+    return ALAB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clustered intervals, paired differences, corrections                       */
+/* ------------------------------------------------------------------------ */
+
+/* The clusters of the m values in play (their indices pos[0..m), ascending):
+ * cid[t] in 0..G-1 numbers value t's cluster in order of first appearance
+ * (cluster NULL: every value its own, cid[t] = t). key is scratch for 2m. */
+static int number_clusters(int *cid, const int *cluster, const int *pos, int m, keyed *key) {
+    if (!cluster) {
+        for (int t = 0; t < m; t++) cid[t] = t;
+        return m;
+    }
+    /* by (id, t): each id a run whose first entry is its first appearance */
+    for (int t = 0; t < m; t++) key[t] = (keyed){(double)cluster[pos[t]], (double)t, t};
+    qsort(key, (size_t)m, sizeof *key, cmp_keyed);
+    keyed *run = key + m; /* (first appearance, start of the run in key, length) */
+    int G = 0;
+    for (int t = 0; t < m;) {
+        int e = t;
+        while (e + 1 < m && key[e + 1].key == key[t].key) e++;
+        run[G++] = (keyed){key[t].key2, (double)t, e - t + 1};
+        t = e + 1;
+    }
+    qsort(run, (size_t)G, sizeof *run, cmp_keyed); /* first appearances are distinct */
+    for (int k = 0; k < G; k++) {
+        const int s = (int)run[k].key2, len = run[k].i;
+        for (int u = 0; u < len; u++) cid[key[s + u].i] = k;
+    }
+    return G;
+}
+
+/* The sums (left to right in value order) and counts of the G clusters. */
+static void cluster_sums(double *s, double *cnt, const double *v, const int *cid, int m, int G) {
+    for (int k = 0; k < G; k++) s[k] = cnt[k] = 0.0;
+    for (int t = 0; t < m; t++) {
+        s[cid[t]] += v[t];
+        cnt[cid[t]] += 1.0;
+    }
+}
+
+/* lo, hi of the cluster bootstrap of the pooled mean (n_boot >= 1, G >= 2): resamples of G clusters
+ * drawn by alab_rng_below(G) from a generator seeded `seed`. means has room for n_boot. */
+static void cluster_bootstrap(double *lo, double *hi, const double *s, const double *cnt, int G, int n_boot,
+                              double level, uint32_t seed, double *means) {
+    alab_rng rng;
+    alab_rng_seed(&rng, seed);
+    for (int b = 0; b < n_boot; b++) {
+        double S = 0.0, M = 0.0;
+        for (int t = 0; t < G; t++) {
+            const uint32_t k = alab_rng_below(&rng, (uint32_t)G);
+            S += s[k];
+            M += cnt[k];
+        }
+        means[b] = S / M;
+    }
+    qsort(means, (size_t)n_boot, sizeof *means, cmp_double);
+    *lo = quantile7(means, n_boot, 0.5 * (1.0 - level));
+    *hi = quantile7(means, n_boot, 0.5 * (1.0 + level));
+}
+
+/* What the clustered statistics share: the values in play v (m), their
+ * clusters numbered (cid), the clusters' sums and counts, and scratch. */
+typedef struct {
+    double *v, *s, *cnt, *means;
+    int *pos, *cid;
+    keyed *key;
+    int m, G;
+} clustered;
+
+static void clustered_free(clustered *c) {
+    free(c->v);
+    free(c->s);
+    free(c->cnt);
+    free(c->means);
+    free(c->pos);
+    free(c->cid);
+    free(c->key);
+}
+
+/* c->v, c->pos must hold the m values in play; numbers their clusters and sums them. */
+static int clustered_alloc(clustered *c, int n, int n_boot, const char *where) {
+    const size_t nn = (size_t)(n ? n : 1);
+    c->v = malloc(nn * sizeof *c->v);
+    c->s = malloc(nn * sizeof *c->s);
+    c->cnt = malloc(nn * sizeof *c->cnt);
+    c->means = malloc((size_t)(n_boot ? n_boot : 1) * sizeof *c->means);
+    c->pos = malloc(nn * sizeof *c->pos);
+    c->cid = malloc(nn * sizeof *c->cid);
+    c->key = malloc(2 * nn * sizeof *c->key);
+    if (!c->v || !c->s || !c->cnt || !c->means || !c->pos || !c->cid || !c->key) {
+        clustered_free(c);
+        return alab_fail(ALAB_ENOMEM, "%s: no memory for %d values and %d resamples", where, n, n_boot);
+    }
+    return ALAB_OK;
+}
+
+static void clustered_group(clustered *c, const int *cluster) {
+    c->G = number_clusters(c->cid, cluster, c->pos, c->m, c->key);
+    cluster_sums(c->s, c->cnt, c->v, c->cid, c->m, c->G);
+}
+
+/* The mean of c's values (left to right) and its cluster bootstrap interval. */
+static void clustered_mean(double *mean, double *lo, double *hi, clustered *c, int n_boot, double level,
+                           uint32_t seed) {
+    *mean = *lo = *hi = NAN;
+    if (c->m == 0) return;
+    double sum = 0.0;
+    for (int t = 0; t < c->m; t++) sum += c->v[t];
+    *mean = sum / c->m;
+    if (n_boot == 0) return;
+    if (c->G == 1) { /* every resample is the one cluster: all the values */
+        *lo = *hi = *mean;
+        return;
+    }
+    cluster_bootstrap(lo, hi, c->s, c->cnt, c->G, n_boot, level, seed, c->means);
+}
+
+int alab_cluster_bootstrap_mean(double *mean, double *lo, double *hi, const double *x, const int *cluster, int n,
+                                int n_boot, double level, uint32_t seed) {
+    static const char *const where = "alab_cluster_bootstrap_mean";
+    if (!mean || !lo || !hi) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    *mean = *lo = *hi = NAN;
+    if (n < 0 || n > ALAB_EVIDENCE_MAX_N)
+        return alab_fail(ALAB_ELIMIT, "%s: n = %d outside [0, %d]", where, n, ALAB_EVIDENCE_MAX_N);
+    if (!x && n > 0) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    int rc;
+    if ((rc = check_resamples(n_boot, "n_boot", where)) != ALAB_OK) return rc;
+    if ((rc = check_level(level, where)) != ALAB_OK) return rc;
+    for (int i = 0; i < n; i++)
+        if (isinf(x[i])) return alab_fail(ALAB_ENAN, "%s: value %d is infinite", where, i);
+    clustered c = {0};
+    if ((rc = clustered_alloc(&c, n, n_boot, where)) != ALAB_OK) return rc;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            c.v[c.m] = x[i];
+            c.pos[c.m++] = i;
+        }
+    clustered_group(&c, cluster);
+    clustered_mean(mean, lo, hi, &c, n_boot, level, seed);
+    clustered_free(&c);
+    return ALAB_OK;
+}
+
+/* The two-sided p of the cluster sign-flip test of c's values (G >= 1, n_perm >= 1). */
+static double sign_flip_p(const clustered *c, int n_perm, uint32_t seed) {
+    double obs = 0.0;
+    for (int k = 0; k < c->G; k++) obs += c->s[k];
+    obs = fabs(obs / c->m);
+    alab_rng rng;
+    alab_rng_seed(&rng, seed);
+    int count = 0;
+    for (int b = 0; b < n_perm; b++) {
+        double S = 0.0;
+        for (int k = 0; k < c->G; k++) S += alab_rng_below(&rng, 2) ? -c->s[k] : c->s[k];
+        count += fabs(S / c->m) >= obs;
+    }
+    return (1.0 + count) / (1.0 + n_perm);
+}
+
+int alab_paired_diff(double *out, const double *x, const double *y, const int *cluster, int n, int n_boot,
+                     int n_perm, double level, uint32_t seed) {
+    static const char *const where = "alab_paired_diff";
+    if (!out) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    for (int k = 0; k < ALAB_PAIRED_OUT; k++) out[k] = NAN;
+    out[4] = out[5] = 0.0;
+    if (n < 0 || n > ALAB_EVIDENCE_MAX_N)
+        return alab_fail(ALAB_ELIMIT, "%s: n = %d outside [0, %d]", where, n, ALAB_EVIDENCE_MAX_N);
+    if ((!x || !y) && n > 0) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    int rc;
+    if ((rc = check_resamples(n_boot, "n_boot", where)) != ALAB_OK) return rc;
+    if ((rc = check_resamples(n_perm, "n_perm", where)) != ALAB_OK) return rc;
+    if ((rc = check_level(level, where)) != ALAB_OK) return rc;
+    for (int i = 0; i < n; i++) {
+        if (isinf(x[i]) || isinf(y[i]))
+            return alab_fail(ALAB_ENAN, "%s: %s value %d is infinite", where, isinf(x[i]) ? "x" : "y", i);
+        if (isinf(x[i] - y[i])) return alab_fail(ALAB_ENAN, "%s: the difference of pair %d overflows", where, i);
+    }
+    clustered c = {0};
+    if ((rc = clustered_alloc(&c, n, n_boot, where)) != ALAB_OK) return rc;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]) && !isnan(y[i])) {
+            c.v[c.m] = x[i] - y[i];
+            c.pos[c.m++] = i;
+        }
+    clustered_group(&c, cluster);
+    clustered_mean(&out[0], &out[1], &out[2], &c, n_boot, level, seed);
+    if (c.m > 0 && n_perm > 0) out[3] = sign_flip_p(&c, n_perm, seed + 1u);
+    out[4] = c.m;
+    out[5] = c.G;
+    clustered_free(&c);
+    return ALAB_OK;
+}
+
+int alab_holm(double *adjusted, const double *p, int n) {
+    static const char *const where = "alab_holm";
+    if (n < 0 || n > ALAB_EVIDENCE_MAX_N)
+        return alab_fail(ALAB_ELIMIT, "%s: n = %d outside [0, %d]", where, n, ALAB_EVIDENCE_MAX_N);
+    if ((!adjusted || !p) && n > 0) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    for (int i = 0; i < n; i++) {
+        if (isinf(p[i])) return alab_fail(ALAB_ENAN, "%s: p[%d] is infinite", where, i);
+        if (p[i] < 0.0 || p[i] > 1.0) return alab_fail(ALAB_ERANGE, "%s: p[%d] = %g outside [0, 1]", where, i, p[i]);
+    }
+    keyed *k = malloc((size_t)(n ? n : 1) * sizeof *k);
+    if (!k) return alab_fail(ALAB_ENOMEM, "%s: no memory for %d p-values", where, n);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(p[i])) k[m++] = (keyed){p[i], 0.0, i};
+    qsort(k, (size_t)m, sizeof *k, cmp_keyed); /* ascending, ties by the lower index */
+    for (int i = 0; i < n; i++)
+        if (isnan(p[i])) adjusted[i] = NAN;
+    double run = 0.0;
+    for (int j = 0; j < m; j++) { /* k[j].key: the input, read before adjusted (which may be p) is written */
+        const double a = (double)(m - j) * k[j].key;
+        if (a > run) run = a;
+        adjusted[k[j].i] = run < 1.0 ? run : 1.0;
+    }
+    free(k);
+    return ALAB_OK;
+}
+
+int alab_partial_spearman(double *rho, const double *x, const double *y, const double *z, int n) {
+    static const char *const where = "alab_partial_spearman";
+    if (!rho) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    *rho = NAN;
+    int rc = check_pair(x, y, n, where);
+    if (rc == ALAB_OK) rc = check_pair(x, z, n, where);
+    if (rc != ALAB_OK) return rc;
+    if (n < 2) return ALAB_OK;
+    double *r = malloc(3 * (size_t)n * sizeof *r);
+    keyed *k = malloc((size_t)n * sizeof *k);
+    if (!r || !k) {
+        free(r);
+        free(k);
+        return alab_fail(ALAB_ENOMEM, "%s: no memory for %d values", where, n);
+    }
+    double *rx = r, *ry = r + n, *rz = r + 2 * (size_t)n;
+    ranks_into(rx, x, n, k);
+    ranks_into(ry, y, n, k);
+    ranks_into(rz, z, n, k);
+    const double rxy = spearman_of_ranks(rx, ry, n), rxz = spearman_of_ranks(rx, rz, n),
+                 ryz = spearman_of_ranks(ry, rz, n);
+    free(r);
+    free(k);
+    const double num = rxy - rxz * ryz;
+    const double den = sqrt((1.0 - rxz * rxz) * (1.0 - ryz * ryz));
+    if (!(den > 0.0) || isnan(num)) return ALAB_OK; /* a rho undefined, or z ranks x or y perfectly */
+    const double v = num / den;
+    *rho = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
+    return ALAB_OK;
+}
+
+int alab_quantiles(double *out, const double *x, int n, const double *q, int nq) {
+    static const char *const where = "alab_quantiles";
+    if (n < 0 || n > ALAB_EVIDENCE_MAX_N || nq < 0 || nq > ALAB_EVIDENCE_MAX_N)
+        return alab_fail(ALAB_ELIMIT, "%s: n = %d, nq = %d: each must lie in [0, %d]", where, n, nq,
+                         ALAB_EVIDENCE_MAX_N);
+    if ((!x && n > 0) || ((!out || !q) && nq > 0)) return alab_fail(ALAB_EINVAL, "%s: NULL argument", where);
+    for (int k = 0; k < nq; k++) out[k] = NAN;
+    for (int k = 0; k < nq; k++)
+        if (!(q[k] >= 0.0 && q[k] <= 1.0)) return alab_fail(ALAB_ERANGE, "%s: q[%d] = %g outside [0, 1]", where, k, q[k]);
+    for (int i = 0; i < n; i++)
+        if (isinf(x[i])) return alab_fail(ALAB_ENAN, "%s: value %d is infinite", where, i);
+    double *s = malloc((size_t)(n ? n : 1) * sizeof *s);
+    if (!s) return alab_fail(ALAB_ENOMEM, "%s: no memory for %d values", where, n);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) s[m++] = x[i];
+    if (m > 0) {
+        qsort(s, (size_t)m, sizeof *s, cmp_double);
+        for (int k = 0; k < nq; k++) out[k] = quantile7(s, m, q[k]);
+    }
+    free(s);
     return ALAB_OK;
 }

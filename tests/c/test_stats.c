@@ -1,8 +1,11 @@
 /* test_stats.c — the seeded resampling of c/src/stats.c: the splitmix64
  * generator, the bootstrap of a mean and the mean per-input correlation with
- * its within-group permutation null (alab_corr_dataset). Hand-computed cases,
- * every error code, and the numbers of the independent float64 reference
- * tests/ref/stats_ref.py in tests/fixtures/stats_golden.json (within 1e-12). */
+ * its within-group permutation null (alab_corr_dataset), and the clustered
+ * intervals, paired differences and corrections (alab_cluster_bootstrap_mean,
+ * alab_paired_diff, alab_holm, alab_partial_spearman, alab_quantiles).
+ * Hand-computed cases, every error code, and the numbers of the independent
+ * float64 reference tests/ref/stats_ref.py in tests/fixtures/stats_golden.json
+ * (within 1e-12; the clustered ones within 1e-12 relative). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -621,6 +624,458 @@ static void top_k_overlap_counts_shared_members(void **state) {
     assert_int_equal(alab_top_k_overlap(&s, a, b, 6, 0), ALAB_ERANGE);
 }
 
+/* ---- clustered intervals, paired differences, corrections ---------------- */
+
+/* The reference's numbers within 1e-12 relative: |got - want| <= 1e-12 max(1, |want|). */
+static int rel_close(double got, double want) {
+    if (isnan(want)) return isnan(got);
+    return !isnan(got) && fabs(got - want) <= TOL * fmax(1.0, fabs(want));
+}
+
+#define assert_rel(got, want, what)                                                                         \
+    do {                                                                                                    \
+        const double g_ = (got), w_ = (want);                                                               \
+        if (!rel_close(g_, w_)) fprintf(stderr, "%s: got %.17g, want %.17g\n", what, g_, w_);               \
+        assert_true(rel_close(g_, w_));                                                                     \
+    } while (0)
+
+/* Same bits, or both NaN. */
+static int same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+/* The cluster ids of a golden case (null: NULL), malloc'd. */
+static int *clusters_of(const json_value *c) {
+    const json_value *v = member(c, "cluster");
+    if (v->type == JSON_NULL) return NULL;
+    int n;
+    return ints_of(v, &n);
+}
+
+static void cluster_bootstrap_unclustered_is_the_bootstrap(void **state) {
+    (void)state;
+    /* cluster NULL, or every value its own id: alab_bootstrap_mean's numbers, bit for bit */
+    double x[40];
+    alab_rng r;
+    alab_rng_seed(&r, 123);
+    for (int i = 0; i < 40; i++) x[i] = (double)alab_rng_below(&r, 1000) / 7.0 - 50.0;
+    x[3] = x[17] = NAN;
+    int ids[40];
+    for (int i = 0; i < 40; i++) ids[i] = 7 * (40 - i) - 100; /* distinct, descending */
+    const int sizes[4] = {2, 5, 21, 40};
+    const uint32_t seeds[3] = {0, 9, 0xFFFFFFFFu};
+    const double levels[2] = {0.95, 0.5};
+    const int boots[3] = {1, 2, 1000};
+    for (int a = 0; a < 4; a++)
+        for (int s = 0; s < 3; s++)
+            for (int l = 0; l < 2; l++)
+                for (int b = 0; b < 3; b++) {
+                    double m0, lo0, hi0, m1, lo1, hi1, m2, lo2, hi2;
+                    const int n = sizes[a];
+                    assert_int_equal(alab_bootstrap_mean(&m0, &lo0, &hi0, x, n, boots[b], levels[l], seeds[s]), ALAB_OK);
+                    assert_int_equal(alab_cluster_bootstrap_mean(&m1, &lo1, &hi1, x, NULL, n, boots[b], levels[l], seeds[s]),
+                                     ALAB_OK);
+                    assert_int_equal(alab_cluster_bootstrap_mean(&m2, &lo2, &hi2, x, ids, n, boots[b], levels[l], seeds[s]),
+                                     ALAB_OK);
+                    assert_true(same(m0, m1) && same(lo0, lo1) && same(hi0, hi1));
+                    assert_true(same(m0, m2) && same(lo0, lo2) && same(hi0, hi2));
+                }
+    /* and on the reference's bootstrap cases */
+    golden g;
+    golden_open(&g);
+    const json_value *cases = member(g.doc.root, "bootstrap");
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *bc = &cases->u.items[c];
+        int n;
+        double *v = doubles_of(member(bc, "x"), &n);
+        double m0, lo0, hi0, m1, lo1, hi1;
+        const int nb = (int)num(bc, "n_boot");
+        const double lv = num(bc, "level");
+        const uint32_t sd = (uint32_t)num(bc, "seed");
+        assert_int_equal(alab_bootstrap_mean(&m0, &lo0, &hi0, v, n, nb, lv, sd), ALAB_OK);
+        assert_int_equal(alab_cluster_bootstrap_mean(&m1, &lo1, &hi1, v, NULL, n, nb, lv, sd), ALAB_OK);
+        assert_true(same(m0, m1) && same(lo0, lo1) && same(hi0, hi1));
+        free(v);
+    }
+    golden_close(&g);
+}
+
+static void cluster_bootstrap_on_hand_computed_cases(void **state) {
+    (void)state;
+    double m, lo, hi;
+    /* two clusters: A = {1, 2} (sum 3, 2 values), B = {4, 8, 16} (sum 28, 3 values); mean 31 / 5.
+       A resample of two clusters is AA (3 / 2), BB (56 / 6) or AB / BA (31 / 5). */
+    const double x[5] = {1, 4, 2, 8, 16};
+    const int id[5] = {10, -3, 10, -3, -3}; /* A appears first: k = 0 is A */
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 5, 1, 0.95, 4), ALAB_OK);
+    alab_rng r;
+    alab_rng_seed(&r, 4);
+    const double s[2] = {3, 28}, c[2] = {2, 3};
+    const uint32_t k0 = alab_rng_below(&r, 2), k1 = alab_rng_below(&r, 2);
+    assert_true(m == 31.0 / 5.0);
+    assert_true(lo == (s[k0] + s[k1]) / (c[k0] + c[k1]) && hi == lo);
+    /* many resamples: every statistic is one of the three, so both ends are inside [1.5, 28/3] */
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 5, 2000, 0.95, 1), ALAB_OK);
+    assert_true(lo >= 1.5 && hi <= 28.0 / 3.0 && lo < 6.2 && hi > 6.2);
+    /* the 0.35 and 0.65 quantiles of {AA: 1/4, AB or BA: 1/2, BB: 1/4} are AB's 31 / 5 */
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 5, 2000, 0.3, 1), ALAB_OK);
+    assert_true(lo == 6.2 && hi == 6.2);
+    /* no resamples: the mean alone */
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 5, 0, 0.95, 1), ALAB_OK);
+    assert_true(m == 6.2 && isnan(lo) && isnan(hi));
+    /* one cluster: every resample is all the values */
+    const int one[5] = {7, 7, 7, 7, 7};
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, one, 5, 100, 0.95, 1), ALAB_OK);
+    assert_true(m == 6.2 && lo == 6.2 && hi == 6.2);
+    /* nothing finite */
+    const double nans[2] = {NAN, NAN};
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, nans, id, 2, 100, 0.95, 1), ALAB_OK);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, NULL, NULL, 0, 100, 0.95, 1), ALAB_OK);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    /* a cluster whose values are all NaN is no cluster: the same draws as without it */
+    const double xn[7] = {1, NAN, 4, 2, NAN, 8, 16};
+    const int idn[7] = {10, 99, -3, 10, 99, -3, -3};
+    double m2, lo2, hi2;
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 5, 999, 0.9, 77), ALAB_OK);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m2, &lo2, &hi2, xn, idn, 7, 999, 0.9, 77), ALAB_OK);
+    assert_true(m == m2 && lo == lo2 && hi == hi2);
+    /* the ids are names: another naming with the same first appearances gives the same bits */
+    const int renamed[5] = {-2147483647 - 1, 2147483647, -2147483647 - 1, 2147483647, 2147483647};
+    assert_int_equal(alab_cluster_bootstrap_mean(&m2, &lo2, &hi2, x, renamed, 5, 999, 0.9, 77), ALAB_OK);
+    assert_true(m == m2 && lo == lo2 && hi == hi2);
+    /* constant clusters of equal size: the interval is a point only if every cluster mean is equal */
+    const double eq[6] = {2, 2, 2, 2, 2, 2};
+    const int ide[6] = {1, 1, 2, 2, 3, 3};
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, eq, ide, 6, 100, 0.95, 5), ALAB_OK);
+    assert_true(m == 2 && lo == 2 && hi == 2);
+}
+
+static void cluster_bootstrap_rejects_bad_arguments(void **state) {
+    (void)state;
+    double m = 0, lo = 0, hi = 0;
+    const double x[3] = {1, 2, 3};
+    const int id[3] = {1, 1, 2};
+    assert_int_equal(alab_cluster_bootstrap_mean(NULL, &lo, &hi, x, id, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, NULL, &hi, x, id, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, NULL, x, id, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, NULL, id, 3, 100, 0.95, 1), ALAB_EINVAL);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, -1, 100, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, ALAB_EVIDENCE_MAX_N + 1, 100, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, -1, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 1000001, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 100, 0.0, 1), ALAB_ERANGE);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 100, 1.0, 1), ALAB_ERANGE);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 100, NAN, 1), ALAB_ERANGE);
+    const double inf[3] = {1, -INFINITY, 3};
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, inf, id, 3, 100, 0.95, 1), ALAB_ENAN);
+    assert_true(isnan(m) && isnan(lo) && isnan(hi));
+    /* the bounds themselves */
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 0, 0.95, 1), ALAB_OK);
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, 3, 1000000, 0.95, 1), ALAB_OK);
+    assert_true(lo >= 1.0 && hi <= 3.0 && lo < hi);
+}
+
+static void cluster_bootstrap_matches_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *cases = member(g.doc.root, "cluster_bootstrap");
+    assert_true(cases->n >= 6);
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *bc = &cases->u.items[c];
+        int n;
+        double *x = doubles_of(member(bc, "x"), &n);
+        int *id = clusters_of(bc);
+        double m, lo, hi;
+        assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, x, id, n, (int)num(bc, "n_boot"), num(bc, "level"),
+                                                     (uint32_t)num(bc, "seed")),
+                         ALAB_OK);
+        assert_rel(m, num(bc, "mean"), "cluster bootstrap mean");
+        assert_rel(lo, num(bc, "lo"), "cluster bootstrap lo");
+        assert_rel(hi, num(bc, "hi"), "cluster bootstrap hi");
+        free(x);
+        free(id);
+    }
+    golden_close(&g);
+}
+
+static void paired_diff_on_hand_computed_cases(void **state) {
+    (void)state;
+    double o[ALAB_PAIRED_OUT], o2[ALAB_PAIRED_OUT];
+    /* x = y: every difference 0, every flip ties: p = 1, the interval the point 0 */
+    const double a[4] = {1, 2, 3, 4};
+    const int id[4] = {1, 1, 2, 2};
+    assert_int_equal(alab_paired_diff(o, a, a, id, 4, 100, 99, 0.95, 1), ALAB_OK);
+    assert_true(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 1.0 && o[4] == 4 && o[5] == 2);
+    /* one cluster: a flip only changes the sign, |mean_b| = |mean_d|: p = 1 */
+    const double b[4] = {0.5, 0.25, 1.0, 2.0};
+    const int one[4] = {3, 3, 3, 3};
+    assert_int_equal(alab_paired_diff(o, a, b, one, 4, 100, 50, 0.95, 1), ALAB_OK);
+    assert_true(o[0] == (0.5 + 1.75 + 2.0 + 2.0) / 4 && o[1] == o[0] && o[2] == o[0] && o[3] == 1.0 && o[5] == 1);
+    /* two clusters of sums s0 = 0.5 + 1.75 = 2.25 and s1 = 2 + 2 = 4: the flips give |+-2.25 +- 4| / 4, which
+       reach |mean_d| only for (+, +) and (-, -); so p = (1 + #{same signs}) / (1 + n_perm), counted by hand */
+    assert_int_equal(alab_paired_diff(o, a, b, id, 4, 10, 200, 0.95, 8), ALAB_OK);
+    alab_rng r;
+    alab_rng_seed(&r, 9); /* seed + 1 */
+    int count = 0;
+    for (int k = 0; k < 200; k++) {
+        const uint32_t e0 = alab_rng_below(&r, 2), e1 = alab_rng_below(&r, 2);
+        count += e0 == e1;
+    }
+    assert_true(o[3] == (1.0 + count) / 201.0);
+    assert_true(count > 70 && count < 130);
+    /* the interval is alab_cluster_bootstrap_mean of the differences, the same draws */
+    const double d[4] = {0.5, 1.75, 2.0, 2.0};
+    double m, lo, hi;
+    assert_int_equal(alab_cluster_bootstrap_mean(&m, &lo, &hi, d, id, 4, 10, 0.95, 8), ALAB_OK);
+    assert_true(o[0] == m && o[1] == lo && o[2] == hi);
+    /* a NaN on either side drops the pair: the same numbers as without it */
+    const double xn[6] = {1, NAN, 2, 3, 4, 9}, yn[6] = {0.5, 1, 0.25, 1, 2, NAN};
+    const int idn[6] = {1, 5, 1, 2, 2, 2};
+    assert_int_equal(alab_paired_diff(o2, xn, yn, idn, 6, 10, 200, 0.95, 8), ALAB_OK);
+    for (int k = 0; k < ALAB_PAIRED_OUT; k++) assert_true(same(o[k], o2[k]));
+    /* swapping x and y: the mean changes sign, p is the same (the same draws, |.| symmetric) */
+    assert_int_equal(alab_paired_diff(o2, b, a, id, 4, 10, 200, 0.95, 8), ALAB_OK);
+    assert_true(o2[0] == -o[0] && o2[3] == o[3] && fabs(o2[1] + o[2]) < TOL && fabs(o2[2] + o[1]) < TOL);
+    /* cluster NULL: each pair its own cluster; the interval is alab_bootstrap_mean's */
+    assert_int_equal(alab_paired_diff(o, a, b, NULL, 4, 300, 100, 0.9, 2), ALAB_OK);
+    assert_int_equal(alab_bootstrap_mean(&m, &lo, &hi, d, 4, 300, 0.9, 2), ALAB_OK);
+    assert_true(o[0] == m && o[1] == lo && o[2] == hi && o[4] == 4 && o[5] == 4);
+    /* a clear difference over 30 clusters: every flip falls short, p at its floor 1 / (1 + n_perm) */
+    double x30[90], y30[90];
+    int id30[90];
+    for (int i = 0; i < 90; i++) {
+        y30[i] = (i % 7) * 0.1;
+        x30[i] = y30[i] + 1.0 + 0.01 * (i % 5);
+        id30[i] = i / 3;
+    }
+    assert_int_equal(alab_paired_diff(o, x30, y30, id30, 90, 200, 999, 0.95, 3), ALAB_OK);
+    assert_true(o[3] == 1.0 / 1000.0 && o[1] > 1.0 && o[2] < 1.05 && o[4] == 90 && o[5] == 30);
+    /* no resamples, no permutations; and no pair at all */
+    assert_int_equal(alab_paired_diff(o, a, b, id, 4, 0, 0, 0.95, 3), ALAB_OK);
+    assert_true(!isnan(o[0]) && isnan(o[1]) && isnan(o[2]) && isnan(o[3]) && o[4] == 4 && o[5] == 2);
+    const double na[2] = {NAN, 1}, nb[2] = {1, NAN};
+    assert_int_equal(alab_paired_diff(o, na, nb, NULL, 2, 10, 10, 0.95, 3), ALAB_OK);
+    assert_true(isnan(o[0]) && isnan(o[1]) && isnan(o[2]) && isnan(o[3]) && o[4] == 0 && o[5] == 0);
+    assert_int_equal(alab_paired_diff(o, NULL, NULL, NULL, 0, 10, 10, 0.95, 3), ALAB_OK);
+    assert_true(isnan(o[0]) && o[4] == 0);
+}
+
+static void paired_diff_rejects_bad_arguments(void **state) {
+    (void)state;
+    double o[ALAB_PAIRED_OUT];
+    const double x[3] = {1, 2, 3}, y[3] = {0, 1, 1};
+    assert_int_equal(alab_paired_diff(NULL, x, y, NULL, 3, 10, 10, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_paired_diff(o, NULL, y, NULL, 3, 10, 10, 0.95, 1), ALAB_EINVAL);
+    assert_true(isnan(o[0]) && isnan(o[3]) && o[4] == 0 && o[5] == 0);
+    assert_int_equal(alab_paired_diff(o, x, NULL, NULL, 3, 10, 10, 0.95, 1), ALAB_EINVAL);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, -1, 10, 10, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, ALAB_EVIDENCE_MAX_N + 1, 10, 10, 0.95, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, -1, 10, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 10, -1, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 1000001, 10, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 10, 1000001, 0.95, 1), ALAB_ERANGE);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 10, 10, 1.5, 1), ALAB_ERANGE);
+    const double inf[3] = {1, INFINITY, 3}, big[3] = {1, 1.7e308, 3}, nbig[3] = {0, -1.7e308, 1};
+    assert_int_equal(alab_paired_diff(o, inf, y, NULL, 3, 10, 10, 0.95, 1), ALAB_ENAN);
+    assert_int_equal(alab_paired_diff(o, x, inf, NULL, 3, 10, 10, 0.95, 1), ALAB_ENAN);
+    assert_int_equal(alab_paired_diff(o, big, nbig, NULL, 3, 10, 10, 0.95, 1), ALAB_ENAN); /* overflows */
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 1000000, 0, 0.95, 1), ALAB_OK);
+    assert_int_equal(alab_paired_diff(o, x, y, NULL, 3, 0, 1000000, 0.95, 1), ALAB_OK);
+    assert_true(o[3] > 0.2 && o[3] <= 1.0);
+}
+
+static void paired_diff_matches_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *cases = member(g.doc.root, "paired");
+    assert_true(cases->n >= 5);
+    for (uint32_t c = 0; c < cases->n; c++) {
+        const json_value *pc = &cases->u.items[c];
+        int n, ny, no;
+        double *x = doubles_of(member(pc, "x"), &n), *y = doubles_of(member(pc, "y"), &ny);
+        double *want = doubles_of(member(pc, "out"), &no);
+        assert_int_equal(n, ny);
+        assert_int_equal(no, ALAB_PAIRED_OUT);
+        int *id = clusters_of(pc);
+        double o[ALAB_PAIRED_OUT];
+        assert_int_equal(alab_paired_diff(o, x, y, id, n, (int)num(pc, "n_boot"), (int)num(pc, "n_perm"), num(pc, "level"),
+                                          (uint32_t)num(pc, "seed")),
+                         ALAB_OK);
+        for (int k = 0; k < ALAB_PAIRED_OUT; k++) assert_rel(o[k], want[k], "paired diff");
+        assert_true(same(o[3], want[3])); /* p is a count: exact */
+        free(x);
+        free(y);
+        free(want);
+        free(id);
+    }
+    golden_close(&g);
+}
+
+static void holm_on_hand_computed_cases(void **state) {
+    (void)state;
+    /* sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running max 0.02, 0.03, 0.06, 0.06 */
+    double p[4] = {0.01, 0.04, 0.03, 0.005}, adj[4];
+    assert_int_equal(alab_holm(adj, p, 4), ALAB_OK);
+    const double want[4] = {0.03, 0.06, 0.06, 0.02};
+    for (int i = 0; i < 4; i++) assert_true(fabs(adj[i] - want[i]) < 1e-15);
+    assert_true(adj[0] == 3 * 0.01 && adj[3] == 4 * 0.005 && adj[2] == 2 * 0.03 && adj[1] == adj[2]);
+    /* in place */
+    assert_int_equal(alab_holm(p, p, 4), ALAB_OK);
+    for (int i = 0; i < 4; i++) assert_true(p[i] == adj[i]);
+    /* NaN stays NaN and is not counted: m = 3 */
+    const double q[5] = {0.2, NAN, 0.01, 0.5, NAN};
+    double aq[5];
+    assert_int_equal(alab_holm(aq, q, 5), ALAB_OK);
+    assert_true(aq[2] == 3 * 0.01 && aq[0] == 2 * 0.2 && aq[3] == 0.5 && isnan(aq[1]) && isnan(aq[4]));
+    /* capped at 1; ties get one value; 0 stays 0 */
+    const double t[5] = {0.5, 0.0, 0.25, 0.5, 1.0};
+    double at[5];
+    assert_int_equal(alab_holm(at, t, 5), ALAB_OK);
+    assert_true(at[1] == 0.0 && at[2] == 1.0 && at[0] == 1.0 && at[3] == 1.0 && at[4] == 1.0);
+    const double t2[3] = {0.01, 0.01, 0.01};
+    double a2[3];
+    assert_int_equal(alab_holm(a2, t2, 3), ALAB_OK);
+    assert_true(a2[0] == 0.03 && a2[1] == 0.03 && a2[2] == 0.03);
+    /* one p: itself; none: nothing */
+    const double one = 0.3;
+    double a1 = 0;
+    assert_int_equal(alab_holm(&a1, &one, 1), ALAB_OK);
+    assert_true(a1 == 0.3);
+    assert_int_equal(alab_holm(NULL, NULL, 0), ALAB_OK);
+    /* errors: adjusted untouched */
+    double keep[2] = {7, 7};
+    const double bad[2] = {0.1, 1.5}, neg[2] = {-0.01, 0.5}, inf[2] = {0.1, INFINITY};
+    assert_int_equal(alab_holm(keep, bad, 2), ALAB_ERANGE);
+    assert_int_equal(alab_holm(keep, neg, 2), ALAB_ERANGE);
+    assert_int_equal(alab_holm(keep, inf, 2), ALAB_ENAN);
+    assert_true(keep[0] == 7 && keep[1] == 7);
+    assert_int_equal(alab_holm(NULL, bad, 2), ALAB_EINVAL);
+    assert_int_equal(alab_holm(keep, NULL, 2), ALAB_EINVAL);
+    assert_int_equal(alab_holm(keep, bad, -1), ALAB_ELIMIT);
+    assert_int_equal(alab_holm(keep, bad, ALAB_EVIDENCE_MAX_N + 1), ALAB_ELIMIT);
+}
+
+static void partial_spearman_on_hand_computed_cases(void **state) {
+    (void)state;
+    double rho;
+    /* ranks x 0..4, y (0,1,2,4,3), z (1,2,3,4,0): sum d^2 = 2, 20, 12, so r_xy = 1 - 6*2/120 = 0.9, r_xz = 0,
+       r_yz = 0.4; rho = 0.9 / sqrt(1 - 0.16) */
+    const double x[5] = {1, 2, 3, 4, 5}, y[5] = {0, 1, 2, 4, 3}, z[5] = {1, 2, 3, 4, 0};
+    assert_int_equal(alab_partial_spearman(&rho, x, y, z, 5), ALAB_OK);
+    assert_true(fabs(rho - 0.9 / sqrt(0.84)) < 1e-14);
+    /* it is the formula of alab_spearman's three rhos */
+    double a = 0, b = 0, c = 0;
+    assert_int_equal(alab_spearman(&a, x, y, 5), ALAB_OK);
+    assert_int_equal(alab_spearman(&b, x, z, 5), ALAB_OK);
+    assert_int_equal(alab_spearman(&c, y, z, 5), ALAB_OK);
+    assert_true(rho == (a - b * c) / sqrt((1 - b * b) * (1 - c * c)));
+    /* the ranks, not the values: a monotone map of any side changes nothing */
+    const double x2[5] = {-10, 0.1, 0.2, 99, 1e6}, z2[5] = {exp(1), exp(2), exp(3), exp(4), exp(0)};
+    double rho2;
+    assert_int_equal(alab_partial_spearman(&rho2, x2, y, z2, 5), ALAB_OK);
+    assert_true(rho2 == rho);
+    /* x and y swapped: the same */
+    assert_int_equal(alab_partial_spearman(&rho2, y, x, z, 5), ALAB_OK);
+    assert_true(rho2 == rho);
+    /* undefined: z ranks x perfectly, a constant side, fewer than 2 values */
+    const double k[5] = {4, 4, 4, 4, 4};
+    assert_int_equal(alab_partial_spearman(&rho, x, y, x, 5), ALAB_OK);
+    assert_true(isnan(rho));
+    assert_int_equal(alab_partial_spearman(&rho, x, y, k, 5), ALAB_OK);
+    assert_true(isnan(rho));
+    assert_int_equal(alab_partial_spearman(&rho, k, y, z, 5), ALAB_OK);
+    assert_true(isnan(rho));
+    assert_int_equal(alab_partial_spearman(&rho, x, y, z, 1), ALAB_OK);
+    assert_true(isnan(rho));
+    assert_int_equal(alab_partial_spearman(&rho, NULL, NULL, NULL, 0), ALAB_EINVAL);
+    /* errors */
+    const double nan5[5] = {1, 2, NAN, 4, 5};
+    assert_int_equal(alab_partial_spearman(&rho, x, y, nan5, 5), ALAB_ENAN);
+    assert_int_equal(alab_partial_spearman(&rho, nan5, y, z, 5), ALAB_ENAN);
+    assert_int_equal(alab_partial_spearman(NULL, x, y, z, 5), ALAB_EINVAL);
+    assert_int_equal(alab_partial_spearman(&rho, x, y, NULL, 5), ALAB_EINVAL);
+    assert_int_equal(alab_partial_spearman(&rho, x, y, z, -1), ALAB_ELIMIT);
+}
+
+static void quantiles_on_hand_computed_cases(void **state) {
+    (void)state;
+    const double x[4] = {3, NAN, 1, 2}, q[5] = {0, 0.5, 0.25, 1, 0.9};
+    double out[5];
+    /* sorted 1, 2, 3 (N = 3): h = 2q */
+    assert_int_equal(alab_quantiles(out, x, 4, q, 5), ALAB_OK);
+    assert_true(out[0] == 1 && out[1] == 2 && out[2] == 1.5 && out[3] == 3 && fabs(out[4] - 2.8) < 1e-15);
+    /* one value: every quantile; none: NaN */
+    const double one[2] = {NAN, 5};
+    assert_int_equal(alab_quantiles(out, one, 2, q, 5), ALAB_OK);
+    for (int k = 0; k < 5; k++) assert_true(out[k] == 5);
+    assert_int_equal(alab_quantiles(out, one, 1, q, 5), ALAB_OK);
+    for (int k = 0; k < 5; k++) assert_true(isnan(out[k]));
+    assert_int_equal(alab_quantiles(out, NULL, 0, q, 2), ALAB_OK);
+    assert_true(isnan(out[0]) && isnan(out[1]));
+    assert_int_equal(alab_quantiles(NULL, x, 4, NULL, 0), ALAB_OK);
+    /* errors */
+    const double bad_q[2] = {0.5, 1.01}, nan_q[1] = {NAN}, inf[2] = {1, -INFINITY};
+    assert_int_equal(alab_quantiles(out, x, 4, bad_q, 2), ALAB_ERANGE);
+    assert_int_equal(alab_quantiles(out, x, 4, nan_q, 1), ALAB_ERANGE);
+    assert_int_equal(alab_quantiles(out, inf, 2, q, 1), ALAB_ENAN);
+    assert_int_equal(alab_quantiles(out, NULL, 4, q, 1), ALAB_EINVAL);
+    assert_int_equal(alab_quantiles(NULL, x, 4, q, 1), ALAB_EINVAL);
+    assert_int_equal(alab_quantiles(out, x, 4, NULL, 1), ALAB_EINVAL);
+    assert_int_equal(alab_quantiles(out, x, -1, q, 1), ALAB_ELIMIT);
+    assert_int_equal(alab_quantiles(out, x, 4, q, ALAB_EVIDENCE_MAX_N + 1), ALAB_ELIMIT);
+}
+
+static void holm_partial_quantiles_match_the_reference(void **state) {
+    (void)state;
+    golden g;
+    golden_open(&g);
+    const json_value *hs = member(g.doc.root, "holm");
+    assert_true(hs->n >= 5);
+    for (uint32_t c = 0; c < hs->n; c++) {
+        int n, nw;
+        double *p = doubles_of(member(&hs->u.items[c], "p"), &n), *want = doubles_of(member(&hs->u.items[c], "adjusted"), &nw);
+        assert_int_equal(n, nw);
+        double *adj = malloc((n ? n : 1) * sizeof *adj);
+        assert_int_equal(alab_holm(adj, p, n), ALAB_OK);
+        for (int i = 0; i < n; i++) assert_rel(adj[i], want[i], "holm");
+        free(p);
+        free(want);
+        free(adj);
+    }
+    const json_value *ps = member(g.doc.root, "partial_spearman");
+    assert_true(ps->n >= 5);
+    for (uint32_t c = 0; c < ps->n; c++) {
+        const json_value *pc = &ps->u.items[c];
+        int n, ny, nz;
+        double *x = doubles_of(member(pc, "x"), &n), *y = doubles_of(member(pc, "y"), &ny), *z = doubles_of(member(pc, "z"), &nz);
+        assert_true(n == ny && n == nz);
+        double rho;
+        assert_int_equal(alab_partial_spearman(&rho, x, y, z, n), ALAB_OK);
+        assert_rel(rho, num(pc, "rho"), "partial spearman");
+        free(x);
+        free(y);
+        free(z);
+    }
+    const json_value *qs = member(g.doc.root, "quantiles");
+    assert_true(qs->n >= 4);
+    for (uint32_t c = 0; c < qs->n; c++) {
+        const json_value *qc = &qs->u.items[c];
+        int n, nq, nw;
+        double *x = doubles_of(member(qc, "x"), &n), *q = doubles_of(member(qc, "q"), &nq), *want = doubles_of(member(qc, "out"), &nw);
+        assert_int_equal(nq, nw);
+        double out[16];
+        assert_true(nq <= 16);
+        assert_int_equal(alab_quantiles(out, x, n, q, nq), ALAB_OK);
+        for (int k = 0; k < nq; k++) assert_rel(out[k], want[k], "quantile");
+        free(x);
+        free(q);
+        free(want);
+    }
+    golden_close(&g);
+}
+
 /* L = 2 layers of one head, T = 2: A = [[1, 0], [0.6, 0.4]], so Ã = [[1, 0], [0.3, 0.7]]. */
 int main(void) {
     const struct CMUnitTest tests[] = {
@@ -638,6 +1093,17 @@ int main(void) {
         cmocka_unit_test(corr_dataset_on_hand_computed_cases),
         cmocka_unit_test(corr_dataset_per_input_equals_the_pairwise_statistics),
         cmocka_unit_test(corr_dataset_rejects_bad_arguments),
+        cmocka_unit_test(cluster_bootstrap_unclustered_is_the_bootstrap),
+        cmocka_unit_test(cluster_bootstrap_on_hand_computed_cases),
+        cmocka_unit_test(cluster_bootstrap_rejects_bad_arguments),
+        cmocka_unit_test(cluster_bootstrap_matches_the_reference),
+        cmocka_unit_test(paired_diff_on_hand_computed_cases),
+        cmocka_unit_test(paired_diff_rejects_bad_arguments),
+        cmocka_unit_test(paired_diff_matches_the_reference),
+        cmocka_unit_test(holm_on_hand_computed_cases),
+        cmocka_unit_test(partial_spearman_on_hand_computed_cases),
+        cmocka_unit_test(quantiles_on_hand_computed_cases),
+        cmocka_unit_test(holm_partial_quantiles_match_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """stats_ref.py — an independent float64 reference of the seeded resampling statistics of c/src/stats.c
-(alab_rng_*, alab_bootstrap_mean, alab_corr_dataset; the formulas are those of c/include/attnlab.h), written
-from the header with plain Python and numpy, and the generator of their golden numbers.
+(alab_rng_*, alab_bootstrap_mean, alab_corr_dataset, and the clustered intervals, paired differences and
+corrections: alab_cluster_bootstrap_mean, alab_paired_diff, alab_holm, alab_partial_spearman, alab_quantiles;
+the formulas and draw orders are those of c/include/attnlab.h), written from the header with plain Python and
+numpy, and the generator of their golden numbers.
 
 Regenerate (deterministic: the same bytes every run; the inputs are drawn from numpy PCG64 streams with fixed
 seeds, the resampling from the splitmix64 generator below):
 
     /usr/bin/python3 tests/ref/stats_ref.py [--out tests/fixtures/stats_golden.json]
 
-tests/c/test_stats.c reads tests/fixtures/stats_golden.json and compares within 1e-12.
+tests/c/test_stats.c reads tests/fixtures/stats_golden.json and compares within 1e-12 (the new statistics, and
+their JS wrappers in tests/js/stats.test.js, within 1e-12 relative: |got - want| <= 1e-12 max(1, |want|)).
 
 Independent of the C: ranks by numpy's stable argsort with ties averaged by a scan, Kendall's tau-b by the
 O(n^2) pair count (the C uses Knight's merge sort), groups ordered with a dict, quantiles by numpy.quantile.
@@ -198,6 +201,217 @@ def corr_dataset(offset, reading, effect, group, stat, eps, min_points, n_boot, 
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# clustered intervals, paired differences, corrections
+
+def clusters_of(values, ids):
+    """The clusters of values in play, in order of first appearance: (sums, counts), each sum left to right."""
+    groups = {}
+    for v, c in zip(values, ids):
+        groups.setdefault(c, []).append(v)  # dicts keep insertion order
+    return [seq_sum(g) for g in groups.values()], [len(g) for g in groups.values()]
+
+
+def cluster_bootstrap_mean(x, cluster, n_boot, level, seed):
+    keep = [i for i in range(len(x)) if not math.isnan(x[i])]
+    v = [float(x[i]) for i in keep]
+    ids = [cluster[i] for i in keep] if cluster is not None else list(range(len(keep)))
+    if not v:
+        return math.nan, math.nan, math.nan
+    mean = seq_sum(v) / len(v)
+    if n_boot == 0:
+        return mean, math.nan, math.nan
+    s, m = clusters_of(v, ids)
+    G = len(s)
+    if G == 1:
+        return mean, mean, mean
+    rng = SplitMix64(seed)
+    stats = []
+    for _ in range(n_boot):
+        S, M = 0.0, 0
+        for _ in range(G):
+            k = rng.below(G)
+            S += s[k]
+            M += m[k]
+        stats.append(S / M)
+    return mean, quantile7(stats, (1 - level) / 2), quantile7(stats, (1 + level) / 2)
+
+
+def paired_diff(x, y, cluster, n_boot, n_perm, level, seed):
+    """The 6 numbers of alab_paired_diff: mean, lo, hi, p, n_pairs, n_clusters."""
+    keep = [i for i in range(len(x)) if not math.isnan(x[i]) and not math.isnan(y[i])]
+    d = [float(x[i]) - float(y[i]) for i in keep]
+    ids = [cluster[i] for i in keep] if cluster is not None else list(range(len(keep)))
+    s, _ = clusters_of(d, ids)
+    G = len(s)
+    if not d:
+        return [math.nan] * 4 + [0, 0]
+    mean, lo, hi = cluster_bootstrap_mean(d, ids, n_boot, level, seed)
+    p = math.nan
+    if n_perm > 0:
+        obs = abs(seq_sum(s) / len(d))
+        rng = SplitMix64((seed + 1) & 0xFFFFFFFF)
+        count = 0
+        for _ in range(n_perm):
+            S = 0.0
+            for k in range(G):
+                S += -s[k] if rng.below(2) == 1 else s[k]
+            t = abs(S / len(d))
+            if t != obs and abs(t - obs) < 1e-9:
+                raise SystemExit("near-tie in the sign-flip test: change the case")
+            count += t >= obs
+        p = (1 + count) / (1 + n_perm)
+    return [mean, lo, hi, p, len(d), G]
+
+
+def holm(p):
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(len(p), np.nan)
+    idx = np.flatnonzero(~np.isnan(p))
+    m = len(idx)
+    if m == 0:
+        return out
+    order = idx[np.argsort(p[idx], kind="stable")]  # ties: the lower index first
+    scaled = (m - np.arange(m)).astype(np.float64) * p[order]
+    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return out
+
+
+def partial_spearman(x, y, z):
+    n = len(x)
+    if n < 2:
+        return math.nan
+    rx, ry, rz = average_ranks(x), average_ranks(y), average_ranks(z)
+    rxy, rxz, ryz = spearman_from_ranks(rx, ry), spearman_from_ranks(rx, rz), spearman_from_ranks(ry, rz)
+    num = rxy - rxz * ryz
+    den = math.sqrt((1.0 - rxz * rxz) * (1.0 - ryz * ryz)) if not (math.isnan(rxz) or math.isnan(ryz)) else math.nan
+    if math.isnan(num) or not den > 0.0:
+        return math.nan
+    rho = min(1.0, max(-1.0, num / den))
+    # the same number another way: the correlation of the residuals of the ranks of x and y regressed on z's
+    Z = np.column_stack([np.ones(n), rz])
+    ex = rx - Z @ np.linalg.lstsq(Z, rx, rcond=None)[0]
+    ey = ry - Z @ np.linalg.lstsq(Z, ry, rcond=None)[0]
+    check = float(np.dot(ex, ey) / math.sqrt(float(np.dot(ex, ex)) * float(np.dot(ey, ey))))
+    assert abs(check - rho) < 1e-9, (check, rho)
+    return rho
+
+
+def quantiles(x, q):
+    v = [float(t) for t in x if not math.isnan(t)]
+    return [quantile7(v, qq) if v else math.nan for qq in q]
+
+
+def documents(rs, n_docs, sizes, spread, noise):
+    """Values from n_docs documents (a document effect of sd spread, noise sd noise): values and ids."""
+    x, ids = [], []
+    for doc in range(n_docs):
+        mu = float(rs.normal(0.0, spread))
+        k = sizes if isinstance(sizes, int) else int(rs.integers(sizes[0], sizes[1] + 1))
+        for _ in range(k):
+            x.append(mu + float(rs.normal(0.2, noise)))
+            ids.append(doc)
+    return x, ids
+
+
+def clustered_golden():
+    out = {}
+    rs = np.random.Generator(np.random.PCG64(5050))
+    cb = []
+
+    def cb_case(name, x, ids, n_boot, level, seed):
+        mean, lo, hi = cluster_bootstrap_mean(x, ids, n_boot, level, seed)
+        if ids is None and n_boot > 0:  # each value its own cluster: alab_bootstrap_mean's numbers
+            assert (mean, lo, hi) == bootstrap_mean(x, n_boot, level, seed) or math.isnan(mean)
+        cb.append({"name": name, "x": x, "cluster": ids, "n_boot": n_boot, "level": level, "seed": seed,
+                   "mean": mean, "lo": lo, "hi": hi})
+
+    # 25 documents of 5 sentences, a document effect as large as the noise
+    x, ids = documents(rs, 25, 5, 0.5, 0.5)
+    cb_case("documents", x, ids, 1000, 0.95, 3)
+    cb_case("documents_unclustered", x, None, 1000, 0.95, 3)
+    # sizes 1..9, ids not contiguous, negative, interleaved; NaNs, one document all NaN (not a cluster)
+    x, ids = documents(rs, 12, (1, 9), 1.0, 0.3)
+    perm = [int(v) for v in rs.permutation(len(x))]
+    names = [-7, 3, 1000000, 0, -1, 42, 9, 8, 2147483647, -2147483648, 5, 6]
+    x = [x[i] for i in perm]
+    ids = [names[ids[i]] for i in perm]
+    for i in range(len(x)):
+        if ids[i] == 42 or i % 7 == 3:
+            x[i] = math.nan
+    cb_case("interleaved_ids_nan", x, ids, 1000, 0.9, 0xFFFFFFFF)
+    cb_case("two_clusters_few_resamples", [1.0, 2.0, 4.0, 8.0, 16.0], [1, 1, 2, 2, 2], 7, 0.5, 9)
+    cb_case("one_cluster", [0.5, 1.5, math.nan, 4.0], [3, 3, 3, 3], 100, 0.95, 1)
+    cb_case("no_resamples", [0.5, 1.5, 4.0], [1, 2, 3], 0, 0.95, 1)
+    cb_case("none_finite", [math.nan, math.nan], [1, 2], 100, 0.95, 1)
+    y = [float(v) for v in rs.normal(0.3, 1.0, size=40)]
+    y[5] = math.nan
+    cb_case("unclustered_like_bootstrap", y, None, 997, 0.8, 77)
+    out["cluster_bootstrap"] = cb
+
+    pd = []
+
+    def pd_case(name, x_, y_, ids_, n_boot, n_perm, level, seed):
+        pd.append({"name": name, "x": x_, "y": y_, "cluster": ids_, "n_boot": n_boot, "n_perm": n_perm,
+                   "level": level, "seed": seed, "out": paired_diff(x_, y_, ids_, n_boot, n_perm, level, seed)})
+
+    # trained vs random: 125 sentences of 25 documents, a difference of 0.1 with a document effect
+    b, ids = documents(rs, 25, 5, 0.3, 0.2)
+    a = [v + 0.1 + float(rs.normal(0, 0.05)) + (0.15 if i % 5 == 0 else 0.0) for i, v in enumerate(b)]
+    pd_case("documents_effect", a, b, ids, 1000, 2000, 0.95, 5)
+    pd_case("documents_effect_unclustered", a, b, None, 1000, 2000, 0.95, 5)
+    # no effect, NaN on either side, ids interleaved
+    b, ids = documents(rs, 15, (2, 8), 0.4, 0.3)
+    a = [v + float(rs.normal(0, 0.3)) for v in b]
+    perm = [int(v) for v in rs.permutation(len(a))]
+    a, b, ids = [a[i] for i in perm], [b[i] for i in perm], [ids[i] * 3 - 20 for i in perm]
+    a[2] = math.nan
+    b[9] = math.nan
+    a[10] = b[10] = math.nan
+    pd_case("no_effect_nan", a, b, ids, 800, 1500, 0.9, 0xFFFFFFFF)
+    # three clusters: 8 sign patterns, p cannot fall below 2/8 (the identity and the full flip tie)
+    pd_case("three_clusters", [1.0, 1.5, 2.0, 2.5, 3.0, 0.25], [0.0, 0.5, 0.0, 1.0, 1.0, 0.0], [1, 1, 2, 2, 3, 3],
+            200, 400, 0.95, 13)
+    pd_case("no_resamples_no_perm", [1.0, 2.0, 3.0], [0.5, 0.5, 0.5], [1, 2, 3], 0, 0, 0.95, 1)
+    pd_case("no_pairs", [math.nan, 1.0], [2.0, math.nan], [1, 2], 100, 100, 0.95, 1)
+    out["paired"] = pd
+
+    hs = []
+    for p in ([0.01, 0.04, 0.03, 0.005], [0.2, math.nan, 0.2, 0.01, 0.2, math.nan, 0.6],
+              [0.0, 1.0, 0.5, 0.5, 0.25], [0.3], [], [math.nan, math.nan],
+              [float(v) ** 4 for v in rs.uniform(0, 0.6, size=30)], [0.049, 0.051, 0.02, 0.5, 0.9, 0.0001, 0.03]):
+        hs.append({"p": p, "adjusted": [float(v) for v in holm(p)]})
+    out["holm"] = hs
+
+    ps = []
+
+    def ps_case(name, x_, y_, z_):
+        ps.append({"name": name, "x": x_, "y": y_, "z": z_, "rho": partial_spearman(x_, y_, z_)})
+
+    # position confounds both: x and y follow z, and each other only through it (plus a little)
+    z = [float(v) for v in range(60)]
+    x = [v + float(rs.normal(0, 8)) for v in z]
+    y = [v + float(rs.normal(0, 8)) + 0.5 * (x[i] - z[i]) for i, v in enumerate(z)]
+    ps_case("position_confound", x, y, z)
+    ps_case("no_relation", [float(v) for v in rs.normal(size=40)], [float(v) for v in rs.normal(size=40)],
+            [float(v) for v in rs.normal(size=40)])
+    ps_case("ties", [float(v) for v in rs.integers(0, 4, size=30)], [float(v) for v in rs.integers(0, 5, size=30)],
+            [float(v) for v in rs.integers(0, 3, size=30)])
+    ps_case("z_is_x", [1.0, 3.0, 2.0, 5.0, 4.0], [2.0, 1.0, 4.0, 3.0, 5.0], [1.0, 3.0, 2.0, 5.0, 4.0])
+    ps_case("constant_z", [1.0, 3.0, 2.0, 5.0, 4.0], [2.0, 1.0, 4.0, 3.0, 5.0], [7.0] * 5)
+    ps_case("two_values", [1.0, 2.0], [2.0, 1.0], [1.0, 3.0])
+    ps_case("hand_three", [1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [2.0, 1.0, 3.0])
+    out["partial_spearman"] = ps
+
+    qs = []
+    q = [0.0, 0.1, 0.25, 0.5, 0.9, 0.99, 1.0]
+    for x in ([float(v) for v in rs.lognormal(-7, 2, size=101)], [3.0, math.nan, 1.0, 2.0], [5.0],
+              [math.nan], [], [float(v) for v in rs.integers(0, 3, size=17)]):
+        qs.append({"x": x, "q": q, "out": quantiles(x, q)})
+    out["quantiles"] = qs
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the golden cases
 
 def rows_input(rs, T, effect_fn, reading_fn=None):
@@ -301,6 +515,7 @@ def golden():
     cases.append(corr_case("spearman_interleaved_groups", inter, SPEARMAN, 0.0, 4, 1000, 500, 0.95, 31))
     cases.append(corr_case("kendall_interleaved_groups", inter, KENDALL, 0.0, 4, 1000, 500, 0.95, 32))
     out["corr"] = cases
+    out.update(clustered_golden())
     return out
 
 

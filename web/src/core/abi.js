@@ -97,6 +97,7 @@ export const C = Object.freeze({
   LINATTN_EPS: 0.000001,
   EVIDENCE_MAX_N: 4194304,
   FLOW_MAX_EDGES: 1048576,
+  PAIRED_OUT: 6,
   MAX_THREADS: 16,
 });
 
@@ -210,7 +211,8 @@ export const EXPORTS = Object.freeze([
   "alab_wasm_pool_stack_top", "alab_wasm_pool_helper", "alab_wasm_pool_attached", "alab_wasm_pool_parts",
   "alab_wasm_pool_fail", "alab_wasm_pool_stop", "alab_wasm_pool_set_min_work", "alab_wasm_model_set_pool",
   "alab_wasm_pool_selftest", "alab_corr_dataset", "alab_shard_name_ok", "alab_spearman", "alab_kendall_tau_b",
-  "alab_top_k_overlap", "alab_bootstrap_mean", "alab_permute_within_groups", "alab_attention_rollout",
+  "alab_top_k_overlap", "alab_bootstrap_mean", "alab_cluster_bootstrap_mean", "alab_paired_diff", "alab_holm",
+  "alab_partial_spearman", "alab_quantiles", "alab_permute_within_groups", "alab_attention_rollout",
   "alab_attention_flow", "alab_edge_knockout", "alab_token_knockout", "alab_knockout_noise",
   "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode", "alab_resample_draws",
   "alab_activation_patching", "alab_pattern_value_patching", "alab_path_patching",

@@ -27,6 +27,26 @@ export const MEASURE_METHODS = {
   bootstrapMean(mean, lo, hi, x, n, nBoot, level, seed) {
     return this.check(this.fn.alab_bootstrap_mean(mean, lo, hi, x, n, nBoot, level, seed >>> 0));
   },
+  /** alab_cluster_bootstrap_mean (attnlab.h): The mean of the finite values of x[0..n) (NaN skipped) and its cluster bootstrap interval at `level`: whole clusters resampled with replacement. */
+  clusterBootstrapMean(mean, lo, hi, x, cluster, n, nBoot, level, seed) {
+    return this.check(this.fn.alab_cluster_bootstrap_mean(mean, lo, hi, x, cluster, n, nBoot, level, seed >>> 0));
+  },
+  /** alab_paired_diff (attnlab.h): Paired differences d_i = x_i - y_i over the pairs i where neither x_i nor y_i is NaN (a NaN drops the pair; */
+  pairedDiff(out, x, y, cluster, n, nBoot, nPerm, level, seed) {
+    return this.check(this.fn.alab_paired_diff(out, x, y, cluster, n, nBoot, nPerm, level, seed >>> 0));
+  },
+  /** alab_holm (attnlab.h): Holm's (1979) step-down adjustment of p[0..n): the m p-values that are not NaN, sorted ascending (ties: the lower index first), p_(1) <= ... */
+  holm(adjusted, p, n) {
+    return this.check(this.fn.alab_holm(adjusted, p, n));
+  },
+  /** alab_partial_spearman (attnlab.h): Spearman's correlation of x and y with z held fixed: the partial correlation of the average ranks, rho = (r_xy - r_xz r_yz) / sqrt((1 - r_xz^2)(1 - … */
+  partialSpearman(rho, x, y, z, n) {
+    return this.check(this.fn.alab_partial_spearman(rho, x, y, z, n));
+  },
+  /** alab_quantiles (attnlab.h): out[k] = the q[k]-quantile (type 7, as alab_bootstrap_mean) of the finite values of x[0..n) (NaN skipped), k < nq; */
+  quantiles(out, x, n, q, nq) {
+    return this.check(this.fn.alab_quantiles(out, x, n, q, nq));
+  },
   /** alab_permute_within_groups (attnlab.h): The row-permuted baseline of Jain & Wallace: one seeded shuffle of reading in place, inside each run of consecutive points with the same group … */
   permuteWithinGroups(reading, offset, group, nInputs, seed) {
     return this.check(this.fn.alab_permute_within_groups(reading, offset, group, nInputs, seed >>> 0));
@@ -91,7 +111,7 @@ export const MEASURE_METHODS = {
   componentTracing(attn, mlp, ldClean, ldCorrupt, m, clean, corrupt, T, answerClean, answerCorrupt) {
     return this.check(this.fn.alab_component_tracing(attn, mlp, ldClean, ldCorrupt, m, clean, corrupt, T, answerClean, answerCorrupt));
   },
-  /** alab_composition_scores (attnlab.h): Composition scores (Elhage et al. 2021) of every sender head (l, h1) and receiver head (l + 1, h2): scores (3, L - 1, NH, NH) = [kind][l][h1][h2], … */
+  /** alab_composition_scores (attnlab.h): Composition scores (Elhage et al. 2021) of every sender head (l1, h1) and receiver head (l2, h2) in a later layer, l1 < l2 (not only adjacent … */
   compositionScores(scores, null_, m, nNull, seed) {
     return this.check(this.fn.alab_composition_scores(scores, null_, m, nNull, seed >>> 0));
   },
