@@ -330,6 +330,68 @@ export interface TwinModel extends Model {
  */
 export function randomTwin(model: Model, options?: RandomTwinOptions): Promise<TwinModel>;
 
+/** The set measures controlledEvidence runs (web/src/verdicts.js). */
+export type ControlledKind = 'edgeKnockoutSet' | 'tokenKnockoutSet';
+export interface ControlledEvidenceOptions {
+  /** the twins to run beside the trained model (default both; [] for none) */
+  twins?: TwinKind[];
+  /** the twins' seed (default 1) */
+  twinSeed?: number;
+  /** one cluster id per input (default: the documents of 'heldout', else each input its own) */
+  clusters?: (string | number)[];
+  onProgress?: (e: { stage: string }) => void;
+  /** the measure's own options (limit, layer, head, knockout, mode, nBoot, nPerm, seed, level, epsilon, …) */
+  [measureOption: string]: unknown;
+}
+/** A mean over inputs with its cluster-bootstrap interval (stats.js clusterBootstrapMean). */
+export interface ClusteredInterval {
+  mean: number | null; lo: number | null; hi: number | null;
+  /** inputs with a value, and the clusters they fall in */
+  n: number; nClusters: number;
+}
+/** x − y on the same inputs (stats.js pairedDiff), with Holm's adjustment over the table. */
+export interface PairedDifference {
+  mean: number | null; lo: number | null; hi: number | null;
+  /** two-sided, cluster sign-flip permutations */
+  p: number | null;
+  /** p adjusted by Holm over every comparison of the table */
+  pHolm: number | null;
+  nPairs: number; nClusters: number;
+}
+export interface ControlledComparison { value: ClusteredInterval; diff: PairedDifference }
+/** One reading of the trained model against its controls. */
+export interface ControlledFocus {
+  /** e.g. 'weights/local' (edges) or 'rollout' (tokens) */
+  name: string;
+  label: string;
+  trained: ClusteredInterval;
+  /** the same number on each twin, and trained − twin */
+  twins: Partial<Record<TwinKind, ControlledComparison>>;
+  /** each position reading, and the reading − it */
+  positions: (ControlledComparison & { name: string; label: string })[];
+  /** the sentences that say what the comparisons show, including when a control comes out the same */
+  verdict: string[];
+}
+export interface ControlledEvidence {
+  kind: ControlledKind;
+  set: EvidenceSetName | 'list';
+  n: number;
+  /** how many clusters the inputs fall in */
+  clusters: number;
+  clusteredBy: 'document' | 'input';
+  nBoot: number; nPerm: number; level: number; seed: number;
+  trained: EdgeKnockoutSet | TokenKnockoutSet;
+  twins: Partial<Record<TwinKind, { twin: TwinInfo; result: EdgeKnockoutSet | TokenKnockoutSet }>>;
+  focus: ControlledFocus[];
+  /** how many paired comparisons Holm adjusted over */
+  comparisons: number;
+}
+/**
+ * A set measure on the model and on its random-weight twins, on the same inputs, with position controls, intervals
+ * clustered by document, paired differences, Holm's correction and verdict sentences (docs/evidence.md § 5).
+ */
+export function controlledEvidence(model: Model, kind: ControlledKind, set: EvidenceSet, options?: ControlledEvidenceOptions): Promise<ControlledEvidence>;
+
 /** Matrices are flat, row-major T×T arrays (row = query). */
 export type Matrix = ArrayLike<number>;
 
@@ -781,6 +843,12 @@ export interface EdgeKnockoutSet {
   last: EdgeSetReadings;
   /** the value-weighted reading A_h[i][j] ‖v_j W_O^h‖ against E and E_last (docs/evidence.md § 9) */
   valueWeighted: Record<'local' | 'last', { spearman: CorrSummary; kendall: CorrSummary }>;
+  /** readings that know only positions: recency −(i − j), the first token, the diagonal, earliness −j */
+  positions: Record<'recency' | 'first' | 'diagonal' | 'early', EdgePositionReading>;
+  /** the sizes of E (local) and E_last (last; row T − 1 only in the last layer) */
+  effects: { local: EffectSizes; last: EffectSizes };
+  /** attention against only the local effects of at least `threshold` nats */
+  aboveThreshold: { threshold: number; local: TokenSetReading };
   /** the mean per-row Spearman (rows of at least 4 keys), averaged over inputs */
   rows: Omit<Interval, 'n'>;
   /** the top-T overlap of attention and E over all causal pairs, averaged over inputs */
@@ -795,6 +863,18 @@ export interface TokenSetReading extends CorrSummary {
   stat: 'spearman';
   perInput: (number | null)[];
 }
+/** How large the effects are, pooled over every point of every input (nats, |effect|). */
+export interface EffectSizes {
+  n: number; median: number | null; p90: number | null; p99: number | null; max: number | null;
+  /** the practical threshold (1e-3 nats) and how many points reach it */
+  threshold: number; nAbove: number;
+}
+/** A position reading of the edges, through the same summary as the weights (local and last rho, per input). */
+export interface EdgePositionReading {
+  local: Omit<CorrSummary, never>;
+  last: Omit<CorrSummary, never>;
+  perInput: { local: number | null; last: number | null }[];
+}
 export interface TokenKnockoutSet {
   set: EvidenceSetName | 'list';
   n: number;
@@ -806,6 +886,12 @@ export interface TokenKnockoutSet {
   readings: { lastLayer: TokenSetReading; rollout: TokenSetReading; flow: TokenSetReading; valueWeighted: TokenSetReading };
   /** Jain & Wallace's baseline: the last layer's reading shuffled once within each input (seed + 2) */
   baselines: { permuted: TokenSetReading };
+  /** readings that know only where a token is: recency j − (T − 1), the first token, earliness −j */
+  positions: Record<'recency' | 'first' | 'early', TokenSetReading>;
+  /** the sizes of the effects, pooled */
+  effects: EffectSizes;
+  /** each reading against only the effects of at least `threshold` nats */
+  aboveThreshold: { threshold: number; lastLayer: TokenSetReading; rollout: TokenSetReading; flow: TokenSetReading; valueWeighted: TokenSetReading };
   perInput: { T: number; lastLayer: number | null; rollout: number | null; flow: number | null; valueWeighted: number | null }[];
 }
 

@@ -406,7 +406,10 @@ describe('the tables cover every export', () => {
     // case names start with the function or method they call
     const names = [...MODEL_CASES, ...RESULT_CASES, ...ANALYSIS_CASES, ...PROTO_WORDS, ...LINEAGE_CASES].map(([n]) => n);
     const hit = (f) => names.some((n) => n.startsWith(`${f}(`) || n.startsWith(`${f}:`));
-    const fns = Object.keys(api).filter((k) => typeof api[k] === 'function' && k !== 'AttnlabError' && k !== 'loadModel');
+    // the async functions return a rejected promise, not a throw: loadModel (loading.test.js), randomTwin
+    // (twins.test.js) and controlledEvidence (verdicts.test.js) test their bad arguments there
+    const ASYNC = ['loadModel', 'randomTwin', 'controlledEvidence'];
+    const fns = Object.keys(api).filter((k) => typeof api[k] === 'function' && k !== 'AttnlabError' && !ASYNC.includes(k));
     expect(fns.filter((f) => !hit(f))).toEqual([]);
     const methods = (o) => Object.getOwnPropertyNames(Object.getPrototypeOf(o)).filter((k) => k !== 'constructor' && typeof o[k] === 'function');
     expect([...methods(m), ...methods(r)].filter((k) => !hit(k) && k !== 'dispose' && k !== 'memoryUsage')).toEqual([]);

@@ -20,8 +20,9 @@ const WORKER_PUBLIC = [
 ];
 // The lineage demos (web/src/lineage.js) are in the main entry only: they run
 // on their own small wasm instance, synchronously, and need no worker.
-// randomTwin (web/src/twins.js) too: it builds a Model on the main thread from the trained one's files.
-const PUBLIC = [...WORKER_PUBLIC, 'GLYPH_SIDE', 'HOPFIELD_CAPACITY', 'Lineage', 'loadLineage', 'randomTwin'].sort();
+// randomTwin (web/src/twins.js) too: it builds a Model on the main thread from the trained one's files; and
+// controlledEvidence (web/src/verdicts.js), which builds twins.
+const PUBLIC = [...WORKER_PUBLIC, 'GLYPH_SIDE', 'HOPFIELD_CAPACITY', 'Lineage', 'loadLineage', 'randomTwin', 'controlledEvidence'].sort();
 // 'attnlab/widget' (web/src/widget/index.js): the custom elements and their configuration.
 const WIDGET_PUBLIC = ['AttnlabFigure', 'AttnlabLab', 'CHAPTER_SENTENCE', 'FIGURES', 'VERSION', 'configure', 'stats'];
 

@@ -12,3 +12,4 @@ export { alignTokens, nextTokenDiff } from './counterfactual.js';
 export { loadLineage, Lineage, GLYPH_SIDE, HOPFIELD_CAPACITY } from './lineage.js';
 // Random-weight twins of a gpt2 model (the control of issue 50): a new Model on the main thread, so not in the worker entry.
 export { randomTwin } from './twins.js';
+export { controlledEvidence } from './verdicts.js';
