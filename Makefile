@@ -18,7 +18,7 @@ CORE_SRC := c/src/errors.c c/src/json.c c/src/safetensors.c c/src/bpe.c c/src/to
             c/src/family.c c/src/load.c c/src/forward.c c/src/attention.c c/src/generate.c c/src/results.c c/src/analysis.c c/src/hopfield.c c/src/linattn.c c/src/heads.c c/src/parallel.c \
             c/src/jobs.c c/src/mask.c \
             c/src/interventions.c c/src/stats.c c/src/readings.c c/src/evidence.c c/src/evidence_set.c \
-            c/src/circuits.c
+            c/src/circuits.c c/src/backward.c
 NATIVE_SRC := $(CORE_SRC) c/src/io.c
 CORE_HDR := c/include/attnlab.h $(wildcard c/src/*.h)
 NATIVE_OBJ := $(patsubst c/src/%.c,$(B)/obj/%.o,$(NATIVE_SRC))

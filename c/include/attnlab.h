@@ -1031,6 +1031,74 @@ ALAB_MEASURE int alab_component_tracing(float *attn, float *mlp, double *ld_clea
  * ALAB_ERANGE for n_null outside [0, 100000]. */
 ALAB_MEASURE int alab_composition_scores(float *scores, double *null, alab_model *m, int n_null, uint32_t seed);
 
+/* ------------------------------------------------------------------------ */
+/* Reverse mode: gradients of a run (backward.c; docs/architecture.md,      */
+/* "Reverse mode")                                                            */
+/* ------------------------------------------------------------------------ */
+/* A tape: a run of the model (alab_forward itself, so its result is a normal run's, bit for bit) and what its
+ * backward needs: the residual stream entering every layer and leaving the last one, (L + 1, T, C) floats, the
+ * last position's logits (V), the ids and a copy of the options. Memory: 4 ((L + 1) T C + 2 V + T) bytes plus
+ * the interventions; each alab_backward allocates, for its own duration, 4 [T (9 C + 6 F + 2 (DQ + 2 DKV) + DQ)
+ * + 2 max(C (DQ + 2 DKV), DQ C, C F) + 32 T + min(T, 32) (V + 2 C)] bytes (F the MLP's inner size, DKV =
+ * n_kv_head head_dim) and uses the model's activations for T tokens (L n_head T^2 floats of attention among
+ * them). When tape, scratch and activations together would pass ALAB_BACKWARD_MAX_BYTES, alab_tape_forward
+ * refuses with ALAB_ELIMIT and the sizes needed, before allocating or running anything.
+ * The tape holds no pointer into the model's buffers: later runs of the model do not change it (it must be used
+ * with the model that made it, and freed before that model is). */
+typedef struct alab_tape alab_tape;
+#define ALAB_BACKWARD_MAX_BYTES (1ull << 30)  /* tape + backward scratch, and a gradient block: 1 GiB */
+
+/* The scalar a backward differentiates, of the run's logits:
+ *   LOGIT_DIFF  logit[a] - logit[b] at the last position;
+ *   LOGPROB     log p(a) at the last position (log-softmax of the logits);
+ *   KL          KL(p_plain || p_run) at the last position, p_plain the next-token distribution of the unmodified
+ *               run (the same ids, no interventions, the default mask and scale; computed once per tape, one more
+ *               forward unless the tape's run is itself unmodified, where KL and its gradient are 0);
+ *   LOSS        the mean next-token loss, (1 / (T - 1)) sum over t < T - 1 of -log p(ids[t + 1] | ids[..t]). */
+enum { ALAB_METRIC_LOGIT_DIFF = 0, ALAB_METRIC_LOGPROB = 1, ALAB_METRIC_KL = 2, ALAB_METRIC_LOSS = 3 };
+
+/* The parts of a gradient block, each the derivative of the metric with respect to (DQ = n_head head_dim):
+ *   EMBED     (T, C)          the input token embeddings wte[ids[t]] (the rows looked up; Gemma: before its
+ *                             sqrt(hidden) scale, so this is that scale times RESID[0])
+ *   RESID     (L + 1, T, C)   the residual stream entering layer l at position t; [L]: leaving the last layer
+ *   HEAD_OUT  (L, T, DQ)      each head's output as the output projection reads it (after an ablation: the
+ *                             derivative with respect to the value fed in, defined for an ablated head too);
+ *                             head h at columns [h head_dim, (h + 1) head_dim)
+ *   ATTN      (L, NH, T, T)   the attention probabilities as y = A v uses them (after a hard do), row = query;
+ *                             every cell, masked ones too (A is 0 there); 0 for an ablated head
+ *   SCORES    (L, NH, T, T)   the softmax's input (q.k scale + a soft do's lambda) on the keys the mask lets
+ *                             through; 0 elsewhere, on rows a hard do replaced and for an ablated head
+ *   Q         (L, T, DQ)      q as the scores read it (after weight edits, q_norm and the rotary positions)
+ *   K, V      (L, T, DKV)     k and v of each key/value head (DKV = n_kv_head head_dim), likewise
+ *   MLP_OUT   (L, T, C)       the MLP's output as added to the residual (Gemma: after its post-norm); this
+ *                             equals RESID[l + 1] (each sublayer's output is added to the stream)
+ * A block holds the parts asked for (want: a bit 1 << ALAB_GRAD_* per part) in this order, back to back. */
+enum { ALAB_GRAD_EMBED = 0, ALAB_GRAD_RESID = 1, ALAB_GRAD_HEAD_OUT = 2, ALAB_GRAD_ATTN = 3, ALAB_GRAD_SCORES = 4,
+       ALAB_GRAD_Q = 5, ALAB_GRAD_K = 6, ALAB_GRAD_V = 7, ALAB_GRAD_MLP_OUT = 8, ALAB_GRAD_PARTS = 9 };
+#define ALAB_GRAD_ALL 511 /* every part: (1 << ALAB_GRAD_PARTS) - 1 */
+
+/* offsets (ALAB_GRAD_PARTS + 1): where each part starts in a block for T tokens of m, in floats (a part not
+ * wanted has the size 0), and offsets[ALAB_GRAD_PARTS] the block's size. ALAB_ELIMIT when the block would pass
+ * ALAB_BACKWARD_MAX_BYTES, ALAB_EEMPTY (T = 0), ALAB_ETOOLONG, ALAB_EINVAL (NULL, a bit outside ALAB_GRAD_ALL). */
+ALAB_MEASURE int alab_grad_layout(size_t *offsets, const alab_model *m, int T, int want);
+/* Run ids with opts (NULL: a plain run) and keep its tape in *out (alab_tape_free). Do (hard, soft), ablation,
+ * the weight edits, masks, the scale and the q/k capture are allowed; knockouts, patches, the residual and
+ * head-output captures and start_layer are ALAB_EINVAL (not differentiated). Errors are alab_forward's, and
+ * ALAB_ELIMIT (see above); on any error *out is NULL and nothing stays allocated. */
+int alab_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T, const alab_run_opts *opts);
+void alab_tape_free(alab_tape *tp);
+/* The tape's own size in bytes (0 for NULL). */
+size_t alab_tape_bytes(const alab_tape *tp);
+/* The gradient of `metric` (ALAB_METRIC_*, answers a and b as it says; b is read by LOGIT_DIFF only) of the
+ * tape's run into grads (n_grads floats, the layout of alab_grad_layout for want), and the metric's value into
+ * *value (may be NULL). Gradients are bit for bit the same on any number of threads. A tape serves any number
+ * of backward calls. The model's activations are the backward's scratch: alab_result_* have no run afterwards
+ * (alab_result_T is 0) until the next forward. ALAB_EINVAL (NULL, a tape of another model, an unknown metric,
+ * bad want), ALAB_ERANGE (an answer outside [0, V), a block smaller than the layout), ALAB_EEMPTY (LOSS with
+ * T < 2), ALAB_ELIMIT, ALAB_ENOMEM, ALAB_ETHREAD. */
+ALAB_MEASURE int alab_backward(float *grads, size_t n_grads, double *value, alab_model *m, alab_tape *tp, int metric,
+                               int a, int b, int want);
+
 #ifdef __cplusplus
 }
 #endif

@@ -374,19 +374,12 @@ static int float_to_index(int *out, float x, int i, const char *what) {
     return ALAB_OK;
 }
 
-/* alab_forward with flat options.
- *   interv       (n_interv, IV_FLOATS) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
- *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
- *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
- *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
- *   cap_layer, cap_head   capture q/k of this head, -1 for none
- * Returns 0 or ALAB_E*; results are read with alab_result_*. */
-EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
-                                           const float *interv, int n_interv, int mask,
-                                           int window, const int *layer_mask,
-                                           const int *layer_window, int scale_override,
-                                           float scale, int cap_layer, int cap_head) {
-    if (!m) return alab_fail(ALAB_EINVAL, "forward: no model");
+/* Flat options into o: interv (n_interv, IV_FLOATS) floats read into *iv (malloc'd, the caller frees it; NULL
+ * for none), the rest as alab_wasm_forward says. */
+static int flat_opts(alab_run_opts *o, alab_intervention **iv_out, const float *interv, int n_interv, int mask,
+                     int window, const int *layer_mask, const int *layer_window, int scale_override, float scale,
+                     int cap_layer, int cap_head) {
+    *iv_out = NULL;
     if (n_interv < 0 || (n_interv > 0 && !interv))
         return alab_fail(ALAB_EINVAL, "forward: bad intervention list (%d)", n_interv);
     if (n_interv > ALAB_MAX_INTERVENTIONS)
@@ -409,21 +402,60 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
         iv[i].lambda = f[IV_LAMBDA]; /* alab_forward checks both (ALAB_ENAN) */
         iv[i].alpha = f[IV_ALPHA];
     }
-    if (rc == ALAB_OK) {
-        alab_run_opts o;
-        alab_run_opts_init(&o);
-        o.interventions = iv;
-        o.n_interventions = n_interv;
-        o.mask = mask;
-        o.window = window;
-        o.layer_mask = layer_mask;
-        o.layer_window = layer_window;
-        o.scale_override = scale_override;
-        o.scale = scale;
-        o.capture_layer = cap_layer;
-        o.capture_head = cap_head;
-        rc = alab_forward(m, ids, T, &o);
+    if (rc != ALAB_OK) {
+        free(iv);
+        return rc;
     }
+    alab_run_opts_init(o);
+    o->interventions = iv;
+    o->n_interventions = n_interv;
+    o->mask = mask;
+    o->window = window;
+    o->layer_mask = layer_mask;
+    o->layer_window = layer_window;
+    o->scale_override = scale_override;
+    o->scale = scale;
+    o->capture_layer = cap_layer;
+    o->capture_head = cap_head;
+    *iv_out = iv;
+    return ALAB_OK;
+}
+
+/* alab_forward with flat options.
+ *   interv       (n_interv, IV_FLOATS) floats: kind, layer, head (-1 = all), row, col, lambda, alpha
+ *   mask, window ALAB_MASK_* for every layer, W for ALAB_MASK_WINDOW
+ *   layer_mask   optional (L) per-layer ALAB_MASK_*, layer_window optional (L)
+ *   scale_override, scale   nonzero: scores use `scale` instead of 1/sqrt(HS)
+ *   cap_layer, cap_head   capture q/k of this head, -1 for none
+ * Returns 0 or ALAB_E*; results are read with alab_result_*. */
+EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
+                                           const float *interv, int n_interv, int mask,
+                                           int window, const int *layer_mask,
+                                           const int *layer_window, int scale_override,
+                                           float scale, int cap_layer, int cap_head) {
+    if (!m) return alab_fail(ALAB_EINVAL, "forward: no model");
+    alab_run_opts o;
+    alab_intervention *iv;
+    int rc = flat_opts(&o, &iv, interv, n_interv, mask, window, layer_mask, layer_window, scale_override, scale,
+                       cap_layer, cap_head);
+    if (rc == ALAB_OK) rc = alab_forward(m, ids, T, &o);
+    free(iv);
+    return rc;
+}
+
+/* alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture): *out receives the tape, a
+ * wasm address (alab_tape_free frees it). */
+EMSCRIPTEN_KEEPALIVE ALAB_MEASURE int alab_wasm_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T,
+                                                             const float *interv, int n_interv, int mask, int window,
+                                                             const int *layer_mask, const int *layer_window,
+                                                             int scale_override, float scale) {
+    if (!out) return alab_fail(ALAB_EINVAL, "tape forward: NULL out");
+    *out = NULL;
+    if (!m) return alab_fail(ALAB_EINVAL, "tape forward: no model");
+    alab_run_opts o;
+    alab_intervention *iv;
+    int rc = flat_opts(&o, &iv, interv, n_interv, mask, window, layer_mask, layer_window, scale_override, scale, -1, -1);
+    if (rc == ALAB_OK) rc = alab_tape_forward(out, m, ids, T, &o);
     free(iv);
     return rc;
 }

@@ -17,7 +17,7 @@ export default defineConfig({
     // (real configs and tokenizers; its forward passes are the families' kernels, which families.test.js
     // runs here) and tokenizer-json — about a minute of the suite's two minutes (tests/README.md)
     include: [
-      'analysis', 'boundary', 'browser-worker', 'builtin-circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
+      'analysis', 'backward', 'boundary', 'browser-worker', 'builtin-circuits', 'circuit', 'circuits', 'counterfactual', 'errors',
       'evidence-sets-api', 'evidence', 'families', 'heads', 'heads-synthetic', 'lineage', 'memory', 'model',
       'readable', 'relaxed', 'threads', 'threads-api', 'trained', 'wasm-forward', 'worker',
     ].map((f) => `tests/js/${f}.test.js`),

@@ -115,6 +115,18 @@ export const MEASURE_METHODS = {
   compositionScores(scores, null_, m, nNull, seed) {
     return this.check(this.fn.alab_composition_scores(scores, null_, m, nNull, seed >>> 0));
   },
+  /** alab_grad_layout (attnlab.h): offsets (ALAB_GRAD_PARTS + 1): where each part starts in a block for T tokens of m, in floats (a part not wanted has the size 0), and … */
+  gradLayout(offsets, m, T, want) {
+    return this.check(this.fn.alab_grad_layout(offsets, m, T, want));
+  },
+  /** alab_backward (attnlab.h): The gradient of `metric` (ALAB_METRIC_*, answers a and b as it says; */
+  backward(grads, nGrads, value, m, tp, metric, a, b, want) {
+    return this.check(this.fn.alab_backward(grads, nGrads, value, m, tp, metric, a, b, want));
+  },
+  /** alab_wasm_tape_forward (wasm_api.c): alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture): *out receives the tape, a wasm address (alab_tape_free frees it). */
+  wasmTapeForward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale) {
+    return this.check(this.fn.alab_wasm_tape_forward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale));
+  },
   /** alab_corr_dataset_flat (wasm_api.c): alab_corr_dataset with its spec as arguments and its summary as 11 doubles (mean, lo, hi, null_mean, null_lo, null_hi, p, p_greater, n_defined, … */
   corrDatasetFlat(out, perInput, nInputs, offset, reading, effect, group, stat, eps, minPoints, nBoot, nPerm, level, seed) {
     return this.check(this.fn.alab_corr_dataset_flat(out, perInput, nInputs, offset, reading, effect, group, stat, eps, minPoints, nBoot, nPerm, level, seed >>> 0));

@@ -422,6 +422,9 @@ export class AttnlabWasm {
 
   modelFree(m) { this.fn.alab_model_free(m); }
 
+  /** Free a tape of alab_wasm_tape_forward (the reverse mode's, backward.c); 0 is nothing. */
+  tapeFree(tp) { this.fn.alab_tape_free(tp); }
+
   // ---- threads -----------------------------------------------------------
 
   /** Threads a run of this instance uses (1 without helpers). */
