@@ -308,7 +308,9 @@ describe('the JS API: the same work budget, receivers once, -0 is 0', async () =
     const pairArgs = ['the cat sat on the mat', 'the dog sat on the mat'];
     expect(msgOf(() => t.pathPatching(...pairArgs, { receivers: [{ input: 'logits' }, { layer: 1, head: 0, input: 'k' }, { input: 'logits' }] })))
       .toMatch(/receiver 2 repeats receiver 0; give each receiver once/);
-    expect(codeOf(() => t.pathPatching(...pairArgs, { receivers: Array(4096).fill({ layer: 1, head: 0, input: 'q' }) }))).toBe('EINVAL');
+    // more receivers than the model has (3 per head and the logits) is ELIMIT, checked before any is read (issue 53)
+    expect(codeOf(() => t.pathPatching(...pairArgs, { receivers: Array(4096).fill({ layer: 1, head: 0, input: 'q' }) }))).toBe('ELIMIT');
+    expect(codeOf(() => t.pathPatching(...pairArgs, { receivers: Array(3).fill({ layer: 1, head: 0, input: 'q' }) }))).toBe('EINVAL');
     expect(t.pathPatching(...pairArgs, { receivers: [{ layer: 1, head: 0, input: 'q' }, { layer: 1, head: 0, input: 'k' }] }).senders).toHaveLength(2);
     const pairs = [[...pairArgs, [5, 6]]];
     expect(codeOf(() => t.pathPatchingSet(pairs, { receivers: [{ input: 'logits' }, { input: 'logits' }] }))).toBe('EINVAL');

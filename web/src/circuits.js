@@ -10,6 +10,7 @@
 import { AttnlabError } from './core/errors.js';
 import { SET_DEFAULTS, SET_POINTS, bootstrapMean, checkSetPoints, gapShortfall, intervalsOf } from './evidence.js';
 import { checkIndex } from './analysis.js';
+import { checkObject, denseArray, lookup, show, table } from './options.js';
 import { splitmix64, quantile7 } from './core/rng.js';
 
 const f64 = (w, p) => new DataView(w.memory.buffer).getFloat64(p, true);
@@ -26,9 +27,20 @@ function checkPair(clean, corrupt) {
     throw new AttnlabError('EINVAL', `the clean input has ${clean.length} tokens and the corrupted one ${corrupt.length}: patching needs equal lengths`);
 }
 
-export const DIRECTIONS = Object.freeze({ denoise: 0, noise: 1 });
+// null-prototype tables: a direction or receiver input of 'toString' or '__proto__' is not in them (lookup)
+export const DIRECTIONS = table({ denoise: 0, noise: 1 });
 export const PATCH_KINDS = Object.freeze(['pattern', 'value', 'both']);
-export const RECEIVER_INPUTS = Object.freeze({ q: 0, k: 1, v: 2, logits: 3 });
+export const RECEIVER_INPUTS = table({ q: 0, k: 1, v: 2, logits: 3 });
+
+/** A direction of path patching checked: 'denoise' or 'noise' (EINVAL otherwise, ETYPE for a non-string). */
+export function checkDirection(where, direction) {
+  if (lookup(DIRECTIONS, direction) === undefined)
+    throw new AttnlabError(typeof direction === 'string' ? 'EINVAL' : 'ETYPE', `${where}: direction is 'denoise' or 'noise', not ${show(direction)}`);
+  return direction;
+}
+
+/** The most receivers a model allows: each input (q, k, v) of each head once, and the logits. */
+export const maxReceivers = (nLayer, nHead) => 3 * nLayer * nHead + 1;
 
 /** Pattern vs value patching: grid[direction][kind] = Float32Array (L * NH), directions denoise/noise, kinds pattern/value/both. */
 export function patternValuePatching(w, h, clean, corrupt, { answers, nLayer, nHead }) {
@@ -46,10 +58,13 @@ export function patternValuePatching(w, h, clean, corrupt, { answers, nLayer, nH
   });
 }
 
-function receiverOf(r, nLayer, nHead) {
-  if (!r || typeof r !== 'object') throw new AttnlabError('ETYPE', 'a receiver is {layer, head, input} or {input: \'logits\'}');
-  const input = RECEIVER_INPUTS[r.input];
-  if (input === undefined) throw new AttnlabError('EINVAL', `a receiver's input is 'q', 'k', 'v' or 'logits', not ${JSON.stringify(r.input)}`);
+function receiverOf(given, k, nLayer, nHead) {
+  if (!given || typeof given !== 'object' || Array.isArray(given))
+    throw new AttnlabError('ETYPE', 'a receiver is {layer, head, input} or {input: \'logits\'}');
+  const r = checkObject(`receivers[${k}]`, given, ['layer', 'head', 'input']);
+  const input = lookup(RECEIVER_INPUTS, r.input);
+  if (input === undefined)
+    throw new AttnlabError(typeof r.input === 'string' ? 'EINVAL' : 'ETYPE', `receivers[${k}]: a receiver's input is 'q', 'k', 'v' or 'logits', not ${show(r.input)}`);
   if (input === RECEIVER_INPUTS.logits) return [0, 0, input];
   return [checkIndex('receiver layer', r.layer, 0, nLayer - 1), checkIndex('receiver head', r.head, 0, nHead - 1), input];
 }
@@ -60,7 +75,14 @@ function receiverOf(r, nLayer, nHead) {
  */
 export function receiversOf(receivers, nLayer, nHead) {
   if (!Array.isArray(receivers) || receivers.length === 0) throw new AttnlabError('ETYPE', 'receivers must be a non-empty list');
-  const R = receivers.map((r) => receiverOf(r, nLayer, nHead)), seen = new Map();
+  // the size first (2e7 receivers once grew wasm memory to 1.2 GB before ERANGE), then the holes (a hole once
+  // reached C as whatever triple an earlier call left in wasm memory)
+  const max = maxReceivers(nLayer, nHead);
+  if (receivers.length > max)
+    throw new AttnlabError('ELIMIT', `${receivers.length} receivers, more than the ${max} this model has (q, k and v of each of its ` +
+      `${nLayer * nHead} heads, and the logits), checked before any is read; give each receiver once`);
+  denseArray('receivers', receivers);
+  const R = receivers.map((r, k) => receiverOf(r, k, nLayer, nHead)), seen = new Map();
   R.forEach((r, k) => {
     const key = r.join('.');
     if (seen.has(key)) throw new AttnlabError('EINVAL', `receiver ${k} repeats receiver ${seen.get(key)}; give each receiver once`);
@@ -69,10 +91,14 @@ export function receiversOf(receivers, nLayer, nHead) {
   return R;
 }
 
+const INPUT_NAMES = ['q', 'k', 'v', 'logits'];
+/** A checked receiver as the result gives it back: {input: 'logits'} or {layer, head, input}. */
+const receiverEcho = ([layer, head, input]) => (INPUT_NAMES[input] === 'logits' ? { input: 'logits' } : { layer, head, input: INPUT_NAMES[input] });
+
 /** Path patching: out[k] = Float32Array (L * NH) of sender scores for receivers[k] (NaN where the sender is not below). */
 export function pathPatching(w, h, clean, corrupt, { answers, receivers, direction = 'denoise', freezeMlp = false, nLayer, nHead }) {
   checkPair(clean, corrupt);
-  if (!(direction in DIRECTIONS)) throw new AttnlabError('EINVAL', `direction is 'denoise' or 'noise', not ${JSON.stringify(direction)}`);
+  checkDirection('pathPatching', direction);
   const T = clean.length, LH = nLayer * nHead, R = receiversOf(receivers, nLayer, nHead);
   return w.scoped((alloc) => {
     const pc = withIds(w, clean, alloc), pd = withIds(w, corrupt, alloc);
@@ -82,7 +108,7 @@ export function pathPatching(w, h, clean, corrupt, { answers, receivers, directi
       DIRECTIONS[direction], freezeMlp ? 1 : 0);
     const o = w.readF32(pO, LH * R.length);
     return { T, nLayer, nHead, answers: answers.slice(), direction, freezeMlp: !!freezeMlp, ldClean: f64(w, pLc), ldCorrupt: f64(w, pLd),
-             receivers: receivers.map((r) => ({ ...r })), senders: R.map((_, k) => o.slice(k * LH, (k + 1) * LH)) };
+             receivers: R.map(receiverEcho), senders: R.map((_, k) => o.slice(k * LH, (k + 1) * LH)) };
   });
 }
 
@@ -229,7 +255,7 @@ export function* patternValueSetSteps(w, h, pairs, { nLayer, nHead, minGap = 1, 
 export function* pathPatchingSetSteps(w, h, pairs, { nLayer, nHead, receivers, direction = 'denoise', freezeMlp = false, minGap = 1, ...s }) {
   const per = [], skipped = [], LH = nLayer * nHead, stat = statOf(s);
   yield* eachPair(pairs, minGap, (p) => pathPatching(w, h, p.clean, p.corrupt, { answers: p.answers, receivers, direction, freezeMlp, nLayer, nHead }), per, skipped);
-  return { n: per.length, skipped, minGap, nLayer, nHead, ...stat, direction, freezeMlp: !!freezeMlp, receivers: receivers.map((r) => ({ ...r })),
+  return { n: per.length, skipped, minGap, nLayer, nHead, ...stat, direction, freezeMlp: !!freezeMlp, receivers: receiversOf(receivers, nLayer, nHead).map(receiverEcho),
            senders: receivers.map((_, k) => intervalsOf(w, per.map((p) => Array.from(p.senders[k], nanToNull)), LH, stat)),
            perInput: per.map((p) => ({ index: p.index, T: p.T, answers: p.answers, ldClean: p.ldClean, ldCorrupt: p.ldCorrupt,
              senders: p.senders.map((v) => Array.from(v, nanToNull)) })) };

@@ -19,7 +19,12 @@ import { setInputs, setPairs } from './sets.js';
 import { checkWork } from './work.js';
 import {
   INT_MAX, checkOptions, textBytes, parseMask, parseInterventions, progressOptions, knockoutMode, setStats,
+  denseArray, lookup, show, table,
 } from './options.js';
+
+const MASK_MODES = table(MASKS);
+// the token knockout's modes (tokenMode)
+const TOKEN_MODES = table({ column: 'column', delete: 'delete', replace: 'replace' });
 
 /** A measure's options, checked against the names its row of measure-table.js lists. */
 function optionsOf(name, options) {
@@ -91,8 +96,10 @@ export function dagProfile(m, inputs, options) {
   const o = optionsOf('dagProfile', options);
   const maskName = o.mask === undefined ? 'causal' : o.mask;
   if (maskName !== 'causal' && maskName !== 'full')
-    throw new AttnlabError('EINVAL', `dagProfile: options.mask must be 'causal' or 'full', got ${String(maskName)}`);
-  const list = Array.isArray(inputs) && inputs.length > 0 && typeof inputs[0] !== 'number' ? inputs : [inputs];
+    throw new AttnlabError(typeof maskName === 'string' ? 'EINVAL' : 'ETYPE', `dagProfile: options.mask must be 'causal' or 'full', got ${show(maskName)}`);
+  // a list of inputs, or one input (ids: numbers); a list is dense and holds at most EVIDENCE_MAX_N inputs
+  const list = Array.isArray(inputs) && inputs.length > 0 && typeof inputs[0] !== 'number'
+    ? denseArray('dagProfile: inputs', inputs, C.EVIDENCE_MAX_N) : [inputs];
   const { nLayer, nHead } = m.config;
   const idsList = list.map((x) => m.idsOf(x)); // check every input before running any
   idsList.forEach((ids, k) => {
@@ -103,7 +110,7 @@ export function dagProfile(m, inputs, options) {
   const mean = { head: new Float64Array(nLayer * nHead), layer: new Float64Array(nLayer), overall: 0, null: 0 };
   const sentences = idsList.map((ids) => {
     const T = ids.length;
-    w.forward(m.h, ids, { mask: MASKS[maskName] });
+    w.forward(m.h, ids, { mask: lookup(MASK_MODES, maskName) });
     const p = w.dagProfile(w.resultAttention(m.h), nLayer, nHead, T);
     const overall = p.layer.reduce((a, b) => a + b, 0) / nLayer;
     let nul = 0; // the layers' mean, as overall: each layer's own mask under 'causal'
@@ -159,8 +166,8 @@ function defaultNeutral(m) {
 // The token knockout's mode (column, columnZero, delete, replace) and neutral token from options.
 function tokenMode(m, where, o) {
   let mode = o.mode ?? 'column';
-  if (!['column', 'delete', 'replace'].includes(mode))
-    throw new AttnlabError('EINVAL', `${where}: options.mode must be 'column', 'delete' or 'replace', not ${JSON.stringify(mode)}`);
+  if (lookup(TOKEN_MODES, mode) === undefined)
+    throw new AttnlabError(typeof mode === 'string' ? 'EINVAL' : 'ETYPE', `${where}: options.mode must be 'column', 'delete' or 'replace', not ${show(mode)}`);
   if (mode !== 'column' && o.knockout !== undefined)
     throw new AttnlabError('EINVAL', `${where}: options.knockout applies to the column knockout, not to mode '${mode}'`);
   if (mode === 'column' && knockoutMode(where, o.knockout) === 'zero') mode = 'columnZero';
@@ -200,6 +207,7 @@ export function evidenceSet(m, set, options, points = null, where = 'evidence se
   let list = setInputs(set);
   if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', 'an evidence set is a name or a non-empty list of inputs');
   if (limit !== undefined) list = list.slice(0, checkIndex('limit', limit, 1, INT_MAX));
+  denseArray(`${where}: the set`, list); // a hole is EINVAL, not a raw TypeError (edgeKnockoutSet(new Array(3)))
   let total = 0;
   return list.map((x, k) => {
     if (Array.isArray(x) && x.some((id) => !Number.isInteger(id) || id < 0 || id >= m.config.vocabSize))
@@ -344,9 +352,11 @@ function preparePairs(m, where, pairs, o, work) {
   let list = setPairs(where, pairs, m.config.vocabSize);
   if (!Array.isArray(list) || list.length === 0) throw new AttnlabError('ETYPE', `${where}: pairs must be a built-in set's name or a non-empty list of [clean, corrupted]`);
   if (o.limit !== undefined) list = list.slice(0, checkIndex('limit', o.limit, 1, INT_MAX));
+  denseArray(`${where}: pairs`, list);
   evidence.checkSetPoints(where, list, evidence.SET_POINTS.perInput); // before the answers' forward passes
   const ids = list.map((p, k) => {
-    if (!Array.isArray(p) || p.length < 2) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted]`);
+    if (!Array.isArray(p) || p.length < 2 || p.length > 3) throw new AttnlabError('ETYPE', `${where}: pair ${k} is not [clean, corrupted] or [clean, corrupted, answers]`);
+    denseArray(`${where}: pair ${k}`, p);
     const c = evidenceInput(m, `${where} pair ${k} (clean)`, p[0]);
     const d = evidenceInput(m, `${where} pair ${k} (corrupted)`, p[1]);
     if (c.length !== d.length)
@@ -361,6 +371,7 @@ function preparePairs(m, where, pairs, o, work) {
     else {
       if (!Array.isArray(p[2]) || p[2].length !== 2)
         throw new AttnlabError('ETYPE', `${where}: pair ${k}'s answers must be [clean answer, corrupted answer]`);
+      denseArray(`${where}: pair ${k}'s answers`, p[2]);
       answers = p[2].map((a) => oneToken(m, `${where} pair ${k}`, 'answer', a));
     }
     return { clean: c, corrupt: d, answers };
@@ -379,6 +390,7 @@ function pairAnswers(m, where, c, d, answers) {
   if (answers === undefined) return [c, d].map((x) => { w.forward(m.h, x); return w.resultTopk(m.h, 1).ids[0]; });
   if (!Array.isArray(answers) || answers.length !== 2)
     throw new AttnlabError('ETYPE', `${where}: options.answers must be [clean answer, corrupted answer]`);
+  denseArray(`${where}: options.answers`, answers);
   return answers.map((a) => oneToken(m, where, 'answer', a));
 }
 
@@ -423,6 +435,7 @@ export function activationPatching(m, clean, corrupt, options) {
   } else {
     if (!Array.isArray(o.answers) || o.answers.length !== 2)
       throw new AttnlabError('ETYPE', 'activationPatching: options.answers must be [clean answer, corrupted answer]');
+    denseArray('activationPatching: options.answers', o.answers);
     answers = o.answers.map((a, k) => {
       return oneToken(m, 'activationPatching', `answer ${k}`, a);
     });
@@ -443,6 +456,7 @@ export function patternValuePatching(m, clean, corrupt, options) {
 export function pathPatching(m, clean, corrupt, options) {
   const o = optionsOf('pathPatching', options);
   const R = circuits.receiversOf(o.receivers, m.config.nLayer, m.config.nHead);
+  if (o.direction !== undefined) circuits.checkDirection('pathPatching', o.direction);
   const { c, d, answers } = pair(m, 'pathPatching', clean, corrupt, o, { receivers: R.length });
   const r = circuits.pathPatching(m.w, m.h, c, d, { answers, receivers: o.receivers, direction: o.direction ?? 'denoise',
     freezeMlp: !!o.freezeMlp, nLayer: m.config.nLayer, nHead: m.config.nHead });
@@ -455,6 +469,7 @@ export function directLogitAttribution(m, input, options) {
   checkWork('directLogitAttribution', m.config, [ids.length], {}, o.budget);
   if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
     throw new AttnlabError('ETYPE', 'directLogitAttribution: options.answers must be [answer] or [answer, other answer]');
+  denseArray('directLogitAttribution: options.answers', o.answers);
   const answers = o.answers.map((a) => oneToken(m, 'directLogitAttribution', 'answer', a));
   const r = circuits.directLogitAttribution(m.w, m.h, ids, { answers, nLayer: m.config.nLayer, nHead: m.config.nHead });
   return { ...r, tokens: Array.from(ids, (id) => m.token(id)), answerTokens: answers.map((id) => m.token(id)) };
@@ -500,10 +515,12 @@ export function patternValueSet(m, pairs, options) {
 
 export function pathPatchingSet(m, pairs, options) {
   return circuitSet(m, 'pathPatchingSet', pairs, options, (w, prepared, base, o) => {
-    if (o.direction !== undefined && !(o.direction in circuits.DIRECTIONS))
-      throw new AttnlabError('EINVAL', `pathPatchingSet: direction is 'denoise' or 'noise', not ${JSON.stringify(o.direction)}`);
     return circuits.pathPatchingSetSteps(w, m.h, prepared, { ...base, receivers: o.receivers, direction: o.direction ?? 'denoise', freezeMlp: !!o.freezeMlp });
-  }, (o) => ({ receivers: circuits.receiversOf(o.receivers, m.config.nLayer, m.config.nHead).length })); // checked before any pair runs
+  }, (o) => { // receivers and direction checked before any pair runs (a bad one gave n: 0, every pair skipped)
+    const receivers = circuits.receiversOf(o.receivers, m.config.nLayer, m.config.nHead).length;
+    if (o.direction !== undefined) circuits.checkDirection('pathPatchingSet', o.direction);
+    return { receivers };
+  });
 }
 
 export function componentTracingSet(m, pairs, options) {

@@ -6,13 +6,15 @@ import { AttnlabError } from './core/errors.js';
 import { EVIDENCE_SETS } from './evidence-sets.js';
 import { mulberry32 } from './core/rng.js';
 import { checkIndex } from './analysis.js';
-import { checkOptions } from './options.js';
+import { checkOptions, show } from './options.js';
 
 /** The inputs of a set named 'heldout' (its sentences' texts) or 'repeated' (its id sequences); a list as it is. */
 export function setInputs(set) {
   if (typeof set !== 'string') return set;
+  // compared with the names, never looked up on EVIDENCE_SETS ('toString' and '__proto__' are found on any object)
+  if (set !== 'heldout' && set !== 'repeated')
+    throw new AttnlabError('EINVAL', `evidence set ${show(set)}: the sets are 'heldout' and 'repeated' (or a list of inputs)`);
   const s = EVIDENCE_SETS[set];
-  if (!s || set === 'pairs') throw new AttnlabError('EINVAL', `evidence set ${JSON.stringify(set)}: the sets are 'heldout' and 'repeated' (or a list of inputs)`);
   return set === 'heldout' ? s.sentences.map((x) => x.text) : s.sequences;
 }
 
@@ -25,7 +27,7 @@ export function setPairs(where, pairs, vocabSize) {
   if (pairs === 'induction') return inductionPairs(vocabSize);
   if (pairs === 'induction-prev') return inductionPrevPairs(vocabSize);
   if (typeof pairs === 'string')
-    throw new AttnlabError('EINVAL', `${where}: the built-in sets are 'pairs', 'induction' and 'induction-prev', not ${JSON.stringify(pairs)}`);
+    throw new AttnlabError('EINVAL', `${where}: the built-in sets are 'pairs', 'induction' and 'induction-prev', not ${show(pairs)}`);
   return pairs;
 }
 
