@@ -15,6 +15,7 @@ import { AttnlabError } from './core/errors.js';
 import { resultFromMessage, counterfactualFromMessage } from './result.js';
 import { MEASURES } from './measure-table.js';
 import { checkReadOptions, resolveSource, resolveURL } from './sources.js';
+import { readField } from './options.js';
 import { connect, isWorker } from './ui/protocol.js';
 
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node);
@@ -221,7 +222,24 @@ class WorkerModel {
   #evidenceCall(op, inputs, options) {
     if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options)))
       return Promise.reject(new AttnlabError('ETYPE', `${op}: options must be an object`));
-    const { onProgress, signal, ...rest } = options || {};
+    // read once, each own field caught (a getter or a Proxy that throws is ETYPE), as the Model reads options
+    let keys;
+    try { keys = options ? Object.keys(options) : []; } catch (e) {
+      return Promise.reject(new AttnlabError('ETYPE', `${op}: the options' keys could not be listed (${e && e.message})`, { cause: e }));
+    }
+    const rest = Object.create(null); // an own "__proto__" stays a key (the worker refuses it as an unknown option)
+    let onProgress, signal;
+    try {
+      for (const k of keys) {
+        const v = readField(`${op}: options`, options, k);
+        if (k === 'onProgress') onProgress = v;
+        else if (k === 'signal') signal = v;
+        else rest[k] = v;
+      }
+      if (signal !== undefined && signal !== null && typeof signal === 'object') readField(`${op}: options.signal`, signal, 'aborted');
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (onProgress !== undefined && typeof onProgress !== 'function')
       return Promise.reject(new AttnlabError('ETYPE', `${op}: options.onProgress must be a function`));
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
