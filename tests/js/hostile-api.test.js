@@ -202,6 +202,23 @@ describe('(a) every enumerated option refuses the names of Object.prototype', ()
     }
   });
 
+  it('loadModel from Files: a file named after an Object.prototype property is not a model file', async () => {
+    const { readFileSync } = await import('node:fs');
+    const file = (name, path) => new File([readFileSync(join(TINY, path))], name);
+    const real = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'].map((n) => file(n, n));
+    for (const v of PROTO_NAMES) {
+      // in place of config.json: the folder lacks it
+      const e = await caughtAsync(() => loadModel([file(v, 'config.json'), ...real.slice(1)]));
+      expect(e, `a File named ${v}`).toBeInstanceOf(AttnlabError);
+      expect(e.code).toBe('EIO');
+      expect(e.message).toMatch(/lack config\.json/);
+    }
+    // beside the real files: left out, and the model loads
+    const ok = await loadModel([...PROTO_NAMES.map((v) => file(v, 'config.json')), ...real]);
+    expect(ok.config.nLayer).toBe(L);
+    ok.dispose();
+  });
+
   it('randomTwin: kind and set (rejects)', async () => {
     for (const v of PROTO_NAMES) {
       expectRefused(`randomTwin kind '${v}'`, await caughtAsync(() => randomTwin(m, { kind: v })));

@@ -61,9 +61,10 @@ import { C } from './core/abi.js';
 
 /** The four files of a GPT-2 model directory, in the order they are read. */
 export const MODEL_FILES = Object.freeze(['config.json', 'vocab.json', 'merges.txt', 'model.safetensors']);
-const KEYS = { 'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors',
-               'tokenizer.json': 'tokenizer', 'tokenizer_config.json': 'tokenizerConfig',
-               'model.safetensors.index.json': 'index' };
+// null-prototype: a File named 'constructor', 'toString' or '__proto__' is not a model file (KEYS[name] was Object's)
+const KEYS = Object.freeze(Object.assign(Object.create(null), {
+  'config.json': 'config', 'vocab.json': 'vocab', 'merges.txt': 'merges', 'model.safetensors': 'safetensors',
+  'tokenizer.json': 'tokenizer', 'tokenizer_config.json': 'tokenizerConfig', 'model.safetensors.index.json': 'index' }));
 const SHARD = /^model-\d+-of-\d+\.safetensors$/;
 const INDEX = 'model.safetensors.index.json';
 
