@@ -3,7 +3,7 @@
 #   1. kernels: matmul GFLOP/s at distilgpt2 shapes, native / wasm SIMD128 / wasm scalar (bench/bench_ops*)
 #   2. forward: prefill time for T = 11 and 128 on a distilgpt2-shaped random f32 checkpoint,
 #      natively and as wasm in Node (single thread), medians; one backward against one forward at T = 128
-#      natively (bench/bench_backward.c, rounds A B A B).
+#      natively and in wasm (bench/bench_backward.c, bench_backward_wasm.mjs, rounds A B A B).
 # The distilgpt2-shaped checkpoint is generated with PyTorch (tests/ref/make_checkpoint.py) into
 # build/bench/distilgpt2 once; without PyTorch the forward benchmark says how to get it.
 set -euo pipefail
@@ -35,6 +35,8 @@ node bench/bench_forward_wasm.mjs "$MODEL" "$RUNS" 11 128
 echo "### backward (reverse mode, c/src/backward.c): one backward against one forward, A B A B (native, 1 thread)"
 ${CC:-gcc} -O3 -march=native -std=c11 -Ic/include bench/bench_backward.c build/libattnlab.a -lm -pthread -o "$OUT/bench_backward"
 "$OUT/bench_backward" "$MODEL" "$RUNS" 128
+echo "### backward in wasm SIMD128, Node $(node --version) (1 thread)"
+node bench/bench_backward_wasm.mjs "$MODEL" "$RUNS" 128
 
 echo
 echo "## loaders: safetensors header and JSON object of N entries (issue 21)"
