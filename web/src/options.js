@@ -131,7 +131,7 @@ export function textBytes(text) {
 export function checkIds(ids, V) {
   if (!(Array.isArray(ids) || (ArrayBuffer.isView(ids) && !(ids instanceof DataView))))
     throw new AttnlabError('ETYPE', 'token ids must be an array or a typed array of integers');
-  if (ids.length > MAX_IDS) // before the copy is allocated (an array of length 2^32 - 1 was a raw RangeError)
+  if (ids.length > MAX_IDS) // before the copy is allocated (an array of length 2^32 - 1 had a 16 GiB Int32Array made for it)
     throw new AttnlabError('ELIMIT', `${ids.length} token ids exceed the limit of ${MAX_IDS} (the most one text encodes to)`);
   const out = new Int32Array(ids.length);
   for (let i = 0; i < ids.length; i++) out[i] = checkIndex(`ids[${i}]`, ids[i], 0, V - 1);
