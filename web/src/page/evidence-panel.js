@@ -28,6 +28,7 @@ const NAME_KEYS = { heldout: 'NameHeldout', repeated: 'NameRepeated', pairs: 'Na
 const SOURCES = ['sentence', 'set', 'list'];
 const C_ATT = '#d7301f', C_UNI = '#e08a00', C_PERM = '#4575b4';
 const C_LAST = '#e08a00', C_ROLL = '#74add1', C_FLOW = '#4575b4', C_VW = '#8c510a';
+const C_POS = '#7a7a7a'; // the readings that know only positions (controls.js)
 const C_ZERO = '#d7301f', C_MEAN = '#4575b4', C_RES = '#1a9850';
 
 /** "ρ = m [lo, hi]" (one input, or no interval: "ρ = m"). */
@@ -245,7 +246,9 @@ function edgeSet(c, s) {
       points: n > 1 ? s.perInput.map((p) => (k === 'local' ? p.spearman : p.spearmanLast)) : null }] },
     ...(s.valueWeighted ? [{ label: t('evRowValueWeighted'), items: [{ ...s.valueWeighted[k].spearman, color: C_VW }] }] : []),
     { label: t('evRowUniform'), items: [{ ...s[k].uniform, color: C_UNI }] },
-    { label: t('evRowPermuted'), items: [{ ...s[k].permuted, color: C_PERM }] }];
+    { label: t('evRowPermuted'), items: [{ ...s[k].permuted, color: C_PERM }] },
+    ...(s.positions ? [['recency', 'evRowRecency'], ['first', 'evRowFirst']].map(([p, key]) =>
+      ({ label: t(key), items: [{ ...s.positions[p][k], color: C_POS }] })) : [])];
   for (const k of ['local', 'last'])
     c.charts.push(intervalChart({ rows: rowsOf(k), domain: [-1, 1], title: t(k === 'local' ? 'evLocalTitle' : 'evLastTitle'), xTitle: c.xRho,
       width: c.pairW, lang: c.lang, legend: legend(t, n, true), pText: c.pOf(s.nPerm), undefinedText: U }));
@@ -258,6 +261,11 @@ function edgeSet(c, s) {
     t('evSumRows', iv(s.rows, '', U), iv(s.topKOverlap, '', U)));
   if (s.valueWeighted)
     c.sum.push(t('evSumValueWeighted', iv(s.valueWeighted.local.spearman, 'ρ', U), iv(s.valueWeighted.last.spearman, 'ρ', U)));
+  if (s.positions) {
+    c.sum.push(t('evSumPositions', ['recency', 'first', 'diagonal', 'early'].map((p) => [t(`evPos_${p}`), iv(s.positions[p].local, 'ρ', U)])));
+    c.sum.push(t('evSumEffects', s.effects.local, iv(s.aboveThreshold.local, 'ρ', U)));
+    c.notes.push(t('evNoteTwin'));
+  }
   if (n === 1) c.notes.push(t('evOneInput'));
   c.notes.push(t('evNoteLocal'), t(s.lastRowOnly ? 'evNoteLastRow' : 'evNoteLastAll'), t('evNoteBase'), t('evNoteNull', s.nPerm));
   if (n > 1) c.notes.push(t('evNoteInterval', n, s.nBoot));
@@ -281,7 +289,8 @@ function tokSet(c, s) {
   const { t, n, U } = c, R = s.readings;
   const row = (k, label, color) => ({ label, items: [{ ...R[k], color, points: n > 1 ? s.perInput.map((p) => p[k]) : null }] });
   const vw = R.valueWeighted ? [row('valueWeighted', t('evTokVW'), C_VW)] : [];
-  c.charts.push(intervalChart({ rows: [row('lastLayer', t('evTokLast'), C_LAST), ...vw, row('rollout', t('evTokRoll'), C_ROLL), row('flow', t('evTokFlow'), C_FLOW)],
+  const pos = s.positions ? [['recency', 'evRowRecency'], ['first', 'evRowFirst']].map(([p, key]) => ({ label: t(key), items: [{ ...s.positions[p], color: C_POS }] })) : [];
+  c.charts.push(intervalChart({ rows: [row('lastLayer', t('evTokLast'), C_LAST), ...vw, row('rollout', t('evTokRoll'), C_ROLL), row('flow', t('evTokFlow'), C_FLOW), ...pos],
     domain: [-1, 1], title: t('evTokSetTitle'), xTitle: c.xRho, width: c.setW, lang: c.lang, legend: legend(t, n, true),
     pText: c.pOf(s.nPerm), undefinedText: U }));
   const one = (k) => `${iv(R[k], 'ρ', U)}; ${t('evNullOf', nullText(R[k]), pText(R[k].p, s.nPerm) || 'p —')}`;
@@ -289,6 +298,11 @@ function tokSet(c, s) {
   c.sum.push(t('evSetHead', n, c.name, t('evHow', s.nBoot, s.nPerm, s.seed)),
     ...[['lastLayer', 'evTokLast'], ...(R.valueWeighted ? [['valueWeighted', 'evTokVW']] : []), ['rollout', 'evTokRoll'], ['flow', 'evTokFlow']]
       .map(([k, name]) => t('evSumTokOne', t(name), one(k))));
+  if (s.positions) {
+    c.sum.push(t('evSumPositions', ['recency', 'first', 'early'].map((p) => [t(`evPos_${p}`), iv(s.positions[p], 'ρ', U)])));
+    c.sum.push(t('evSumEffects', s.effects, iv(s.aboveThreshold.lastLayer, 'ρ', U)));
+    c.notes.push(t('evNoteTwin'));
+  }
   if (n === 1) c.notes.push(t('evOneInput'));
   c.notes.push(t('evNoteTok'), t('evNoteTokNull', s.nPerm));
   if (n > 1) c.notes.push(t('evNoteInterval', n, s.nBoot));
