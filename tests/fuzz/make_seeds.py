@@ -196,6 +196,33 @@ def vocab_slice(vocab_bytes, n_extra, rng):
     return json.dumps({k: i for i, k in enumerate(pick)}, ensure_ascii=False).encode()
 
 
+def backward_seed(model, ids, metric, a=1, b=2, want=0x1ff, mask=0, window=0, ivs=(), scale=None, slack=0):
+    """fuzz_backward's framing: each value as the byte the target maps back to it (in(lo, hi) reads lo + byte %
+    (hi - lo + 1); an id byte x is x * 7 % (V + 2) - 1, so small bytes are small ids)."""
+    out = [model, len(ids)] + list(ids) + [metric + 1, (a + 1) & 255, (a + 1) >> 8, (b + 1) & 255, (b + 1) >> 8,
+                                            want & 255, want >> 8, mask, window + 1, len(ivs)]
+    for kind, layer, head, row, col, lam, alpha in ivs:  # lambda = (byte - 128) / 8, alpha = (byte - 128) / 32
+        out += [kind, layer + 1, head + 2, row + 1, col + 1, int(lam * 8) + 128, int(alpha * 32) + 128]
+    out += [0] if scale is None else [1, int(scale * 64) + 64]
+    return bytes(out + [slack + 1])
+
+
+def backward_seeds():
+    ids = [5, 9, 14, 20, 3, 31]
+    return [
+        ("tiny_logit_diff", backward_seed(0, ids, 0)),
+        ("tiny_full_mask_loss", backward_seed(0, ids, 3, mask=1)),
+        ("tiny_window_logprob", backward_seed(0, ids, 1, mask=2, window=2, want=0x3)),
+        ("llama_combined_kl", backward_seed(1, ids, 2, ivs=((1, 1, 0, 5, 3, -1.5, 1), (3, 1, 0, 0, 0, 0, 0.5),
+                                                          (0, 0, 3, 3, 1, 0, 1), (2, 0, 0, 0, 0, 0, 1)))),
+        ("llama_swap_all", backward_seed(1, ids, 0, ivs=((5, 0, -1, 0, 0, 0, 1), (4, 1, 0, 0, 0, 0, -0.5)))),
+        ("gemma_loss_scale", backward_seed(2, ids + [7, 11, 2, 8], 3, scale=0.5)),
+        ("gemma_hard_outside", backward_seed(2, ids + [7, 11, 2, 8], 2, ivs=((0, 0, 1, 9, 0, 0, 1),))),
+        ("empty", backward_seed(0, [], 0)),
+        ("block_short", backward_seed(1, ids, 0, slack=-1)),
+    ]
+
+
 def main():
     rng = random.Random(9)
     os.makedirs(MINI, exist_ok=True)
@@ -304,6 +331,9 @@ def main():
     put("fuzz_model_load", "mini_f16_file1", bytes([1]) + safetensors(tensors, "F16"))
     put("fuzz_model_load", "mini_framed", bytes([4]) + SEP.join((cfg, st, vocab, merges)))
     put("fuzz_model_load", "tiny_config", bytes([0]) + configs["tiny"])
+    # ---- fuzz_backward: framed arguments (tests/fuzz/fuzz_backward.c says the order) -------
+    for name, data in backward_seeds():
+        put("fuzz_backward", name, data)
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUT) for f in fs)
     print("seeds: %d bytes in %s; mini model in %s" % (total, OUT, MINI), file=sys.stderr)
 
