@@ -332,20 +332,22 @@ static double shift_score(const fd_ctx *f, double h, void *arg) {
     return fd_eval(f, &o);
 }
 
-/* On four families (GPT-2, GPT-NeoX, Llama, Gemma 3), four metrics, with and without interventions: the
+/* On four families (GPT-2, GPT-NeoX, Llama, Gemma 3) and the trained built-in model, four metrics, with and without interventions: the
  * gradient of sampled coordinates of the residual stream, the head outputs and the scores against a central
  * difference of the f32 engine (steps 1e-2 and 5e-3, Richardson). Tolerance: 2e-3 of the part's largest
  * gradient + 2e-3 of the value (the f32 forward's rounding, about 1e-7 of the metric, divided by the step). */
 static void finite_differences(void **state) {
     (void)state;
     const char *dirs[] = {"tests/fixtures/tiny", "tests/fixtures/families/neox", "tests/fixtures/families/llama",
-                          "tests/fixtures/families/gemma3"};
+                          "tests/fixtures/families/gemma3", "models/brown-gpt2"}; /* the last one trained */
     int checked = 0;
-    for (int di = 0; di < 4; di++) {
+    for (int di = 0; di < 5; di++) {
         alab_model *m = load_model(dirs[di]);
         const alab_config *c = alab_model_config(m);
-        const int T = 8, L = c->n_layer, NH = c->n_head, C = c->n_embd, DQ = NH * c->head_dim, V = c->vocab_size;
-        int ids[8];
+        /* the trained model at T = 40: its products take the packed kernel (backward.c's BW_PACKED_MIN_T) */
+        const int T = di == 4 ? 40 : 8, L = c->n_layer, NH = c->n_head, C = c->n_embd, DQ = NH * c->head_dim;
+        const int V = c->vocab_size;
+        int ids[40];
         for (int t = 0; t < T; t++) ids[t] = (t * 29 + 5) % V;
         float *base = malloc((size_t)V * sizeof *base);
         assert_int_equal(alab_forward(m, ids, T, NULL), ALAB_OK);
