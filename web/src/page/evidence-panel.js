@@ -255,7 +255,11 @@ function edgeSet(c, s) {
   const line = (k) => t(k === 'local' ? 'evSumLocal' : 'evSumLast', iv(s[k].spearman, 'ρ', U), iv(s[k].kendall, 'τ', U),
     t('evNullOf', nullText(s[k].spearman), pText(s[k].spearman.p, s.nPerm) || 'p —'), iv(s[k].uniform, 'ρ', U), iv(s[k].permuted, 'ρ', U));
   // on this sentence the one-input finding is already there: the set of one adds its numbers, not a second finding
-  if (c.n > 1 || !c.sum.includes(t('evCannotEdge'))) c.sum.push(t('evFindEdgeSet', setFinding(s.local.spearman)), t('evCannotEdge'));
+  if (c.n > 1 || !c.sum.includes(t('evCannotEdge'))) {
+    c.sum.push(t('evFindEdgeSet', setFinding(s.local.spearman)));
+    if (s.positions) c.sum.push(positionFinding(c, s.local.spearman, ['recency', 'first', 'diagonal', 'early'].map((p) => [p, s.positions[p].local])));
+    c.sum.push(t('evCannotEdge'));
+  }
   if (!c.d.one) c.sum.push(t('evEdgeHow', s.layer, s.head, s.mode));
   c.sum.push(t('evSetHead', n, c.name, t('evHow', s.nBoot, s.nPerm, s.seed)), line('local'), line('last'),
     t('evSumRows', iv(s.rows, '', U), iv(s.topKOverlap, '', U)));
@@ -270,6 +274,15 @@ function edgeSet(c, s) {
   c.notes.push(t('evNoteLocal'), t(s.lastRowOnly ? 'evNoteLastRow' : 'evNoteLastAll'), t('evNoteBase'), t('evNoteNull', s.nPerm));
   if (n > 1) c.notes.push(t('evNoteInterval', n, s.nBoot));
   c.notes.push(floor(c, s.local.spearman, s, s.last.spearman));
+}
+
+/** The finding against position alone: the best position reading, and whether attention's interval clears its. */
+function positionFinding(c, att, readings) {
+  const { t, U } = c;
+  const best = readings.filter(([, v]) => v.mean !== null).reduce((a, b) => (!a || b[1].mean > a[1].mean ? b : a), null);
+  if (!best || att.mean === null) return t('evFindPosition', '—', U, false);
+  const ahead = att.lo !== null && best[1].hi !== null && att.lo > best[1].hi;
+  return t('evFindPosition', t(`evPos_${best[0]}`), iv(best[1], 'ρ', U), ahead);
 }
 
 function tokOne(c, r) {
@@ -294,7 +307,11 @@ function tokSet(c, s) {
     domain: [-1, 1], title: t('evTokSetTitle'), xTitle: c.xRho, width: c.setW, lang: c.lang, legend: legend(t, n, true),
     pText: c.pOf(s.nPerm), undefinedText: U }));
   const one = (k) => `${iv(R[k], 'ρ', U)}; ${t('evNullOf', nullText(R[k]), pText(R[k].p, s.nPerm) || 'p —')}`;
-  if (c.n > 1 || !c.sum.includes(t('evCannotTok'))) c.sum.push(t('evFindTokSet', setFinding(R.lastLayer), t('evTokLast')), t('evCannotTok'));
+  if (c.n > 1 || !c.sum.includes(t('evCannotTok'))) {
+    c.sum.push(t('evFindTokSet', setFinding(R.lastLayer), t('evTokLast')));
+    if (s.positions) c.sum.push(positionFinding(c, R.lastLayer, ['recency', 'first', 'early'].map((p) => [p, s.positions[p]])));
+    c.sum.push(t('evCannotTok'));
+  }
   c.sum.push(t('evSetHead', n, c.name, t('evHow', s.nBoot, s.nPerm, s.seed)),
     ...[['lastLayer', 'evTokLast'], ...(R.valueWeighted ? [['valueWeighted', 'evTokVW']] : []), ['rollout', 'evTokRoll'], ['flow', 'evTokFlow']]
       .map(([k, name]) => t('evSumTokOne', t(name), one(k))));

@@ -50,6 +50,7 @@ export const EVIDENCE_STRINGS = {
     // over a set: charts
     evRowAttention: 'attention', evRowUniform: 'uniform', evRowPermuted: 'row-permuted',
     evRowRecency: 'recency −(i − j)', evRowFirst: 'first token',
+    evFindPosition: (name, v, ahead) => `Against position alone, a control that can come out the same: the best position reading, ${name}, gives ${v}; ${ahead ? 'the attention reading is ahead of it (their intervals do not overlap).' : 'the attention reading is not clearly ahead of it (their intervals overlap), so on this set position says as much.'}`,
     evPos_recency: 'recency', evPos_first: 'the first token', evPos_diagonal: 'the query\'s own token', evPos_early: 'earliness −j',
     evSumPositions: (list) => `Readings that know only positions, through the same statistics: ${list.map(([name, v]) => `${name} ${v}`).join('; ')}. Where one of them comes close to attention, attention says little that position does not.`,
     evSumEffects: (e, restricted) => `How big the effects are: median ${e.median === null ? '—' : e.median.toExponential(1)} nats, 90th percentile ${e.p90 === null ? '—' : e.p90.toExponential(1)}, 99th ${e.p99 === null ? '—' : e.p99.toExponential(1)}; ${e.nAbove} of ${e.n} reach ${e.threshold} nats, and against only those: ${restricted}.`,
@@ -168,6 +169,7 @@ export const EVIDENCE_STRINGS = {
     evPosition: '位置', evLayerAxis: '层', evHeadAxis: '头',
     evRowAttention: '注意力', evRowUniform: '均匀', evRowPermuted: '行内置换',
     evRowRecency: '就近 −(i − j)', evRowFirst: '首词元',
+    evFindPosition: (name, v, ahead) => `与只看位置这个可能得出同样结果的对照相比：最好的位置读法「${name}」为 ${v}；${ahead ? '注意力读法领先于它（两者区间不重叠）。' : '注意力读法并未明显领先（两者区间重叠），所以在这个集合上位置说明的一样多。'}`,
     evPos_recency: '就近', evPos_first: '首词元', evPos_diagonal: '查询自身的词元', evPos_early: '靠前 −j',
     evSumPositions: (list) => `只知道位置的读法，经同样的统计：${list.map(([name, v]) => `${name} ${v}`).join('；')}。若其中某个接近注意力，注意力就没有说出多少位置之外的东西。`,
     evSumEffects: (e, restricted) => `效果有多大：中位数 ${e.median === null ? '—' : e.median.toExponential(1)} 奈特，第 90 百分位 ${e.p90 === null ? '—' : e.p90.toExponential(1)}，第 99 百分位 ${e.p99 === null ? '—' : e.p99.toExponential(1)}；${e.n} 个中有 ${e.nAbove} 个达到 ${e.threshold} 奈特，只看这些时：${restricted}。`,
