@@ -1036,9 +1036,10 @@ ALAB_MEASURE int alab_composition_scores(float *scores, double *null, alab_model
 /* "Reverse mode")                                                            */
 /* ------------------------------------------------------------------------ */
 /* A tape: a run of the model (alab_forward itself, so its result is a normal run's, bit for bit) and what its
- * backward needs: the residual stream entering every layer and leaving the last one, (L + 1, T, C) floats, the
- * last position's logits (V), the ids and a copy of the options. Memory: 4 ((L + 1) T C + 2 V + T) bytes plus
- * the interventions; each alab_backward allocates, for its own duration, 4 [T (9 C + 6 F + 2 (DQ + 2 DKV) + DQ)
+ * backward needs: the residual stream entering every layer and leaving the last one, (L + 1, T, C) floats, q, k
+ * and v as each layer's attention read them, (L, T, DQ + 2 DKV) (not for the families with q/k norms, which
+ * recompute them), the last position's logits (V), the ids and a copy of the options. Memory: 4 ((L + 1) T C +
+ * L T (DQ + 2 DKV) + 2 V + T) bytes plus the interventions; each alab_backward allocates, for its own duration, 4 [T (9 C + 6 F + 2 (DQ + 2 DKV) + DQ)
  * + 2 max(C (DQ + 2 DKV), DQ C, C F) + 32 T + min(T, 32) (V + 2 C)] bytes (F the MLP's inner size, DKV =
  * n_kv_head head_dim) and uses the model's activations for T tokens (L n_head T^2 floats of attention among
  * them). When tape, scratch and activations together would pass ALAB_BACKWARD_MAX_BYTES, alab_tape_forward

@@ -3,14 +3,16 @@
  *
  * Two calls. alab_tape_forward runs the model (alab_forward itself, with the options' interventions and masks:
  * its result is a normal run's, bit for bit) and keeps a tape: the residual stream entering every layer and
- * leaving the last one, (L + 1, T, C), captured through the forward's own hook, and the last position's logits.
- * alab_backward then goes down the layers: for layer l it recomputes the layer's insides from x_l with the same
- * kernel calls in the same order as forward.c's block (norm, projections, weight edits, q/k norms, rotary
- * positions, alab_attention_prefill with its do-operations, masks and ablations, output projection, MLP: the
- * same numbers bit for bit), then runs the layer backwards. Keeping only the layer inputs and recomputing is
- * the classic checkpointing trade: the tape is 4 (L + 1) T C bytes instead of every activation, for one more
- * pass of the layer products (the backward needs no weight gradients, so a layer's backward costs about one
- * forward of its products: dX = dY W^T).
+ * leaving the last one, (L + 1, T, C), and q, k, v as each layer's attention read them, captured through the
+ * forward's own hooks, and the last position's logits. alab_backward then goes down the layers: for layer l it
+ * recomputes what it needs of the layer's insides with the same kernel calls in the same order as forward.c's
+ * block (alab_attention_prefill on the tape's q, k, v with its do-operations, masks and ablations, the output
+ * projection, norm, the MLP's up/gate products; for the q/k-norm families also norm1, the projections, weight
+ * edits, q/k norms and rotary positions, since their norms' backward needs q and k before the norm: the same
+ * numbers bit for bit), then runs the layer backwards. Keeping only the layer inputs and q/k/v and recomputing
+ * the rest is the classic checkpointing trade: the tape is 4 T ((L + 1) C + L (DQ + 2 DKV)) bytes instead of
+ * every activation, for one more pass of some layer products (the backward needs no weight gradients, so a
+ * layer's backward costs about one forward of its products: dX = dY W^T).
  *
  * The block backwards, for one layer (the forward in forward.c's header):
  *   MLP        d out -> [post_mlp_norm] -> down^T -> act' -> up^T (+ gate^T) -> norm2'
@@ -51,6 +53,8 @@ struct alab_tape {
     int *layer_mask, *layer_window;
     int plain;                /* the options change nothing: this run is the unmodified run */
     float *x;                 /* (L + 1, T, C) the residual entering layer l; [L] the one leaving the last layer */
+    float *qkv;               /* (L, T, DQ + 2 DKV) q, k, v as each layer's attention read them (the qkv buffer's
+                                 layout), or NULL (q/k-norm families) */
     float *logits;            /* (V) the last position's */
     float *base;              /* (V) the unmodified run's last logits (KL), filled by the first KL backward */
     int has_base;
@@ -61,6 +65,8 @@ struct alab_tape {
 
 typedef struct {
     uint64_t C, L, NH, NKV, HS, DQ, DKV, DQKV, F, V, T;
+    int keep_qkv; /* the tape keeps q, k, v as attention read them (not for q/k-norm families: their norms'
+                     backward needs q and k before the norm, so those recompute the projections) */
 } dims;
 
 static dims dims_of(const alab_model *m, int T) {
@@ -76,12 +82,15 @@ static dims dims_of(const alab_model *m, int T) {
     d.F = (uint64_t)m->arch.F;
     d.V = (uint64_t)m->cfg.vocab_size;
     d.T = (uint64_t)T;
+    d.keep_qkv = !m->arch.qk_norm;
     return d;
 }
 
 #define HEAD_ROWS 32 /* rows of the LM head at a time in the loss metric */
 
-static uint64_t tape_floats(const dims *d) { return (d->L + 1) * d->T * d->C + 2 * d->V + d->T; }
+static uint64_t tape_floats(const dims *d) {
+    return (d->L + 1) * d->T * d->C + (d->keep_qkv ? d->L * d->T * d->DQKV : 0) + 2 * d->V + d->T;
+}
 
 /* The backward's scratch, in floats (see the buffers of alab_backward). */
 static uint64_t scratch_floats(const dims *d) {
@@ -195,7 +204,8 @@ int alab_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T, con
     tp->m = m;
     tp->T = T;
     tp->x = tp->block;
-    tp->logits = tp->x + (size_t)(d.L + 1) * T * d.C;
+    tp->qkv = d.keep_qkv ? tp->x + (size_t)(d.L + 1) * T * d.C : NULL;
+    tp->logits = tp->x + (size_t)(d.L + 1) * T * d.C + (d.keep_qkv ? (size_t)d.L * T * d.DQKV : 0);
     tp->base = tp->logits + d.V;
     tp->ids = (int *)(void *)(tp->base + d.V);
     tp->iv = (alab_intervention *)(void *)(tp->ids + T); /* ints and floats are 4 bytes: aligned as alab_intervention */
@@ -213,8 +223,8 @@ int alab_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T, con
     tp->plain = n_iv == 0 && opts->mask == ALAB_MASK_CAUSAL && !opts->layer_mask && !opts->scale_override;
 
     alab_run_opts run = tp->o;
-    run.capture_resid = tp->x; /* the forward's own hook: x_l entering layer l, (L, T, C) */
-    rc = alab_forward(m, ids, T, &run);
+    run.capture_resid = tp->x; /* the forward's own hooks: x_l entering layer l, (L, T, C), and q, k, v */
+    rc = alab_forward_rows(m, ids, T, &run, tp->qkv, NULL, 0, T); /* = alab_forward, with the q/k/v capture */
     if (rc != ALAB_OK) {
         alab_tape_free(tp);
         return rc;
@@ -254,19 +264,29 @@ static ALAB_NOINLINE void rope_rows(const alab_model *m, float *x, int ld, int r
     }
 }
 
-static qkv_view project(alab_model *m, const layer_weights *w, const float *h, int T) {
-    const int C = m->cfg.n_embd, DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
+/* Where q, k and v of T rows are in the qkv buffer (forward.c's layout: fused [q | k | v] rows, or q, k, v one
+ * after the other). */
+static qkv_view qkv_view_of(alab_model *m, const layer_weights *w, int T) {
+    const int DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
     float *qkv = m->acts.qkv;
     if (w->qkv_w) {
         const int D3 = DQ + 2 * DKV;
-        alab_layer_matmul(m, qkv, h, w->qkv_w, w->qkv_b, T, C, D3);
         return (qkv_view){qkv, qkv + DQ, qkv + DQ + DKV, D3, D3, D3, w->qkv_b, w->qkv_b ? w->qkv_b + DQ : NULL};
     }
     float *k = qkv + (size_t)T * DQ, *v = k + (size_t)T * DKV;
-    alab_layer_matmul(m, qkv, h, w->q_w, w->q_b, T, C, DQ);
-    alab_layer_matmul(m, k, h, w->k_w, w->k_b, T, C, DKV);
-    alab_layer_matmul(m, v, h, w->v_w, w->v_b, T, C, DKV);
     return (qkv_view){qkv, k, v, DQ, DKV, DKV, w->q_b, w->k_b};
+}
+
+static qkv_view project(alab_model *m, const layer_weights *w, const float *h, int T) {
+    const int C = m->cfg.n_embd, DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
+    const qkv_view v = qkv_view_of(m, w, T);
+    if (w->qkv_w) alab_layer_matmul(m, v.q, h, w->qkv_w, w->qkv_b, T, C, DQ + 2 * DKV);
+    else {
+        alab_layer_matmul(m, v.q, h, w->q_w, w->q_b, T, C, DQ);
+        alab_layer_matmul(m, v.k, h, w->k_w, w->k_b, T, C, DKV);
+        alab_layer_matmul(m, v.v, h, w->v_w, w->v_b, T, C, DKV);
+    }
+    return v;
 }
 
 static void activation_fwd(int kind, float *out, const float *inp, const float *up, int n) {
@@ -674,9 +694,15 @@ static void recompute_layer(bw_state *s, int l, qkv_view *v) {
     activations *acts = &m->acts;
     const int T = s->T, C = s->C, HS = s->HS;
     const float *xl = s->tp->x + (size_t)l * s->TC;
-    norm_fwd(m, acts->h, xl, w->ln1_w, w->ln1_b, T);
-    *v = project(m, w, acts->h, T);
-    if (s->ix.has_edits) alab_apply_head_edits(m, v, l, T, s->o);
+    if (s->tp->qkv) { /* q, k, v from the tape: no norm, projections, edits or rotary positions to redo */
+        const size_t n = (size_t)T * s->DQKV;
+        memcpy(acts->qkv, s->tp->qkv + (size_t)l * n, n * sizeof(float));
+        *v = qkv_view_of(m, w, T);
+    } else {
+        norm_fwd(m, acts->h, xl, w->ln1_w, w->ln1_b, T);
+        *v = project(m, w, acts->h, T);
+        if (s->ix.has_edits) alab_apply_head_edits(m, v, l, T, s->o);
+    }
     if (ar->qk_norm) {
         memcpy(s->pre, acts->qkv, (size_t)T * s->DQKV * sizeof(float));
         for (int t = 0; t < T; t++) {
@@ -690,7 +716,7 @@ static void recompute_layer(bw_state *s, int l, qkv_view *v) {
             }
         }
     }
-    if (ar->fam->pos == POS_ROTARY && ar->rot_dims) {
+    if (ar->fam->pos == POS_ROTARY && ar->rot_dims && !s->tp->qkv) {
         rope_rows(m, v->q, v->ldq, T, s->NH, l, 1);
         rope_rows(m, v->k, v->ldk, T, ar->NKV, l, 1);
     }
