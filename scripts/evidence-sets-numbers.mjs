@@ -134,6 +134,17 @@ async function main() {
       'as the trained model\'s, layer by layer, and one with GPT-2\'s initialisation) and readings that know only positions ' +
       '(recency, the first token, the query\'s own token, earliness).',
     '',
+    `**The random-weight twins** of this model, calibrated on the same ${N} sentences (seed ${eLast.twins.matched.twin.seed}): each layer's mean ` +
+      'attention entropy in nats (over heads and query rows 1 … T−1), and the factor s_l on the matched twin\'s queries:',
+    '',
+    `| layer | ${Array.from({ length: L }, (_, l) => l).join(' | ')} |`,
+    `|---|${'---:|'.repeat(L)}`,
+    `| trained model | ${eLast.twins.matched.twin.entropies.trained.map((x) => x.toFixed(4)).join(' | ')} |`,
+    `| matched twin | ${eLast.twins.matched.twin.entropies.twin.map((x) => x.toFixed(4)).join(' | ')} |`,
+    `| s_l | ${eLast.twins.matched.twin.scales.map((x) => x.toFixed(2)).join(' | ')} |`,
+    `| GPT-2-init twin | ${eLast.twins['gpt2-init'].twin.entropies.twin.map((x) => x.toFixed(4)).join(' | ')} |`,
+    `| uniform attention | ${Array.from({ length: L }, () => eLast.twins.matched.twin.entropies.uniform.toFixed(4)).join(' | ')} |`,
+    '',
     `**Edge knockout, layer ${L - 1}** (the last; all heads; renormalised), ${heldout.tokens.min}–${heldout.tokens.max} tokens a sentence:`,
     '',
     ...controlledRows(eLast, `layer ${L - 1}`),
