@@ -803,6 +803,58 @@ static int set_noise_floor(double *eps, double *noise, const cli *c, alab_model 
     return rc;
 }
 
+/* The readings of the causal pairs that know only positions (web/src/controls.js's edgePositionGrids): recency
+ * -(i - j), the first token [j = 0], the diagonal [j = i], earliness -j; each a (T, T) grid (the cells above the
+ * diagonal are never read). */
+enum { POS_KINDS = 4 };
+static const char *const POS_NAMES[POS_KINDS] = {"recency", "first", "diagonal", "early"};
+static float pos_reading(int kind, int i, int j) {
+    switch (kind) {
+    case 0: return (float)(j - i);
+    case 1: return j == 0 ? 1.0f : 0.0f;
+    case 2: return j == i ? 1.0f : 0.0f;
+    default: return (float)-j;
+    }
+}
+
+/* "effects":{"local":{...},"last":{...}}: the sizes of |E| (and |E_last|, row T-1 only in the last layer) pooled
+ * over the inputs' causal pairs, in nats: median, 90th, 99th percentile (type 7), the largest, how many reach
+ * 1e-3 nats (controls.js's effectSizes). */
+static int json_effects(FILE *f, float *const *E, const int *T, int n, int last_row_only) {
+    size_t total = 0;
+    for (int k = 0; k < n; k++) total += (size_t)T[k] * T[k];
+    double *v = malloc((total ? total : 1) * sizeof *v);
+    if (!v) return ALAB_ENOMEM;
+    int rc = ALAB_OK;
+    fputs(",\"effects\":{", f);
+    for (int which = 0; which < 2 && rc == ALAB_OK; which++) {
+        int m = 0, above = 0;
+        double mx = NAN;
+        for (int k = 0; k < n; k++)
+            for (int i = which && last_row_only ? T[k] - 1 : 0; i < T[k]; i++)
+                for (int j = 0; j <= i; j++) {
+                    const double e = fabs((double)E[which * n + k][(size_t)i * T[k] + j]);
+                    if (!isfinite(e)) continue;
+                    v[m++] = e;
+                    if (e >= 1e-3) above++;
+                    if (!(e <= mx)) mx = e;
+                }
+        static const double q[3] = {0.5, 0.9, 0.99};
+        double out[3];
+        rc = alab_quantiles(out, v, m, q, 3);
+        if (rc != ALAB_OK) break;
+        fprintf(f, "%s\"%s\":{\"n\":%d,\"median\":", which ? "," : "", which ? "last" : "local", m);
+        json_num(f, out[0]);
+        fputs(",\"p90\":", f); json_num(f, out[1]);
+        fputs(",\"p99\":", f); json_num(f, out[2]);
+        fputs(",\"max\":", f); json_num(f, mx);
+        fprintf(f, ",\"threshold\":0.001,\"n_above\":%d}", above);
+    }
+    fputc('}', f);
+    free(v);
+    return rc;
+}
+
 static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
     const alab_config *cfg = alab_model_config(m);
     const int layer = c->ev_layer < 0 ? cfg->n_layer - 1 : c->ev_layer;
@@ -870,6 +922,33 @@ static int ev_edge_set(FILE *f, const cli *c, alab_model *m) {
             fputc('}', f);
         }
         fputc(']', f);
+        /* the controls: the position readings through the same summary as the weights, and the effects' sizes */
+        fputs(",\"positions\":{", f);
+        float **pos = calloc((size_t)n, sizeof *pos);
+        if (!pos) rc = ALAB_ENOMEM;
+        for (int kind = 0; kind < POS_KINDS && rc == ALAB_OK; kind++) {
+            for (int k = 0; k < n && rc == ALAB_OK; k++) {
+                const int T = s.T[k];
+                if (!pos[k] && !(pos[k] = malloc((size_t)T * T * sizeof(float)))) { rc = ALAB_ENOMEM; break; }
+                for (int i = 0; i < T; i++)
+                    for (int j = 0; j < T; j++) pos[k][(size_t)i * T + j] = j <= i ? pos_reading(kind, i, j) : 0.0f;
+            }
+            alab_edge_set rp;
+            if (rc == ALAB_OK)
+                rc = alab_edge_set_summary(&rp, per, (const float *const *)pos, (const float *const *)grids + n,
+                                           (const float *const *)grids + 2 * n, s.T, n, layer == cfg->n_layer - 1, eps, &st);
+            if (rc == ALAB_OK) {
+                fprintf(f, "%s\"%s\":{", kind ? "," : "", POS_NAMES[kind]);
+                json_corr(f, "local", &rp.local);
+                fputc(',', f);
+                json_corr(f, "last", &rp.last);
+                fputc('}', f);
+            }
+        }
+        fputc('}', f);
+        for (int k = 0; pos && k < n; k++) free(pos[k]);
+        free(pos);
+        if (rc == ALAB_OK) rc = json_effects(f, grids + n, s.T, n, layer == cfg->n_layer - 1);
     }
     for (int g = 0; grids && g < 3 * n; g++) free(grids[g]);
     free(grids);

@@ -108,6 +108,18 @@ describe('the CLI and the API give the same numbers', () => {
     expect(Math.abs(a.last.spearman.mean - c.last.spearman.mean)).toBeLessThan(1e-4);
     expect(Math.abs(a.rows.mean - c.rows.mean)).toBeLessThan(1e-4);
     expect(a.local.spearman.nPoints).toBe(c.local.spearman.n_points);
+    // the controls: the position readings through the same summary, and the effects' sizes (issue 50)
+    for (const p of ['recency', 'first', 'diagonal', 'early'])
+      for (const k of ['local', 'last']) {
+        const x = a.positions[p][k].mean, y = c.positions[p][k].mean;
+        if (x === null) expect(y).toBeNull();
+        else expect(Math.abs(x - y), `${p} ${k}`).toBeLessThan(1e-4);
+      }
+    for (const k of ['local', 'last']) {
+      expect(c.effects[k].n).toBe(a.effects[k].n);
+      expect(c.effects[k].n_above).toBe(a.effects[k].nAbove);
+      for (const q of ['median', 'p90', 'p99', 'max']) expect(Math.abs(c.effects[k][q] - a.effects[k][q])).toBeLessThan(1e-6 * Math.max(1e-6, a.effects[k][q]) + 1e-9);
+    }
     // the noise floor of both is tiny and positive-or-zero; effects above it are counted
     expect(a.eps).toBeGreaterThanOrEqual(0);
     expect(a.eps).toBeLessThan(1e-8);
