@@ -222,7 +222,10 @@ void alab_lines_close(alab_lines *r) {
 /* The next chunk into buf: 1, 0 at the end, or an error. */
 static int lines_fill(alab_lines *r) {
     for (;;) {
-        ssize_t got = read(r->fd, r->buf, LINES_CHUNK);
+        /* never more than one byte past max_file: that byte is what tells an over-long file from one that ends
+         * exactly at the cap */
+        const uint64_t room = r->max_file - (r->read < r->max_file ? r->read : r->max_file) + 1;
+        ssize_t got = read(r->fd, r->buf, room < LINES_CHUNK ? (size_t)room : LINES_CHUNK);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
             const int e = errno;

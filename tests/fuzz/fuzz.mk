@@ -17,7 +17,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 30
 FUZZ_TARGETS := fuzz_json fuzz_safetensors fuzz_bpe_load fuzz_bpe_encode fuzz_model_load fuzz_shard_index fuzz_tokenizer_json \
-                fuzz_backward
+                fuzz_backward fuzz_lines
 FZ := $(B)/fuzz
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Ic/include -Ic/src \
