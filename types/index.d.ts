@@ -849,6 +849,9 @@ export interface EdgeKnockoutSet {
   effects: { local: EffectSizes; last: EffectSizes };
   /** attention against only the local effects of at least `threshold` nats */
   aboveThreshold: { threshold: number; local: TokenSetReading };
+  /** attention against the local effects with recency held fixed: per input the partial Spearman ρ of A and E
+   * given −(i − j) over the causal pairs, and its mean over inputs with the bootstrap interval */
+  partial: { given: 'recency'; mean: number | null; lo: number | null; hi: number | null; n: number; perInput: (number | null)[] };
   /** the mean per-row Spearman (rows of at least 4 keys), averaged over inputs */
   rows: Omit<Interval, 'n'>;
   /** the top-T overlap of attention and E over all causal pairs, averaged over inputs */
@@ -1062,6 +1065,42 @@ export interface ComponentTracing extends PairInfo {
   attn: Float32Array;
   /** (L·T): the same for the MLP output */
   mlp: Float32Array;
+}
+/** Model.gradientReadings' metric (backward.c's ALAB_METRIC_*): logit[a] − logit[b], log p(a) at the last
+ *  position, or the mean next-token loss of the input. */
+export type GradientMetric = 'logitDiff' | 'logProb' | 'loss';
+export interface GradientReadingsOptions extends EvidenceProgress {
+  /** default 'logitDiff' with two answers, else 'logProb' */
+  metric?: GradientMetric;
+  /** [a, b] for 'logitDiff', [a] for 'logProb' (default: the run's top next token); ids or one-token texts */
+  answers?: [string | number] | [string | number, string | number];
+  /** the integrated gradients' start: 'zero' (default: the zero embedding) or a token (id or one-token text)
+   *  whose embedding row stands at every position */
+  baseline?: 'zero' | string | number;
+  /** midpoint-rule steps along the straight path, 1 to 4096 (default 32) */
+  steps?: number;
+}
+export interface GradientReadings {
+  metric: GradientMetric;
+  /** the answer ids the metric read ([] for 'loss') and their tokens */
+  answers: number[]; answerTokens: string[];
+  baseline: 'zero' | number; steps: number;
+  /** m(x) and m(baseline) */
+  value: number; baselineValue: number;
+  /** (T) ‖∂m/∂e_j‖, e_j the embedding row of token j (before position embedding / Gemma's scale) */
+  gradNorm: Float64Array;
+  /** (T) Σ_c e_jc ∂m/∂e_jc */
+  gradTimesInput: Float64Array;
+  /** (T) Σ_c (e_jc − b_jc) · mean over the steps of ∂m/∂e_jc on the straight path from the baseline b */
+  integratedGradients: Float64Array;
+  /** Σ_j integratedGradients[j] − (value − baselineValue): 0 for exact integrated gradients */
+  completenessError: number;
+  /** (L, NH, T, T) A ⊙ ∂m/∂A */
+  attnGrad: Float32Array;
+  /** (L, T) |Σ_h attnGrad[l, h, T − 1, j]| (Wang et al. 2023) */
+  attnGradSaliency: Float64Array;
+  nLayer: number; nHead: number; T: number;
+  ids: Int32Array | number[]; tokens: string[];
 }
 export interface CompositionScores {
   nLayer: number; nHead: number; nNull: number; seed: number;

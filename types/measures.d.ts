@@ -7,10 +7,11 @@ import type {
   AnswersOptions, AttributionSet, ComponentTracing, ComponentTracingSet, CompositionScores,
   CompositionScoresOptions, Counterfactual, DagProfile, DagProfileOptions, DirectLogitAttribution,
   DirectLogitAttributionOptions, EdgeKnockout, EdgeKnockoutOptions, EdgeKnockoutSet, EdgeKnockoutSetOptions,
-  EvidenceSet, HeadImportance, HeadImportanceOptions, HeadRoles, HeadRolesOptions, Input, PairSet, PatchingSet,
-  PatchingSetOptions, PathPatching, PathPatchingOptions, PathPatchingSet, PathPatchingSetOptions,
-  PatternValuePatching, PatternValueSet, PatternValueSetOptions, RunOptions, TokenKnockout, TokenKnockoutOptions,
-  TokenKnockoutSet, TokenKnockoutSetOptions, TokenLosses, TokenLossesOptions,
+  EvidenceSet, GradientReadings, GradientReadingsOptions, HeadImportance, HeadImportanceOptions, HeadRoles,
+  HeadRolesOptions, Input, PairSet, PatchingSet, PatchingSetOptions, PathPatching, PathPatchingOptions,
+  PathPatchingSet, PathPatchingSetOptions, PatternValuePatching, PatternValueSet, PatternValueSetOptions,
+  RunOptions, TokenKnockout, TokenKnockoutOptions, TokenKnockoutSet, TokenKnockoutSetOptions, TokenLosses,
+  TokenLossesOptions,
 } from './index.js';
 
 /** The measures of a Model (web/src/model.js), in the table's order. */
@@ -61,6 +62,8 @@ export interface ModelMeasures {
   componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): ComponentTracingSet;
   /** directLogitAttribution of each pair's clean input along W_U[answer clean] − W_U[answer corrupted]. */
   attributionSet(pairs: PairSet, options?: PatchingSetOptions): AttributionSet;
+  /** Per token: gradient norm, gradient × input, integrated gradients (with its completeness error) and attention × gradient of a metric (docs/evidence.md § 12). */
+  gradientReadings(input: Input, options?: GradientReadingsOptions): GradientReadings;
 }
 
 /**
@@ -114,4 +117,6 @@ export interface WorkerModelMeasures {
   componentTracingSet(pairs: PairSet, options?: PatchingSetOptions): Promise<ComponentTracingSet>;
   /** directLogitAttribution of each pair's clean input along W_U[answer clean] − W_U[answer corrupted]. */
   attributionSet(pairs: PairSet, options?: PatchingSetOptions): Promise<AttributionSet>;
+  /** Per token: gradient norm, gradient × input, integrated gradients (with its completeness error) and attention × gradient of a metric (docs/evidence.md § 12). */
+  gradientReadings(input: Input, options?: GradientReadingsOptions): Promise<GradientReadings>;
 }

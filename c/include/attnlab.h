@@ -326,6 +326,11 @@ typedef struct {
                                 alab_result_topk are then stale; alab_result_hidden and
                                 alab_result_logits_at still work): evidence runs batch
                                 the LM head of many runs */
+    const float *embed_rows; /* (T, C) or NULL: the token embeddings a run starts from, in place of the rows
+                                wte[ids] (before the position embedding and Gemma's scale, both still applied):
+                                the gradient readings' integrated-gradients path (docs/evidence.md § 12); ids
+                                are still checked and read by a backward's loss and KL. Not with start_layer
+                                or a row window */
 } alab_run_opts;
 
 /* Knockout: after the softmax and the hard do, A[row][col] := 0 in the heads
@@ -1082,8 +1087,13 @@ enum { ALAB_GRAD_EMBED = 0, ALAB_GRAD_RESID = 1, ALAB_GRAD_HEAD_OUT = 2, ALAB_GR
  * wanted has the size 0), and offsets[ALAB_GRAD_PARTS] the block's size. ALAB_ELIMIT when the block would pass
  * ALAB_BACKWARD_MAX_BYTES, ALAB_EEMPTY (T = 0), ALAB_ETOOLONG, ALAB_EINVAL (NULL, a bit outside ALAB_GRAD_ALL). */
 ALAB_MEASURE int alab_grad_layout(size_t *offsets, const alab_model *m, int T, int want);
+/* The embedding rows wte[ids[t]] of T tokens as f32 into out (T, C), as a run looks them up (a 16-bit embedding
+ * converted): the inputs of gradient x input and of the integrated gradients' path (alab_run_opts.embed_rows).
+ * ALAB_EINVAL (NULL), ALAB_EEMPTY (T <= 0), ALAB_ERANGE (an id outside [0, V)). */
+ALAB_MEASURE int alab_embedding_rows(float *out, const alab_model *m, const int *ids, int T);
 /* Run ids with opts (NULL: a plain run) and keep its tape in *out (alab_tape_free). Do (hard, soft), ablation,
- * the weight edits, masks, the scale and the q/k capture are allowed; knockouts, patches, the residual and
+ * the weight edits, masks, the scale, the q/k capture and embed_rows (EMBED is then the derivative
+ * with respect to those rows; the tape keeps no pointer to them; KL's unmodified run is the ids' own) are allowed; knockouts, patches, the residual and
  * head-output captures and start_layer are ALAB_EINVAL (not differentiated). Errors are alab_forward's, and
  * ALAB_ELIMIT (see above); on any error *out is NULL and nothing stays allocated. */
 int alab_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T, const alab_run_opts *opts);

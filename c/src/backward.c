@@ -220,9 +220,12 @@ int alab_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T, con
     tp->o.layer_mask = lm ? tp->layer_mask : NULL;
     tp->o.layer_window = lw ? tp->layer_window : NULL;
     tp->o.no_logits = 0;
-    tp->plain = n_iv == 0 && opts->mask == ALAB_MASK_CAUSAL && !opts->layer_mask && !opts->scale_override;
+    tp->plain = n_iv == 0 && opts->mask == ALAB_MASK_CAUSAL && !opts->layer_mask && !opts->scale_override &&
+                !opts->embed_rows;
+    tp->o.embed_rows = NULL; /* read by the forward below only: the backward starts from the tape's x */
 
     alab_run_opts run = tp->o;
+    run.embed_rows = opts->embed_rows;
     run.capture_resid = tp->x; /* the forward's own hooks: x_l entering layer l, (L, T, C), and q, k, v */
     rc = alab_forward_rows(m, ids, T, &run, tp->qkv, NULL, 0, T); /* = alab_forward, with the q/k/v capture */
     if (rc != ALAB_OK) {

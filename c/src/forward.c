@@ -256,6 +256,36 @@ void alab_embed(alab_model *m, const int *ids, int Tn, int P0) {
     }
 }
 
+/* alab_embed from given rows (T, C) in place of wte[ids] (alab_run_opts.embed_rows): the same position add and
+ * scale, so rows equal to wte[ids] give alab_embed's x bit for bit. */
+static void embed_given(alab_model *m, const float *rows, int Tn) {
+    const int C = m->cfg.n_embd;
+    float *x = m->acts.x;
+    for (int t = 0; t < Tn; t++) {
+        if (m->wpe) add_f32(x + (size_t)t * C, rows + (size_t)t * C, m->wpe + (size_t)t * C, C);
+        else memcpy(x + (size_t)t * C, rows + (size_t)t * C, (size_t)C * sizeof(float));
+        if (m->arch.embed_scale != 0.0f)
+            for (int k = 0; k < C; k++) x[(size_t)t * C + k] *= m->arch.embed_scale;
+    }
+}
+
+int alab_embedding_rows(float *out, const alab_model *m, const int *ids, int T) {
+    if (!out || !m || !ids) return alab_fail(ALAB_EINVAL, "alab_embedding_rows: NULL argument");
+    if (T <= 0) return alab_fail(ALAB_EEMPTY, "alab_embedding_rows: no tokens");
+    const int C = m->cfg.n_embd, V = m->cfg.vocab_size;
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= V)
+            return alab_fail(ALAB_ERANGE, "token id %d at position %d is outside [0, %d)", ids[t], t, V);
+    for (int t = 0; t < T; t++) {
+        if (m->half)
+            alab_half_to_f32_n(out + (size_t)t * C, (const uint16_t *)(const void *)m->wte + (size_t)ids[t] * C,
+                               (size_t)C, m->half == ST_F16);
+        else
+            memcpy(out + (size_t)t * C, m->wte + (size_t)ids[t] * C, (size_t)C * sizeof(float));
+    }
+    return ALAB_OK;
+}
+
 /* q, k, v of rows [r0, r0 + nr) of h into qkv, laid out for Tn rows; *v says where they are. */
 static void project_qkv(alab_model *m, const layer_weights *w, int Tn, int r0, int nr, qkv_view *v) {
     const int C = m->cfg.n_embd, DQ = m->cfg.n_head * m->arch.HS, DKV = m->arch.NKV * m->arch.HS;
@@ -380,7 +410,7 @@ static int check_window(const alab_run_opts *o, int T, int r0, int r1) {
     if (o->layer_mask)
         return alab_fail(ALAB_EINVAL, "a row window takes no per-layer masks");
     if (o->n_interventions || o->n_head_patches || o->n_resid_patches || o->capture_resid || o->capture_head_out ||
-        o->capture_layer >= 0)
+        o->capture_layer >= 0 || o->embed_rows)
         return alab_fail(ALAB_EINVAL, "a row window takes knockouts only (no do, ablation, edit, patch or capture)");
     for (int k = 0; k < o->n_knockouts; k++)
         if (o->knockouts[k].row < r0 || o->knockouts[k].row >= r1)
@@ -404,6 +434,8 @@ int alab_forward_rows(alab_model *m, const int *ids, int T, const alab_run_opts 
     int rc = alab_check_opts(m, opts, T);
     if (rc) return rc;
     if ((rc = alab_check_evidence_opts(opts, L, NH, T, C, NH * m->arch.HS))) return rc;
+    if (opts->embed_rows && opts->start_layer > 0)
+        return alab_fail(ALAB_EINVAL, "embed_rows and start_layer: a run starts from one or the other");
     if (plain_qkv && (rc = check_window(opts, T, r0, r1))) return rc;
     if ((rc = alab_ensure_activations(m, T))) return rc;
     if ((rc = ensure_rope(m, T))) return rc;
@@ -421,6 +453,8 @@ int alab_forward_rows(alab_model *m, const int *ids, int T, const alab_run_opts 
     activations *a = &m->acts;
     if (opts->start_layer > 0) /* the layers below are those of an earlier run of these ids */
         memcpy(a->x, opts->start_x, (size_t)T * C * sizeof(float));
+    else if (opts->embed_rows)
+        embed_given(m, opts->embed_rows, T);
     else
         alab_embed(m, ids, T, 0);
     for (int l = opts->start_layer; l < L; l++) {

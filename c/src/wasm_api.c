@@ -443,18 +443,20 @@ EMSCRIPTEN_KEEPALIVE int alab_wasm_forward(alab_model *m, const int *ids, int T,
     return rc;
 }
 
-/* alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture): *out receives the tape, a
- * wasm address (alab_tape_free frees it). */
+/* alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture) and embed_rows ((T, C) or 0:
+ * alab_run_opts.embed_rows): *out receives the tape, a wasm address (alab_tape_free frees it). */
 EMSCRIPTEN_KEEPALIVE ALAB_MEASURE int alab_wasm_tape_forward(alab_tape **out, alab_model *m, const int *ids, int T,
                                                              const float *interv, int n_interv, int mask, int window,
                                                              const int *layer_mask, const int *layer_window,
-                                                             int scale_override, float scale) {
+                                                             int scale_override, float scale,
+                                                             const float *embed_rows) {
     if (!out) return alab_fail(ALAB_EINVAL, "tape forward: NULL out");
     *out = NULL;
     if (!m) return alab_fail(ALAB_EINVAL, "tape forward: no model");
     alab_run_opts o;
     alab_intervention *iv;
     int rc = flat_opts(&o, &iv, interv, n_interv, mask, window, layer_mask, layer_window, scale_override, scale, -1, -1);
+    o.embed_rows = embed_rows;
     if (rc == ALAB_OK) rc = alab_tape_forward(out, m, ids, T, &o);
     free(iv);
     return rc;

@@ -225,6 +225,70 @@ static void recompute_is_the_forward(void **state) {
     }
 }
 
+/* embed_rows (the gradient readings' hook): the rows a run looks up, given, are that run bit for bit, its tape's
+ * gradients too; KL of such a run against the ids' own is 0; the refusals. */
+static void embed_rows_are_the_lookup(void **state) {
+    (void)state;
+    for (int f = 0; f < N_FAMILIES; f++) {
+        alab_model *m = load_model(FAMILIES[f].dir);
+        const alab_config *c = alab_model_config(m);
+        const int T = 7, L = c->n_layer, NH = c->n_head, V = c->vocab_size, C = c->n_embd;
+        int ids[7];
+        for (int t = 0; t < T; t++) ids[t] = (t * 31 + 5) % V;
+        float *rows = malloc((size_t)T * C * sizeof *rows);
+        assert_int_equal(alab_embedding_rows(rows, m, ids, T), ALAB_OK);
+        const size_t na = (size_t)L * NH * T * T;
+        assert_int_equal(alab_forward(m, ids, T, NULL), ALAB_OK);
+        float *att = malloc(na * sizeof *att), *logits = malloc((size_t)V * sizeof *logits);
+        memcpy(att, alab_result_attention(m), na * sizeof *att);
+        memcpy(logits, alab_result_logits(m), (size_t)V * sizeof *logits);
+        alab_run_opts o;
+        alab_run_opts_init(&o);
+        o.embed_rows = rows;
+        assert_int_equal(alab_forward(m, ids, T, &o), ALAB_OK);
+        assert_memory_equal(alab_result_attention(m), att, na * sizeof *att);
+        assert_memory_equal(alab_result_logits(m), logits, (size_t)V * sizeof *logits);
+        size_t off[ALAB_GRAD_PARTS + 1];
+        assert_int_equal(alab_grad_layout(off, m, T, ALAB_GRAD_ALL), ALAB_OK);
+        const size_t n = off[ALAB_GRAD_PARTS];
+        float *g0 = malloc(n * sizeof *g0), *g1 = malloc(n * sizeof *g1);
+        alab_tape *tp = NULL;
+        double v0, v1;
+        assert_int_equal(alab_tape_forward(&tp, m, ids, T, NULL), ALAB_OK);
+        assert_int_equal(alab_backward(g0, n, &v0, m, tp, ALAB_METRIC_LOGIT_DIFF, 3, 1, ALAB_GRAD_ALL), ALAB_OK);
+        alab_tape_free(tp);
+        assert_int_equal(alab_tape_forward(&tp, m, ids, T, &o), ALAB_OK);
+        for (size_t i = 0; i < (size_t)T * C; i++) rows[i] = -1.0f; /* the tape keeps no pointer to them */
+        assert_int_equal(alab_backward(g1, n, &v1, m, tp, ALAB_METRIC_LOGIT_DIFF, 3, 1, ALAB_GRAD_ALL), ALAB_OK);
+        assert_true(v0 == v1);
+        assert_memory_equal(g0, g1, n * sizeof *g0);
+        assert_int_equal(alab_backward(NULL, 0, &v1, m, tp, ALAB_METRIC_KL, 0, 0, 0), ALAB_OK);
+        assert_true(v1 == 0.0);
+        alab_tape_free(tp);
+        /* other rows are another run: half of them, a different logit difference */
+        assert_int_equal(alab_embedding_rows(rows, m, ids, T), ALAB_OK);
+        for (size_t i = 0; i < (size_t)T * C; i++) rows[i] *= 0.5f;
+        assert_int_equal(alab_tape_forward(&tp, m, ids, T, &o), ALAB_OK);
+        assert_int_equal(alab_backward(NULL, 0, &v1, m, tp, ALAB_METRIC_LOGIT_DIFF, 3, 1, 0), ALAB_OK);
+        assert_true(v1 != v0);
+        alab_tape_free(tp);
+        /* refusals */
+        o.start_layer = 1;
+        o.start_x = rows;
+        assert_int_equal(alab_forward(m, ids, T, &o), ALAB_EINVAL);
+        assert_int_equal(alab_embedding_rows(NULL, m, ids, T), ALAB_EINVAL);
+        assert_int_equal(alab_embedding_rows(rows, m, ids, 0), ALAB_EEMPTY);
+        ids[2] = V;
+        assert_int_equal(alab_embedding_rows(rows, m, ids, T), ALAB_ERANGE);
+        free(g0);
+        free(g1);
+        free(att);
+        free(logits);
+        free(rows);
+        alab_model_free(m);
+    }
+}
+
 /* ---- finite differences ---- */
 
 /* The metric of the model's last run, as alab_backward defines it; base: the unmodified run's last logits. */
@@ -545,6 +609,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gradients_match_the_reference),
         cmocka_unit_test(recompute_is_the_forward),
+        cmocka_unit_test(embed_rows_are_the_lookup),
         cmocka_unit_test(finite_differences),
         cmocka_unit_test(refusals),
         cmocka_unit_test(over_the_limit),

@@ -62,6 +62,7 @@ const BASE_OPTIONS = {
   pathPatchingSet: { ...FAST_PAIRS, receivers: [{ input: 'logits' }] },
   directLogitAttribution: { answers: [5] },
   compositionScores: { nNull: 5 },
+  gradientReadings: { steps: 2 },
 };
 
 /** Every public Model method: its name, its arguments (valid), and the option names it takes. */
@@ -291,6 +292,7 @@ describe('arrays are dense, sizes are checked first, a set with a bad argument i
       ['answers', () => m.activationPatching(CLEAN, CORRUPT, { answers: [, 5] })],
       ['pathPatching answers', () => m.pathPatching(CLEAN, CORRUPT, { receivers: [{ input: 'logits' }], answers: [, 5] })],
       ['dla answers', () => m.directLogitAttribution(TEXT, { answers: [, 5] })],
+      ['gradientReadings answers', () => m.gradientReadings(TEXT, { answers: [5, , ], steps: 1 })],
       ['edgeKnockoutSet(new Array(3))', () => m.edgeKnockoutSet(new Array(3), FAST_SET)],
       ['tokenKnockoutSet([ , ids])', () => m.tokenKnockoutSet([, SET[0]], FAST_SET)],
       ['ablationSet([ids, , ])', () => m.ablationSet([SET[0], , ], { draws: 2 })],

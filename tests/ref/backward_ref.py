@@ -23,9 +23,9 @@ import families_ref as fr
 METRICS = ("logit_diff", "logprob", "kl", "loss")
 
 
-def run(cfg, W, ids, opts=None, keep=False):
-    """The forward pass; with keep, every tensor of the list above retains its gradient. Returns (all logits (T, V),
-    a dict of the kept tensors)."""
+def run(cfg, W, ids, opts=None, keep=False, embed_rows=None):
+    """The forward pass; with keep, every tensor of the list above retains its gradient; embed_rows (T, C): the rows
+    in place of embed[ids] (alab_run_opts.embed_rows). Returns (all logits (T, V), a dict of the kept tensors)."""
     opts = dict(opts or {})
     a = fr.Arch(cfg)
     T = len(ids)
@@ -43,7 +43,7 @@ def run(cfg, W, ids, opts=None, keep=False):
     else:
         Wg = W
         embed = W["gpt_neox.embed_in.weight" if mt == "gpt_neox" else "model.embed_tokens.weight"]
-    e = embed[idx].clone().requires_grad_(keep)
+    e = (embed[idx] if embed_rows is None else embed_rows).clone().requires_grad_(keep)
     kept["embed"] = e
     if mt == "gpt2":
         x = e + Wg["wpe.weight"][:T]

@@ -161,4 +161,9 @@ export const MEASURES = named({
   attributionSet: row({ summary: 'directLogitAttribution of each pair\'s clean input along W_U[answer clean] − W_U[answer corrupted].', optionsType: 'PatchingSetOptions',
     args: ['pairs', 'options'], options: PAIR_SET, result: 'AttributionSet', takesSet: true, stepwise: 'each pair',
     docs: 'evidence.md § 8' }),
+  // ---- readings from gradients: one input (c/src/backward.c) ----
+  gradientReadings: row({ summary: 'Per token: gradient norm, gradient × input, integrated gradients (with its completeness error) and attention × gradient of a metric (docs/evidence.md § 12).',
+    args: ['input', 'options'], options: ['metric', 'answers', 'baseline', 'steps', ...PROGRESS], result: 'GradientReadings',
+    crosses: 'transfer', transfer: ['gradNorm', 'gradTimesInput', 'integratedGradients', 'attnGrad', 'attnGradSaliency'],
+    stepwise: 'the input\'s backward, the baseline, each integrated-gradients step', docs: 'evidence.md § 12' }),
 });

@@ -530,3 +530,138 @@ export function componentTracingSet(m, pairs, options) {
 export function attributionSet(m, pairs, options) {
   return circuitSet(m, 'attributionSet', pairs, options, (w, prepared, base) => circuits.attributionSetSteps(w, m.h, prepared, base));
 }
+
+// ---- readings from gradients (c/src/backward.c; docs/evidence.md § 12) ----
+
+const GRAD_METRICS = table({ logitDiff: C.METRIC_LOGIT_DIFF, logProb: C.METRIC_LOGPROB, loss: C.METRIC_LOSS });
+
+/** gradientReadings' options checked: {metric, code, answers, baseline ('zero' or an id), steps}. */
+function gradientOptions(m, o, T) {
+  const where = 'gradientReadings';
+  let answers = [];
+  if (o.answers !== undefined) {
+    if (!Array.isArray(o.answers) || o.answers.length < 1 || o.answers.length > 2)
+      throw new AttnlabError('ETYPE', `${where}: options.answers must be [answer] or [answer, other answer]`);
+    denseArray(`${where}: options.answers`, o.answers);
+    answers = o.answers.map((a, k) => oneToken(m, where, `answer ${k}`, a));
+  }
+  const metric = o.metric ?? (answers.length === 2 ? 'logitDiff' : 'logProb');
+  const code = lookup(GRAD_METRICS, metric);
+  if (code === undefined)
+    throw new AttnlabError(typeof metric === 'string' ? 'EINVAL' : 'ETYPE', `${where}: options.metric must be 'logitDiff', 'logProb' or 'loss', not ${show(metric)}`);
+  if (metric === 'logitDiff' && answers.length !== 2)
+    throw new AttnlabError('EINVAL', `${where}: metric 'logitDiff' needs options.answers = [answer, other answer]`);
+  if (metric === 'logProb' && answers.length > 1)
+    throw new AttnlabError('EINVAL', `${where}: metric 'logProb' takes one answer (default: the top next token)`);
+  if (metric === 'loss' && answers.length)
+    throw new AttnlabError('EINVAL', `${where}: metric 'loss' takes no answers (it reads the input's own next tokens)`);
+  if (metric === 'loss' && T < 2) throw new AttnlabError('EEMPTY', `${where}: metric 'loss' needs at least 2 tokens, got ${T}`);
+  const baseline = o.baseline === undefined || o.baseline === 'zero' ? 'zero'
+    : typeof o.baseline === 'string' ? oneToken(m, where, 'baseline', o.baseline)
+    : checkIndex('baseline', o.baseline, 0, m.config.vocabSize - 1);
+  const steps = o.steps === undefined ? 32 : checkIndex('steps', o.steps, 1, 4096);
+  return { metric, code, answers, baseline, steps };
+}
+
+export function gradientReadings(m, input, options) {
+  const o = optionsOf('gradientReadings', options);
+  const ids = m.idsOf(input);
+  if (ids.length < 1) throw new AttnlabError('EEMPTY', 'gradientReadings needs at least 1 token');
+  if (ids.length > m.config.nPositions)
+    throw new AttnlabError('ETOOLONG', `gradientReadings: ${ids.length} tokens exceed n_positions = ${m.config.nPositions}`);
+  const g = gradientOptions(m, o, ids.length);
+  checkWork('gradientReadings', m.config, [ids.length], { steps: g.steps }, o.budget);
+  return { steps: gradientSteps(m, ids, g), progress: progressOptions('gradientReadings', o),
+           finish: (r) => ({ ...r, ids, tokens: Array.from(ids, (id) => m.token(id)),
+                             answerTokens: r.answers.map((id) => m.token(id)) }) };
+}
+
+// The tape of a plain run of ids from embedding rows at pRows (0: the lookup), and its backward into pG: the value.
+function tapeBackward(w, h, pIds, T, pRows, pTape, pG, nG, pVal, g, want) {
+  w.wasmTapeForward(pTape, h, pIds, T, 0, 0, MASKS.causal, 0, 0, 0, 0, 0, pRows);
+  const tape = w.i32[pTape >>> 2] >>> 0;
+  try {
+    const att = want & (1 << C.GRAD_ATTN) ? w.resultAttention(h) : null; // the run's, before the backward reuses it
+    w.backward(pG, nG, pVal, h, tape, g.code, g.answers[0] ?? 0, g.answers[1] ?? 0, want);
+    return { att, value: new DataView(w.memory.buffer).getFloat64(pVal, true) };
+  } finally {
+    w.tapeFree(tape);
+  }
+}
+
+// The readings as a generator: the input's gradients (1 part), the baseline's value, then one part per step of
+// the integrated gradients' path; wasm memory freed on return or when abandoned.
+function* gradientSteps(m, ids, g) {
+  const w = m.w, h = m.h, T = ids.length, { nLayer: L, nHead: NH, nEmbd: Cd } = m.config;
+  const TC = T * Cd, want = (1 << C.GRAD_EMBED) | (1 << C.GRAD_ATTN), total = g.steps + 2;
+  const ptrs = [];
+  const alloc = (n) => { const p = w.malloc(n); ptrs.push(p); return p; };
+  try {
+    const pIds = alloc(4 * T), pTape = alloc(4), pVal = alloc(8), pOff = alloc(4 * (C.GRAD_PARTS + 1));
+    w.i32.set(ids, pIds >>> 2);
+    if (g.metric === 'logProb' && g.answers.length === 0) {
+      w.forward(h, ids);
+      g = { ...g, answers: [w.resultTopk(h, 1).ids[0]] };
+    }
+    w.gradLayout(pOff, h, T, want);
+    const off = Array.from(w.i32.subarray(pOff >>> 2, (pOff >>> 2) + C.GRAD_PARTS + 1), (x) => x >>> 0);
+    const nG = off[C.GRAD_PARTS], pG = alloc(4 * nG);
+    const pE = alloc(4 * TC), pB = alloc(4 * TC), pP = alloc(4 * TC);
+    w.embeddingRows(pE, h, pIds, T);
+    const e = w.readF32(pE, TC);
+    const b = new Float32Array(TC);
+    if (g.baseline !== 'zero') {
+      w.i32.fill(g.baseline, pIds >>> 2, (pIds >>> 2) + T);
+      w.embeddingRows(pB, h, pIds, T);
+      b.set(w.readF32(pB, TC));
+      w.i32.set(ids, pIds >>> 2);
+    }
+    w.f32.set(b, pB >>> 2);
+    // the input: its gradient, attention and value
+    const x = tapeBackward(w, h, pIds, T, 0, pTape, pG, nG, pVal, g, want);
+    const dE = w.readF32(pG + 4 * off[C.GRAD_EMBED], TC), dA = w.readF32(pG + 4 * off[C.GRAD_ATTN], L * NH * T * T);
+    const gradNorm = new Float64Array(T), gradTimesInput = new Float64Array(T);
+    for (let j = 0; j < T; j++) {
+      let s2 = 0, gi = 0;
+      for (let c = j * Cd; c < (j + 1) * Cd; c++) { s2 += dE[c] * dE[c]; gi += e[c] * dE[c]; }
+      gradNorm[j] = Math.sqrt(s2);
+      gradTimesInput[j] = gi;
+    }
+    const attnGrad = new Float32Array(dA.length), attnGradSaliency = new Float64Array(L * T);
+    for (let i = 0; i < dA.length; i++) attnGrad[i] = x.att[i] * dA[i];
+    for (let l = 0; l < L; l++)
+      for (let j = 0; j < T; j++) {
+        let s = 0;
+        for (let hh = 0; hh < NH; hh++) s += attnGrad[((l * NH + hh) * T + T - 1) * T + j];
+        attnGradSaliency[l * T + j] = Math.abs(s);
+      }
+    yield { done: 1, total };
+    // the baseline's value (a forward and a backward of no part)
+    const baselineValue = tapeBackward(w, h, pIds, T, pB, pTape, 0, 0, pVal, g, 0).value;
+    yield { done: 2, total };
+    // the straight path from the baseline, at the midpoints of `steps` equal parts
+    const acc = new Float64Array(TC), path = new Float32Array(TC);
+    for (let k = 0; k < g.steps; k++) {
+      const alpha = (k + 0.5) / g.steps;
+      for (let i = 0; i < TC; i++) path[i] = b[i] + alpha * (e[i] - b[i]);
+      w.f32.set(path, pP >>> 2);
+      tapeBackward(w, h, pIds, T, pP, pTape, pG, nG, pVal, g, 1 << C.GRAD_EMBED);
+      const d = w.f32.subarray((pG >>> 2) + off[C.GRAD_EMBED], (pG >>> 2) + off[C.GRAD_EMBED] + TC);
+      for (let i = 0; i < TC; i++) acc[i] += d[i];
+      yield { done: k + 3, total };
+    }
+    const integratedGradients = new Float64Array(T);
+    let sum = 0;
+    for (let j = 0; j < T; j++) {
+      let s = 0;
+      for (let c = j * Cd; c < (j + 1) * Cd; c++) s += (e[c] - b[c]) * acc[c];
+      integratedGradients[j] = s / g.steps;
+      sum += integratedGradients[j];
+    }
+    return { metric: g.metric, answers: g.answers, baseline: g.baseline, steps: g.steps, value: x.value, baselineValue,
+             gradNorm, gradTimesInput, integratedGradients, completenessError: sum - (x.value - baselineValue),
+             attnGrad, attnGradSaliency, nLayer: L, nHead: NH, T };
+  } finally {
+    if (!w._trap) for (let i = ptrs.length - 1; i >= 0; i--) w.free(ptrs[i]);
+  }
+}

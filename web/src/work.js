@@ -67,6 +67,8 @@ export const WORK = Object.freeze({
   pathPatching: (s, [T], { receivers }) => (4 + s.LH) * fwd(s, T) + receivers * s.LH * rows(s, T, 1, T),
   directLogitAttribution: (s, [T]) => 2 * fwd(s, T) + s.LH * T * s.HS * s.C,
   componentTracing: (s, [T]) => (4 + 2 * s.L * T) * fwd(s, T),
+  // a forward and a backward (about three forwards, docs/BENCHMARKS.md) for the input, the baseline and each step
+  gradientReadings: (s, [T], { steps }) => (steps + 2) * 4 * fwd(s, T),
   compositionScores: (s, _, { nNull }) => (nNull + (s.L * (s.L - 1)) / 2 * s.NH * s.NH) * 32 * s.C * s.HS * (s.HS + 200),
   // over a set: the inputs' work, the noise floor of the first 10, the resampled correlations over all the
   // points (edge knockout: six summaries of four correlations each — the weights, the value-weighted reading,

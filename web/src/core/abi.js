@@ -233,8 +233,8 @@ export const EXPORTS = Object.freeze([
   "alab_capture_head_outputs", "alab_head_importance_mode", "alab_pruning_curve_mode", "alab_resample_draws",
   "alab_activation_patching", "alab_pattern_value_patching", "alab_path_patching",
   "alab_direct_logit_attribution", "alab_value_norms", "alab_component_tracing", "alab_composition_scores",
-  "alab_grad_layout", "alab_backward", "alab_wasm_tape_forward", "alab_corr_dataset_flat",
-  "alab_edge_set_summary_flat",
+  "alab_grad_layout", "alab_embedding_rows", "alab_backward", "alab_wasm_tape_forward",
+  "alab_corr_dataset_flat", "alab_edge_set_summary_flat",
 ]);
 
 /** The exports that return a pointer, a size_t or a uint32_t: read as unsigned. */

@@ -119,13 +119,17 @@ export const MEASURE_METHODS = {
   gradLayout(offsets, m, T, want) {
     return this.check(this.fn.alab_grad_layout(offsets, m, T, want));
   },
+  /** alab_embedding_rows (attnlab.h): The embedding rows wte[ids[t]] of T tokens as f32 into out (T, C), as a run looks them up (a 16-bit embedding converted): the inputs of gradient x … */
+  embeddingRows(out, m, ids, T) {
+    return this.check(this.fn.alab_embedding_rows(out, m, ids, T));
+  },
   /** alab_backward (attnlab.h): The gradient of `metric` (ALAB_METRIC_*, answers a and b as it says; */
   backward(grads, nGrads, value, m, tp, metric, a, b, want) {
     return this.check(this.fn.alab_backward(grads, nGrads, value, m, tp, metric, a, b, want));
   },
-  /** alab_wasm_tape_forward (wasm_api.c): alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture): *out receives the tape, a wasm address (alab_tape_free frees it). */
-  wasmTapeForward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale) {
-    return this.check(this.fn.alab_wasm_tape_forward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale));
+  /** alab_wasm_tape_forward (wasm_api.c): alab_tape_forward (backward.c) with alab_wasm_forward's flat options (no capture) and embed_rows ((T, C) or 0: alab_run_opts.embed_rows): *out … */
+  wasmTapeForward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale, embedRows) {
+    return this.check(this.fn.alab_wasm_tape_forward(out, m, ids, T, interv, nInterv, mask, window, layerMask, layerWindow, scaleOverride, scale, embedRows));
   },
   /** alab_corr_dataset_flat (wasm_api.c): alab_corr_dataset with its spec as arguments and its summary as 11 doubles (mean, lo, hi, null_mean, null_lo, null_hi, p, p_greater, n_defined, … */
   corrDatasetFlat(out, perInput, nInputs, offset, reading, effect, group, stat, eps, minPoints, nBoot, nPerm, level, seed) {
