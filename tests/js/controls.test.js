@@ -62,6 +62,19 @@ describe('position readings, effect sizes and the restricted correlation of edge
     });
   });
 
+  it('the partial correlation of A and E with recency held fixed, per input, is the textbook formula on Spearman ρs', () => {
+    expect(set.partial.given).toBe('recency');
+    ones.forEach((one, k) => {
+      const T = one.ids.length, g = edgePositionGrids(T).recency, a = [], e = [], z = [];
+      for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) if (Number.isFinite(one.E[i * T + j])) { a.push(one.A[i * T + j]); e.push(one.E[i * T + j]); z.push(g[i * T + j]); }
+      const rae = spearman(a, e), raz = spearman(a, z), rez = spearman(e, z);
+      const want = (rae - raz * rez) / Math.sqrt((1 - raz * raz) * (1 - rez * rez));
+      expect(Math.abs(set.partial.perInput[k] - want), `input ${k}`).toBeLessThan(1e-6);
+    });
+    const finite = set.partial.perInput.filter((x) => x !== null);
+    expect(Math.abs(set.partial.mean - finite.reduce((x, y) => x + y, 0) / finite.length)).toBeLessThan(1e-12);
+  });
+
   it('the effect sizes are the quantiles of |E| over every causal pair, in nats', () => {
     const all = ones.flatMap((o) => Array.from(o.E).filter(Number.isFinite).map(Math.abs)).sort((a, b) => a - b);
     const e = set.effects.local;

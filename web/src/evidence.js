@@ -427,6 +427,37 @@ const CORR_FIELDS = ['mean', 'lo', 'hi', 'nullMean', 'nullLo', 'nullHi', 'p', 'p
 const corrOf = (v, at) => Object.fromEntries(CORR_FIELDS.map((k, i) => [k, nanToNull(v[at + i])]));
 
 /**
+ * The controls of an edge set (controls.js, docs/evidence.md § 5): the position readings through the same summary
+ * as the weights (alab_edge_set_summary with each position grid in place of A), the effects' sizes, the weights
+ * against only the effects of at least effectThreshold nats, and the partial correlation given recency. grids:
+ * each input's {T, A, E, L} as read back; the pointers are the set's (its E, E_last, T arrays and a 97-double out).
+ */
+function edgeControls(w, mem, grids, { pOut, pE, pL, pT, n, lastLayer, eps, nBoot, nPerm, level, seed, effectThreshold }) {
+  const positions = {}, pP = mem.alloc(4 * n), pPerP = mem.alloc(8 * 4 * n);
+  const posGrids = grids.map((g) => edgePositionGrids(g.T));
+  for (const name of ['recency', 'first', 'diagonal', 'early']) {
+    grids.forEach((g, k) => { const q = mem.alloc(4 * g.T * g.T); w.f32.set(posGrids[k][name], q >>> 2); w.i32[(pP >>> 2) + k] = q; });
+    w.edgeSetSummaryFlat(pOut, pPerP, pP, pE, pL, pT, n, lastLayer ? 1 : 0, eps, nBoot, nPerm, level, seed);
+    const pv = new Float64Array(w.memory.buffer, pOut, 97).slice(), pper = new Float64Array(w.memory.buffer, pPerP, 2 * n).slice();
+    positions[name] = { local: corrOf(pv, 0), last: corrOf(pv, 44),
+      perInput: grids.map((_, k) => ({ local: nanToNull(pper[k]), last: nanToNull(pper[n + k]) })) };
+  }
+  // how big the effects are, and the weights against only the effects of at least effectThreshold nats
+  const lastRows = (g) => (lastLayer ? g.L.subarray((g.T - 1) * g.T, g.T * g.T) : g.L);
+  const effects = { local: effectSizes(grids.map((g) => g.E), effectThreshold), last: effectSizes(grids.map(lastRows), effectThreshold) };
+  const aboveThreshold = { threshold: effectThreshold,
+    local: corrDataset(w, grids.map((g) => edgePoints(g.A, g.E, g.T, effectThreshold)), { stat: 'spearman', eps, nBoot, nPerm, level, seed }) };
+  // the weights against the local effects with position held fixed: per input, the partial Spearman correlation
+  // of A and E given recency −(i − j) over the causal pairs, then its mean over inputs with its interval
+  const partialPer = grids.map((g, k) => {
+    const pts = edgePoints(g.A, g.E, g.T), rec = edgePoints(posGrids[k].recency, g.E, g.T);
+    return pts.reading.length >= 4 ? partialRho(w, pts.reading, pts.effect, rec.reading) : null;
+  });
+  const partial = { given: 'recency', ...bootstrapMean(w, partialPer, { nBoot, level, seed }), perInput: partialPer };
+  return { positions, effects, aboveThreshold, partial };
+}
+
+/**
  * Edge knockout of one layer over a set of inputs (id arrays), with intervals, nulls and the noise floor:
  * the grids of alab_edge_knockout for each input (progress after each), the noise floor from
  * alab_knockout_noise on the first noiseInputs inputs (eps = noiseFactor x the largest KL a no-op
@@ -485,26 +516,12 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
       nBoot, nPerm, level, seed);
     const vv = new Float64Array(w.memory.buffer, pOut, 97).slice();
     const valueWeighted = { local: { spearman: corrOf(vv, 0), kendall: corrOf(vv, 11) }, last: { spearman: corrOf(vv, 44), kendall: corrOf(vv, 55) } };
-    // the controls (controls.js): readings that know only positions, through the same summary as the weights
-    const positions = {}, pP = mem.alloc(4 * n), pPerP = mem.alloc(8 * 4 * n);
-    const posGrids = grids.map((g) => edgePositionGrids(g.T));
-    for (const name of ['recency', 'first', 'diagonal', 'early']) {
-      grids.forEach((g, k) => { const q = mem.alloc(4 * g.T * g.T); w.f32.set(posGrids[k][name], q >>> 2); w.i32[(pP >>> 2) + k] = q; });
-      w.edgeSetSummaryFlat(pOut, pPerP, pP, pE, pL, pT, n, layer === nLayer - 1 ? 1 : 0, eps, nBoot, nPerm, level, seed);
-      const pv = new Float64Array(w.memory.buffer, pOut, 97).slice(), pper = new Float64Array(w.memory.buffer, pPerP, 2 * n).slice();
-      positions[name] = { local: corrOf(pv, 0), last: corrOf(pv, 44),
-        perInput: grids.map((_, k) => ({ local: nanToNull(pper[k]), last: nanToNull(pper[n + k]) })) };
-    }
-    // how big the effects are, and the weights against only the effects of at least effectThreshold nats
-    const lastRows = (g) => (layer === nLayer - 1 ? g.L.subarray((g.T - 1) * g.T, g.T * g.T) : g.L);
-    const effects = { local: effectSizes(grids.map((g) => g.E), effectThreshold), last: effectSizes(grids.map(lastRows), effectThreshold) };
-    const corrStat = { stat: 'spearman', eps, nBoot, nPerm, level, seed };
-    const aboveThreshold = { threshold: effectThreshold,
-      local: corrDataset(w, grids.map((g) => edgePoints(g.A, g.E, g.T, effectThreshold)), corrStat) };
+    const { positions, effects, aboveThreshold, partial } = edgeControls(w, mem, grids,
+      { pOut, pE, pL, pT, n, lastLayer: layer === nLayer - 1, eps, nBoot, nPerm, level, seed, effectThreshold });
     return {
       layer, head, mode, n, eps, noise: epsilon === undefined ? { maxKL: noise, factor: noiseFactor, inputs: nNoise } : null,
       seed, nBoot, nPerm, level, lastRowOnly: layer === nLayer - 1,
-      local: kinds(0), last: kinds(44), valueWeighted, positions, effects, aboveThreshold,
+      local: kinds(0), last: kinds(44), valueWeighted, positions, effects, aboveThreshold, partial,
       rows: { mean: nanToNull(v[88]), lo: nanToNull(v[89]), hi: nanToNull(v[90]) },
       topKOverlap: { mean: nanToNull(v[91]), lo: nanToNull(v[92]), hi: nanToNull(v[93]) },
       meanEffect: { mean: nanToNull(v[94]), lo: nanToNull(v[95]), hi: nanToNull(v[96]) },
@@ -514,6 +531,18 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
   } finally {
     mem.free();
   }
+}
+
+/** Spearman's correlation of x and y with z held fixed (alab_partial_spearman), null where undefined. */
+function partialRho(w, x, y, z) {
+  const n = x.length;
+  return w.scoped((alloc) => {
+    const px = alloc(8 * n), py = alloc(8 * n), pz = alloc(8 * n), out = alloc(8);
+    const f = new Float64Array(w.memory.buffer);
+    f.set(x, px >>> 3); f.set(y, py >>> 3); f.set(z, pz >>> 3);
+    w.partialSpearman(out, px, py, pz, n);
+    return nanToNull(f64(w, out));
+  });
 }
 
 /** Each input's values shuffled once (alab_permute_within_groups, one group an input). */
