@@ -66,7 +66,7 @@ describe('npm pack', () => {
     expect(paths.filter((p) => !allowed.test(p))).toEqual([]);
     expect(paths.some((p) => p.startsWith('tests/') || p.startsWith('c/') || p.startsWith('build/'))).toBe(false);
     const wasm = packed.files.find((f) => f.path === 'web/dist/attnlab.wasm');
-    expect(wasm.size).toBeLessThanOrEqual(400 * 1024);
+    expect(wasm.size).toBeLessThanOrEqual(440 * 1024); // the limit of wasm-forward.test.js (docs/BENCHMARKS.md)
   });
 
   it('installs with no install scripts', () => {

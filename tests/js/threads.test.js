@@ -43,10 +43,10 @@ beforeAll(async () => {
 afterAll(() => { for (const m of Object.values(stModels)) st.modelFree(m); });
 
 describe('attnlab-mt.wasm', () => {
-  it('is at most 400 KB, has SIMD128 and imports only what imports.js gives', async () => {
+  it('is at most 460 KB, has SIMD128 and imports only what imports.js gives', async () => {
     const gz = gzipSync(MT_BYTES, { level: 9 }).length;
     console.log(`attnlab-mt.wasm: ${MT_BYTES.length} bytes, ${gz} gzip -9`);
-    expect(MT_BYTES.length).toBeLessThanOrEqual(400 * 1024);
+    expect(MT_BYTES.length).toBeLessThanOrEqual(460 * 1024); // docs/BENCHMARKS.md: the builds' sizes and limits
     const w = await instantiateAttnlab(MT_BYTES);
     expect(w.simd()).toBe(true);
     expect(w.multithreaded).toBe(true);
