@@ -51,6 +51,10 @@ async function stage(name, f) {
 // a controlled table as plain data (the results keep their per-input numbers: the staleness check reads them)
 const plain = (x) => JSON.parse(JSON.stringify(x));
 
+// a p at the floor of its permutations (1 / (nPerm + 1)) is a bound, not a measurement: say so
+const FLOOR = 1 / (STAT.nPerm + 1);
+const holmP = (d) => (d.p !== null && d.p <= FLOOR * (1 + 1e-9) ? `≤ ${fp(d.pHolm)}†` : fp(d.pHolm));
+
 /** The rows of one controlled table: each focus reading, its twins, its best position reading. */
 function controlledRows(t, title) {
   const L = [`| ${title} | trained model | entropy-matched twin | trained − twin (paired) | Holm p | GPT-2-init twin | best position reading | reading − it | Holm p |`,
@@ -58,8 +62,8 @@ function controlledRows(t, title) {
   for (const f of t.focus) {
     const m = f.twins.matched, g = f.twins['gpt2-init'];
     const best = f.positions.length ? f.positions.reduce((a, p) => ((p.value.mean ?? -Infinity) > (a.value.mean ?? -Infinity) ? p : a)) : null;
-    L.push(`| ${f.label} | ${ci(f.trained)} | ${m ? ci(m.value) : '—'} | ${m ? ci(m.diff) : '—'} | ${m ? fp(m.diff.pHolm) : '—'} | ` +
-      `${g ? ci(g.value) : '—'} | ${best ? `${best.label}: ${ci(best.value)}` : '—'} | ${best ? ci(best.diff) : '—'} | ${best ? fp(best.diff.pHolm) : '—'} |`);
+    L.push(`| ${f.label} | ${ci(f.trained)} | ${m ? ci(m.value) : '—'} | ${m ? ci(m.diff) : '—'} | ${m ? holmP(m.diff) : '—'} | ` +
+      `${g ? ci(g.value) : '—'} | ${best ? `${best.label}: ${ci(best.value)}` : '—'} | ${best ? ci(best.diff) : '—'} | ${best ? holmP(best.diff) : '—'} |`);
   }
   return L;
 }
@@ -129,7 +133,8 @@ async function main() {
     '',
     `Every interval is 95 %, from 1000 resamples of **whole documents** (the sentences of one document are not independent); ` +
       'every difference is **paired** on the same sentences, with a two-sided p from 1000 document-level sign flips, and the ' +
-      'p-values of each table are adjusted together by **Holm**. Each reading is set beside controls that could come out ' +
+      'p-values of each table are adjusted together by **Holm** († marks a raw p at the floor of its 1000 sign flips, ' +
+      '1/1001: the adjusted value is then a bound, and more flips would give a smaller one). Each reading is set beside controls that could come out ' +
       'the same: two random-weight twins of the model (docs/evidence.md, "Random-weight twins": one with attention as peaked ' +
       'as the trained model\'s, layer by layer, and one with GPT-2\'s initialisation) and readings that know only positions ' +
       '(recency, the first token, the query\'s own token, earliness).',

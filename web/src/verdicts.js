@@ -107,7 +107,7 @@ const LABELS = {
   'weights/local': 'attention against each edge\'s own effect (local ρ)',
   'weights/last': 'attention against the effect at the last position (last ρ)',
   'weights/rows': 'attention against the effects within each query row (per-row ρ)',
-  recency: 'recency −(i − j)', first: 'the first token', diagonal: 'the query\'s own token', early: 'earliness −j',
+  recency: 'recency (the nearer, the higher)', first: 'the first token', diagonal: 'the query\'s own token', early: 'earliness −j',
   lastLayer: 'the last layer\'s attention', rollout: 'attention rollout', flow: 'attention flow',
   valueWeighted: 'value-weighted attention',
 };
