@@ -169,24 +169,6 @@ int alab_ensure_activations(alab_model *m, int T) {
 
 /* ---- rotary positions --------------------------------------------------------------- */
 
-/* The frequency of pair i of the rotary dimensions (Hugging Face's inv_freq,
- * with the linear or llama3 rope_scaling rule), in double precision; local:
- * Gemma 3's sliding layers, base rope_local_theta and no scaling. */
-double alab_rope_inv_freq(const alab_arch *a, int i, int local) {
-    const double dim = a->rot_dims;
-    double f = 1.0 / pow(local ? a->rope_local_theta : a->rope_theta, (2.0 * i) / dim);
-    if (local) return f;
-    if (a->rope_linear) return f / a->rope_factor;
-    if (!a->rope_llama3) return f;
-    const double pi = 3.14159265358979323846;
-    const double low_wavelen = a->rope_orig / a->rope_low, high_wavelen = a->rope_orig / a->rope_high;
-    const double wavelen = 2 * pi / f;
-    if (wavelen > low_wavelen) return f / a->rope_factor;  /* low frequencies: scaled */
-    if (wavelen < high_wavelen) return f;                  /* high frequencies: kept */
-    const double smooth = (a->rope_orig / wavelen - a->rope_low) / (a->rope_high - a->rope_low);
-    return (1 - smooth) * f / a->rope_factor + smooth * f;  /* in between: interpolated */
-}
-
 /* cos and sin of positions [0, P) for every pair, grown when a longer run comes:
  * [cos | sin] of the global frequencies, then (rope_local_theta > 0) [cos | sin]
  * of the local ones, each (cap, half). */

@@ -93,7 +93,7 @@ int alab_parse_config(alab_config *cfg, alab_arch *arch, const char *text, size_
 /* The score scale of layer l under arch (alab_attn_scale without a model) (attention.c). */
 float alab_arch_attn_scale(const alab_arch *a, int l);
 /* The rotary frequency of pair i (Hugging Face's inv_freq with the rope_scaling rule; local: Gemma 3's sliding
- * layers), in double precision (forward.c). */
+ * layers), in double precision (family.c: arch math, below the forward pass that uses it). */
 double alab_rope_inv_freq(const alab_arch *a, int i, int local);
 
 /* ---- the model --------------------------------------------------------------- */
