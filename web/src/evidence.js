@@ -10,6 +10,8 @@
 
 import { AttnlabError } from './core/errors.js';
 import { ABLATION_MODES, C } from './core/abi.js';
+import { SET_DEFAULTS } from './options.js';
+import { partialSpearman } from './stats.js';
 import { EFFECT_THRESHOLD, edgePositionGrids, tokenPositionReadings, effectSizes, edgePoints, tokenPoints } from './controls.js';
 
 /** The ways to remove a head (ALAB_ABLATE_ZERO, _MEAN, _RESAMPLE). */
@@ -363,8 +365,8 @@ export function checkSetPoints(where, lengths, points) {
   return total;
 }
 
-/** The default resampling of every aggregate: 95 % intervals from 1000 bootstrap resamples, 1000 permutations. */
-export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.95, seed: 1, noiseFactor: 10 });
+/** The default resampling of every aggregate (95 % intervals, 1000 resamples and permutations): options.js's, re-exported. */
+export { SET_DEFAULTS };
 
 /** mean, lo, hi of the finite values of xs: alab_bootstrap_mean (percentile interval over inputs). */
 export function bootstrapMean(w, xs, { nBoot = SET_DEFAULTS.nBoot, level = SET_DEFAULTS.level, seed = SET_DEFAULTS.seed } = {}) {
@@ -451,7 +453,7 @@ function edgeControls(w, mem, grids, { pOut, pE, pL, pT, n, lastLayer, eps, nBoo
   // of A and E given recency −(i − j) over the causal pairs, then its mean over inputs with its interval
   const partialPer = grids.map((g, k) => {
     const pts = edgePoints(g.A, g.E, g.T), rec = edgePoints(posGrids[k].recency, g.E, g.T);
-    return pts.reading.length >= 4 ? partialRho(w, pts.reading, pts.effect, rec.reading) : null;
+    return pts.reading.length >= 4 ? partialSpearman(w, pts.reading, pts.effect, rec.reading) : null;
   });
   const partial = { given: 'recency', ...bootstrapMean(w, partialPer, { nBoot, level, seed }), perInput: partialPer };
   return { positions, effects, aboveThreshold, partial };
@@ -531,18 +533,6 @@ export function* edgeKnockoutSetSteps(w, h, inputs, { layer, head, nLayer, nHead
   } finally {
     mem.free();
   }
-}
-
-/** Spearman's correlation of x and y with z held fixed (alab_partial_spearman), null where undefined. */
-function partialRho(w, x, y, z) {
-  const n = x.length;
-  return w.scoped((alloc) => {
-    const px = alloc(8 * n), py = alloc(8 * n), pz = alloc(8 * n), out = alloc(8);
-    const f = new Float64Array(w.memory.buffer);
-    f.set(x, px >>> 3); f.set(y, py >>> 3); f.set(z, pz >>> 3);
-    w.partialSpearman(out, px, py, pz, n);
-    return nanToNull(f64(w, out));
-  });
 }
 
 /** Each input's values shuffled once (alab_permute_within_groups, one group an input). */

@@ -306,7 +306,10 @@ export function knockoutMode(where, m) {
   return m;
 }
 
-/** nBoot, nPerm, seed and level of a measure over a set (left out when not given: the defaults of evidence.js's SET_DEFAULTS). */
+/** The defaults of every measure over a set: resamples, permutations, interval level, seed, noise-floor factor. */
+export const SET_DEFAULTS = Object.freeze({ nBoot: 1000, nPerm: 1000, level: 0.95, seed: 1, noiseFactor: 10 });
+
+/** nBoot, nPerm, seed and level of a measure over a set (left out when not given: the defaults of SET_DEFAULTS). */
 export function setStats(where, o) {
   const count = (name, v) => (v === undefined ? undefined : checkIndex(name, v, 0, 1000000));
   const r = { nBoot: count('nBoot', o.nBoot), nPerm: count('nPerm', o.nPerm),

@@ -12,8 +12,7 @@
 
 import { AttnlabError } from './core/errors.js';
 import { C } from './core/abi.js';
-import { checkOptions, setStats } from './options.js';
-import { SET_DEFAULTS } from './evidence.js';
+import { SET_DEFAULTS, checkOptions, setStats } from './options.js';
 
 const nanToNull = (x) => (Number.isNaN(x) ? null : x);
 

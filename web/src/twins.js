@@ -41,6 +41,7 @@
 import { AttnlabError } from './core/errors.js';
 import { checkOptions } from './options.js';
 import { checkIndex, checkFinite } from './analysis.js';
+import { splitmix64 } from './core/rng.js';
 import { Model, loadModel, modelFiles, modelInternals } from './model.js';
 
 /** The kinds of twin. */
@@ -63,47 +64,10 @@ const OPTIONS = ['kind', 'seed', 'set', 'limit', 'tolerance'];
 // ---------------------------------------------------------------------------
 
 /**
- * The twins' generator, seeded with a uint32 (state = seed): next() → [hi, lo], one splitmix64 draw as two
- * uint32; uniform() → (draw >> 11) · 2^-53; normal() → sqrt(-2 ln(1 - u1)) cos(2π u2) from two uniforms.
+ * The twins' generator, seeded with a uint32 (state = seed): core/rng.js's splitmix64, the C statistics' own
+ * (next() → [hi, lo], uniform() → (draw >> 11) · 2^-53, normal() → sqrt(-2 ln(1 - u1)) cos(2π u2)).
  */
-export function twinRng(seed) {
-  // state and last draw in typed arrays (no heap numbers in the hot loop): st = [hi, lo] of the state, r = [hi, lo]
-  const st = new Uint32Array([0, seed >>> 0]), r = new Uint32Array(2);
-  // z · (bh·2^32 + bl) mod 2^64, z = (h, l): the 64-bit product of the low words from 16-bit pieces (each
-  // partial product < 2^32, exact in a double), the cross terms mod 2^32 with Math.imul; into r
-  const mul64 = (h, l, bh, bl) => {
-    const a0 = l & 0xffff, a1 = l >>> 16, b0 = bl & 0xffff, b1 = bl >>> 16;
-    const p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    const mid = (p00 >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
-    r[1] = ((mid & 0xffff) << 16) | (p00 & 0xffff);
-    r[0] = p11 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16) + Math.imul(h, bl) + Math.imul(l, bh);
-  };
-  const draw = () => {
-    const lo0 = st[1] + 0x7f4a7c15;                               // state += 0x9E3779B97F4A7C15
-    st[1] = lo0;
-    st[0] = st[0] + 0x9e3779b9 + (lo0 > 0xffffffff ? 1 : 0);
-    let h = st[0], l = st[1];
-    l = (l ^ ((l >>> 30) | (h << 2))) >>> 0; h = h >>> 30 ^ h;    // z ^= z >> 30
-    mul64(h >>> 0, l, 0xbf58476d, 0x1ce4e5b9);
-    h = r[0]; l = r[1];
-    l = (l ^ ((l >>> 27) | (h << 5))) >>> 0; h = h >>> 27 ^ h;    // z ^= z >> 27
-    mul64(h >>> 0, l, 0x94d049bb, 0x133111eb);
-    h = r[0]; l = r[1];
-    r[1] = l ^ ((l >>> 31) | (h << 1)); r[0] = h ^ (h >>> 31);    // z ^= z >> 31
-  };
-  const uniform = () => {
-    draw();
-    return (r[0] * 2097152 + (r[1] >>> 11)) * 1.1102230246251565e-16; // (z >> 11) · 2^-53
-  };
-  return {
-    next() { draw(); return [r[0], r[1]]; },
-    uniform,
-    normal() {
-      const u1 = uniform(), u2 = uniform();
-      return Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(6.283185307179586 * u2);
-    },
-  };
-}
+export const twinRng = splitmix64;
 
 // ---------------------------------------------------------------------------
 // The weights
